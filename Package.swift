@@ -1,0 +1,45 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "geoalarm",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "geoalarm", targets: ["geoalarm"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", exact: "0.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // Pure geofencing logic: no C, no I/O, no clock reads.
+        .target(name: "GeoAlarmCore"),
+        // Adapter: the TOML reminders file.
+        .target(
+            name: "GeoAlarmConfig",
+            dependencies: ["GeoAlarmCore", .product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+        // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
+        .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore"]),
+        // Adapter: event sinks (stdout lines, JSON lines).
+        .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore"]),
+        // Argument parsing and wiring only.
+        .executableTarget(
+            name: "geoalarm",
+            dependencies: [
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "GeoAlarmCoreTests",
+            dependencies: ["GeoAlarmCore", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+        .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig"]),
+        .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay"]),
+        .testTarget(name: "GeoAlarmCLITests", dependencies: ["GeoAlarmOutput", "GeoAlarmCore"]),
+    ]
+)

@@ -1,0 +1,54 @@
+import GeoAlarmCore
+
+/// Everything a valid reminders file says.
+public struct Config: Sendable {
+    /// The file it was read from.
+    public var path: String
+    /// Engine-wide settings from `[defaults]`.
+    public var settings: EngineSettings
+    /// Named locations from `[places]`.
+    public var places: [String: Coordinate]
+    /// Every `[[reminder]]`, enabled or not, in file order.
+    public var reminders: [Reminder]
+
+    public init(path: String, settings: EngineSettings, places: [String: Coordinate], reminders: [Reminder]) {
+        self.path = path
+        self.settings = settings
+        self.places = places
+        self.reminders = reminders
+    }
+}
+
+/// One problem found in a config file, worded for the person who wrote it.
+public struct ConfigDiagnostic: Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    /// Position of a syntax error (1-based); nil for problems of meaning.
+    public var line: Int?
+    public var column: Int?
+    /// The table the problem is in, e.g. `reminder "parcel" (#1)` or `defaults`.
+    public var context: String?
+    /// The key the problem is about.
+    public var key: String?
+    public var message: String
+
+    /// `FILE:LINE:COL: message` for syntax errors, `FILE: context: key: message` otherwise.
+    public var description: String {
+        if let line {
+            return "\(file):\(line):\(column ?? 1): \(message)"
+        }
+        return ([file] + [context, key].compactMap { $0 } + [message]).joined(separator: ": ")
+    }
+}
+
+/// A config file that cannot be used, with every problem found in it.
+public struct ConfigError: Error, Sendable, CustomStringConvertible {
+    public var diagnostics: [ConfigDiagnostic]
+
+    public init(_ diagnostics: [ConfigDiagnostic]) {
+        self.diagnostics = diagnostics
+    }
+
+    public var description: String {
+        diagnostics.map(\.description).joined(separator: "\n")
+    }
+}

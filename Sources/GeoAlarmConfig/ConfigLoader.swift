@@ -1,0 +1,354 @@
+import Foundation
+import GeoAlarmCore
+internal import TOMLKit
+
+/// Reads and validates a reminders file, collecting every problem rather than stopping at the first.
+public enum ConfigLoader {
+    /// Reads the file at `path`.
+    public static func load(path: String) throws(ConfigError) -> Config {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(Self.reason(error))")])
+        }
+        return try parse(text, path: path)
+    }
+
+    /// Validates `text`; `path` is only used to name the file in diagnostics.
+    public static func parse(_ text: String, path: String) throws(ConfigError) -> Config {
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigError([ConfigDiagnostic(
+                file: path, line: error.source.begin.line, column: error.source.begin.column,
+                message: error.description)])
+        } catch {
+            throw ConfigError([ConfigDiagnostic(file: path, message: "cannot parse: \(error)")])
+        }
+        var reader = ConfigReader(file: path)
+        let config = reader.read(root)
+        guard reader.diagnostics.isEmpty else { throw ConfigError(reader.diagnostics) }
+        return config
+    }
+
+    private static func reason(_ error: Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
+           underlying.domain == NSPOSIXErrorDomain, let code = POSIXErrorCode(rawValue: Int32(underlying.code)) {
+            return String(cString: strerror(code.rawValue))
+        }
+        return nsError.localizedDescription
+    }
+}
+
+/// Settings applied to reminders that do not give their own.
+struct ReminderDefaults {
+    var radius = 100.0
+    var hysteresis = 25.0
+    var dwell = 0.0
+}
+
+/// Walks the parsed TOML tables, building the config and recording diagnostics.
+struct ConfigReader {
+    let file: String
+    private(set) var diagnostics: [ConfigDiagnostic] = []
+
+    static let topLevelKeys = ["defaults", "places", "reminder"]
+    static let defaultsKeys = ["radius", "hysteresis", "dwell", "max_error", "confirmations", "announce_initial"]
+    static let placeKeys = ["lat", "lon"]
+    static let reminderKeys = [
+        "id", "title", "notes", "lat", "lon", "place", "location", "radius", "hysteresis", "dwell", "when",
+        "enabled",
+    ]
+
+    init(file: String) {
+        self.file = file
+    }
+
+    mutating func read(_ root: TOMLTable) -> Config {
+        checkKeys(of: root, allowed: Self.topLevelKeys, context: "top level")
+        var settings = EngineSettings()
+        var defaults = ReminderDefaults()
+        if let table = table(root, "defaults", context: "top level") {
+            readDefaults(table, settings: &settings, defaults: &defaults)
+        }
+        var places: [String: Coordinate] = [:]
+        if let table = table(root, "places", context: "top level") {
+            for name in table.keys.sorted() {
+                if let place = readPlace(name: name, value: table[name]!) { places[name] = place }
+            }
+        }
+        var reminders: [Reminder] = []
+        if let value = root["reminder"] {
+            if let array = value.array {
+                var firstUse: [String: Int] = [:]
+                for (offset, element) in array.enumerated() {
+                    let number = offset + 1
+                    guard let table = element.table else {
+                        report("reminder (#\(number))", nil, "must be a table ([[reminder]])")
+                        continue
+                    }
+                    if let reminder = readReminder(
+                        table, number: number, defaults: defaults, places: places, firstUse: &firstUse) {
+                        reminders.append(reminder)
+                    }
+                }
+            } else {
+                report("top level", "reminder", "must be an array of tables: write each one as [[reminder]]")
+            }
+        }
+        return Config(path: file, settings: settings, places: places, reminders: reminders)
+    }
+
+    // MARK: Sections
+
+    private mutating func readDefaults(
+        _ table: TOMLTable, settings: inout EngineSettings, defaults: inout ReminderDefaults
+    ) {
+        let context = "defaults"
+        checkKeys(of: table, allowed: Self.defaultsKeys, context: context)
+        if let radius = length(table, "radius", context: context) {
+            if radius > 0 { defaults.radius = radius } else { report(context, "radius", "must be above 0") }
+        }
+        if let hysteresis = length(table, "hysteresis", context: context) { defaults.hysteresis = hysteresis }
+        if let dwell = span(table, "dwell", context: context) { defaults.dwell = dwell }
+        if let maxError = length(table, "max_error", context: context) { settings.maxError = maxError }
+        if let value = table["confirmations"] {
+            if let count = value.int, count >= 1, count <= 100 {
+                settings.confirmations = count
+            } else {
+                report(context, "confirmations", "must be a whole number from 1 to 100")
+            }
+        }
+        if let announce = bool(table, "announce_initial", context: context) { settings.announceInitial = announce }
+    }
+
+    private mutating func readPlace(name: String, value: TOMLValueConvertible) -> Coordinate? {
+        let context = "place \"\(name)\""
+        if let text = value.string {
+            return location(text, context: context, key: "location")
+        }
+        guard let table = value.table else {
+            report(context, nil, "must be { lat = ..., lon = ... } or a \"LAT,LON\" string")
+            return nil
+        }
+        checkKeys(of: table, allowed: Self.placeKeys, context: context)
+        return coordinate(table, context: context, required: true)
+    }
+
+    private mutating func readReminder(
+        _ table: TOMLTable, number: Int, defaults: ReminderDefaults, places: [String: Coordinate],
+        firstUse: inout [String: Int]
+    ) -> Reminder? {
+        let before = diagnostics.count
+        let title = string(table, "title", context: "reminder (#\(number))")
+        var id = string(table, "id", context: "reminder (#\(number))")
+        if id == nil, let title { id = Reminder.slug(title) }
+        let context = id.map { "reminder \"\($0)\" (#\(number))" } ?? "reminder (#\(number))"
+        // Re-home problems found before the id was known under the final context.
+        for index in before..<diagnostics.count { diagnostics[index].context = context }
+
+        checkKeys(of: table, allowed: Self.reminderKeys, context: context)
+        if title == nil, table["title"] == nil { report(context, "title", "missing (every reminder needs a title)") }
+        if let title, title.trimmingCharacters(in: .whitespaces).isEmpty { report(context, "title", "is empty") }
+        if let id {
+            if let first = firstUse[id] {
+                report(context, "id", "duplicate id \"\(id)\" (first used by reminder #\(first))")
+            } else {
+                firstUse[id] = number
+            }
+            if id.isEmpty {
+                report(context, "id", "cannot be made from this title; give the reminder an id")
+            } else if !id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) {
+                report(context, "id", "\"\(id)\" may only hold letters, digits, '-', '_' and '.'")
+            }
+        }
+        let notes = string(table, "notes", context: context)
+        let (center, placeName) = reminderCenter(table, context: context, places: places)
+        var radius = length(table, "radius", context: context) ?? 0
+        if radius == 0 { radius = defaults.radius }
+        let hysteresis = length(table, "hysteresis", context: context) ?? defaults.hysteresis
+        let dwell = span(table, "dwell", context: context) ?? defaults.dwell
+        var trigger = Trigger.arrive
+        if let when = string(table, "when", context: context) {
+            if let parsed = Trigger(parsing: when) {
+                trigger = parsed
+            } else {
+                report(context, "when", "unknown value \"\(when)\" (use \"arrive\", \"leave\" or \"both\")")
+            }
+        }
+        let enabled = bool(table, "enabled", context: context) ?? true
+        guard diagnostics.count == before, let id, let title, let center else { return nil }
+        return Reminder(
+            id: id, title: title, notes: notes, center: center, placeName: placeName, radius: radius,
+            hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled)
+    }
+
+    private mutating func reminderCenter(
+        _ table: TOMLTable, context: String, places: [String: Coordinate]
+    ) -> (Coordinate?, String?) {
+        let given = ["lat/lon": table["lat"] != nil || table["lon"] != nil,
+                     "place": table["place"] != nil, "location": table["location"] != nil]
+            .filter(\.value).map(\.key).sorted()
+        guard given.count == 1 else {
+            if given.isEmpty {
+                report(context, "location", "missing: give lat and lon, place, or location")
+            } else {
+                report(context, given.joined(separator: ", "), "give only one of lat/lon, place or location")
+            }
+            return (nil, nil)
+        }
+        switch given[0] {
+        case "place":
+            guard let name = string(table, "place", context: context) else { return (nil, nil) }
+            guard let place = places[name] else {
+                let known = places.keys.sorted()
+                var message = "unknown place \"\(name)\""
+                if let near = Suggestion.closest(to: name, among: known) {
+                    message += " (did you mean \"\(near)\"?)"
+                } else if known.isEmpty {
+                    message += " (there is no [places] table)"
+                }
+                report(context, "place", message)
+                return (nil, nil)
+            }
+            return (place, name)
+        case "location":
+            guard let text = string(table, "location", context: context) else { return (nil, nil) }
+            return (location(text, context: context, key: "location"), nil)
+        default:
+            return (coordinate(table, context: context, required: true), nil)
+        }
+    }
+
+    // MARK: Typed values
+
+    private mutating func coordinate(_ table: TOMLTable, context: String, required: Bool) -> Coordinate? {
+        let latitude = number(table, "lat", context: context, required: required)
+        let longitude = number(table, "lon", context: context, required: required)
+        var valid = true
+        if let latitude, let problem = ReminderRules.latitudeProblem(latitude) {
+            report(context, "lat", problem)
+            valid = false
+        }
+        if let longitude, let problem = ReminderRules.longitudeProblem(longitude) {
+            report(context, "lon", problem)
+            valid = false
+        }
+        guard valid, let latitude, let longitude else { return nil }
+        return Coordinate(latitude: latitude, longitude: longitude)
+    }
+
+    private mutating func location(_ text: String, context: String, key: String) -> Coordinate? {
+        switch ReminderRules.parseLocation(text) {
+        case .success(let coordinate): return coordinate
+        case .failure(let error):
+            report(context, key, error.description)
+            return nil
+        }
+    }
+
+    private mutating func number(_ table: TOMLTable, _ key: String, context: String, required: Bool) -> Double? {
+        guard let value = table[key] else {
+            if required { report(context, key, "missing") }
+            return nil
+        }
+        if let int = value.int { return Double(int) }
+        if let double = value.double { return double }
+        report(context, key, "must be a number, not \(describe(value))")
+        return nil
+    }
+
+    private mutating func length(_ table: TOMLTable, _ key: String, context: String) -> Double? {
+        guard let value = table[key] else { return nil }
+        let metres: Double
+        if let int = value.int {
+            metres = Double(int)
+        } else if let double = value.double {
+            metres = double
+        } else if let text = value.string {
+            do {
+                metres = try Length.parse(text)
+            } catch {
+                report(context, key, error.description)
+                return nil
+            }
+        } else {
+            report(context, key, "must be metres or a string like \"150m\", not \(describe(value))")
+            return nil
+        }
+        guard metres.isFinite, metres >= 0 else {
+            report(context, key, "must not be negative")
+            return nil
+        }
+        return metres
+    }
+
+    private mutating func span(_ table: TOMLTable, _ key: String, context: String) -> Double? {
+        guard let value = table[key] else { return nil }
+        if let int = value.int, int >= 0 { return Double(int) }
+        guard let text = value.string else {
+            report(context, key, "must be a duration like \"90s\", \"2m\" or \"1h\", not \(describe(value))")
+            return nil
+        }
+        do {
+            return try Span.parse(text)
+        } catch {
+            report(context, key, error.description)
+            return nil
+        }
+    }
+
+    private mutating func string(_ table: TOMLTable, _ key: String, context: String) -> String? {
+        guard let value = table[key] else { return nil }
+        guard let text = value.string else {
+            report(context, key, "must be a string, not \(describe(value))")
+            return nil
+        }
+        return text
+    }
+
+    private mutating func bool(_ table: TOMLTable, _ key: String, context: String) -> Bool? {
+        guard let value = table[key] else { return nil }
+        guard let flag = value.bool else {
+            report(context, key, "must be true or false, not \(describe(value))")
+            return nil
+        }
+        return flag
+    }
+
+    private mutating func table(_ root: TOMLTable, _ key: String, context: String) -> TOMLTable? {
+        guard let value = root[key] else { return nil }
+        guard let table = value.table else {
+            report(context, key, "must be a table ([\(key)]), not \(describe(value))")
+            return nil
+        }
+        return table
+    }
+
+    private mutating func checkKeys(of table: TOMLTable, allowed: [String], context: String) {
+        for key in table.keys.sorted() where !allowed.contains(key) {
+            var message = "unknown key"
+            if let near = Suggestion.closest(to: key, among: allowed) { message += " (did you mean \"\(near)\"?)" }
+            report(context, key, message)
+        }
+    }
+
+    private func describe(_ value: TOMLValueConvertible) -> String {
+        switch value.type {
+        case .string: "a string"
+        case .int: "an integer"
+        case .double: "a number"
+        case .bool: "a boolean"
+        case .table: "a table"
+        case .array: "an array"
+        case .date, .time, .dateTime: "a date or time"
+        }
+    }
+
+    private mutating func report(_ context: String?, _ key: String?, _ message: String) {
+        diagnostics.append(ConfigDiagnostic(file: file, context: context, key: key, message: message))
+    }
+}

@@ -1,0 +1,37 @@
+/// Where the reminders file is looked for when `--config` is not given.
+public enum ConfigLocation {
+    /// `$XDG_CONFIG_HOME/geoalarm/config.toml`, `~/.config/geoalarm/config.toml`, `/etc/geoalarm/config.toml`,
+    /// in that order, without duplicates.
+    public static func searchPaths(environment: [String: String]) -> [String] {
+        var paths: [String] = []
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            paths.append("\(xdg)/geoalarm/config.toml")
+        }
+        if let home = environment["HOME"], !home.isEmpty {
+            let path = "\(home)/.config/geoalarm/config.toml"
+            if !paths.contains(path) { paths.append(path) }
+        }
+        paths.append("/etc/geoalarm/config.toml")
+        return paths
+    }
+
+    /// The explicit path when given, else the first search path that exists.
+    public static func resolve(
+        explicit: String?, environment: [String: String], exists: (String) -> Bool
+    ) throws(ConfigNotFound) -> String {
+        if let explicit { return explicit }
+        let tried = searchPaths(environment: environment)
+        guard let found = tried.first(where: exists) else { throw ConfigNotFound(tried: tried) }
+        return found
+    }
+}
+
+/// No config file at any of the default places.
+public struct ConfigNotFound: Error, Sendable, CustomStringConvertible {
+    public var tried: [String]
+
+    public var description: String {
+        "no config file found; tried \(tried.joined(separator: ", ")). "
+            + "Create one (see config/example.toml) or pass --config FILE."
+    }
+}

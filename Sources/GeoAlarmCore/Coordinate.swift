@@ -1,0 +1,53 @@
+import Foundation
+
+/// A point on the WGS84 ellipsoid, in decimal degrees.
+public struct Coordinate: Hashable, Sendable, CustomStringConvertible {
+    /// Degrees north of the equator, -90 to 90.
+    public var latitude: Double
+    /// Degrees east of Greenwich, -180 to 180.
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    /// True when both parts are finite and inside their ranges.
+    public var isValid: Bool {
+        latitude.isFinite && longitude.isFinite && abs(latitude) <= 90 && abs(longitude) <= 180
+    }
+
+    /// "38.722600,-9.109400": six decimals are about 0.1 m.
+    public var description: String {
+        "\(Self.format(latitude)),\(Self.format(longitude))"
+    }
+
+    private static func format(_ degrees: Double) -> String {
+        let scaled = (degrees * 1_000_000).rounded()
+        let sign = scaled < 0 ? "-" : ""
+        let magnitude = Int64(abs(scaled))
+        let fraction = String(magnitude % 1_000_000)
+        return "\(sign)\(magnitude / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
+    }
+}
+
+/// Distances on a sphere of the WGS84 mean radius.
+public enum Haversine {
+    /// The WGS84 mean earth radius (IUGG R1), in metres.
+    public static let earthRadius = 6_371_008.8
+
+    /// Great-circle distance in metres between two coordinates.
+    ///
+    /// The haversine form stays accurate for short distances, across the
+    /// antimeridian (longitudes are differenced, never compared) and at the poles.
+    public static func distance(_ a: Coordinate, _ b: Coordinate) -> Double {
+        let lat1 = a.latitude * .pi / 180
+        let lat2 = b.latitude * .pi / 180
+        let dLat = lat2 - lat1
+        let dLon = (b.longitude - a.longitude) * .pi / 180
+        let sinLat = sin(dLat / 2)
+        let sinLon = sin(dLon / 2)
+        let h = sinLat * sinLat + cos(lat1) * cos(lat2) * sinLon * sinLon
+        return 2 * earthRadius * asin(min(1, h.squareRoot()))
+    }
+}

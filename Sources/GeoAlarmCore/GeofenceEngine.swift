@@ -1,0 +1,128 @@
+import Foundation
+
+/// Settings that apply to every reminder an engine tracks.
+public struct EngineSettings: Sendable, Equatable {
+    /// Fixes whose horizontal error estimate exceeds this many metres are ignored; nil accepts all.
+    public var maxError: Double?
+    /// Consecutive fixes of evidence needed to confirm a new side.
+    public var confirmations: Int
+    /// Whether the first confirmed side after start is announced (inside as "arrive", outside as "leave").
+    public var announceInitial: Bool
+
+    public static let defaultConfirmations = 2
+
+    public init(maxError: Double? = 100, confirmations: Int = defaultConfirmations, announceInitial: Bool = false) {
+        self.maxError = maxError
+        self.confirmations = confirmations
+        self.announceInitial = announceInitial
+    }
+}
+
+/// An arrival or departure, stamped with the time of the fix that confirmed it.
+public struct GeofenceEvent: Sendable, Equatable {
+    public var kind: EventKind
+    public var reminder: Reminder
+    /// The fix that confirmed the crossing.
+    public var fix: Fix
+    /// Metres from that fix to the reminder's centre.
+    public var distance: Double
+    /// True for the announced start state (`announce_initial`), false for a real crossing.
+    public var isInitial: Bool
+
+    public init(kind: EventKind, reminder: Reminder, fix: Fix, distance: Double, isInitial: Bool = false) {
+        self.kind = kind
+        self.reminder = reminder
+        self.fix = fix
+        self.distance = distance
+        self.isInitial = isInitial
+    }
+}
+
+/// Why the engine set a fix aside.
+public enum FixRejection: String, Sendable, CaseIterable {
+    /// Mode below 2D, or coordinates out of range.
+    case noFix = "no fix"
+    /// Horizontal error estimate above `max_error`.
+    case inaccurate
+    /// Time not after the last accepted fix.
+    case outOfOrder = "out of order"
+}
+
+/// What the engine made of one fix.
+public enum FixOutcome: Sendable, Equatable {
+    case accepted([GeofenceEvent])
+    case rejected(FixRejection)
+
+    /// The events announced for this fix (none when rejected).
+    public var events: [GeofenceEvent] {
+        if case .accepted(let events) = self { return events }
+        return []
+    }
+}
+
+/// Tracks every reminder's inside/outside state from a time-ordered stream of fixes.
+///
+/// Per fix it visits only the fences near the fix (from a ``GridIndex``) and the trackers that
+/// are not settled outside (inside, undecided, or in the middle of a streak); a fence that is
+/// settled outside and out of reach cannot change, so it is never touched.
+public struct GeofenceEngine: Sendable {
+    /// The enabled reminders, in config order.
+    public let reminders: [Reminder]
+    public let settings: EngineSettings
+    private var trackers: [FenceTracker]
+    private let index: GridIndex
+    private var unsettled: Set<Int32>
+    /// Time of the last accepted fix.
+    public private(set) var lastFixTime: Date?
+
+    /// Tracks the enabled ones of `reminders`, all starting undecided.
+    public init(reminders: [Reminder], settings: EngineSettings = EngineSettings()) {
+        let reminders = reminders.filter(\.isEnabled)
+        self.reminders = reminders
+        self.settings = settings
+        trackers = Array(repeating: FenceTracker(), count: reminders.count)
+        index = GridIndex(fences: reminders)
+        unsettled = Set((0..<reminders.count).map { Int32($0) })
+    }
+
+    /// The confirmed side of the reminder with this id, or nil for an unknown id.
+    public func presence(of id: String) -> Presence? {
+        reminders.firstIndex { $0.id == id }.map { trackers[$0].presence }
+    }
+
+    /// Runs one fix through the accuracy and order gates, then through the trackers it can affect.
+    public mutating func process(_ fix: Fix) -> FixOutcome {
+        guard fix.mode >= .twoD, fix.coordinate.isValid else { return .rejected(.noFix) }
+        if let maxError = settings.maxError, let error = fix.horizontalError, error > maxError {
+            return .rejected(.inaccurate)
+        }
+        if let time = fix.time {
+            if let last = lastFixTime, time <= last { return .rejected(.outOfOrder) }
+            lastFixTime = time
+        }
+        var visit = unsettled
+        visit.formUnion(index.candidates(near: fix.coordinate))
+        var events: [GeofenceEvent] = []
+        for position in visit.sorted() {
+            let slot = Int(position)
+            let reminder = reminders[slot]
+            let distance = Haversine.distance(fix.coordinate, reminder.center)
+            let before = trackers[slot].presence
+            let changed = trackers[slot].observe(
+                distance: distance, at: fix.time, fence: reminder, confirmations: settings.confirmations)
+            if trackers[slot].isSettledOutside {
+                unsettled.remove(position)
+            } else {
+                unsettled.insert(position)
+            }
+            guard let after = changed else { continue }
+            let isInitial = before == .unknown
+            if isInitial && !settings.announceInitial { continue }
+            let kind: EventKind = after == .inside ? .arrive : .leave
+            guard reminder.trigger.announces(kind) else { continue }
+            events.append(GeofenceEvent(
+                kind: kind, reminder: reminder, fix: fix, distance: distance, isInitial: isInitial))
+        }
+        return .accepted(events)
+    }
+}

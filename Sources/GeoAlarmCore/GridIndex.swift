@@ -1,0 +1,73 @@
+import Foundation
+
+/// A latitude/longitude grid that finds the fences whose reach may hold a point.
+///
+/// Design: every fence is filed under each cell its reach's bounding box overlaps; a lookup
+/// reads the one cell holding the point. The cell size follows the largest reach (so a fence
+/// lands in a few cells) but stays at least 0.01° (about 1 km), so that a handful of fences
+/// cost a handful of cells. Longitude cells divide 360° exactly, so boxes that cross the
+/// antimeridian wrap onto the right cells; a box that reaches a pole covers every longitude.
+/// Lookups return a superset of the fences within reach; the caller measures the distance.
+public struct GridIndex: Sendable {
+    private let cellDegrees: Double
+    private let longitudeCells: Int
+    private let latitudeCells: Int
+    private var cells: [Int: [Int32]] = [:]
+
+    /// Files fence `i` of `fences` under the cells its reach (centre, radius plus hysteresis) touches.
+    public init(fences: [Reminder]) {
+        let largestReach = fences.map(\.reach).max() ?? 0
+        let wanted = min(max(Self.degrees(forMetres: largestReach), 0.01), 90)
+        longitudeCells = Int((360 / wanted).rounded(.up))
+        cellDegrees = 360 / Double(longitudeCells)
+        latitudeCells = Int((180 / cellDegrees).rounded(.up))
+        for (position, fence) in fences.enumerated() {
+            for cell in cellsCovering(center: fence.center, reach: fence.reach) {
+                cells[cell, default: []].append(Int32(position))
+            }
+        }
+    }
+
+    /// Positions of the fences that may hold `point`, in no particular order.
+    public func candidates(near point: Coordinate) -> [Int32] {
+        cells[cellKey(x: column(point.longitude), y: row(point.latitude))] ?? []
+    }
+
+    /// Angular size of an arc of `metres` on the earth's surface, in degrees, with a safety margin.
+    private static func degrees(forMetres metres: Double) -> Double {
+        metres / Haversine.earthRadius * 180 / .pi * 1.001 + 1e-9
+    }
+
+    private func row(_ latitude: Double) -> Int {
+        min(max(Int(((latitude + 90) / cellDegrees).rounded(.down)), 0), latitudeCells - 1)
+    }
+
+    private func column(_ longitude: Double) -> Int {
+        let raw = Int(((longitude + 180) / cellDegrees).rounded(.down))
+        return ((raw % longitudeCells) + longitudeCells) % longitudeCells
+    }
+
+    private func cellKey(x: Int, y: Int) -> Int { y * longitudeCells + x }
+
+    private func cellsCovering(center: Coordinate, reach: Double) -> [Int] {
+        let spread = Self.degrees(forMetres: reach)
+        let south = center.latitude - spread
+        let north = center.latitude + spread
+        let rows = row(south)...row(north)
+        let poleward = max(abs(south), abs(north))
+        let columns: [Int]
+        if poleward >= 89.99 || spread >= 90 {
+            columns = Array(0..<longitudeCells)
+        } else {
+            let halfWidth = spread / cos(poleward * .pi / 180)
+            let west = Int(((center.longitude - halfWidth + 180) / cellDegrees).rounded(.down))
+            let east = Int(((center.longitude + halfWidth + 180) / cellDegrees).rounded(.down))
+            if east - west + 1 >= longitudeCells {
+                columns = Array(0..<longitudeCells)
+            } else {
+                columns = (west...east).map { (($0 % longitudeCells) + longitudeCells) % longitudeCells }
+            }
+        }
+        return rows.flatMap { y in columns.map { cellKey(x: $0, y: y) } }
+    }
+}

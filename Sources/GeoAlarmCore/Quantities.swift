@@ -1,0 +1,84 @@
+import Foundation
+
+/// Why a length or duration written by a user could not be read.
+public enum QuantityError: Error, Equatable, CustomStringConvertible {
+    case empty
+    case notANumber(String)
+    case unknownUnit(String, allowed: [String])
+    case negative(String)
+
+    public var description: String {
+        switch self {
+        case .empty: "is empty"
+        case .notANumber(let text): "\"\(text)\" is not a number with a unit"
+        case .unknownUnit(let unit, let allowed):
+            "unknown unit \"\(unit)\" (use \(allowed.joined(separator: ", ")))"
+        case .negative(let text): "\"\(text)\" is negative"
+        }
+    }
+}
+
+/// A length in metres, read from "150m", "1.5km", "300 ft", "0.2mi" or a bare number of metres.
+public enum Length {
+    /// Units accepted after the number, with their size in metres.
+    public static let units: [(name: String, size: Double)] = [
+        ("m", 1), ("km", 1000), ("ft", 0.3048), ("mi", 1609.344),
+    ]
+
+    /// Reads a length; a bare number is metres.
+    public static func parse(_ text: String) throws(QuantityError) -> Double {
+        try parseQuantity(text, units: units, bareUnit: 1)
+    }
+}
+
+/// A span of time in seconds, read from "30s", "2m", "1.5h", "1d", "1h30m" or a bare number of seconds.
+public enum Span {
+    /// Units accepted after a number, with their size in seconds.
+    public static let units: [(name: String, size: Double)] = [
+        ("s", 1), ("m", 60), ("min", 60), ("h", 3600), ("d", 86400),
+    ]
+
+    /// Reads a span; parts add up ("1h30m"); a bare number is seconds.
+    public static func parse(_ text: String) throws(QuantityError) -> Double {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw .empty }
+        var parts: [String] = []
+        var current = ""
+        var sawLetter = false
+        for character in trimmed where character != " " {
+            if character.isLetter {
+                sawLetter = true
+            } else if sawLetter {
+                parts.append(current)
+                current = ""
+                sawLetter = false
+            }
+            current.append(character)
+        }
+        parts.append(current)
+        var total = 0.0
+        for part in parts {
+            total += try parseQuantity(part, units: units, bareUnit: 1, original: text)
+        }
+        return total
+    }
+}
+
+/// Splits "12.5km" into 12.5 and "km" and scales it; `original` names the whole text in errors.
+private func parseQuantity(
+    _ text: String, units: [(name: String, size: Double)], bareUnit: Double, original: String? = nil
+) throws(QuantityError) -> Double {
+    let shown = original ?? text
+    let trimmed = text.trimmingCharacters(in: .whitespaces)
+    guard !trimmed.isEmpty else { throw .empty }
+    let unitStart = trimmed.firstIndex(where: { $0.isLetter }) ?? trimmed.endIndex
+    let numberText = trimmed[..<unitStart].trimmingCharacters(in: .whitespaces)
+    let unitText = trimmed[unitStart...].lowercased()
+    guard let number = Double(numberText), number.isFinite else { throw .notANumber(shown) }
+    guard number >= 0 else { throw .negative(shown) }
+    if unitText.isEmpty { return number * bareUnit }
+    guard let unit = units.first(where: { $0.name == unitText }) else {
+        throw .unknownUnit(unitText, allowed: units.map(\.name))
+    }
+    return number * unit.size
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// Which crossings of its circle a reminder announces.
+public enum Trigger: String, Sendable, CaseIterable {
+    case arrive, leave, both
+
+    /// Reads "arrive", "leave" or "both", and the aliases "enter" and "exit"; nil for anything else.
+    public init?(parsing text: String) {
+        switch text.lowercased() {
+        case "arrive", "enter": self = .arrive
+        case "leave", "exit": self = .leave
+        case "both": self = .both
+        default: return nil
+        }
+    }
+
+    /// Whether an event of this kind is announced.
+    public func announces(_ kind: EventKind) -> Bool {
+        switch self {
+        case .both: true
+        case .arrive: kind == .arrive
+        case .leave: kind == .leave
+        }
+    }
+}
+
+/// The two things that can happen at a fence.
+public enum EventKind: String, Sendable {
+    case arrive, leave
+}
+
+/// A location-based reminder: a circle, a message, and which crossings to announce.
+public struct Reminder: Sendable, Equatable, Identifiable {
+    /// Unique within a config; a slug of the title unless given.
+    public var id: String
+    public var title: String
+    /// Free text for the notification body.
+    public var notes: String?
+    public var center: Coordinate
+    /// The `[places]` name the centre came from, if any.
+    public var placeName: String?
+    /// Metres from the centre that count as inside.
+    public var radius: Double
+    /// Extra metres beyond the radius before a fix counts as outside.
+    public var hysteresis: Double
+    /// Seconds a fix must keep staying inside before "arrive" is confirmed (0: no dwell).
+    public var dwell: Double
+    public var trigger: Trigger
+    /// Disabled reminders are listed but never tracked.
+    public var isEnabled: Bool
+
+    public init(
+        id: String, title: String, notes: String? = nil, center: Coordinate, placeName: String? = nil,
+        radius: Double, hysteresis: Double = 0, dwell: Double = 0, trigger: Trigger = .arrive,
+        isEnabled: Bool = true
+    ) {
+        self.id = id
+        self.title = title
+        self.notes = notes
+        self.center = center
+        self.placeName = placeName
+        self.radius = radius
+        self.hysteresis = hysteresis
+        self.dwell = dwell
+        self.trigger = trigger
+        self.isEnabled = isEnabled
+    }
+
+    /// How far from the centre a fix can still be not outside: radius plus hysteresis.
+    public var reach: Double { radius + hysteresis }
+
+    /// A lowercase identifier made of the title's letters and digits joined by dashes ("Buy bread!" → "buy-bread").
+    public static func slug(_ title: String) -> String {
+        var words: [String] = []
+        var word = ""
+        for character in title.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil) {
+            if character.isLetter || character.isNumber {
+                word.append(character)
+            } else if !word.isEmpty {
+                words.append(word)
+                word = ""
+            }
+        }
+        if !word.isEmpty { words.append(word) }
+        return words.joined(separator: "-").lowercased()
+    }
+}
+
+/// Checks of single reminder values, worded for the user; nil means the value is fine.
+public enum ReminderRules {
+    public static func latitudeProblem(_ value: Double) -> String? {
+        guard value.isFinite else { return "must be a finite number" }
+        return abs(value) <= 90 ? nil : "\(plain(value)) is out of range (-90 to 90)"
+    }
+
+    public static func longitudeProblem(_ value: Double) -> String? {
+        guard value.isFinite else { return "must be a finite number" }
+        return abs(value) <= 180 ? nil : "\(plain(value)) is out of range (-180 to 180)"
+    }
+
+    /// "91" rather than "91.0".
+    private static func plain(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    /// Reads a location written as "LAT,LON" or a `geo:` URI (RFC 5870; parameters such as `;u=` are ignored).
+    public static func parseLocation(_ text: String) -> Result<Coordinate, LocationError> {
+        var body = text.trimmingCharacters(in: .whitespaces)
+        if body.lowercased().hasPrefix("geo:") { body = String(body.dropFirst(4)) }
+        if let parameters = body.firstIndex(of: ";") { body = String(body[..<parameters]) }
+        let parts = body.split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 2 || parts.count == 3,
+              let latitude = Double(parts[0]), let longitude = Double(parts[1])
+        else { return .failure(.unreadable(text)) }
+        if let problem = latitudeProblem(latitude) { return .failure(.latitude(problem)) }
+        if let problem = longitudeProblem(longitude) { return .failure(.longitude(problem)) }
+        return .success(Coordinate(latitude: latitude, longitude: longitude))
+    }
+
+    /// Why a written location was refused.
+    public enum LocationError: Error, Equatable, CustomStringConvertible {
+        case unreadable(String)
+        case latitude(String)
+        case longitude(String)
+
+        public var description: String {
+            switch self {
+            case .unreadable(let text): "\"\(text)\" is not \"LAT,LON\" or \"geo:LAT,LON\""
+            case .latitude(let problem): "latitude \(problem)"
+            case .longitude(let problem): "longitude \(problem)"
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import GeoAlarmCore
+
+/// How events are written as lines.
+public enum EventFormat: Sendable {
+    /// `2026-11-21T08:06:30Z  arrive  parcel  "Pick up the parcel"  12 m`
+    case text
+    /// One JSON object per line with `time`, `event`, `reminder`, `title`, `lat`, `lon`, `distance_m`.
+    case json
+
+    /// The event as one line, without the line end.
+    public func line(for event: GeofenceEvent) -> String {
+        switch self {
+        case .text:
+            let time = event.fix.time.map(Timestamp.iso8601) ?? "-"
+            let metres = Int(event.distance.rounded())
+            return "\(time)  \(event.kind.rawValue)  \(event.reminder.id)  \(JSONText.quote(event.reminder.title))  \(metres) m"
+        case .json:
+            var fields: [(String, String)] = [
+                ("time", event.fix.time.map { JSONText.quote(Timestamp.iso8601($0)) } ?? "null"),
+                ("event", JSONText.quote(event.kind.rawValue)),
+                ("reminder", JSONText.quote(event.reminder.id)),
+                ("title", JSONText.quote(event.reminder.title)),
+                ("lat", JSONText.number(event.fix.coordinate.latitude)),
+                ("lon", JSONText.number(event.fix.coordinate.longitude)),
+                ("distance_m", JSONText.number((event.distance * 10).rounded() / 10)),
+            ]
+            if let notes = event.reminder.notes { fields.append(("notes", JSONText.quote(notes))) }
+            if event.isInitial { fields.append(("initial", "true")) }
+            return "{" + fields.map { "\(JSONText.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+        }
+    }
+}
+
+/// UTC timestamps as ISO 8601 with a `Z`, milliseconds only when the time has them.
+public enum Timestamp {
+    public static func iso8601(_ date: Date) -> String {
+        let total = date.timeIntervalSince1970
+        let seconds = Int64(total.rounded(.down))
+        let millis = Int(((total - Double(seconds)) * 1000).rounded())
+        let (wholeSeconds, fraction) = millis == 1000 ? (seconds + 1, 0) : (seconds, millis)
+        let days = Int(floorDivide(wholeSeconds, 86400))
+        let secondOfDay = Int(wholeSeconds - Int64(days) * 86400)
+        let (year, month, day) = civil(fromDays: days)
+        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
+            + "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        if fraction != 0 { text += ".\(pad(fraction, 3))" }
+        return text + "Z"
+    }
+
+    private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
+        a >= 0 ? a / b : (a - b + 1) / b
+    }
+
+    /// Proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's algorithm).
+    private static func civil(fromDays days: Int) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthPart = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthPart + 2) / 5 + 1
+        let month = monthPart < 10 ? monthPart + 3 : monthPart - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+}
+
+/// The bits of JSON writing the event lines need, with a fixed key order.
+public enum JSONText {
+    /// A JSON string literal.
+    public static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// A JSON number (shortest form that reads back the same); non-finite values become null.
+    public static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import GeoAlarmConfig
+
+/// The `--config` option shared by every command that reads reminders.
+struct ConfigOptions: ParsableArguments {
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp(
+            "The reminders file.",
+            discussion: "Default: $XDG_CONFIG_HOME/geoalarm/config.toml, ~/.config/geoalarm/config.toml, "
+                + "then /etc/geoalarm/config.toml.",
+            valueName: "file"))
+    var config: String?
+
+    /// The path of the file to read, explained on stderr when there is none.
+    func resolvedPath() throws -> String {
+        do {
+            return try ConfigLocation.resolve(
+                explicit: config, environment: ProcessInfo.processInfo.environment,
+                exists: { FileManager.default.fileExists(atPath: $0) })
+        } catch {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
+    }
+
+    /// Loads and validates the config, printing every problem and failing when there are any.
+    func load() throws -> Config {
+        let path = try resolvedPath()
+        do {
+            return try ConfigLoader.load(path: path)
+        } catch {
+            Diagnostics.report(error)
+            throw ExitCode.failure
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmOutput
+import GeoAlarmReplay
+
+/// `geoalarm replay`: runs recorded tracks through the reminders as fast as possible.
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replay recorded tracks (NMEA 0183, gpsd JSON, GPX) and print every arrival and departure.",
+        discussion: "Tracks are replayed in the order given, as one journey. Events go to stdout; "
+            + "a summary of each track goes to stderr.")
+
+    @OptionGroup var options: ConfigOptions
+
+    @Flag(help: "Print each event as a JSON object on one line.")
+    var json = false
+
+    @Argument(help: ArgumentHelp("Track files to replay; - reads standard input.", valueName: "track"))
+    var tracks: [String]
+
+    func validate() throws {
+        guard !tracks.isEmpty else { throw ValidationError("Give at least one track file (or - for stdin).") }
+    }
+
+    func run() throws {
+        let config = try options.load()
+        let log = Diagnostics.logger
+        var engine = GeofenceEngine(reminders: config.reminders, settings: config.settings)
+        let format: EventFormat = json ? .json : .text
+        let writer = LineWriter(flushEachLine: false)
+        var failed = false
+        for track in tracks {
+            let name = track == "-" ? "<stdin>" : track
+            let bytes: [UInt8]
+            do {
+                bytes = try Self.readAll(track)
+            } catch {
+                log.error("\(name): cannot read: \(error.localizedDescription)")
+                failed = true
+                continue
+            }
+            let report = TrackReader.read(bytes)
+            var summary = TrackSummary()
+            for fix in report.fixes {
+                let outcome = engine.process(fix)
+                summary.count(outcome)
+                for event in outcome.events { writer.write(format.line(for: event)) }
+            }
+            writer.flush()
+            if report.problemCount > 0 {
+                let examples = report.problems.map(\.description).joined(separator: "; ")
+                log.warning("\(name): skipped \(report.problemCount) bad lines (\(examples))")
+            }
+            log.info("\(name): \(report.format.rawValue), \(summary.describe(fixes: report.fixes.count))")
+        }
+        if failed { throw ExitCode.failure }
+    }
+
+    private static func readAll(_ path: String) throws -> [UInt8] {
+        if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+}
+
+/// Counts of what the engine made of a track's fixes.
+struct TrackSummary {
+    private var accepted = 0
+    private var events = 0
+    private var rejected: [FixRejection: Int] = [:]
+
+    mutating func count(_ outcome: FixOutcome) {
+        switch outcome {
+        case .accepted(let list):
+            accepted += 1
+            events += list.count
+        case .rejected(let reason):
+            rejected[reason, default: 0] += 1
+        }
+    }
+
+    func describe(fixes: Int) -> String {
+        var text = "\(fixes) fixes, \(accepted) used"
+        let skipped = FixRejection.allCases.compactMap { reason in
+            rejected[reason].map { "\($0) \(reason.rawValue)" }
+        }
+        if !skipped.isEmpty { text += " (ignored: \(skipped.joined(separator: ", ")))" }
+        return text + ", \(events) events"
+    }
+}

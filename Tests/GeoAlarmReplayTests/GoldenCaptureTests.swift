@@ -1,0 +1,96 @@
+import Foundation
+import GeoAlarmCore
+@testable import GeoAlarmReplay
+import Testing
+
+/// Our NMEA decoder against gpsd's own decode (the `.chk` files) of the same real captures.
+@Suite(.enabled(if: !TestData.isAbsent, "../shared/testdata is absent (a clone elsewhere)"))
+struct GoldenCaptureTests {
+    /// Captures where gpsd's regression output differs from the receiver's own words, and why.
+    static let known: [String: String] = [
+        "neo-m8n.log": "gpsd's regression run shifts the date by a GPS week rollover (2034 for 2015)",
+        "rst39.log": "gpsd's regression run shifts the date by a GPS week rollover (2033 for 2014)",
+        "st-teseo-liv4f.log": "every sentence starts with a doubled '$$'",
+        "tcp-torture.log": "a deliberately broken stream",
+    ]
+
+    /// Every NMEA capture in the shared folder with a timed fix in gpsd's decode.
+    static let nmeaCaptures: [String] = {
+        guard let root = TestData.root?.appendingPathComponent("gpsd"),
+              let names = try? FileManager.default.contentsOfDirectory(atPath: root.path)
+        else { return [] }
+        return names.filter { name in
+            guard name.hasSuffix(".log"), known[name] == nil,
+                  let log = FileManager.default.contents(atPath: root.appendingPathComponent(name).path),
+                  isNMEA(log),
+                  let check = FileManager.default.contents(atPath: root.appendingPathComponent(name + ".chk").path)
+            else { return false }
+            return String(decoding: check, as: UTF8.self).contains("\"time\":")
+        }.sorted()
+    }()
+
+    /// Most lines that are not comments are sentences (the binary captures are for gpsd, not us).
+    static func isNMEA(_ log: Data) -> Bool {
+        let lines = String(decoding: log, as: UTF8.self).split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("#") }
+        return !lines.isEmpty && lines.filter { $0.hasPrefix("$") }.count * 10 >= lines.count * 9
+    }
+
+    @Test func theSharedFolderHoldsManyNMEACaptures() {
+        #expect(Self.nmeaCaptures.count >= 50)
+        #expect(Self.nmeaCaptures.contains("bundg_zeus_9.log"))
+    }
+
+    @Test(arguments: nmeaCaptures)
+    func nmeaPositionsAndTimesMatchGpsd(log: String) throws {
+        // These receivers' GLL carries the next second's time (their capture notes say so); gpsd's
+        // cycle detection then reports that sentence's position and time where we report each
+        // epoch's last position: metres apart, and every other second is an epoch of its own.
+        let gllAhead = ["bundg_zeus_9.log", "garmin48.log"].contains(log)
+        let tolerance = gllAhead ? 5.0 : 0.01
+        let ours = NMEAReader.read(try TestData.bytes("gpsd/\(log)")[...])
+        let gpsd = GPSDJSONReader.read(try TestData.bytes("gpsd/\(log).chk")[...])
+        let timed = ours.fixes.filter { $0.time != nil }
+        var gpsdByTime: [Date: [Fix]] = [:]
+        for fix in gpsd.fixes { if let time = fix.time { gpsdByTime[time, default: []].append(fix) } }
+        // Every epoch gpsd reports a timed 2D/3D position for, we report too, at the same place.
+        let oursByTime = Dictionary(timed.map { ($0.time!, $0) }, uniquingKeysWith: { _, last in last })
+        for (time, theirs) in gpsdByTime {
+            let fix = try #require(oursByTime[time], "\(log): gpsd has a fix at \(time) that we lack")
+            let nearest = theirs.map { Haversine.distance($0.coordinate, fix.coordinate) }.min()!
+            #expect(nearest < tolerance, "\(log) at \(time): \(fix.coordinate) is \(nearest) m from gpsd's")
+        }
+        // gpsd holds back time stamps while its cycle detection settles at the start of a capture;
+        // we report those epochs. After gpsd's first timed fix we may differ on a few epochs at most.
+        if !gllAhead, let firstGpsd = gpsdByTime.keys.min() {
+            let extra = timed.filter { $0.time! > firstGpsd && gpsdByTime[$0.time!] == nil }
+            #expect(extra.count <= 3, "\(log): \(extra.count) epochs that gpsd does not report")
+        }
+    }
+
+    @Test func errorEstimatesFollowGpsdsModel() throws {
+        // quectel-L70 reports DGPS (4.75 m per HDOP), skytraq-fix plain GPS (19 m per HDOP).
+        for log in ["quectel-L70.log", "skytraq-fix.log", "bundg_zeus_9.log"] {
+            let ours = NMEAReader.read(try TestData.bytes("gpsd/\(log)")[...])
+            let gpsd = GPSDJSONReader.read(try TestData.bytes("gpsd/\(log).chk")[...])
+            let gpsdError = Dictionary(
+                gpsd.fixes.compactMap { fix in fix.time.map { ($0, fix.horizontalError) } },
+                uniquingKeysWith: { first, _ in first })
+            var compared = 0
+            for fix in ours.fixes {
+                guard let time = fix.time, let theirs = gpsdError[time] ?? nil, let mine = fix.horizontalError
+                else { continue }
+                #expect(abs(mine - theirs) < 0.01, "\(log) at \(time): eph \(mine) vs gpsd \(theirs)")
+                compared += 1
+            }
+            #expect(compared >= 5, "\(log): only \(compared) error estimates compared")
+        }
+    }
+
+    @Test func theChkFilesReplayAsGpsdJSON() throws {
+        let report = TrackReader.read(try TestData.bytes("gpsd/haicom-305N.log.chk"))
+        #expect(report.format == .gpsdJSON)
+        #expect(report.problemCount == 0)
+        #expect(report.fixes.count > 60)
+        #expect(report.fixes.allSatisfy { $0.mode >= .twoD && $0.coordinate.isValid })
+    }
+}
