@@ -44,7 +44,9 @@ public enum FixRejection: String, Sendable, CaseIterable {
     case noFix = "no fix"
     /// Horizontal error estimate above `max_error`.
     case inaccurate
-    /// Time not after the last accepted fix.
+    /// The same time as the last accepted fix (gpsd sends a TPV per sentence of an epoch).
+    case repeated = "repeated time"
+    /// Time before the last accepted fix.
     case outOfOrder = "out of order"
 }
 
@@ -97,7 +99,7 @@ public struct GeofenceEngine: Sendable {
             return .rejected(.inaccurate)
         }
         if let time = fix.time {
-            if let last = lastFixTime, time <= last { return .rejected(.outOfOrder) }
+            if let last = lastFixTime, time <= last { return .rejected(time == last ? .repeated : .outOfOrder) }
             lastFixTime = time
         }
         var visit = unsettled

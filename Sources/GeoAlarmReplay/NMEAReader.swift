@@ -27,8 +27,6 @@ public struct NMEAReader {
     private var gsaMode: FixMode?
     private var gsaHDOP: Double?
     private var epoch = Epoch()
-    /// Epochs that ended without a usable position.
-    public private(set) var epochsWithoutFix = 0
 
     /// What the sentences of one epoch said.
     private struct Epoch {
@@ -216,7 +214,7 @@ public struct NMEAReader {
         lastTimeOfDay = timeOfDay
         let noFix = epoch.hasFix.map { !$0 } ?? (gsaMode == .noFix)
         guard let coordinate = epoch.coordinate, !noFix else {
-            epochsWithoutFix += 1
+            report.epochsWithoutFix += 1
             return
         }
         let mode = gsaMode.flatMap { $0 >= .twoD ? $0 : nil } ?? (epoch.hasAltitude ? .threeD : .twoD)

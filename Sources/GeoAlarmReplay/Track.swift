@@ -38,6 +38,8 @@ public struct TrackReport: Sendable {
     public var problemCount: Int = 0
     /// The first few problems, for the summary.
     public var problems: [TrackProblem] = []
+    /// NMEA reporting epochs in which the receiver had no position.
+    public var epochsWithoutFix = 0
 
     public init(format: TrackFormat, fixes: [Fix] = []) {
         self.format = format

@@ -5,8 +5,8 @@ import Logging
 /// Messages for the user on stderr: config problems verbatim, everything else through swift-log.
 enum Diagnostics {
     static let logger: Logger = {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+        LoggingSystem.bootstrap { _ in
+            var handler = StderrLogHandler()
             handler.logLevel = ProcessInfo.processInfo.environment["GEOALARM_LOG_LEVEL"]
                 .flatMap(Logger.Level.init(rawValue:)) ?? .info
             return handler
@@ -20,6 +20,26 @@ enum Diagnostics {
     }
 
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data("geoalarm: error: \(message)\n".utf8))
+        logger.error("\(message)")
+    }
+}
+
+/// `geoalarm: warning: message`, one line per message: journald and terminals add their own timestamps.
+struct StderrLogHandler: LogHandler {
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var line = "geoalarm: \(event.level): \(event.message)"
+        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        if !merged.isEmpty {
+            line += " (" + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") + ")"
+        }
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }

@@ -53,7 +53,9 @@ struct Replay: ParsableCommand {
                 let examples = report.problems.map(\.description).joined(separator: "; ")
                 log.warning("\(name): skipped \(report.problemCount) bad lines (\(examples))")
             }
-            log.info("\(name): \(report.format.rawValue), \(summary.describe(fixes: report.fixes.count))")
+            var counts = summary.describe(fixes: report.fixes.count)
+            if report.epochsWithoutFix > 0 { counts += ", \(report.epochsWithoutFix) epochs without a fix" }
+            log.info("\(name): \(report.format.rawValue), \(counts)")
         }
         if failed { throw ExitCode.failure }
     }

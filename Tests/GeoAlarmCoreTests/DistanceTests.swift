@@ -1,0 +1,46 @@
+import GeoAlarmCore
+import Testing
+
+struct DistanceTests {
+    /// Reference values: the haversine formula on a 6,371,008.8 m sphere, computed independently.
+    @Test(arguments: [
+        (Coordinate(latitude: 38.7223, longitude: -9.1393), Coordinate(latitude: 40.4168, longitude: -3.7038), 502_447.916),
+        (Coordinate(latitude: 51.5007, longitude: -0.1246), Coordinate(latitude: 40.6892, longitude: -74.0445), 5_574_848.157),
+        (Coordinate(latitude: -33.8688, longitude: 151.2093), Coordinate(latitude: -36.8485, longitude: 174.7633), 2_155_901.304),
+    ])
+    func knownPairs(a: Coordinate, b: Coordinate, metres: Double) {
+        #expect(abs(Haversine.distance(a, b) - metres) < 0.01)
+    }
+
+    @Test func oneDegreeOfLatitudeIsTheMeanRadiusArc() {
+        let d = Haversine.distance(Coordinate(latitude: 10, longitude: 20), Coordinate(latitude: 11, longitude: 20))
+        #expect(abs(d - 6_371_008.8 * .pi / 180) < 0.001)
+    }
+
+    @Test func acrossTheAntimeridianIsShort() {
+        let east = Coordinate(latitude: 0, longitude: 179.9995)
+        let west = Coordinate(latitude: 0, longitude: -179.9995)
+        #expect(abs(Haversine.distance(east, west) - 111.195) < 0.001)
+    }
+
+    @Test func acrossThePoleIsShort() {
+        let a = Coordinate(latitude: 89.9999, longitude: 0)
+        let b = Coordinate(latitude: 89.9999, longitude: 180)
+        #expect(abs(Haversine.distance(a, b) - 22.239) < 0.001)
+        // At the pole itself longitude means nothing.
+        #expect(Haversine.distance(Coordinate(latitude: 90, longitude: 0), Coordinate(latitude: 90, longitude: 120)) < 1e-6)
+    }
+
+    @Test func antipodesAreHalfACircumference() {
+        let d = Haversine.distance(Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 0, longitude: 180))
+        #expect(abs(d - .pi * 6_371_008.8) < 0.001)
+    }
+
+    @Test func coordinateValidityAndText() {
+        #expect(Coordinate(latitude: 90, longitude: -180).isValid)
+        #expect(!Coordinate(latitude: 90.1, longitude: 0).isValid)
+        #expect(!Coordinate(latitude: .nan, longitude: 0).isValid)
+        #expect(Coordinate(latitude: 38.7226, longitude: -9.1094).description == "38.722600,-9.109400")
+        #expect(Coordinate(latitude: -0.5, longitude: 0.0000004).description == "-0.500000,0.000000")
+    }
+}

@@ -1,0 +1,54 @@
+import GeoAlarmCore
+import Testing
+
+struct QuantityTests {
+    @Test(arguments: [
+        ("150m", 150.0), ("1.5km", 1500), ("300 ft", 91.44), ("0.5mi", 804.672), ("12", 12), (" 40 M ", 40), ("0", 0),
+    ])
+    func lengths(text: String, metres: Double) throws {
+        #expect(abs(try Length.parse(text) - metres) < 1e-9)
+    }
+
+    @Test func lengthErrorsSayWhatIsWrong() {
+        #expect(throws: QuantityError.unknownUnit("furlongs", allowed: ["m", "km", "ft", "mi"])) {
+            try Length.parse("5 furlongs")
+        }
+        #expect(throws: QuantityError.negative("-5m")) { try Length.parse("-5m") }
+        #expect(throws: QuantityError.notANumber("abc")) { try Length.parse("abc") }
+        #expect(throws: QuantityError.empty) { try Length.parse("  ") }
+        #expect(throws: QuantityError.notANumber("nanm")) { try Length.parse("nanm") }
+        #expect(QuantityError.unknownUnit("yd", allowed: ["m", "km"]).description == "unknown unit \"yd\" (use m, km)")
+    }
+
+    @Test(arguments: [("90s", 90.0), ("2m", 120), ("2min", 120), ("1.5h", 5400), ("1h30m", 5400), ("1d", 86400), ("45", 45)])
+    func spans(text: String, seconds: Double) throws {
+        #expect(try Span.parse(text) == seconds)
+    }
+
+    @Test func spanErrors() {
+        #expect(throws: QuantityError.self) { try Span.parse("2 fortnights") }
+        #expect(throws: QuantityError.self) { try Span.parse("-3s") }
+        #expect(throws: QuantityError.self) { try Span.parse("h") }
+    }
+
+    @Test func triggersAndAliases() {
+        #expect(Trigger(parsing: "enter") == .arrive)
+        #expect(Trigger(parsing: "EXIT") == .leave)
+        #expect(Trigger(parsing: "both") == .both)
+        #expect(Trigger(parsing: "sometimes") == nil)
+        #expect(Trigger.leave.announces(.leave) && !Trigger.leave.announces(.arrive))
+    }
+
+    @Test func locationsAndSlugs() throws {
+        #expect(try ReminderRules.parseLocation("38.7226,-9.1094").get() == Coordinate(latitude: 38.7226, longitude: -9.1094))
+        #expect(try ReminderRules.parseLocation("geo:38.7226,-9.1094;u=35").get() == Coordinate(latitude: 38.7226, longitude: -9.1094))
+        #expect(try ReminderRules.parseLocation("geo:1,2,30").get() == Coordinate(latitude: 1, longitude: 2))
+        #expect(throws: ReminderRules.LocationError.self) { try ReminderRules.parseLocation("38.7").get() }
+        #expect(throws: ReminderRules.LocationError.latitude("91 is out of range (-90 to 90)")) {
+            try ReminderRules.parseLocation("91,0").get()
+        }
+        #expect(Reminder.slug("Pick up the parcel!") == "pick-up-the-parcel")
+        #expect(Reminder.slug("Café  Ólá 2") == "cafe-ola-2")
+        #expect(Reminder.slug("!!!") == "")
+    }
+}
