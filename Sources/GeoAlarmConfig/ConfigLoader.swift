@@ -6,11 +6,14 @@ internal import TOMLKit
 public enum ConfigLoader {
     /// Reads the file at `path`.
     public static func load(path: String) throws(ConfigError) -> Config {
-        let text: String
+        let bytes: [UInt8]
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            bytes = try UserFile.contents(of: path)
         } catch {
-            throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(Self.reason(error))")])
+            throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(error)")])
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigError([ConfigDiagnostic(file: path, message: "is not UTF-8 text")])
         }
         return try parse(text, path: path)
     }
@@ -31,15 +34,6 @@ public enum ConfigLoader {
         let config = reader.read(root)
         guard reader.diagnostics.isEmpty else { throw ConfigError(reader.diagnostics) }
         return config
-    }
-
-    private static func reason(_ error: Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
-           underlying.domain == NSPOSIXErrorDomain, let code = POSIXErrorCode(rawValue: Int32(underlying.code)) {
-            return String(cString: strerror(code.rawValue))
-        }
-        return nsError.localizedDescription
     }
 }
 

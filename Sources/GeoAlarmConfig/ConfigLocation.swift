@@ -28,7 +28,12 @@ public enum ConfigLocation {
 
 /// No config file at any of the default places.
 public struct ConfigNotFound: Error, Sendable, CustomStringConvertible {
+    /// The paths looked at, in order.
     public var tried: [String]
+
+    public init(tried: [String]) {
+        self.tried = tried
+    }
 
     public var description: String {
         "no config file found; tried \(tried.joined(separator: ", ")). "

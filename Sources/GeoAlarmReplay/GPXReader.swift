@@ -14,9 +14,8 @@ public enum GPXReader {
         let parser = XMLParser(data: Data(bytes))
         let collector = PointCollector()
         parser.delegate = collector
-        if !parser.parse() {
-            let reason = parser.parserError.map { "XML error: \($0.localizedDescription)" } ?? "XML error"
-            collector.report.record(TrackProblem(line: parser.lineNumber, reason: reason))
+        if !parser.parse(), collector.report.problemCount == 0 {
+            collector.report.record(TrackProblem(line: parser.lineNumber, reason: "XML error"))
         }
         return collector.report
     }
@@ -51,6 +50,11 @@ private final class PointCollector: NSObject, XMLParserDelegate {
         }
         element = local
         text = ""
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred error: Error) {
+        let code = (error as NSError).code
+        report.record(TrackProblem(line: parser.lineNumber, reason: "XML error (libxml2 code \(code))"))
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {

@@ -35,9 +35,9 @@ struct Replay: ParsableCommand {
             let name = track == "-" ? "<stdin>" : track
             let bytes: [UInt8]
             do {
-                bytes = try Self.readAll(track)
+                bytes = try UserFile.contents(of: track)
             } catch {
-                log.error("\(name): cannot read: \(error.localizedDescription)")
+                log.error("\(name): cannot read: \(error)")
                 failed = true
                 continue
             }
@@ -58,11 +58,6 @@ struct Replay: ParsableCommand {
             log.info("\(name): \(report.format.rawValue), \(counts)")
         }
         if failed { throw ExitCode.failure }
-    }
-
-    private static func readAll(_ path: String) throws -> [UInt8] {
-        if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
-        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 }
 

@@ -1,0 +1,208 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import Testing
+
+struct ConfigTests {
+    /// The problems `text` has, as `geoalarm check` prints them.
+    func problems(_ text: String) -> [String] {
+        do {
+            _ = try ConfigLoader.parse(text, path: "r.toml")
+            return []
+        } catch {
+            return error.diagnostics.map(\.description)
+        }
+    }
+
+    @Test func aFullValidFile() throws {
+        let config = try ConfigLoader.parse("""
+            [defaults]
+            radius = "100m"
+            hysteresis = "25m"
+            max_error = "50m"
+            dwell = "30s"
+            confirmations = 3
+            announce_initial = true
+
+            [places]
+            office = { lat = 38.7226, lon = -9.1094 }
+            bakery = "geo:38.7105,-9.1366"
+
+            [[reminder]]
+            id = "parcel"
+            title = "Pick up the parcel"
+            notes = "At the front desk"
+            place = "office"
+            radius = "150m"
+            when = "leave"
+
+            [[reminder]]
+            title = "Buy bread"
+            location = "38.7105,-9.1366"
+            radius = 0
+            when = "enter"
+            dwell = "2m"
+
+            [[reminder]]
+            title = "Far away"
+            lat = -33
+            lon = 151.5
+            radius = "0.5mi"
+            hysteresis = 10
+            enabled = false
+            """, path: "r.toml")
+        #expect(config.settings == EngineSettings(maxError: 50, confirmations: 3, announceInitial: true))
+        #expect(config.places["bakery"] == Coordinate(latitude: 38.7105, longitude: -9.1366))
+        #expect(config.reminders.map(\.id) == ["parcel", "buy-bread", "far-away"])
+        let parcel = config.reminders[0]
+        #expect(parcel.placeName == "office")
+        #expect(parcel.center == Coordinate(latitude: 38.7226, longitude: -9.1094))
+        #expect(parcel.radius == 150 && parcel.hysteresis == 25 && parcel.dwell == 30)
+        #expect(parcel.trigger == .leave && parcel.notes == "At the front desk")
+        let bread = config.reminders[1]
+        #expect(bread.radius == 100, "radius 0 takes the default")
+        #expect(bread.trigger == .arrive && bread.dwell == 120 && bread.placeName == nil)
+        let far = config.reminders[2]
+        #expect(abs(far.radius - 804.672) < 1e-9 && far.hysteresis == 10 && !far.isEnabled)
+    }
+
+    @Test func defaultsWhenNothingIsSaid() throws {
+        let config = try ConfigLoader.parse("[[reminder]]\ntitle = \"X\"\nlat = 1\nlon = 2\n", path: "r.toml")
+        #expect(config.settings == EngineSettings(maxError: 100, confirmations: 2, announceInitial: false))
+        let reminder = try #require(config.reminders.first)
+        #expect(reminder.radius == 100 && reminder.hysteresis == 25 && reminder.dwell == 0 && reminder.trigger == .arrive)
+        #expect(try ConfigLoader.parse("", path: "r.toml").reminders.isEmpty)
+    }
+
+    @Test func syntaxErrorsGiveLineAndColumn() {
+        let found = problems("[defaults]\nradius = \"100m\"\nhysteresis = \n")
+        #expect(found.count == 1)
+        #expect(found.first?.hasPrefix("r.toml:3:") == true, "\(found)")
+        #expect(problems("[[reminder]\n").first?.hasPrefix("r.toml:1:") == true)
+    }
+
+    @Test func everyProblemIsReportedWithItsReminderAndKey() {
+        let found = problems("""
+            [places]
+            office = { lat = 38.7226, lon = -9.1094 }
+
+            [[reminder]]
+            title = "Pick up the parcel"
+            place = "ofice"
+            raduis = "150m"
+            when = "sometimes"
+
+            [[reminder]]
+            id = "bad"
+            title = "Bad numbers"
+            lat = 91
+            lon = "west"
+            radius = "-5m"
+
+            [[reminder]]
+            id = "bad"
+            lat = 1
+            lon = 2
+            radius = "5 furlongs"
+            dwell = "soon"
+            """)
+        #expect(found == [
+            "r.toml: reminder \"pick-up-the-parcel\" (#1): raduis: unknown key (did you mean \"radius\"?)",
+            "r.toml: reminder \"pick-up-the-parcel\" (#1): place: unknown place \"ofice\" (did you mean \"office\"?)",
+            "r.toml: reminder \"pick-up-the-parcel\" (#1): when: unknown value \"sometimes\" (use \"arrive\", \"leave\" or \"both\")",
+            "r.toml: reminder \"bad\" (#2): lon: must be a number, not a string",
+            "r.toml: reminder \"bad\" (#2): lat: 91 is out of range (-90 to 90)",
+            "r.toml: reminder \"bad\" (#2): radius: \"-5m\" is negative",
+            "r.toml: reminder \"bad\" (#3): title: missing (every reminder needs a title)",
+            "r.toml: reminder \"bad\" (#3): id: duplicate id \"bad\" (first used by reminder #2)",
+            "r.toml: reminder \"bad\" (#3): radius: unknown unit \"furlongs\" (use m, km, ft, mi)",
+            "r.toml: reminder \"bad\" (#3): dwell: \"soon\" is not a number with a unit",
+        ])
+    }
+
+    @Test func locationProblems() {
+        #expect(problems("[[reminder]]\ntitle = \"A\"\n") == [
+            "r.toml: reminder \"a\" (#1): location: missing: give lat and lon, place, or location",
+        ])
+        #expect(problems("[[reminder]]\ntitle = \"A\"\nlat = 1\n") == ["r.toml: reminder \"a\" (#1): lon: missing"])
+        #expect(problems("[[reminder]]\ntitle = \"A\"\nlat = 1\nlon = 2\nplace = \"x\"\n") == [
+            "r.toml: reminder \"a\" (#1): lat/lon, place: give only one of lat/lon, place or location",
+        ])
+        #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"north\"\n") == [
+            "r.toml: reminder \"a\" (#1): location: \"north\" is not \"LAT,LON\" or \"geo:LAT,LON\"",
+        ])
+        #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"10,200\"\n") == [
+            "r.toml: reminder \"a\" (#1): location: longitude 200 is out of range (-180 to 180)",
+        ])
+        #expect(problems("[[reminder]]\ntitle = \"A\"\nplace = \"home\"\n") == [
+            "r.toml: reminder \"a\" (#1): place: unknown place \"home\" (there is no [places] table)",
+        ])
+    }
+
+    @Test func sectionProblems() {
+        #expect(problems("""
+            reminders = 1
+            [defaults]
+            radius = 0
+            max_eror = "5m"
+            confirmations = 0
+            announce_initial = "yes"
+            [places]
+            home = { lat = 100, lon = 0, elevation = 3 }
+            """) == [
+                "r.toml: top level: reminders: unknown key (did you mean \"reminder\"?)",
+                "r.toml: defaults: max_eror: unknown key (did you mean \"max_error\"?)",
+                "r.toml: defaults: radius: must be above 0",
+                "r.toml: defaults: confirmations: must be a whole number from 1 to 100",
+                "r.toml: defaults: announce_initial: must be true or false, not a string",
+                "r.toml: place \"home\": elevation: unknown key",
+                "r.toml: place \"home\": lat: 100 is out of range (-90 to 90)",
+            ])
+        #expect(problems("reminder = 3\n") == [
+            "r.toml: top level: reminder: must be an array of tables: write each one as [[reminder]]",
+        ])
+        #expect(problems("[[reminder]]\ntitle = \"!!!\"\nlat = 1\nlon = 2\n") == [
+            "r.toml: reminder \"\" (#1): id: cannot be made from this title; give the reminder an id",
+        ])
+        #expect(problems("[[reminder]]\nid = \"a b\"\ntitle = \"T\"\nlat = 1\nlon = 2\nenabled = 1\n") == [
+            "r.toml: reminder \"a b\" (#1): id: \"a b\" may only hold letters, digits, '-', '_' and '.'",
+            "r.toml: reminder \"a b\" (#1): enabled: must be true or false, not an integer",
+        ])
+    }
+
+    @Test func unreadableFileNamesTheCause() {
+        #expect(throws: ConfigError.self) { try ConfigLoader.load(path: "/nonexistent/geoalarm.toml") }
+        do {
+            _ = try ConfigLoader.load(path: "/nonexistent/geoalarm.toml")
+        } catch {
+            #expect(error.description == "/nonexistent/geoalarm.toml: cannot read: No such file or directory")
+        }
+    }
+
+    @Test func searchOrder() throws {
+        let environment = ["XDG_CONFIG_HOME": "/x", "HOME": "/home/u"]
+        #expect(ConfigLocation.searchPaths(environment: environment) == [
+            "/x/geoalarm/config.toml", "/home/u/.config/geoalarm/config.toml", "/etc/geoalarm/config.toml",
+        ])
+        #expect(ConfigLocation.searchPaths(environment: ["HOME": "/h"]) == [
+            "/h/.config/geoalarm/config.toml", "/etc/geoalarm/config.toml",
+        ])
+        let found = try ConfigLocation.resolve(explicit: nil, environment: environment) { $0.hasPrefix("/home") }
+        #expect(found == "/home/u/.config/geoalarm/config.toml")
+        #expect(try ConfigLocation.resolve(explicit: "my.toml", environment: environment) { _ in false } == "my.toml")
+        #expect(throws: ConfigNotFound.self) {
+            try ConfigLocation.resolve(explicit: nil, environment: environment) { _ in false }
+        }
+        let message = ConfigNotFound(tried: ["/a", "/b"]).description
+        #expect(message.contains("tried /a, /b"))
+    }
+
+    @Test func theBundledConfigsAreValid() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        for name in ["config/example.toml", "config/demo.toml"] {
+            let config = try ConfigLoader.load(path: root.appendingPathComponent(name).path)
+            #expect(!config.reminders.isEmpty, "\(name)")
+        }
+    }
+}
