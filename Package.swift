@@ -40,6 +40,7 @@ let package = Package(
         ),
         .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig"]),
         .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay"]),
-        .testTarget(name: "GeoAlarmCLITests", dependencies: ["GeoAlarmOutput", "GeoAlarmCore"]),
+        // Runs the built `geoalarm` binary end to end.
+        .testTarget(name: "GeoAlarmCLITests", dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore"]),
     ]
 )

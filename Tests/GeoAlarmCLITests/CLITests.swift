@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+/// The `geoalarm` command end to end, as a user runs it.
+struct CLITests {
+    @Test func demoReplayPrintsTheWalksEvents() throws {
+        let run = try Command.run(["replay", "--config", "config/demo.toml", "config/demo/walk.nmea"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdoutLines == [
+            "2026-11-21T08:01:55Z  leave  water-the-plants-before-you-go  \"Water the plants before you go\"  73 m",
+            "2026-11-21T08:06:39Z  arrive  bread  \"Buy bread\"  28 m",
+            "2026-11-21T08:13:07Z  arrive  parcel  \"Pick up the parcel\"  42 m",
+            "2026-11-21T08:19:38Z  leave  parcel  \"Pick up the parcel\"  73 m",
+            "2026-11-21T08:20:19Z  arrive  ferry  \"Check the ferry times\"  77 m",
+        ])
+        // The summary goes to stderr: the inaccurate spike was ignored, the gap counted.
+        #expect(run.stderr.contains("config/demo/walk.nmea: NMEA 0183, 1268 fixes, 1267 used (ignored: 1 inaccurate)"))
+        #expect(run.stderr.contains("40 epochs without a fix"))
+    }
+
+    @Test func jsonLinesHaveTheDocumentedKeys() throws {
+        let run = try Command.run(["replay", "-c", "config/demo.toml", "--json", "config/demo/walk.nmea"])
+        #expect(run.status == 0)
+        #expect(run.stdoutLines.count == 5)
+        for line in run.stdoutLines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            for key in ["time", "event", "reminder", "title", "lat", "lon", "distance_m"] {
+                #expect(object[key] != nil, "\(key) missing in \(line)")
+            }
+            let time = try #require(object["time"] as? String)
+            #expect(time.hasSuffix("Z") && time.count == 20)
+            #expect(["arrive", "leave"].contains(object["event"] as? String))
+        }
+        let bread = try #require(run.stdoutLines.first { $0.contains("\"bread\"") })
+        #expect(bread.contains("\"notes\":\"Two loaves, one with seeds\""))
+    }
+
+    @Test func stdinAndSeveralTracksAreOneJourney() throws {
+        let walk = try String(contentsOf: Command.root.appendingPathComponent("config/demo/walk.nmea"), encoding: .utf8)
+        let lines = walk.components(separatedBy: "\r\n")
+        #expect(lines.count > 3000)
+        let firstHalf = lines[..<2000].joined(separator: "\r\n") + "\r\n"
+        let secondHalf = try Command.temporaryFile(lines[2000...].joined(separator: "\r\n"), named: "rest.nmea")
+        let run = try Command.run(["replay", "-c", "config/demo.toml", "-", secondHalf], stdin: firstHalf)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdoutLines.count == 5)
+        #expect(run.stderr.contains("<stdin>: NMEA 0183"))
+    }
+
+    @Test func anUnreadableTrackIsNamedAndTheOthersStillPlay() throws {
+        let run = try Command.run(["replay", "-c", "config/demo.toml", "/nonexistent/track.nmea", "config/demo/walk.nmea"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("/nonexistent/track.nmea: cannot read: No such file or directory"))
+        #expect(run.stdoutLines.count == 5)
+    }
+
+    @Test func garbledLinesAreCountedOnStderrAndNothingElseOnStdout() throws {
+        let track = try Command.temporaryFile(
+            "$GPGGA,080000.00,3842.8347,N,00908.0023,W,1,08,1.2,45.0,M,50.5,M,,*00\r\nnot nmea at all\r\n", named: "bad.nmea")
+        let run = try Command.run(["replay", "-c", "config/demo.toml", track])
+        #expect(run.status == 0)
+        #expect(run.stdout.isEmpty)
+        #expect(run.stderr.contains("bad.nmea: skipped 2 bad lines (line 1: checksum mismatch (says 00, computed 49); line 2: not an NMEA sentence)"))
+    }
+
+    @Test func checkAcceptsTheBundledConfigs() throws {
+        for name in ["config/example.toml", "config/demo.toml"] {
+            let run = try Command.run(["check", "--config", name])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.hasPrefix("\(name): OK"))
+        }
+    }
+
+    @Test func checkExplainsEveryMistake() throws {
+        let path = try Command.temporaryFile("""
+            [[reminder]]
+            title = "Pick up the parcel"
+            lat = 38.7
+            lon = -9.1
+            raduis = "150m"
+            when = "whenever"
+            """)
+        let run = try Command.run(["check", "-c", path])
+        #expect(run.status == 1)
+        #expect(run.stderr.split(separator: "\n").map(String.init) == [
+            "\(path): reminder \"pick-up-the-parcel\" (#1): raduis: unknown key (did you mean \"radius\"?)",
+            "\(path): reminder \"pick-up-the-parcel\" (#1): when: unknown value \"whenever\" (use \"arrive\", \"leave\" or \"both\")",
+        ])
+        let syntax = try Command.temporaryFile("[[reminder]]\ntitle = \"A\nlat = 1\n")
+        let broken = try Command.run(["check", "-c", syntax])
+        #expect(broken.status == 1)
+        #expect(broken.stderr.hasPrefix("\(syntax):2:"))
+    }
+
+    @Test func aMissingDefaultConfigNamesThePathsTried() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-home-\(UUID().uuidString)").path
+        let run = try Command.run(["check"], environment: ["HOME": home, "XDG_CONFIG_HOME": "\(home)/xdg"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("tried \(home)/xdg/geoalarm/config.toml, \(home)/.config/geoalarm/config.toml, /etc/geoalarm/config.toml"))
+    }
+
+    @Test func theDefaultConfigIsFoundInXDGConfigHome() throws {
+        let config = try Command.temporaryFile("[[reminder]]\ntitle = \"A\"\nlat = 1\nlon = 2\n")
+        let xdg = URL(fileURLWithPath: config).deletingLastPathComponent().appendingPathComponent("xdg/geoalarm")
+        try FileManager.default.createDirectory(at: xdg, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: config, toPath: xdg.appendingPathComponent("config.toml").path)
+        let run = try Command.run(["list"], environment: ["XDG_CONFIG_HOME": xdg.deletingLastPathComponent().path, "HOME": "/nonexistent"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdoutLines.count == 2)
+    }
+
+    @Test func listSortsByTitleDistanceAndRadius() throws {
+        let byTitle = try Command.run(["list", "-c", "config/demo.toml"])
+        #expect(byTitle.status == 0)
+        #expect(byTitle.stdoutLines.first?.hasPrefix("ID ") == true)
+        #expect(byTitle.stdoutLines.dropFirst().map { $0.split(separator: " ").first.map(String.init) ?? "" } == [
+            "bread", "ferry", "prescription", "parcel", "water-the-plants-before-you-go",
+        ])
+        let byDistance = try Command.run(["list", "-c", "config/demo.toml", "--sort", "distance", "--from", "38.7062,-9.1356"])
+        #expect(byDistance.stdoutLines.dropFirst().first?.hasPrefix("ferry ") == true)
+        #expect(byDistance.stdoutLines.first?.hasSuffix("DISTANCE") == true)
+        let byRadius = try Command.run(["list", "-c", "config/demo.toml", "--sort", "radius"])
+        #expect(byRadius.stdoutLines.last?.hasPrefix("ferry ") == true)
+        let invalid = try Command.run(["list", "-c", "config/demo.toml", "--sort", "distance"])
+        #expect(invalid.status != 0)
+        #expect(invalid.stderr.contains("--sort distance needs --from LAT,LON."))
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// Runs the built `geoalarm` binary and captures what it printed.
+struct Command {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+
+    /// The repository root (where `config/` lives).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The binary built beside the test bundle, or `$GEOALARM_BIN`.
+    static let binary: URL = {
+        if let given = ProcessInfo.processInfo.environment["GEOALARM_BIN"] { return URL(fileURLWithPath: given) }
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("geoalarm")
+        if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+        return root.appendingPathComponent(".build/debug/geoalarm")
+    }()
+
+    /// Runs `geoalarm ARGUMENTS` in the repository root, with `stdin` as standard input.
+    static func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil
+    ) throws -> Command {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        if let environment { process.environment = environment }
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        if let stdin {
+            let inURL = scratch.appendingPathComponent("in")
+            try Data(stdin.utf8).write(to: inURL)
+            process.standardInput = try FileHandle(forReadingFrom: inURL)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        try process.run()
+        process.waitUntilExit()
+        return Command(
+            status: process.terminationStatus,
+            stdout: try String(contentsOf: outURL, encoding: .utf8),
+            stderr: try String(contentsOf: errURL, encoding: .utf8))
+    }
+
+    /// Writes `text` to a new temporary file and returns its path.
+    static func temporaryFile(_ text: String, named name: String = "config.toml") throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let url = directory.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+}

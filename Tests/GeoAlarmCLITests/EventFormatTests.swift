@@ -1,0 +1,44 @@
+import Foundation
+import GeoAlarmCore
+import GeoAlarmOutput
+import Testing
+
+struct EventFormatTests {
+    static let event = GeofenceEvent(
+        kind: .arrive,
+        reminder: Reminder(id: "parcel", title: "Pick up the \"big\" parcel", notes: "Desk\n2", center: Coordinate(latitude: 38.7226, longitude: -9.1094), radius: 100),
+        fix: Fix(time: Date(timeIntervalSince1970: 1_795_248_390), coordinate: Coordinate(latitude: 38.72265, longitude: -9.1094)),
+        distance: 5.5649)
+
+    @Test func textLine() {
+        #expect(EventFormat.text.line(for: Self.event)
+            == "2026-11-21T08:06:30Z  arrive  parcel  \"Pick up the \\\"big\\\" parcel\"  6 m")
+    }
+
+    @Test func jsonLine() {
+        #expect(EventFormat.json.line(for: Self.event) == #"{"time":"2026-11-21T08:06:30Z","event":"arrive","reminder":"parcel","title":"Pick up the \"big\" parcel","lat":38.72265,"lon":-9.1094,"distance_m":5.6,"notes":"Desk\n2"}"#)
+    }
+
+    @Test func untimedFixesAndInitialEvents() {
+        var event = Self.event
+        event.fix.time = nil
+        event.isInitial = true
+        #expect(EventFormat.text.line(for: event).hasPrefix("-  arrive"))
+        #expect(EventFormat.json.line(for: event).hasPrefix(#"{"time":null,"#))
+        #expect(EventFormat.json.line(for: event).hasSuffix(#","initial":true}"#))
+    }
+
+    @Test(arguments: [
+        (0.0, "1970-01-01T00:00:00Z"), (951_825_600.5, "2000-02-29T12:00:00.500Z"), (-1, "1969-12-31T23:59:59Z"),
+        (1_795_248_390.9996, "2026-11-21T08:06:31Z"), (4_102_444_800, "2100-01-01T00:00:00Z"),
+    ])
+    func timestamps(seconds: Double, text: String) {
+        #expect(Timestamp.iso8601(Date(timeIntervalSince1970: seconds)) == text)
+    }
+
+    @Test func jsonStrings() {
+        #expect(JSONText.quote("a\u{1}b\tc\\") == #""a\u0001b\tc\\""#)
+        #expect(JSONText.number(.infinity) == "null")
+        #expect(JSONText.number(12) == "12")
+    }
+}
