@@ -296,30 +296,27 @@ struct ConfigReader {
     }
 
     private mutating func string(_ table: TOMLTable, _ key: String, context: String) -> String? {
-        guard let value = table[key] else { return nil }
-        guard let text = value.string else {
-            report(context, key, "must be a string, not \(describe(value))")
-            return nil
-        }
-        return text
+        typed(table, key, context: context, expected: "a string") { $0.string }
     }
 
     private mutating func bool(_ table: TOMLTable, _ key: String, context: String) -> Bool? {
-        guard let value = table[key] else { return nil }
-        guard let flag = value.bool else {
-            report(context, key, "must be true or false, not \(describe(value))")
-            return nil
-        }
-        return flag
+        typed(table, key, context: context, expected: "true or false") { $0.bool }
     }
 
     private mutating func table(_ root: TOMLTable, _ key: String, context: String) -> TOMLTable? {
-        guard let value = root[key] else { return nil }
-        guard let table = value.table else {
-            report(context, key, "must be a table ([\(key)]), not \(describe(value))")
+        typed(root, key, context: context, expected: "a table ([\(key)])") { $0.table }
+    }
+
+    /// The value at `key` converted by `convert`; nil when absent, reported when of another type.
+    private mutating func typed<T>(
+        _ table: TOMLTable, _ key: String, context: String, expected: String, _ convert: (TOMLValueConvertible) -> T?
+    ) -> T? {
+        guard let value = table[key] else { return nil }
+        guard let converted = convert(value) else {
+            report(context, key, "must be \(expected), not \(describe(value))")
             return nil
         }
-        return table
+        return converted
     }
 
     private mutating func checkKeys(of table: TOMLTable, allowed: [String], context: String) {
