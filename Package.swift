@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", exact: "0.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Pure geofencing logic: no C, no I/O, no clock reads.
@@ -23,6 +24,10 @@ let package = Package(
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
         .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore"]),
+        // libgps, through a shim that hides its API versions.
+        .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        // Adapter: live fixes from gpsd.
+        .target(name: "GeoAlarmGPSD", dependencies: ["GeoAlarmCore", "CGPS"]),
         // Adapter: event sinks (stdout lines, JSON lines).
         .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore"]),
         // Argument parsing and wiring only.
@@ -39,7 +44,10 @@ let package = Package(
             dependencies: ["GeoAlarmCore", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig"]),
-        .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay"]),
+        .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),
+        .testTarget(name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmTestSupport"]),
+        // Finds the shared receiver captures for the tests that read them.
+        .target(name: "GeoAlarmTestSupport", path: "Tests/Support"),
         // Runs the built `geoalarm` binary end to end.
         .testTarget(name: "GeoAlarmCLITests", dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore"]),
     ]

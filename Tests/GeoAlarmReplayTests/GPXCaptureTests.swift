@@ -1,6 +1,7 @@
 import Foundation
 import GeoAlarmCore
 @testable import GeoAlarmReplay
+import GeoAlarmTestSupport
 import Testing
 
 /// GPX files written by real devices and by gpxpy's edge cases.

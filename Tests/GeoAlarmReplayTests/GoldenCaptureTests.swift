@@ -1,6 +1,7 @@
 import Foundation
 import GeoAlarmCore
 @testable import GeoAlarmReplay
+import GeoAlarmTestSupport
 import Testing
 
 /// Our NMEA decoder against gpsd's own decode (the `.chk` files) of the same real captures.

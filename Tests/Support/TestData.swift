@@ -1,25 +1,25 @@
 import Foundation
-import Testing
 
 /// The shared receiver captures beside the work tree (`../shared/testdata`), when present.
-enum TestData {
+public enum TestData {
     /// `$GEOALARM_TESTDATA`, else `shared/testdata` beside the repository.
-    static let root: URL? = {
+    public static let root: URL? = {
         if let given = ProcessInfo.processInfo.environment["GEOALARM_TESTDATA"] {
             return URL(fileURLWithPath: given)
         }
         var directory = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { directory.deleteLastPathComponent() }
+        for _ in 0..<4 { directory.deleteLastPathComponent() }  // Tests/Support/TestData.swift in the repository
         let candidate = directory.appendingPathComponent("shared/testdata")
         return FileManager.default.fileExists(atPath: candidate.path) ? candidate : nil
     }()
 
     /// True where the folder is absent on a developer's clone elsewhere. Under CI the tests
     /// always run, and fail if the folder is missing.
-    static var isAbsent: Bool { root == nil && ProcessInfo.processInfo.environment["CI"] == nil }
+    public static var isAbsent: Bool { root == nil && ProcessInfo.processInfo.environment["CI"] == nil }
 
-    static func bytes(_ relative: String) throws -> [UInt8] {
-        let root = try #require(root)
+    /// The bytes of a file below the folder, e.g. `gpsd/haicom-305N.log`.
+    public static func bytes(_ relative: String) throws -> [UInt8] {
+        guard let root else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "../shared/testdata"]) }
         return Array(try Data(contentsOf: root.appendingPathComponent(relative)))
     }
 }

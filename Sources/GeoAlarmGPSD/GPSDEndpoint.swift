@@ -1,0 +1,48 @@
+/// Where gpsd listens.
+public struct GPSDEndpoint: Sendable, Equatable, CustomStringConvertible {
+    public static let defaultPort = 2947
+
+    public var host: String
+    public var port: Int
+
+    public init(host: String = "localhost", port: Int = defaultPort) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Reads `HOST`, `HOST:PORT`, `[IPv6]:PORT` or a bare IPv6 address; nil when the port is not 1-65535.
+    public init?(parsing text: String) {
+        var host = text
+        var port = Self.defaultPort
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else { return nil }
+                port = number
+            }
+        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            host = String(text[..<colon])
+            guard let number = Int(text[text.index(after: colon)...]) else { return nil }
+            port = number
+        }
+        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+        self.init(host: host, port: port)
+    }
+
+    /// The endpoint in force: `--gpsd`, else `[gpsd]` in the config, else `GPSD_HOST`/`GPSD_PORT`, else localhost:2947.
+    public static func resolve(
+        option: GPSDEndpoint?, config: GPSDEndpoint?, environment: [String: String]
+    ) -> GPSDEndpoint {
+        if let option { return option }
+        if let config { return config }
+        var endpoint = GPSDEndpoint()
+        if let host = environment["GPSD_HOST"], !host.isEmpty { endpoint.host = host }
+        if let port = environment["GPSD_PORT"].flatMap(Int.init), (1...65535).contains(port) { endpoint.port = port }
+        return endpoint
+    }
+
+    public var description: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}

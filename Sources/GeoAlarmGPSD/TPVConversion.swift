@@ -1,0 +1,35 @@
+internal import CGPS
+import Foundation
+import GeoAlarmCore
+
+/// Turns libgps's decoded TPV into the core's fix, reading NaNs and flags properly.
+enum TPVConversion {
+    /// The fix in `raw`; its mode tells whether it holds a position.
+    static func fix(from raw: geoalarm_gps_fix) -> Fix {
+        func value(_ number: Double) -> Double? { number.isFinite ? number : nil }
+        let mode = FixMode(rawValue: Int(raw.mode)) ?? .unknown
+        let time = raw.has_time != 0
+            ? Date(timeIntervalSince1970: Double(raw.time_seconds) + Double(raw.time_nanoseconds) / 1e9) : nil
+        let device = withUnsafeBytes(of: raw.device) { buffer in
+            String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return Fix(
+            time: time,
+            coordinate: Coordinate(latitude: value(raw.latitude) ?? .nan, longitude: value(raw.longitude) ?? .nan),
+            mode: mode,
+            horizontalError: Fix.horizontalError(eph: value(raw.eph), epx: value(raw.epx), epy: value(raw.epy)),
+            speed: value(raw.speed), course: value(raw.track), device: device.isEmpty ? nil : device)
+    }
+
+    /// Decodes one line of gpsd JSON with libgps itself (`gps_unpack`); nil when it is not a TPV.
+    static func unpack(_ line: String) -> Fix? {
+        guard let data = geoalarm_gps_new() else { return nil }
+        defer { geoalarm_gps_free(data) }
+        var bytes = Array(line.utf8CString)
+        let status = bytes.withUnsafeMutableBufferPointer { gps_unpack($0.baseAddress, data) }
+        guard status == 0, geoalarm_gps_message_is_tpv(line) != 0 else { return nil }
+        var raw = geoalarm_gps_fix()
+        geoalarm_gps_copy_fix(data, &raw)
+        return fix(from: raw)
+    }
+}
