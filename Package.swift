@@ -28,15 +28,26 @@ let package = Package(
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // Adapter: live fixes from gpsd.
         .target(name: "GeoAlarmGPSD", dependencies: ["GeoAlarmCore", "CGPS"]),
+        // The live agent: a lifecycle service joining gpsd, the engine and the sinks.
+        .target(
+            name: "GeoAlarmAgent",
+            dependencies: [
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmGPSD", "GeoAlarmOutput",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
         // Adapter: event sinks (stdout lines, JSON lines).
         .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore"]),
         // Argument parsing and wiring only.
         .executableTarget(
             name: "geoalarm",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput",
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

@@ -10,12 +10,24 @@ public struct Config: Sendable {
     public var places: [String: Coordinate]
     /// Every `[[reminder]]`, enabled or not, in file order.
     public var reminders: [Reminder]
+    /// `[gpsd] host`, when given.
+    public var gpsdHost: String?
+    /// `[gpsd] port`, when given.
+    public var gpsdPort: Int?
+    /// `[output] notify`: false means log only, as `--headless`.
+    public var notify: Bool
 
-    public init(path: String, settings: EngineSettings, places: [String: Coordinate], reminders: [Reminder]) {
+    public init(
+        path: String, settings: EngineSettings, places: [String: Coordinate], reminders: [Reminder],
+        gpsdHost: String? = nil, gpsdPort: Int? = nil, notify: Bool = true
+    ) {
         self.path = path
         self.settings = settings
         self.places = places
         self.reminders = reminders
+        self.gpsdHost = gpsdHost
+        self.gpsdPort = gpsdPort
+        self.notify = notify
     }
 }
 

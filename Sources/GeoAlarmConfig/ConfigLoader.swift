@@ -49,7 +49,9 @@ struct ConfigReader {
     let file: String
     private(set) var diagnostics: [ConfigDiagnostic] = []
 
-    static let topLevelKeys = ["defaults", "places", "reminder"]
+    static let topLevelKeys = ["defaults", "places", "reminder", "gpsd", "output"]
+    static let gpsdKeys = ["host", "port"]
+    static let outputKeys = ["notify"]
     static let defaultsKeys = ["radius", "hysteresis", "dwell", "max_error", "confirmations", "announce_initial"]
     static let placeKeys = ["lat", "lon"]
     static let reminderKeys = [
@@ -93,7 +95,19 @@ struct ConfigReader {
                 report("top level", "reminder", "must be an array of tables: write each one as [[reminder]]")
             }
         }
-        return Config(path: file, settings: settings, places: places, reminders: reminders)
+        var config = Config(path: file, settings: settings, places: places, reminders: reminders)
+        if let table = table(root, "gpsd", context: "top level") {
+            checkKeys(of: table, allowed: Self.gpsdKeys, context: "gpsd")
+            config.gpsdHost = string(table, "host", context: "gpsd")
+            if let port = typed(table, "port", context: "gpsd", expected: "a port number", { $0.int }) {
+                if (1...65535).contains(port) { config.gpsdPort = port } else { report("gpsd", "port", "\(port) is not 1-65535") }
+            }
+        }
+        if let table = table(root, "output", context: "top level") {
+            checkKeys(of: table, allowed: Self.outputKeys, context: "output")
+            config.notify = bool(table, "notify", context: "output") ?? true
+        }
+        return config
     }
 
     // MARK: Sections

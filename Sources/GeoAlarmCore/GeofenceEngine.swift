@@ -87,6 +87,32 @@ public struct GeofenceEngine: Sendable {
         unsettled = Set((0..<reminders.count).map { Int32($0) })
     }
 
+    /// An engine for a new set of reminders (a reloaded config) that keeps what `previous` knew:
+    /// the tracker of every reminder whose id, centre, radius and hysteresis are unchanged, and
+    /// the time of the last fix. Any other reminder starts undecided.
+    public init(reminders: [Reminder], settings: EngineSettings, carryingStateFrom previous: GeofenceEngine) {
+        self.init(reminders: reminders, settings: settings)
+        lastFixTime = previous.lastFixTime
+        var previousSlots: [String: Int] = [:]
+        for (slot, reminder) in previous.reminders.enumerated() { previousSlots[reminder.id] = slot }
+        for (slot, reminder) in self.reminders.enumerated() {
+            guard let old = previousSlots[reminder.id] else { continue }
+            let before = previous.reminders[old]
+            guard before.center == reminder.center, before.radius == reminder.radius,
+                  before.hysteresis == reminder.hysteresis
+            else { continue }
+            trackers[slot] = previous.trackers[old]
+            if trackers[slot].isSettledOutside { unsettled.remove(Int32(slot)) }
+        }
+    }
+
+    /// How many reminders kept their state from the engine this one was made from.
+    public func keptState(from previous: GeofenceEngine) -> Int {
+        reminders.filter { reminder in
+            previous.presence(of: reminder.id).map { $0 != .unknown && presence(of: reminder.id) == $0 } ?? false
+        }.count
+    }
+
     /// The confirmed side of the reminder with this id, or nil for an unknown id.
     public func presence(of id: String) -> Presence? {
         reminders.firstIndex { $0.id == id }.map { trackers[$0].presence }

@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 
-/// Writes lines to a file descriptor (stdout by default) through a buffer.
-public final class LineWriter {
+/// Writes lines to a file descriptor (stdout by default) through a buffer; safe to share between tasks.
+public final class LineWriter: Sendable {
     private let handle: FileHandle
-    private var buffer: [UInt8] = []
+    private let buffer = Mutex<[UInt8]>([])
     private let flushEachLine: Bool
 
     /// With `flushEachLine`, every line is written out at once (live use); otherwise the buffer is
@@ -11,18 +12,23 @@ public final class LineWriter {
     public init(handle: FileHandle = .standardOutput, flushEachLine: Bool) {
         self.handle = handle
         self.flushEachLine = flushEachLine
-        buffer.reserveCapacity(1 << 16)
     }
 
     public func write(_ line: String) {
-        buffer.append(contentsOf: line.utf8)
-        buffer.append(UInt8(ascii: "\n"))
-        if flushEachLine || buffer.count >= 1 << 16 { flush() }
+        let full = buffer.withLock { bytes -> Bool in
+            bytes.append(contentsOf: line.utf8)
+            bytes.append(UInt8(ascii: "\n"))
+            return flushEachLine || bytes.count >= 1 << 16
+        }
+        if full { flush() }
     }
 
     public func flush() {
-        guard !buffer.isEmpty else { return }
-        handle.write(Data(buffer))
-        buffer.removeAll(keepingCapacity: true)
+        let pending = buffer.withLock { bytes -> [UInt8] in
+            defer { bytes.removeAll(keepingCapacity: true) }
+            return bytes
+        }
+        guard !pending.isEmpty else { return }
+        handle.write(Data(pending))
     }
 }

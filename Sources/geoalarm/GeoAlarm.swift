@@ -2,11 +2,11 @@ import ArgumentParser
 
 /// The `geoalarm` command: location reminders for Linux.
 @main
-struct GeoAlarm: ParsableCommand {
+struct GeoAlarm: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geoalarm",
         abstract: "Location reminders: tells you when you arrive at or leave the places you care about.",
         version: "0.1.0",
-        subcommands: [Check.self, Replay.self, List.self]
+        subcommands: [Run.self, Check.self, Replay.self, List.self]
     )
 }

@@ -206,3 +206,25 @@ struct ConfigTests {
         }
     }
 }
+
+struct DaemonSectionTests {
+    @Test func gpsdAndOutputSections() throws {
+        let config = try ConfigLoader.parse("[gpsd]\nhost = \"pi.local\"\nport = 2948\n[output]\nnotify = false\n", path: "r.toml")
+        #expect(config.gpsdHost == "pi.local" && config.gpsdPort == 2948 && !config.notify)
+        let plain = try ConfigLoader.parse("", path: "r.toml")
+        #expect(plain.gpsdHost == nil && plain.gpsdPort == nil && plain.notify)
+    }
+
+    @Test func badDaemonSections() {
+        do {
+            _ = try ConfigLoader.parse("[gpsd]\nport = 70000\nhots = \"x\"\n[output]\nnotify = \"no\"\n", path: "r.toml")
+            Issue.record("accepted a bad config")
+        } catch {
+            #expect(error.diagnostics.map(\.description) == [
+                "r.toml: gpsd: hots: unknown key (did you mean \"host\"?)",
+                "r.toml: gpsd: port: 70000 is not 1-65535",
+                "r.toml: output: notify: must be true or false, not a string",
+            ])
+        }
+    }
+}

@@ -166,3 +166,32 @@ struct EngineTests {
         #expect(e.presence(of: "far3") == .outside)
     }
 }
+
+/// A reloaded config keeps what the engine knew about unchanged reminders.
+struct ReloadTests {
+    @Test func unchangedRemindersKeepTheirStateAndEditedOnesStartOver() {
+        var old = GeofenceEngine(reminders: [Scene.reminder("same"), Scene.reminder("moved"), Scene.reminder("resized")])
+        _ = Scene.run(&old, [10, 10])
+        #expect(old.presence(of: "same") == .inside)
+        var moved = Scene.reminder("moved", at: Coordinate(latitude: 38.73, longitude: -9.1094))
+        moved.title = "Renamed titles do not matter"
+        let new = GeofenceEngine(
+            reminders: [Scene.reminder("same"), moved, Scene.reminder("resized", radius: 300), Scene.reminder("added")],
+            settings: EngineSettings(), carryingStateFrom: old)
+        #expect(new.presence(of: "same") == .inside)
+        #expect(new.presence(of: "moved") == .unknown)
+        #expect(new.presence(of: "resized") == .unknown)
+        #expect(new.presence(of: "added") == .unknown)
+        #expect(new.lastFixTime == old.lastFixTime)
+        #expect(new.keptState(from: old) == 1)
+    }
+
+    @Test func aKeptInsideStateStillLeavesAfterReload() {
+        var old = GeofenceEngine(reminders: [Scene.reminder()])
+        _ = Scene.run(&old, [10, 10])
+        var new = GeofenceEngine(reminders: [Scene.reminder()], settings: EngineSettings(), carryingStateFrom: old)
+        #expect(Scene.run(&new, [900, 900], start: 2) == ["3:leave:office"])
+        // A fix older than the last one before the reload is still refused.
+        #expect(new.process(Scene.fix(10, at: 1)) == .rejected(.outOfOrder))
+    }
+}

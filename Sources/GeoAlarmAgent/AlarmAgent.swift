@@ -1,0 +1,148 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmGPSD
+import GeoAlarmOutput
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// The live agent: fixes from gpsd through the engine to the event sinks, as a lifecycle service.
+///
+/// Everything arrives on one stream and is handled in order by one loop, so the engine needs no
+/// lock: gpsd's reports, SIGHUP (reload the config) and a slow tick (notice a silent receiver).
+/// Graceful shutdown (SIGTERM, SIGINT) ends the loop, stops the reader and returns.
+public final class AlarmAgent: Service {
+    /// What the loop reacts to.
+    enum Input: Sendable {
+        case gpsd(GPSDUpdate)
+        case reload
+        case tick
+    }
+
+    private let source: GPSDSource
+    private let configPath: String
+    private let initialConfig: Config
+    private let emit: @Sendable (GeofenceEvent) -> Void
+    private let logger: Logger
+    /// Records, per fix, the time from gpsd's report being read to its events being emitted.
+    private let latency: (@Sendable (Duration) -> Void)?
+
+    /// How long without a usable fix before the silence is logged.
+    static let silenceBeforeNotice: Duration = .seconds(10)
+
+    public init(
+        source: GPSDSource, config: Config, logger: Logger,
+        latency: (@Sendable (Duration) -> Void)? = nil, emit: @escaping @Sendable (GeofenceEvent) -> Void
+    ) {
+        self.source = source
+        self.configPath = config.path
+        self.initialConfig = config
+        self.logger = logger
+        self.latency = latency
+        self.emit = emit
+    }
+
+    public func run() async throws {
+        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let updates = source.updates()
+        var state = AgentState(
+            engine: GeofenceEngine(reminders: initialConfig.reminders, settings: initialConfig.settings),
+            endpoint: source.endpoint.description)
+        logger.info("watching \(state.engine.reminders.count) reminders from \(configPath)")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await update in updates { continuation.yield(.gpsd(update)) }
+            }
+            group.addTask {
+                for await _ in hangups { continuation.yield(.reload) }
+            }
+            group.addTask {
+                while (try? await Task.sleep(for: .seconds(2))) != nil { continuation.yield(.tick) }
+            }
+            for await input in inputs.cancelOnGracefulShutdown() {
+                handle(input, state: &state)
+            }
+            source.stop()
+            group.cancelAll()
+        }
+        logger.info("stopped")
+    }
+
+    private func handle(_ input: Input, state: inout AgentState) {
+        switch input {
+        case .gpsd(.connected):
+            if state.connection != .connected { logger.info("connected to gpsd at \(state.endpoint)") }
+            state.connection = .connected
+        case .gpsd(.unavailable(let reason, _)):
+            if state.connection != .unavailable(reason) {
+                logger.warning("gpsd at \(state.endpoint) unavailable: \(reason); retrying")
+            }
+            state.connection = .unavailable(reason)
+        case .gpsd(.report(let fix, let readAt)):
+            let outcome = state.engine.process(fix)
+            for event in outcome.events { emit(event) }
+            latency?(ContinuousClock.now - readAt)
+            switch outcome {
+            case .accepted:
+                if state.silentSince != nil { logger.info("fixes are back at \(Self.clock(fix.time))") }
+                state.silentSince = nil
+                state.lastUsable = (ContinuousClock.now, fix.time)
+            case .rejected(.noFix) where state.silentSince == nil && state.lastUsable != nil:
+                noticeSilence(&state)
+            case .rejected:
+                break
+            }
+        case .tick:
+            if state.silentSince == nil, let last = state.lastUsable,
+               ContinuousClock.now - last.at > Self.silenceBeforeNotice {
+                noticeSilence(&state)
+            }
+        case .reload:
+            reload(&state)
+        }
+    }
+
+    private func noticeSilence(_ state: inout AgentState) {
+        state.silentSince = ContinuousClock.now
+        logger.warning("no fix since \(Self.clock(state.lastUsable?.fixTime)); holding the last known state")
+    }
+
+    private func reload(_ state: inout AgentState) {
+        do {
+            let config = try ConfigLoader.load(path: configPath)
+            let engine = GeofenceEngine(
+                reminders: config.reminders, settings: config.settings, carryingStateFrom: state.engine)
+            logger.info(
+                "reloaded \(configPath): \(engine.reminders.count) reminders, \(engine.keptState(from: state.engine)) kept their state")
+            state.engine = engine
+        } catch {
+            logger.error("reload of \(configPath) failed; the previous config stays in force:\n\(error.description)")
+        }
+    }
+
+    /// "08:06:30 UTC" for a fix time; "an unknown time" without one.
+    static func clock(_ time: Date?) -> String {
+        guard let time else { return "an unknown time" }
+        let iso = Timestamp.iso8601(time)
+        let start = iso.index(iso.startIndex, offsetBy: 11)
+        return "\(iso[start..<iso.index(start, offsetBy: 8)]) UTC"
+    }
+}
+
+/// What the agent's loop keeps between inputs.
+struct AgentState {
+    enum Connection: Equatable {
+        case connecting, connected
+        case unavailable(String)
+    }
+
+    var engine: GeofenceEngine
+    let endpoint: String
+    var connection = Connection.connecting
+    /// When the last usable fix was handled, and its fix time.
+    var lastUsable: (at: ContinuousClock.Instant, fixTime: Date?)?
+    /// Set while the receiver is silent or has no fix (and it has been logged).
+    var silentSince: ContinuousClock.Instant?
+}

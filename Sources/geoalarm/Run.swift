@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import GeoAlarmAgent
+import GeoAlarmConfig
+import GeoAlarmGPSD
+import GeoAlarmOutput
+import Logging
+import ServiceLifecycle
+
+/// `geoalarm run`: the live agent on gpsd's fixes.
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Watch live fixes from gpsd and announce every arrival and departure.",
+        discussion: """
+            Events are printed as `replay` prints them. gpsd is found from --gpsd, else [gpsd] in the \
+            config, else GPSD_HOST/GPSD_PORT, else localhost:2947; the agent waits for it and reconnects \
+            by itself. SIGTERM or SIGINT stop it; SIGHUP reloads the config (an invalid one is reported and \
+            the previous one stays in force).
+            """)
+
+    @OptionGroup var options: ConfigOptions
+
+    @Option(help: ArgumentHelp("Where gpsd listens.", valueName: "host[:port]"))
+    var gpsd: String?
+
+    @Option(help: ArgumentHelp("Watch only this receiver (its gpsd device path).", valueName: "path"))
+    var device: String?
+
+    @Flag(help: "Print each event as a JSON object on one line.")
+    var json = false
+
+    @Flag(help: "Log events only, never show desktop notifications (as [output] notify = false).")
+    var headless = false
+
+    func validate() throws {
+        if let gpsd, GPSDEndpoint(parsing: gpsd) == nil {
+            throw ValidationError("--gpsd \(gpsd): expected HOST, HOST:PORT or [IPv6]:PORT with a port from 1 to 65535.")
+        }
+    }
+
+    func run() async throws {
+        let config = try options.load()
+        let logger = Diagnostics.logger
+        let fromConfig = (config.gpsdHost != nil || config.gpsdPort != nil)
+            ? GPSDEndpoint(host: config.gpsdHost ?? "localhost", port: config.gpsdPort ?? GPSDEndpoint.defaultPort) : nil
+        let endpoint = GPSDEndpoint.resolve(
+            option: gpsd.flatMap(GPSDEndpoint.init(parsing:)), config: fromConfig,
+            environment: ProcessInfo.processInfo.environment)
+        if headless || !config.notify { logger.info("headless: events are logged only") }
+        let format: EventFormat = json ? .json : .text
+        let writer = LineWriter(flushEachLine: true)
+        let agent = AlarmAgent(
+            source: GPSDSource(endpoint: endpoint, device: device), config: config, logger: logger
+        ) { event in
+            writer.write(format.line(for: event))
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
