@@ -1,17 +1,24 @@
 # geoalarm: location reminders for Linux.
-#   make demo   build, then replay the bundled demo walk against config/demo.toml
-#   make test   install what is missing, build, run every test
+#   make demo      build, then play the demo walk through a private gpsd (gpsfake) into `geoalarm run`
+#   make test      install what is missing, build, run every test
+#   make install   build for release and install (PREFIX=/usr/local, DESTDIR for staging)
 
+SHELL := /bin/bash
 SWIFT_BIN_DIR ?= $(firstword $(wildcard /opt/swift/usr/bin) $(dir $(shell command -v swift 2>/dev/null)))
 export PATH := $(SWIFT_BIN_DIR):$(PATH)
 SWIFT ?= swift
 CONFIGURATION ?= debug
 BIN = .build/$(CONFIGURATION)/geoalarm
 
-# Debian packages the build and the tests use.
-APT_PACKAGES =
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_CONFIGURATION ?= release
 
-.PHONY: all deps build test demo clean
+# Debian packages the build and the tests use: libgps for the gpsd adapter, gpsd and gpsfake
+# (gpsd-clients) for the live tests and the demo, systemd for checking the units.
+APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd
+
+.PHONY: all deps build test demo replay-demo install clean
 
 all: build
 
@@ -20,7 +27,7 @@ deps:
 	if [ -n "$$missing" ]; then \
 		echo "Installing missing packages:" $$missing; \
 		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "swift not found: install Swift 6.1 or later (looked in /opt/swift/usr/bin and PATH)"; exit 1; }
 
@@ -30,8 +37,29 @@ build:
 test: deps build
 	$(SWIFT) test
 
-demo: build
+# The real path: gpsfake starts a private gpsd on a free port and plays the walk into it;
+# geoalarm connects, prints events as they happen, and is stopped with SIGTERM at the end.
+demo: deps build
+	@port=$$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
+	gpsfake -n -q -1 -c 0.005 -W 1 -P $$port config/demo/walk.nmea >/dev/null 2>&1 & fake=$$!; \
+	for i in $$(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null && break; sleep 0.05; done; \
+	$(BIN) run --config config/demo.toml --gpsd localhost:$$port & agent=$$!; \
+	wait $$fake; kill -TERM $$agent; wait $$agent
+
+# The same walk without gpsd, as fast as it can go.
+replay-demo: build
 	$(BIN) replay --config config/demo.toml config/demo/walk.nmea
+
+install: $(if $(NO_BUILD),,install-build)
+	install -D -m 0755 .build/$(INSTALL_CONFIGURATION)/geoalarm $(DESTDIR)$(PREFIX)/bin/geoalarm
+	sed 's|@BINDIR@|$(PREFIX)/bin|' packaging/systemd/geoalarm.service | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/systemd/user/geoalarm.service
+	sed 's|@BINDIR@|$(PREFIX)/bin|' packaging/systemd/geoalarm-headless.service | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/systemd/system/geoalarm-headless.service
+	install -D -m 0644 config/example.toml $(DESTDIR)$(PREFIX)/share/doc/geoalarm/example.toml
+	install -D -m 0644 packaging/man/geoalarm.1 $(DESTDIR)$(PREFIX)/share/man/man1/geoalarm.1
+
+.PHONY: install-build
+install-build:
+	$(SWIFT) build -c $(INSTALL_CONFIGURATION)
 
 clean:
 	rm -rf .build

@@ -60,6 +60,8 @@ let package = Package(
         // Finds the shared receiver captures for the tests that read them.
         .target(name: "GeoAlarmTestSupport", path: "Tests/Support"),
         // Runs the built `geoalarm` binary end to end.
-        .testTarget(name: "GeoAlarmCLITests", dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore"]),
+        .testTarget(name: "GeoAlarmCLITests", dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore", "GeoAlarmTestSupport"]),
+        // The live agent end to end: a real gpsd fed by gpsfake, signals, systemd units.
+        .testTarget(name: "GeoAlarmLiveTests", dependencies: ["geoalarm", "GeoAlarmTestSupport"]),
     ]
 )

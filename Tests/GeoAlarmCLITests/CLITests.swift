@@ -1,4 +1,5 @@
 import Foundation
+import GeoAlarmTestSupport
 import Testing
 
 /// The `geoalarm` command end to end, as a user runs it.

@@ -1,20 +1,19 @@
 import Foundation
-import Testing
 
 /// Runs the built `geoalarm` binary and captures what it printed.
-struct Command {
-    var status: Int32
-    var stdout: String
-    var stderr: String
+public struct Command {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
 
-    var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+    public var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
 
-    /// The repository root (where `config/` lives).
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    /// The repository root (where `config/` lives): Tests/Support/Command.swift is three levels down.
+    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
     /// The binary built beside the test bundle, or `$GEOALARM_BIN`.
-    static let binary: URL = {
+    public static let binary: URL = {
         if let given = ProcessInfo.processInfo.environment["GEOALARM_BIN"] { return URL(fileURLWithPath: given) }
         let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("geoalarm")
@@ -22,9 +21,9 @@ struct Command {
         return root.appendingPathComponent(".build/debug/geoalarm")
     }()
 
-    /// Runs `geoalarm ARGUMENTS` in the repository root, with `stdin` as standard input.
-    static func run(
-        _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil
+    /// Runs `geoalarm ARGUMENTS` (or another executable) in the repository root, with `stdin` as standard input.
+    public static func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, executable: String? = nil
     ) throws -> Command {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -33,7 +32,7 @@ struct Command {
         FileManager.default.createFile(atPath: outURL.path, contents: nil)
         FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable.map(URL.init(fileURLWithPath:)) ?? binary
         process.arguments = arguments
         process.currentDirectoryURL = root
         if let environment { process.environment = environment }
@@ -55,7 +54,7 @@ struct Command {
     }
 
     /// Writes `text` to a new temporary file and returns its path.
-    static func temporaryFile(_ text: String, named name: String = "config.toml") throws -> String {
+    public static func temporaryFile(_ text: String, named name: String = "config.toml") throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let url = directory.appendingPathComponent(name)

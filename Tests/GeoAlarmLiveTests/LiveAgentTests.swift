@@ -1,0 +1,184 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// `geoalarm run` against a real gpsd fed by gpsfake. Serialized: each test plays a track in real time.
+@Suite(.serialized)
+struct LiveAgentTests {
+    static let walk = "config/demo/walk.nmea"
+
+    /// What `geoalarm replay` prints for the demo walk: the live agent must print the same.
+    static func replayedEvents(config: String = "config/demo.toml") throws -> [String] {
+        let replay = try Command.run(["replay", "-c", config, walk])
+        #expect(replay.status == 0)
+        return replay.stdoutLines
+    }
+
+    /// The walk's epochs from `first` on (the file has a comment line, then three sentences per epoch).
+    static func walkEpochs(_ range: PartialRangeFrom<Int>) throws -> String {
+        let lines = try String(contentsOf: Command.root.appendingPathComponent(walk), encoding: .utf8)
+            .components(separatedBy: "\r\n")
+        return lines[(1 + 3 * range.lowerBound)...].joined(separator: "\r\n")
+    }
+
+    static func walkEpochs(_ range: Range<Int>) throws -> String {
+        let lines = try String(contentsOf: Command.root.appendingPathComponent(walk), encoding: .utf8)
+            .components(separatedBy: "\r\n")
+        return (lines[1 + 3 * range.lowerBound ..< 1 + 3 * range.upperBound]).joined(separator: "\r\n") + "\r\n"
+    }
+
+    @Test func liveEventsMatchReplay() throws {
+        let expected = try Self.replayedEvents()
+        #expect(expected.count == 5)
+        let gpsd = try GPSFake()
+        try gpsd.play(Self.walk)
+        let agent = try Background(["run", "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= expected.count }
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines == expected)
+        #expect(agent.stderr.contains("connected to gpsd at localhost:\(gpsd.port)"))
+        #expect(agent.stderr.contains("no fix since 08:14:13 UTC"), "the walk's 40 s gap is noticed")
+        #expect(agent.stderr.contains("fixes are back at 08:14:54 UTC"))
+    }
+
+    @Test func jsonLinesLive() throws {
+        let gpsd = try GPSFake()
+        try gpsd.play(Self.walk, pace: 0.002)
+        let agent = try Background(["run", "-c", "config/demo.toml", "--json", "--gpsd", "127.0.0.1:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
+        agent.signal(SIGINT)
+        #expect(agent.exitStatus() == 0)
+        // gpsd prints positions to 9 decimals, the NMEA decoder keeps every bit: compare as values.
+        let replay = try Command.run(["replay", "-c", "config/demo.toml", "--json", Self.walk])
+        let live = try agent.stdoutLines.map(Self.decoded), replayed = try replay.stdoutLines.map(Self.decoded)
+        #expect(live.count == 5 && live.count == replayed.count)
+        for (got, want) in zip(live, replayed) {
+            #expect(got.keys.sorted() == want.keys.sorted())
+            for (key, value) in want {
+                if let number = value as? Double {
+                    #expect(abs((got[key] as? Double ?? .nan) - number) < 1e-6, "\(key)")
+                } else {
+                    #expect(got[key] as? String == value as? String, "\(key)")
+                }
+            }
+        }
+    }
+
+    static func decoded(_ line: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    @Test func startedBeforeGpsdItConnectsWhenGpsdComes() throws {
+        let gpsd = try GPSFake()
+        let agent = try Background(["run", "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil { $0.stderr.contains("unavailable") })
+        try gpsd.play(Self.walk, pace: 0.01)
+        #expect(agent.waitUntil { $0.stderr.contains("connected to gpsd") })
+        gpsd.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines == (try Self.replayedEvents()))
+        let refused = agent.stderr.components(separatedBy: "\n").filter { $0.contains("unavailable: can't connect") }
+        #expect(refused.count == 1, "logged once per change of state, not per retry: \(refused)")
+    }
+
+    @Test func gpsdKilledMidTrackAndRestartedTheAgentCarriesOn() throws {
+        let firstPart = try Command.temporaryFile(try Self.walkEpochs(0..<600), named: "first.nmea")
+        // The second gpsd replays from epoch 450: those already seen are refused as old,
+        // and they cover the seconds the agent needs to reconnect.
+        let secondPart = try Command.temporaryFile(try Self.walkEpochs(450...), named: "second.nmea")
+        let gpsd = try GPSFake()
+        try gpsd.play(firstPart)
+        let agent = try Background(["run", "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        #expect(agent.waitUntil { $0.stderr.contains("connection lost") })
+        let restarted = try GPSFake.onPort(gpsd.port)
+        try restarted.play(secondPart, pace: 0.01)
+        restarted.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines == (try Self.replayedEvents()))
+        #expect(agent.stderr.components(separatedBy: "connected to gpsd").count - 1 == 2)
+    }
+
+    @Test func sighupReloadsAValidConfigAndKeepsTheOldOneWhenBroken() throws {
+        let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+        let config = try Command.temporaryFile(demo)
+        let gpsd = try GPSFake()
+        try gpsd.play(Self.walk, pace: 0.01)
+        let agent = try Background(["run", "-c", config, "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil { $0.stderr.contains("connected to gpsd") })
+
+        try Data((demo + "\n[[reminder]]\ntitle = \"Broken\"\nlat = 200\nlon = 0\n").utf8).write(to: URL(fileURLWithPath: config))
+        agent.signal(SIGHUP)
+        #expect(agent.waitUntil { $0.stderr.contains("failed; the previous config stays in force") })
+        #expect(agent.stderr.contains("\(config): reminder \"broken\" (#6): lat: 200 is out of range (-90 to 90)"))
+
+        // Without the ferry reminder: it must not fire; the others keep their state and still fire.
+        let withoutFerry = demo.components(separatedBy: "[[reminder]]\nid = \"ferry\"")[0]
+        try Data(withoutFerry.utf8).write(to: URL(fileURLWithPath: config))
+        agent.signal(SIGHUP)
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 4 reminders") })
+
+        gpsd.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 4 }
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines == (try Self.replayedEvents()).filter { !$0.contains("ferry") })
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalStopsTheAgentCleanlyEvenWhileItWaitsForGpsd(signal: Int32) throws {
+        let agent = try Background(["run", "-c", "config/demo.toml", "--gpsd", "localhost:\(try GPSFake().port)"])
+        #expect(agent.waitUntil { $0.stderr.contains("unavailable") })
+        agent.signal(signal)
+        #expect(agent.exitStatus(within: 10) == 0)
+        #expect(agent.stderr.contains("stopped"))
+    }
+
+    /// Binary receiver protocols decoded by gpsd reach the engine: the first position becomes an
+    /// announced start state (`announce_initial`).
+    @Test(.enabled(if: !TestData.isAbsent, "../shared/testdata is absent (a clone elsewhere)"),
+          arguments: ["ublox-neo-m8t.log", "sirf2.log"])
+    func binaryReceiverLogsGoThroughGpsd(log: String) throws {
+        let root = try #require(TestData.root)
+        let check = try String(contentsOf: root.appendingPathComponent("gpsd/\(log).chk"), encoding: .utf8)
+        let firstFix = try #require(check.split(whereSeparator: \.isNewline).lazy.compactMap { line -> (Double, Double)? in
+            guard line.contains("\"class\":\"TPV\""),
+                  let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  (object["mode"] as? Int ?? 0) >= 2, let lat = object["lat"] as? Double, let lon = object["lon"] as? Double
+            else { return nil }
+            return (lat, lon)
+        }.first)
+        let config = try Command.temporaryFile("""
+            [defaults]
+            announce_initial = true
+            max_error = "10km"
+            confirmations = 1
+            [[reminder]]
+            id = "here"
+            title = "Where the receiver was"
+            lat = \(firstFix.0)
+            lon = \(firstFix.1)
+            radius = "2km"
+            """)
+        let gpsd = try GPSFake()
+        try gpsd.play(root.appendingPathComponent("gpsd/\(log)").path, pace: 0.002)
+        let agent = try Background(["run", "-c", config, "--json", "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil { !$0.stdoutLines.isEmpty })
+        gpsd.stop()
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        let line = try #require(agent.stdoutLines.first)
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(event["event"] as? String == "arrive")
+        #expect(event["reminder"] as? String == "here")
+        #expect(event["initial"] as? Bool == true)
+        #expect((event["distance_m"] as? Double ?? .infinity) <= 2000)
+    }
+}
