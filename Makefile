@@ -15,8 +15,8 @@ DESTDIR ?=
 INSTALL_CONFIGURATION ?= release
 
 # Debian packages the build and the tests use: libgps for the gpsd adapter, gpsd and gpsfake
-# (gpsd-clients) for the live tests and the demo, systemd for checking the units.
-APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd
+# (gpsd-clients) for the live tests and the demo, systemd and man-db for checking the units.
+APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db
 
 .PHONY: all deps build test demo replay-demo install clean
 
@@ -63,3 +63,8 @@ install-build:
 
 clean:
 	rm -rf .build
+
+# Benchmarks (their own package in Benchmarks/): figures are reported against a baseline of the same run.
+.PHONY: bench
+bench: deps
+	cd Benchmarks && $(SWIFT) build -c release --product LiveLatency && .build/release/LiveLatency

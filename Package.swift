@@ -6,6 +6,12 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "geoalarm", targets: ["geoalarm"]),
+        // For the benchmarks package (Benchmarks/), which measures these modules.
+        .library(
+            name: "GeoAlarmKit",
+            targets: ["GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent"]),
+        // Process and gpsfake helpers shared by the tests and the benchmarks.
+        .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),

@@ -1,0 +1,23 @@
+// swift-tools-version: 6.1
+// geoalarm's benchmarks, kept apart so that the main package stays lean. Run them with `make bench`.
+import PackageDescription
+
+let package = Package(
+    name: "geoalarm-benchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "geoalarm", path: ".."),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // Delay from gpsd's report being read to its event lines being written, on a real gpsd.
+        .executableTarget(
+            name: "LiveLatency",
+            dependencies: [
+                .product(name: "GeoAlarmKit", package: "geoalarm"),
+                .product(name: "GeoAlarmTestSupport", package: "geoalarm"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,89 @@
+// The delay from gpsd's report being read (gps_read returning) to the event lines for that
+// fix being written, through the real live path: GPSDSource's thread, the agent's loop, the
+// engine and a line writer. gpsfake plays the demo walk into a private gpsd twice: once with
+// no reminders (the baseline: plumbing only) and once with 100. Figures are per fix.
+import Foundation
+import GeoAlarmAgent
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmGPSD
+import GeoAlarmOutput
+import GeoAlarmTestSupport
+import Logging
+import Synchronization
+
+let repository = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let walk = repository.appendingPathComponent("config/demo/walk.nmea").path
+
+/// A hundred reminders around the walk: the demo's five and 95 more at seeded random places.
+func hundredReminders() throws -> [Reminder] {
+    var reminders = try ConfigLoader.load(path: repository.appendingPathComponent("config/demo.toml").path).reminders
+    var state: UInt64 = 20_261_121
+    func random() -> Double {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Double(state >> 11) / Double(1 << 53)
+    }
+    while reminders.count < 100 {
+        let centre = Coordinate(latitude: 38.705 + random() * 0.010, longitude: -9.140 + random() * 0.008)
+        reminders.append(Reminder(
+            id: "r\(reminders.count)", title: "Reminder \(reminders.count)", center: centre,
+            radius: 20 + random() * 100, hysteresis: 20, trigger: .both))
+    }
+    return reminders
+}
+
+/// Plays the walk into a new gpsd and runs the agent on it; returns each fix's delay and the events written.
+func measure(reminders: [Reminder]) async throws -> (delays: [Duration], events: Int) {
+    let gpsd = try GPSFake()
+    try gpsd.play(walk, pace: 0.002)
+
+    let delays = Mutex<[Duration]>([])
+    let events = Mutex(0)
+    let sink = LineWriter(handle: FileHandle(forWritingAtPath: "/dev/null")!, flushEachLine: true)
+    var logger = Logger(label: "bench")
+    logger.logLevel = .error
+    let config = Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders)
+    let agent = AlarmAgent(
+        source: GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port)), config: config, logger: logger,
+        latency: { delay in delays.withLock { $0.append(delay) } }
+    ) { event in
+        sink.write(EventFormat.text.line(for: event))
+        events.withLock { $0 += 1 }
+    }
+    let running = Task { try await agent.run() }
+    while gpsd.fake?.isRunning == true { try await Task.sleep(for: .milliseconds(50)) }
+    running.cancel()
+    try? await running.value
+    return (delays.withLock { $0 }, events.withLock { $0 })
+}
+
+func microseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
+}
+
+func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+    sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))]
+}
+
+let baseline = try await measure(reminders: [])
+let hundred = try await measure(reminders: try hundredReminders())
+let base = baseline.delays.map(microseconds).sorted()
+let full = hundred.delays.map(microseconds).sorted()
+guard !base.isEmpty, !full.isEmpty else {
+    FileHandle.standardError.write(Data("no fixes were measured: is gpsfake installed?\n".utf8))
+    exit(1)
+}
+func row(_ name: String, _ values: [Double], _ events: Int) -> String {
+    let cells = [0.5, 0.9, 0.99].map { String(format: "%8.1f", percentile(values, $0)) }
+    return "| \(name) | \(values.count) | \(events) | " + cells.joined(separator: " | ")
+        + String(format: " | %8.1f |", values.last!)
+}
+print("live path delay, gps_read returned -> event lines written, in microseconds per TPV report")
+print("| run | reports | events | p50 | p90 | p99 | max |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+print(row("baseline: 0 reminders", base, baseline.events))
+print(row("100 reminders", full, hundred.events))
+print(String(format: "ratio 100 reminders / baseline: p50 %.2fx, p99 %.2fx; goal p99 < 5000 us: %@",
+             percentile(full, 0.5) / percentile(base, 0.5), percentile(full, 0.99) / percentile(base, 0.99),
+             percentile(full, 0.99) < 5000 ? "met" : "NOT met"))
