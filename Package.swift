@@ -9,7 +9,10 @@ let package = Package(
         // For the benchmarks package (Benchmarks/), which measures these modules.
         .library(
             name: "GeoAlarmKit",
-            targets: ["GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent"]),
+            targets: [
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent",
+                "GeoAlarmHooks",
+            ]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
     ],
@@ -44,6 +47,11 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // Adapter: command hooks (child processes) as an event sink.
+        .target(
+            name: "GeoAlarmHooks",
+            dependencies: ["GeoAlarmCore", "GeoAlarmOutput", .product(name: "Logging", package: "swift-log")]
+        ),
         // Adapter: event sinks (stdout lines, JSON lines).
         .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore"]),
         // Argument parsing and wiring only.
@@ -64,7 +72,11 @@ let package = Package(
         .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),
         .testTarget(name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmTestSupport"]),
         // Finds the shared receiver captures for the tests that read them.
-        .target(name: "GeoAlarmTestSupport", path: "Tests/Support"),
+        .target(name: "GeoAlarmTestSupport", dependencies: ["GeoAlarmHooks"], path: "Tests/Support"),
+        .testTarget(
+            name: "GeoAlarmHooksTests",
+            dependencies: ["GeoAlarmHooks", "GeoAlarmCore", .product(name: "Logging", package: "swift-log")]
+        ),
         // Runs the built `geoalarm` binary end to end.
         .testTarget(name: "GeoAlarmCLITests", dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore", "GeoAlarmTestSupport"]),
         // The live agent end to end: a real gpsd fed by gpsfake, signals, systemd units.

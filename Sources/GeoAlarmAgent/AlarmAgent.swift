@@ -23,7 +23,7 @@ public final class AlarmAgent: Service {
     private let source: GPSDSource
     private let configPath: String
     private let initialConfig: Config
-    private let emit: @Sendable (GeofenceEvent) -> Void
+    private let sinks: [any EventSink]
     private let logger: Logger
     /// Records, per fix, the time from gpsd's report being read to its events being emitted.
     private let latency: (@Sendable (Duration) -> Void)?
@@ -31,16 +31,17 @@ public final class AlarmAgent: Service {
     /// How long without a usable fix before the silence is logged.
     static let silenceBeforeNotice: Duration = .seconds(10)
 
+    /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each report's delay.
     public init(
-        source: GPSDSource, config: Config, logger: Logger,
-        latency: (@Sendable (Duration) -> Void)? = nil, emit: @escaping @Sendable (GeofenceEvent) -> Void
+        source: GPSDSource, config: Config, sinks: [any EventSink], logger: Logger,
+        latency: (@Sendable (Duration) -> Void)? = nil
     ) {
         self.source = source
         self.configPath = config.path
         self.initialConfig = config
         self.logger = logger
         self.latency = latency
-        self.emit = emit
+        self.sinks = sinks
     }
 
     public func run() async throws {
@@ -82,7 +83,9 @@ public final class AlarmAgent: Service {
             state.connection = .unavailable(reason)
         case .gpsd(.report(let fix, let readAt)):
             let outcome = state.engine.process(fix)
-            for event in outcome.events { emit(event) }
+            for event in outcome.events {
+                for sink in sinks { sink.deliver(event) }
+            }
             latency?(ContinuousClock.now - readAt)
             switch outcome {
             case .accepted:

@@ -16,6 +16,8 @@ public struct Config: Sendable {
     public var gpsdPort: Int?
     /// `[output] notify`: false means log only, as `--headless`.
     public var notify: Bool
+    /// `[output] hook_timeout`: seconds a command hook may run before it is killed.
+    public var hookTimeout: Double = 10
 
     public init(
         path: String, settings: EngineSettings, places: [String: Coordinate], reminders: [Reminder],

@@ -42,6 +42,7 @@ struct ReminderDefaults {
     var radius = 100.0
     var hysteresis = 25.0
     var dwell = 0.0
+    var alert = ReminderAlert()
 }
 
 /// Walks the parsed TOML tables, building the config and recording diagnostics.
@@ -51,13 +52,14 @@ struct ConfigReader {
 
     static let topLevelKeys = ["defaults", "places", "reminder", "gpsd", "output"]
     static let gpsdKeys = ["host", "port"]
-    static let outputKeys = ["notify"]
-    static let defaultsKeys = ["radius", "hysteresis", "dwell", "max_error", "confirmations", "announce_initial"]
+    static let outputKeys = ["notify", "hook_timeout"]
+    static let alertKeys = ["urgency", "icon", "timeout", "exec"]
+    static let defaultsKeys = ["radius", "hysteresis", "dwell", "max_error", "confirmations", "announce_initial"] + alertKeys
     static let placeKeys = ["lat", "lon"]
     static let reminderKeys = [
         "id", "title", "notes", "lat", "lon", "place", "location", "radius", "hysteresis", "dwell", "when",
         "enabled",
-    ]
+    ] + alertKeys
 
     init(file: String) {
         self.file = file
@@ -106,6 +108,9 @@ struct ConfigReader {
         if let table = table(root, "output", context: "top level") {
             checkKeys(of: table, allowed: Self.outputKeys, context: "output")
             config.notify = bool(table, "notify", context: "output") ?? true
+            if let timeout = span(table, "hook_timeout", context: "output") {
+                if timeout > 0 { config.hookTimeout = timeout } else { report("output", "hook_timeout", "must be above 0") }
+            }
         }
         return config
     }
@@ -131,6 +136,30 @@ struct ConfigReader {
             }
         }
         if let announce = bool(table, "announce_initial", context: context) { settings.announceInitial = announce }
+        defaults.alert = alert(table, context: context, inheriting: defaults.alert)
+    }
+
+    /// Urgency, icon, timeout and exec, each taken from `base` when the table does not say.
+    private mutating func alert(_ table: TOMLTable, context: String, inheriting base: ReminderAlert) -> ReminderAlert {
+        var alert = base
+        if let text = string(table, "urgency", context: context) {
+            if let urgency = Urgency(rawValue: text.lowercased()) {
+                alert.urgency = urgency
+            } else {
+                report(context, "urgency", "unknown value \"\(text)\" (use \"low\", \"normal\" or \"critical\")")
+            }
+        }
+        if let icon = string(table, "icon", context: context) { alert.icon = icon.isEmpty ? nil : icon }
+        if let timeout = span(table, "timeout", context: context) { alert.timeout = timeout }
+        if let value = table["exec"] {
+            let words = value.array.map { array in (0..<array.count).compactMap { array[$0].string } }
+            if let words, let count = value.array?.count, words.count == count, !words.isEmpty, !words[0].isEmpty {
+                alert.command = words
+            } else {
+                report(context, "exec", "must be a non-empty array of strings: the program and its arguments, e.g. [\"/usr/bin/paplay\", \"bell.oga\"]")
+            }
+        }
+        return alert
     }
 
     private mutating func readPlace(name: String, value: TOMLValueConvertible) -> Coordinate? {
@@ -188,10 +217,11 @@ struct ConfigReader {
             }
         }
         let enabled = bool(table, "enabled", context: context) ?? true
+        let alert = alert(table, context: context, inheriting: defaults.alert)
         guard diagnostics.count == before, let id, let title, let center else { return nil }
         return Reminder(
             id: id, title: title, notes: notes, center: center, placeName: placeName, radius: radius,
-            hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled)
+            hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled, alert: alert)
     }
 
     private mutating func reminderCenter(

@@ -29,6 +29,29 @@ public enum EventKind: String, Sendable {
     case arrive, leave
 }
 
+/// How loudly a reminder asks for attention, as the desktop notification spec's urgency levels.
+public enum Urgency: String, Sendable, CaseIterable {
+    case low, normal, critical
+}
+
+/// How an event of a reminder is presented: the pop-up's look and the commands to run.
+public struct ReminderAlert: Sendable, Equatable {
+    public var urgency: Urgency
+    /// A themed icon name or an image path; nil for the default location icon.
+    public var icon: String?
+    /// Seconds the pop-up stays; nil leaves it to the notification server (critical ones never expire).
+    public var timeout: Double?
+    /// A command (argv, never a shell string) run for every event of this reminder; empty for none.
+    public var command: [String]
+
+    public init(urgency: Urgency = .normal, icon: String? = nil, timeout: Double? = nil, command: [String] = []) {
+        self.urgency = urgency
+        self.icon = icon
+        self.timeout = timeout
+        self.command = command
+    }
+}
+
 /// A location-based reminder: a circle, a message, and which crossings to announce.
 public struct Reminder: Sendable, Equatable, Identifiable {
     /// Unique within a config; a slug of the title unless given.
@@ -48,11 +71,12 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     public var trigger: Trigger
     /// Disabled reminders are listed but never tracked.
     public var isEnabled: Bool
+    public var alert: ReminderAlert
 
     public init(
         id: String, title: String, notes: String? = nil, center: Coordinate, placeName: String? = nil,
         radius: Double, hysteresis: Double = 0, dwell: Double = 0, trigger: Trigger = .arrive,
-        isEnabled: Bool = true
+        isEnabled: Bool = true, alert: ReminderAlert = ReminderAlert()
     ) {
         self.id = id
         self.title = title
@@ -64,6 +88,7 @@ public struct Reminder: Sendable, Equatable, Identifiable {
         self.dwell = dwell
         self.trigger = trigger
         self.isEnabled = isEnabled
+        self.alert = alert
     }
 
     /// How far from the centre a fix can still be not outside: radius plus hysteresis.

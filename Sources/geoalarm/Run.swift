@@ -47,13 +47,9 @@ struct Run: AsyncParsableCommand {
             option: gpsd.flatMap(GPSDEndpoint.init(parsing:)), config: fromConfig,
             environment: ProcessInfo.processInfo.environment)
         if headless || !config.notify { logger.info("headless: events are logged only") }
-        let format: EventFormat = json ? .json : .text
-        let writer = LineWriter(flushEachLine: true)
+        let sinks: [any EventSink] = [EventLog(format: json ? .json : .text)]
         let agent = AlarmAgent(
-            source: GPSDSource(endpoint: endpoint, device: device), config: config, logger: logger
-        ) { event in
-            writer.write(format.line(for: event))
-        }
+            source: GPSDSource(endpoint: endpoint, device: device), config: config, sinks: sinks, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

@@ -1,13 +1,13 @@
 import Foundation
+import GeoAlarmHooks
 
 /// A `geoalarm` (or other) process left running while a test talks to it.
 ///
-/// Started with posix_spawn rather than Foundation's Process: the test runner's threads block
-/// most signals, and a child inheriting that mask never hears SIGTERM or SIGCHLD (gpsfake then
-/// never reaps or stops its gpsd). Here the child gets an empty mask, default handlers and a
-/// process group of its own, so `stop()` ends it together with anything it started.
+/// Started as the agent starts hooks (``ChildProcess``), not with Foundation's Process: the
+/// test runner's threads block most signals, and a child inheriting that mask never hears
+/// SIGTERM or SIGCHLD (gpsfake then never stops its gpsd).
 public final class Background: @unchecked Sendable {
-    public let pid: pid_t
+    private let child: ChildProcess
     private let outPath: String
     private let errPath: String
     private var status: Int32?
@@ -18,36 +18,14 @@ public final class Background: @unchecked Sendable {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         outPath = scratch.appendingPathComponent("out").path
         errPath = scratch.appendingPathComponent("err").path
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-
-        let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         // env -C runs the program in the repository root (posix_spawn's chdir action is not in Swift's Glibc).
-        let argv = (["/usr/bin/env", "-C", Command.root.path, executable.path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, "/usr/bin/env", &actions, &attributes, argv, envp)
-        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
-        pid = child
+        child = try ChildProcess.spawn(
+            ["/usr/bin/env", "-C", Command.root.path, executable.path] + arguments,
+            environment: environment ?? ProcessInfo.processInfo.environment,
+            stdout: .file(outPath), stderr: .file(errPath))
     }
+
+    public var pid: pid_t { child.pid }
 
     public var stdout: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
     public var stderr: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
@@ -55,12 +33,8 @@ public final class Background: @unchecked Sendable {
 
     /// Whether the process still runs (reaping it once it has ended).
     public var isRunning: Bool {
-        guard status == nil else { return false }
-        var raw: Int32 = 0
-        guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
-        // WIFEXITED / WEXITSTATUS, or 128 + the signal that ended it.
-        status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-        return false
+        if status == nil { status = child.poll() }
+        return status == nil
     }
 
     /// Waits until `condition` holds, polling; false when `seconds` pass first (a liveness limit, not a speed test).
@@ -88,7 +62,7 @@ public final class Background: @unchecked Sendable {
     /// Ends the process and its group if it is still running.
     public func stop() {
         if isRunning {
-            kill(-pid, SIGKILL)
+            child.signalGroup(SIGKILL)
             _ = exitStatus(within: 5)
         }
     }

@@ -39,23 +39,26 @@ func measure(reminders: [Reminder]) async throws -> (delays: [Duration], events:
     try gpsd.play(walk, pace: 0.002)
 
     let delays = Mutex<[Duration]>([])
-    let events = Mutex(0)
     let sink = LineWriter(handle: FileHandle(forWritingAtPath: "/dev/null")!, flushEachLine: true)
     var logger = Logger(label: "bench")
     logger.logLevel = .error
     let config = Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders)
+    let counter = EventCounter()
     let agent = AlarmAgent(
-        source: GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port)), config: config, logger: logger,
-        latency: { delay in delays.withLock { $0.append(delay) } }
-    ) { event in
-        sink.write(EventFormat.text.line(for: event))
-        events.withLock { $0 += 1 }
-    }
+        source: GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port)), config: config,
+        sinks: [EventLog(format: .text, writer: sink), counter], logger: logger,
+        latency: { delay in delays.withLock { $0.append(delay) } })
     let running = Task { try await agent.run() }
     while gpsd.fake?.isRunning == true { try await Task.sleep(for: .milliseconds(50)) }
     running.cancel()
     try? await running.value
-    return (delays.withLock { $0 }, events.withLock { $0 })
+    return (delays.withLock { $0 }, counter.count.withLock { $0 })
+}
+
+/// Counts the events the agent announced.
+final class EventCounter: EventSink {
+    let count = Mutex(0)
+    func deliver(_ event: GeofenceEvent) { count.withLock { $0 += 1 } }
 }
 
 func microseconds(_ duration: Duration) -> Double {

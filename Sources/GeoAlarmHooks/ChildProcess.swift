@@ -1,0 +1,91 @@
+import Foundation
+
+/// A child process started with posix_spawn, the way a daemon should start one.
+///
+/// The child gets an empty signal mask and default signal handlers (threads of a Swift
+/// program block most signals, and a child would inherit that and never hear SIGTERM), and a
+/// process group of its own, so that `kill(-pid)` ends it together with whatever it started.
+public struct ChildProcess: Sendable {
+    public let pid: pid_t
+
+    /// Where one of the child's standard streams goes.
+    public enum Stream: Sendable {
+        case nullDevice
+        /// A file, created or truncated for output, read for input.
+        case file(String)
+        /// An open descriptor of ours, duplicated into the child; the caller closes its own copy.
+        case descriptor(Int32)
+    }
+
+    /// Why a child could not be started.
+    public struct SpawnError: Error, Sendable, CustomStringConvertible {
+        public var program: String
+        public var code: Int32
+        public var description: String { "cannot start \(program): \(String(cString: strerror(code)))" }
+    }
+
+    /// Starts `arguments[0]` (a path, or a name looked up on PATH) with `arguments` and exactly `environment`.
+    public static func spawn(
+        _ arguments: [String], environment: [String: String],
+        stdin: Stream = .nullDevice, stdout: Stream = .nullDevice, stderr: Stream = .nullDevice
+    ) throws(SpawnError) -> ChildProcess {
+        precondition(!arguments.isEmpty, "a command needs a program")
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (target, stream) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
+            switch stream {
+            case .nullDevice:
+                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
+            case .file(let path):
+                let flags = target == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC
+                posix_spawn_file_actions_addopen(&actions, target, path, flags, 0o644)
+            case .descriptor(let descriptor):
+                posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+            }
+        }
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard result == 0 else { throw SpawnError(program: arguments[0], code: result) }
+        return ChildProcess(pid: pid)
+    }
+
+    /// The exit status once the child has ended (128 + the signal when a signal ended it), nil while it runs.
+    public func poll() -> Int32? {
+        var raw: Int32 = 0
+        guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
+        return Self.decode(raw)
+    }
+
+    /// Waits for the child to end and returns its exit status (as `poll`).
+    public func wait() -> Int32 {
+        var raw: Int32 = 0
+        while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+        return Self.decode(raw)
+    }
+
+    /// Sends `signal` to the child's whole process group.
+    public func signalGroup(_ signal: Int32) {
+        kill(-pid, signal)
+    }
+
+    private static func decode(_ raw: Int32) -> Int32 {
+        (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+    }
+}

@@ -1,0 +1,24 @@
+import GeoAlarmCore
+
+/// Somewhere events go: the log on stdout, desktop pop-ups, command hooks.
+///
+/// `deliver` is called on the agent's loop for every announced event, in order, and must return
+/// at once: a sink that does slow work (D-Bus, child processes) hands it to a thread of its own.
+public protocol EventSink: Sendable {
+    func deliver(_ event: GeofenceEvent)
+}
+
+/// Every event as a line on stdout, written (and flushed) before any other sink sees it.
+public struct EventLog: EventSink {
+    private let format: EventFormat
+    private let writer: LineWriter
+
+    public init(format: EventFormat, writer: LineWriter = LineWriter(flushEachLine: true)) {
+        self.format = format
+        self.writer = writer
+    }
+
+    public func deliver(_ event: GeofenceEvent) {
+        writer.write(format.line(for: event))
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import GeoAlarmCore
+@testable import GeoAlarmHooks
+import Logging
+import Synchronization
+import Testing
+
+/// Log messages, kept for the assertions.
+final class CapturedLog: LogHandler, @unchecked Sendable {
+    private let lines = Mutex<[String]>([])
+    var logLevel: Logger.Level = .debug
+    var metadata: Logger.Metadata = [:]
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) { lines.withLock { $0.append("\(event.level): \(event.message)") } }
+    var messages: [String] { lines.withLock { $0 } }
+    var logger: Logger { Logger(label: "test") { _ in self } }
+}
+
+struct HookRunnerTests {
+    static let event = GeofenceEvent(
+        kind: .leave,
+        reminder: Reminder(id: "parcel", title: "Pick up the parcel", notes: "Front desk",
+                           center: Coordinate(latitude: 38.7226, longitude: -9.1094), radius: 100),
+        fix: Fix(time: Date(timeIntervalSince1970: 1_795_248_390), coordinate: Coordinate(latitude: 38.7236, longitude: -9.1094)),
+        distance: 111.2)
+
+    /// A fresh directory with executable scripts `name: body`.
+    static func hooks(_ scripts: [String: String]) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-hooks-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (name, body) in scripts {
+            let path = "\(directory)/\(name)"
+            try Data(("#!/bin/sh\n" + body + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            chmod(path, 0o755)
+        }
+        return directory
+    }
+
+    static func wait(for path: String, seconds: Double = 20) -> String? {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasSuffix("\n") { return text }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return nil
+    }
+
+    @Test func theEventArrivesInTheEnvironmentAndOnStdin() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("hook-\(UUID().uuidString)").path
+        let directory = try Self.hooks([
+            "record": "env | grep '^GEOALARM_' | sort > \(out).env; cat > \(out).stdin; echo done >> \(out).env",
+        ])
+        let log = CapturedLog()
+        let runner = HookRunner(directory: directory, timeout: 10, logger: log.logger)
+        runner.deliver(Self.event)
+        let environment = try #require(Self.wait(for: "\(out).env"))
+        #expect(environment == """
+            GEOALARM_DISTANCE_M=111.2
+            GEOALARM_EVENT=leave
+            GEOALARM_LAT=38.7236
+            GEOALARM_LON=-9.1094
+            GEOALARM_NOTES=Front desk
+            GEOALARM_REMINDER=parcel
+            GEOALARM_TIME=2026-11-21T08:06:30Z
+            GEOALARM_TITLE=Pick up the parcel
+            done
+
+            """)
+        let stdin = try String(contentsOfFile: "\(out).stdin", encoding: .utf8)
+        #expect(stdin == #"{"time":"2026-11-21T08:06:30Z","event":"leave","reminder":"parcel","title":"Pick up the parcel","lat":38.7236,"lon":-9.1094,"distance_m":111.2,"notes":"Front desk"}"# + "\n")
+    }
+
+    @Test func theRemindersOwnCommandRunsFirstAndOnlyExecutablesFromTheDirectory() throws {
+        let directory = try Self.hooks(["b-hook": "true", "a-hook": "true"])
+        try Data("not executable".utf8).write(to: URL(fileURLWithPath: "\(directory)/readme.txt"))
+        try FileManager.default.createDirectory(atPath: "\(directory)/subdir", withIntermediateDirectories: true)
+        var event = Self.event
+        event.reminder.alert.command = ["/usr/bin/paplay", "bell.oga"]
+        let runner = HookRunner(directory: directory, timeout: 10, logger: CapturedLog().logger)
+        #expect(runner.commands(for: event) == [["/usr/bin/paplay", "bell.oga"], ["\(directory)/a-hook"], ["\(directory)/b-hook"]])
+        #expect(HookRunner(directory: "/nonexistent", timeout: 1, logger: CapturedLog().logger).commands(for: Self.event).isEmpty)
+    }
+
+    @Test func aFailingHookIsLoggedWithItsStatusAndStderr() throws {
+        let log = CapturedLog()
+        let runner = HookRunner(directory: nil, timeout: 10, logger: log.logger)
+        runner.run(["/bin/sh", "-c", "echo 'no speaker' >&2; exit 3"], environment: [:], input: "{}\n")
+        #expect(log.messages == ["warning: hook /bin/sh -c echo 'no speaker' >&2; exit 3 failed with exit status 3: no speaker"])
+        runner.run(["/nonexistent/hook"], environment: [:], input: "{}\n")
+        #expect(log.messages.last == "warning: hook /nonexistent/hook not run: cannot start /nonexistent/hook: No such file or directory")
+        runner.run(["/bin/true"], environment: [:], input: "{}\n")
+        #expect(log.messages.last == "debug: hook /bin/true done")
+    }
+
+    @Test func aHookPastItsTimeoutIsKilledWithItsChildren() throws {
+        let log = CapturedLog()
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("hook-child-\(UUID().uuidString)").path
+        let runner = HookRunner(directory: nil, timeout: 0.5, logger: log.logger)
+        runner.run(["/bin/sh", "-c", "(sleep 3; touch \(marker)) & sleep 30"], environment: [:], input: "{}\n")
+        #expect(log.messages == ["warning: hook /bin/sh -c (sleep 3; touch \(marker)) & sleep 30 still running after 0.5 s; killed it"])
+        Thread.sleep(forTimeInterval: 3.5)
+        #expect(!FileManager.default.fileExists(atPath: marker), "the hook's own child was killed too")
+    }
+
+    @Test func aHookThatIgnoresStdinDoesNotHurt() throws {
+        let log = CapturedLog()
+        let runner = HookRunner(directory: nil, timeout: 10, logger: log.logger)
+        runner.run(["/bin/true"], environment: [:], input: String(repeating: "x", count: 200_000))
+        #expect(log.messages.count == 1)
+    }
+
+    @Test func aBurstOfEventsRunsEveryHookAndReapsThemAll() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("burst-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        // One slow hook must not hold up the fast ones.
+        let directory = try Self.hooks([
+            "fast": "cat > \(out)/$GEOALARM_REMINDER.$$",
+            "slow": "sleep 2",
+        ])
+        let runner = HookRunner(directory: directory, timeout: 10, logger: CapturedLog().logger)
+        for index in 0..<50 {
+            var event = Self.event
+            event.reminder.id = "r\(index)"
+            runner.deliver(event)
+        }
+        let end = Date().addingTimeInterval(20)
+        var files: [String] = []
+        while Date() < end {
+            files = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+            if files.count == 50 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(files.count == 50)
+        #expect(Set(files.map { $0.split(separator: ".")[0] }).count == 50)
+        Thread.sleep(forTimeInterval: 3)
+        // Every child reaped: no process whose parent is us is left as a zombie.
+        let zombies = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+            guard Int(entry) != nil, let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && fields[0] == "Z" && Int32(fields[1]) == getpid()
+        }
+        #expect(zombies.isEmpty)
+    }
+}
