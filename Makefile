@@ -15,8 +15,10 @@ DESTDIR ?=
 INSTALL_CONFIGURATION ?= release
 
 # Debian packages the build and the tests use: libgps for the gpsd adapter, gpsd and gpsfake
-# (gpsd-clients) for the live tests and the demo, systemd and man-db for checking the units.
-APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db
+# (gpsd-clients) for the live tests and the demo, systemd and man-db for checking the units,
+# libnotify for pop-ups, and dunst, Xvfb and D-Bus for the tests on a real notification server.
+APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
+	libnotify-dev libnotify-bin dunst xvfb dbus-daemon
 
 .PHONY: all deps build test demo replay-demo install clean
 

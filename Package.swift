@@ -11,7 +11,7 @@ let package = Package(
             name: "GeoAlarmKit",
             targets: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent",
-                "GeoAlarmHooks",
+                "GeoAlarmHooks", "GeoAlarmNotify",
             ]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
@@ -47,6 +47,13 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // libnotify and the bit of GLib it needs, through a shim of flat C functions.
+        .systemLibrary(name: "CLibNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+        // Adapter: desktop pop-ups as an event sink.
+        .target(
+            name: "GeoAlarmNotify",
+            dependencies: ["GeoAlarmCore", "GeoAlarmOutput", "CLibNotify", .product(name: "Logging", package: "swift-log")]
+        ),
         // Adapter: command hooks (child processes) as an event sink.
         .target(
             name: "GeoAlarmHooks",
@@ -59,6 +66,7 @@ let package = Package(
             name: "geoalarm",
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent",
+                "GeoAlarmHooks", "GeoAlarmNotify",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -15,6 +15,13 @@ public enum ConfigLocation {
         return paths
     }
 
+    /// Where command hooks live: `$XDG_CONFIG_HOME/geoalarm/hooks`, else `~/.config/geoalarm/hooks`.
+    public static func hooksDirectory(environment: [String: String]) -> String? {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return "\(xdg)/geoalarm/hooks" }
+        if let home = environment["HOME"], !home.isEmpty { return "\(home)/.config/geoalarm/hooks" }
+        return nil
+    }
+
     /// The explicit path when given, else the first search path that exists.
     public static func resolve(
         explicit: String?, environment: [String: String], exists: (String) -> Bool

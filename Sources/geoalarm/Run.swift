@@ -3,6 +3,8 @@ import Foundation
 import GeoAlarmAgent
 import GeoAlarmConfig
 import GeoAlarmGPSD
+import GeoAlarmHooks
+import GeoAlarmNotify
 import GeoAlarmOutput
 import Logging
 import ServiceLifecycle
@@ -29,7 +31,7 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Print each event as a JSON object on one line.")
     var json = false
 
-    @Flag(help: "Log events only, never show desktop notifications (as [output] notify = false).")
+    @Flag(help: "Log events only, never show desktop pop-ups (as [output] notify = false). Hooks still run.")
     var headless = false
 
     func validate() throws {
@@ -41,13 +43,22 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         let config = try options.load()
         let logger = Diagnostics.logger
+        let environment = ProcessInfo.processInfo.environment
         let fromConfig = (config.gpsdHost != nil || config.gpsdPort != nil)
             ? GPSDEndpoint(host: config.gpsdHost ?? "localhost", port: config.gpsdPort ?? GPSDEndpoint.defaultPort) : nil
         let endpoint = GPSDEndpoint.resolve(
             option: gpsd.flatMap(GPSDEndpoint.init(parsing:)), config: fromConfig,
-            environment: ProcessInfo.processInfo.environment)
-        if headless || !config.notify { logger.info("headless: events are logged only") }
-        let sinks: [any EventSink] = [EventLog(format: json ? .json : .text)]
+            environment: environment)
+        var sinks: [any EventSink] = [EventLog(format: json ? .json : .text)]
+        if headless || !config.notify {
+            logger.info("headless: events are logged, no pop-ups")
+        } else {
+            sinks.append(DesktopNotifier(logger: logger) { action, reminder in
+                logger.info("\"\(action == .done ? "Done" : "Snooze 1 h")\" pressed for reminder \(reminder)")
+            })
+        }
+        sinks.append(HookRunner(
+            directory: ConfigLocation.hooksDirectory(environment: environment), timeout: config.hookTimeout, logger: logger))
         let agent = AlarmAgent(
             source: GPSDSource(endpoint: endpoint, device: device), config: config, sinks: sinks, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(

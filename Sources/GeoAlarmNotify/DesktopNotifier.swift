@@ -1,0 +1,143 @@
+internal import CLibNotify
+import Foundation
+import GeoAlarmCore
+import GeoAlarmOutput
+import Logging
+import Synchronization
+
+/// Desktop pop-ups through libnotify, one per event.
+///
+/// `deliver` only queues the event (a bounded queue: when it is full the oldest waiting
+/// pop-up is dropped) and returns, so the engine and the stdout log never wait for D-Bus.
+/// A GLib main loop on a thread of its own sends the notifications (libnotify blocks up to
+/// 25 s on a hung server) and runs the callbacks of their "Done" and "Snooze 1 h" buttons.
+/// Without a session bus or notification server, the first failure is logged once and every
+/// later event tries again, since the server may have started since.
+public final class DesktopNotifier: EventSink, @unchecked Sendable {
+    /// How many pop-ups may wait while the server is slow.
+    public static let queueLimit = 32
+    /// The themed icon shown when a reminder names none.
+    public static let defaultIcon = "mark-location"
+
+    private let logger: Logger
+    private let onAction: @Sendable (NotificationAction, String) -> Void
+    private let waiting = Mutex<[GeofenceEvent]>([])
+    private let dropped = Mutex(0)
+    // Touched only on the GLib thread:
+    private var server: ServerState = .unknown
+    private var loop: OpaquePointer?
+
+    /// What the notification server was last seen doing.
+    enum ServerState: Equatable {
+        case unknown
+        case available(actions: Bool, markup: Bool)
+        case missing
+    }
+
+    /// `onAction` is called (on the GLib thread) with the button pressed and the reminder's id.
+    public init(logger: Logger, onAction: @escaping @Sendable (NotificationAction, String) -> Void) {
+        self.logger = logger
+        self.onAction = onAction
+        _ = geoalarm_notify_init("geoalarm")
+        let ready = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            loop = geoalarm_main_loop_new()
+            ready.signal()
+            geoalarm_main_loop_run(loop)
+        }
+        thread.name = "notifications"
+        thread.start()
+        ready.wait()
+    }
+
+    public func deliver(_ event: GeofenceEvent) {
+        let overflow = waiting.withLock { queue -> Bool in
+            queue.append(event)
+            guard queue.count > Self.queueLimit else { return false }
+            queue.removeFirst()
+            return true
+        }
+        if overflow { dropped.withLock { $0 += 1 } }
+        geoalarm_main_loop_call({ context in
+            Unmanaged<DesktopNotifier>.fromOpaque(context!).takeUnretainedValue().sendWaiting()
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Sends every queued event (on the GLib thread).
+    private func sendWaiting() {
+        let events = waiting.withLock { queue in
+            defer { queue.removeAll() }
+            return queue
+        }
+        let lost = dropped.withLock { count in
+            defer { count = 0 }
+            return count
+        }
+        if lost > 0 { logger.warning("notification server too slow; \(lost) pop-ups dropped (the events were logged)") }
+        for event in events { send(event) }
+    }
+
+    private func send(_ event: GeofenceEvent) {
+        if server == .unknown || server == .missing { lookForServer() }
+        guard case .available(let actions, let markup) = server else { return }
+        let content = NotificationContent(event: event, markup: markup)
+        var handler: geoalarm_action_handler?
+        var context: UnsafeMutableRawPointer?
+        if actions {
+            handler = { action, context in
+                guard let action, let context else { return }
+                let binding = Unmanaged<ActionBinding>.fromOpaque(context).takeUnretainedValue()
+                guard let kind = NotificationAction(rawValue: String(cString: action)) else { return }
+                binding.notifier.onAction(kind, binding.reminder)
+            }
+            context = Unmanaged.passRetained(ActionBinding(notifier: self, reminder: event.reminder.id)).toOpaque()
+        }
+        guard let failure = geoalarm_notify_show(
+            content.summary, content.body, content.icon, Int32(content.urgency), Int32(content.timeoutMilliseconds),
+            content.category, "geoalarm", handler, { Unmanaged<ActionBinding>.fromOpaque($0!).release() }, context)
+        else { return }
+        defer { geoalarm_free(failure) }
+        serverLost(String(cString: failure))
+    }
+
+    private func lookForServer() {
+        guard let name = geoalarm_notify_server_name() else {
+            serverLost("nothing answers as org.freedesktop.Notifications")
+            return
+        }
+        defer { geoalarm_free(name) }
+        let wasMissing = server == .missing
+        server = .available(
+            actions: geoalarm_notify_server_has("actions") != 0, markup: geoalarm_notify_server_has("body-markup") != 0)
+        if wasMissing {
+            logger.info("notification server \(String(cString: name)) is back; showing pop-ups again")
+        } else {
+            logger.info("showing pop-ups through \(String(cString: name))")
+        }
+    }
+
+    private func serverLost(_ reason: String) {
+        if server != .missing {
+            logger.warning("no notification server on the session bus (\(reason)); continuing headless")
+        }
+        server = .missing
+    }
+}
+
+/// What a pop-up's buttons call back with.
+private final class ActionBinding {
+    let notifier: DesktopNotifier
+    let reminder: String
+
+    init(notifier: DesktopNotifier, reminder: String) {
+        self.notifier = notifier
+        self.reminder = reminder
+    }
+}
+
+/// The buttons a pop-up offers where the server can show them.
+public enum NotificationAction: String, Sendable {
+    case done
+    case snooze
+}

@@ -1,0 +1,44 @@
+import GeoAlarmCore
+
+/// What a pop-up for an event says and how it behaves, following the desktop notification spec.
+struct NotificationContent: Equatable {
+    /// "Arrived: Buy bread" or "Left: Buy bread".
+    var summary: String
+    /// The reminder's notes, then where (place name or coordinates) and how far from its centre.
+    var body: String
+    var icon: String
+    /// 0 low, 1 normal, 2 critical (libnotify's NotifyUrgency).
+    var urgency: Int
+    /// -1 for the server's default, 0 for never (critical pop-ups never expire), else milliseconds.
+    var timeoutMilliseconds: Int
+    /// `x-geoalarm.arrive` or `x-geoalarm.leave`.
+    var category: String
+
+    /// `markup`: the server renders body markup, so `&`, `<` and `>` in the text must be escaped.
+    init(event: GeofenceEvent, markup: Bool) {
+        let reminder = event.reminder
+        summary = (event.kind == .arrive ? "Arrived: " : "Left: ") + reminder.title
+        let place = reminder.placeName ?? reminder.center.description
+        let distance = "\(Int(event.distance.rounded())) m from its centre"
+        let whereabouts = event.kind == .arrive ? "At \(place), \(distance)" : "Left \(place), now \(distance)"
+        let text = [reminder.notes, whereabouts].compactMap { $0 }.joined(separator: "\n")
+        body = markup ? Self.escaped(text) : text
+        icon = reminder.alert.icon ?? DesktopNotifier.defaultIcon
+        switch reminder.alert.urgency {
+        case .low: urgency = 0
+        case .normal: urgency = 1
+        case .critical: urgency = 2
+        }
+        if reminder.alert.urgency == .critical {
+            timeoutMilliseconds = 0
+        } else {
+            timeoutMilliseconds = reminder.alert.timeout.map { Int(($0 * 1000).rounded()) } ?? -1
+        }
+        category = "x-geoalarm.\(event.kind.rawValue)"
+    }
+
+    static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// Pop-ups on a real notification server: dunst under Xvfb in a dbus-run-session, events from gpsfake.
+@Suite(.serialized)
+struct DesktopTests {
+    /// dunst's per-urgency timeouts tell the urgency apart in its history (which has no urgency field).
+    static let dunstrc = """
+        [global]
+            font = Monospace 10
+        [urgency_low]
+            timeout = 11
+        [urgency_normal]
+            timeout = 12
+        [urgency_critical]
+            timeout = 0
+        """
+
+    /// The demo config with the bread reminder low and the parcel reminder critical.
+    static func config() throws -> String {
+        var demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+        demo = demo.replacingOccurrences(of: "radius = \"30m\"\n\n", with: "radius = \"30m\"\nurgency = \"low\"\n\n")
+        demo = demo.replacingOccurrences(of: "when = \"both\"\n", with: "when = \"both\"\nurgency = \"critical\"\n")
+        return try Command.temporaryFile(demo)
+    }
+
+    /// Plays the walk into a new gpsd with the agent on `environment`; returns the agent once it has stopped.
+    static func walk(config: String, environment: [String: String], arguments: [String] = [], during: ((Background) -> Void)? = nil) throws -> Background {
+        let gpsd = try GPSFake()
+        try gpsd.play("config/demo/walk.nmea")
+        let agent = try Background(["run", "-c", config, "--gpsd", "localhost:\(gpsd.port)"] + arguments, environment: environment)
+        during?(agent)
+        gpsd.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
+        Thread.sleep(forTimeInterval: 1)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        return agent
+    }
+
+    @Test func everyEventPopsUpWithItsSummaryBodyUrgencyAndAppName() throws {
+        let desktop = try DesktopSession(dunstConfig: Self.dunstrc)
+        let agent = try Self.walk(config: try Self.config(), environment: desktop.environment)
+        #expect(agent.stdoutLines.count == 5, "every event is still logged")
+        #expect(agent.stderr.contains("showing pop-ups through dunst"))
+        let shown = try desktop.closedNotifications()
+        let bySummary = Dictionary(shown.map { ($0["summary"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(Set(bySummary.keys) == [
+            "Left: Water the plants before you go", "Arrived: Buy bread", "Arrived: Pick up the parcel",
+            "Left: Pick up the parcel", "Arrived: Check the ferry times",
+        ])
+        #expect(shown.allSatisfy { $0["appname"] as? String == "geoalarm" })
+        let bread = try #require(bySummary["Arrived: Buy bread"])
+        #expect(bread["body"] as? String == "Two loaves, one with seeds\nAt bakery, 28 m from its centre")
+        #expect(bread["category"] as? String == "x-geoalarm.arrive")
+        #expect(bread["timeout"] as? Int == 11_000_000, "low urgency")
+        let left = try #require(bySummary["Left: Pick up the parcel"])
+        #expect(left["body"] as? String == "Ask at the counter; the slip is in the green folder\nLeft post_office, now 73 m from its centre")
+        #expect(left["category"] as? String == "x-geoalarm.leave")
+        #expect(left["timeout"] as? Int == 0, "critical: never expires")
+        let ferry = try #require(bySummary["Arrived: Check the ferry times"])
+        #expect(ferry["body"] as? String == "At 38.706200,-9.135600, 77 m from its centre")
+        #expect(ferry["timeout"] as? Int == 12_000_000, "normal urgency")
+    }
+
+    @Test func theServerDyingMidRunLosesNoEvent() throws {
+        let desktop = try DesktopSession(dunstConfig: Self.dunstrc)
+        let agent = try Self.walk(config: "config/demo.toml", environment: desktop.environment) { agent in
+            #expect(agent.waitUntil { $0.stdoutLines.count >= 1 })
+            desktop.killDunst()
+        }
+        #expect(agent.stdoutLines == (try Command.run(["replay", "-c", "config/demo.toml", "config/demo/walk.nmea"])).stdoutLines)
+        #expect(!agent.stderr.contains("Fatal"))
+    }
+
+    @Test func withoutASessionBusItWarnsOnceAndKeepsLogging() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/bus"
+        environment.removeValue(forKey: "DISPLAY")
+        let agent = try Self.walk(config: "config/demo.toml", environment: environment)
+        #expect(agent.stdoutLines.count == 5)
+        let warnings = agent.stderr.components(separatedBy: "\n").filter { $0.contains("no notification server on the session bus") }
+        #expect(warnings.count == 1, "\(agent.stderr)")
+        #expect(warnings.first?.hasSuffix("continuing headless") == true)
+    }
+
+    @Test func headlessNeverTouchesTheBus() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/bus"
+        let agent = try Self.walk(config: "config/demo.toml", environment: environment, arguments: ["--headless"])
+        #expect(agent.stdoutLines.count == 5)
+        #expect(agent.stderr.contains("headless: events are logged, no pop-ups"))
+        #expect(!agent.stderr.contains("notification server"))
+    }
+}
