@@ -81,6 +81,7 @@ let package = Package(
         .testTarget(name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmTestSupport"]),
         // Finds the shared receiver captures for the tests that read them.
         .target(name: "GeoAlarmTestSupport", dependencies: ["GeoAlarmHooks"], path: "Tests/Support"),
+        .testTarget(name: "GeoAlarmNotifyTests", dependencies: ["GeoAlarmNotify", "GeoAlarmCore"]),
         .testTarget(
             name: "GeoAlarmHooksTests",
             dependencies: ["GeoAlarmHooks", "GeoAlarmCore", .product(name: "Logging", package: "swift-log")]

@@ -228,3 +228,67 @@ struct DaemonSectionTests {
         }
     }
 }
+
+struct AlertConfigTests {
+    @Test func alertsComeFromTheReminderElseFromDefaults() throws {
+        let config = try ConfigLoader.parse("""
+            [defaults]
+            urgency = "low"
+            icon = "starred"
+            exec = ["/usr/bin/paplay", "/usr/share/sounds/freedesktop/stereo/bell.oga"]
+            [output]
+            hook_timeout = "3s"
+            [[reminder]]
+            title = "Plain"
+            lat = 1
+            lon = 2
+            [[reminder]]
+            title = "Loud"
+            lat = 1
+            lon = 2
+            urgency = "CRITICAL"
+            timeout = "20s"
+            icon = ""
+            exec = ["notify-me"]
+            """, path: "r.toml")
+        #expect(config.reminders[0].alert == ReminderAlert(
+            urgency: .low, icon: "starred", timeout: nil,
+            command: ["/usr/bin/paplay", "/usr/share/sounds/freedesktop/stereo/bell.oga"]))
+        #expect(config.reminders[1].alert == ReminderAlert(urgency: .critical, icon: nil, timeout: 20, command: ["notify-me"]))
+        #expect(config.hookTimeout == 3)
+        #expect(try ConfigLoader.parse("", path: "r.toml").hookTimeout == 10)
+    }
+
+    @Test func badAlerts() {
+        do {
+            _ = try ConfigLoader.parse("""
+                [output]
+                hook_timeout = "0s"
+                [[reminder]]
+                id = "x"
+                title = "X"
+                lat = 1
+                lon = 2
+                urgency = "urgent"
+                exec = "paplay bell.oga"
+                [[reminder]]
+                id = "y"
+                title = "Y"
+                lat = 1
+                lon = 2
+                exec = []
+                timeout = "soon"
+                """, path: "r.toml")
+            Issue.record("accepted a bad config")
+        } catch {
+            let hint = "must be a non-empty array of strings: the program and its arguments, e.g. [\"/usr/bin/paplay\", \"bell.oga\"]"
+            #expect(error.diagnostics.map(\.description) == [
+                "r.toml: reminder \"x\" (#1): urgency: unknown value \"urgent\" (use \"low\", \"normal\" or \"critical\")",
+                "r.toml: reminder \"x\" (#1): exec: \(hint)",
+                "r.toml: reminder \"y\" (#2): timeout: \"soon\" is not a number with a unit",
+                "r.toml: reminder \"y\" (#2): exec: \(hint)",
+                "r.toml: output: hook_timeout: must be above 0",
+            ])
+        }
+    }
+}

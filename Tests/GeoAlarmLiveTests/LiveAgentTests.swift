@@ -132,6 +132,35 @@ struct LiveAgentTests {
         #expect(agent.stdoutLines == (try Self.replayedEvents()).filter { !$0.contains("ferry") })
     }
 
+    @Test func hooksFromTheHooksDirectoryAndTheReminderRunForEveryEvent() throws {
+        let xdg = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-xdg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: "\(xdg)/geoalarm/hooks", withIntermediateDirectories: true)
+        let record = "\(xdg)/events.txt"
+        let hook = "\(xdg)/geoalarm/hooks/record"
+        try Data("#!/bin/sh\necho \"$GEOALARM_EVENT $GEOALARM_REMINDER $GEOALARM_TIME\" >> \(record)\n".utf8)
+            .write(to: URL(fileURLWithPath: hook))
+        chmod(hook, 0o755)
+        let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+        let config = try Command.temporaryFile(demo.replacingOccurrences(
+            of: "id = \"bread\"\n", with: "id = \"bread\"\nexec = [\"/bin/sh\", \"-c\", \"echo bread-own-hook >> \(record)\"]\n"))
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = xdg
+        let gpsd = try GPSFake()
+        try gpsd.play(Self.walk, pace: 0.002)
+        let agent = try Background(
+            ["run", "-c", config, "--headless", "--gpsd", "localhost:\(gpsd.port)"], environment: environment)
+        gpsd.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
+        Thread.sleep(forTimeInterval: 1)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        let lines = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.sorted() == [
+            "arrive bread 2026-11-21T08:06:39Z", "arrive ferry 2026-11-21T08:20:19Z", "arrive parcel 2026-11-21T08:13:07Z",
+            "bread-own-hook", "leave parcel 2026-11-21T08:19:38Z", "leave water-the-plants-before-you-go 2026-11-21T08:01:55Z",
+        ])
+    }
+
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalStopsTheAgentCleanlyEvenWhileItWaitsForGpsd(signal: Int32) throws {
         let agent = try Background(["run", "-c", "config/demo.toml", "--gpsd", "localhost:\(try GPSFake().port)"])

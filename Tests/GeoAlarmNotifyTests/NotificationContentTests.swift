@@ -1,0 +1,39 @@
+import Foundation
+import GeoAlarmCore
+@testable import GeoAlarmNotify
+import Testing
+
+struct NotificationContentTests {
+    static func event(_ kind: EventKind, alert: ReminderAlert = ReminderAlert(), place: String? = "bakery", notes: String? = "Bread & <b>rolls</b>") -> GeofenceEvent {
+        GeofenceEvent(
+            kind: kind,
+            reminder: Reminder(id: "bread", title: "Buy bread", notes: notes, center: Coordinate(latitude: 38.7105, longitude: -9.1366),
+                               placeName: place, radius: 40, alert: alert),
+            fix: Fix(time: nil, coordinate: Coordinate(latitude: 38.7106, longitude: -9.1366)), distance: 11.4)
+    }
+
+    @Test func arrivalWithDefaults() {
+        let content = NotificationContent(event: Self.event(.arrive), markup: false)
+        #expect(content.summary == "Arrived: Buy bread")
+        #expect(content.body == "Bread & <b>rolls</b>\nAt bakery, 11 m from its centre")
+        #expect(content.icon == "mark-location")
+        #expect(content.urgency == 1)
+        #expect(content.timeoutMilliseconds == -1, "the server's default")
+        #expect(content.category == "x-geoalarm.arrive")
+    }
+
+    @Test func departureEscapesMarkupWhereTheServerRendersIt() {
+        let content = NotificationContent(event: Self.event(.leave, place: nil), markup: true)
+        #expect(content.summary == "Left: Buy bread")
+        #expect(content.body == "Bread &amp; &lt;b&gt;rolls&lt;/b&gt;\nLeft 38.710500,-9.136600, now 11 m from its centre")
+        #expect(content.category == "x-geoalarm.leave")
+    }
+
+    @Test func urgencyIconAndTimeout() {
+        let low = NotificationContent(event: Self.event(.arrive, alert: ReminderAlert(urgency: .low, icon: "/usr/share/icons/bread.png", timeout: 7.5), notes: nil), markup: false)
+        #expect(low.urgency == 0 && low.icon == "/usr/share/icons/bread.png" && low.timeoutMilliseconds == 7500)
+        #expect(low.body == "At bakery, 11 m from its centre")
+        let critical = NotificationContent(event: Self.event(.arrive, alert: ReminderAlert(urgency: .critical, timeout: 5)), markup: false)
+        #expect(critical.urgency == 2 && critical.timeoutMilliseconds == 0, "critical pop-ups never expire, as the spec says")
+    }
+}
