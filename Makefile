@@ -16,9 +16,10 @@ INSTALL_CONFIGURATION ?= release
 
 # Debian packages the build and the tests use: libgps for the gpsd adapter, gpsd and gpsfake
 # (gpsd-clients) for the live tests and the demo, systemd and man-db for checking the units,
-# libnotify for pop-ups, and dunst, Xvfb and D-Bus for the tests on a real notification server.
+# libnotify for pop-ups, and dunst, Xvfb and D-Bus for the tests on a real notification server,
+# SQLite for the state store (and its command-line shell for the tests).
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
-	libnotify-dev libnotify-bin dunst xvfb dbus-daemon
+	libnotify-dev libnotify-bin dunst xvfb dbus-daemon libsqlite3-dev sqlite3
 
 .PHONY: all deps build test demo replay-demo install clean
 
@@ -45,7 +46,8 @@ demo: deps build
 	@port=$$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
 	gpsfake -n -q -1 -c 0.005 -W 1 -P $$port config/demo/walk.nmea >/dev/null 2>&1 & fake=$$!; \
 	for i in $$(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null && break; sleep 0.05; done; \
-	$(BIN) run --config config/demo.toml --gpsd localhost:$$port & agent=$$!; \
+	state=$$(mktemp -d)/state.sqlite; \
+	$(BIN) run --config config/demo.toml --gpsd localhost:$$port --state $$state & agent=$$!; \
 	wait $$fake; kill -TERM $$agent; wait $$agent
 
 # The same walk without gpsd, as fast as it can go.

@@ -11,7 +11,7 @@ let package = Package(
             name: "GeoAlarmKit",
             targets: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent",
-                "GeoAlarmHooks", "GeoAlarmNotify",
+                "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore",
             ]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit.git", exact: "0.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // Pure geofencing logic: no C, no I/O, no clock reads.
@@ -41,7 +42,7 @@ let package = Package(
         .target(
             name: "GeoAlarmAgent",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmGPSD", "GeoAlarmOutput",
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmGPSD", "GeoAlarmOutput", "GeoAlarmStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -53,6 +54,13 @@ let package = Package(
         .target(
             name: "GeoAlarmNotify",
             dependencies: ["GeoAlarmCore", "GeoAlarmOutput", "CLibNotify", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Adapter: the SQLite state store (inside/outside per reminder, event history).
+        .target(
+            name: "GeoAlarmStore",
+            dependencies: [
+                "GeoAlarmCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Adapter: command hooks (child processes) as an event sink.
         .target(
@@ -66,7 +74,7 @@ let package = Package(
             name: "geoalarm",
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent",
-                "GeoAlarmHooks", "GeoAlarmNotify",
+                "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -81,6 +89,10 @@ let package = Package(
         .testTarget(name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmTestSupport"]),
         // Finds the shared receiver captures for the tests that read them.
         .target(name: "GeoAlarmTestSupport", dependencies: ["GeoAlarmHooks"], path: "Tests/Support"),
+        .testTarget(
+            name: "GeoAlarmStoreTests",
+            dependencies: ["GeoAlarmStore", "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "GeoAlarmNotifyTests", dependencies: ["GeoAlarmNotify", "GeoAlarmCore"]),
         .testTarget(
             name: "GeoAlarmHooksTests",

@@ -3,6 +3,7 @@ import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
 import GeoAlarmOutput
+import GeoAlarmStore
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -24,6 +25,7 @@ public final class AlarmAgent: Service {
     private let configPath: String
     private let initialConfig: Config
     private let sinks: [any EventSink]
+    private let state: StateKeeper
     private let logger: Logger
     /// Records, per fix, the time from gpsd's report being read to its events being emitted.
     private let latency: (@Sendable (Duration) -> Void)?
@@ -33,9 +35,10 @@ public final class AlarmAgent: Service {
 
     /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each report's delay.
     public init(
-        source: GPSDSource, config: Config, sinks: [any EventSink], logger: Logger,
+        source: GPSDSource, config: Config, state: StateKeeper, sinks: [any EventSink], logger: Logger,
         latency: (@Sendable (Duration) -> Void)? = nil
     ) {
+        self.state = state
         self.source = source
         self.configPath = config.path
         self.initialConfig = config
@@ -48,10 +51,10 @@ public final class AlarmAgent: Service {
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let updates = source.updates()
-        var state = AgentState(
-            engine: GeofenceEngine(reminders: initialConfig.reminders, settings: initialConfig.settings),
+        var loop = AgentState(
+            engine: state.engine(reminders: initialConfig.reminders, settings: initialConfig.settings),
             endpoint: source.endpoint.description)
-        logger.info("watching \(state.engine.reminders.count) reminders from \(configPath)")
+        logger.info("watching \(loop.engine.reminders.count) reminders from \(configPath)")
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await update in updates { continuation.yield(.gpsd(update)) }
@@ -63,7 +66,7 @@ public final class AlarmAgent: Service {
                 while (try? await Task.sleep(for: .seconds(2))) != nil { continuation.yield(.tick) }
             }
             for await input in inputs.cancelOnGracefulShutdown() {
-                handle(input, state: &state)
+                handle(input, state: &loop)
             }
             source.stop()
             group.cancelAll()
@@ -86,6 +89,7 @@ public final class AlarmAgent: Service {
             for event in outcome.events {
                 for sink in sinks { sink.deliver(event) }
             }
+            self.state.save(outcome, engine: state.engine)
             latency?(ContinuousClock.now - readAt)
             switch outcome {
             case .accepted:

@@ -50,14 +50,35 @@ public enum FixRejection: String, Sendable, CaseIterable {
     case outOfOrder = "out of order"
 }
 
+/// A reminder's confirmed side changed (announced or not): what a state store keeps.
+public struct PresenceChange: Sendable, Equatable {
+    public var reminderID: String
+    public var presence: Presence
+    /// Fix time of the confirming fix.
+    public var time: Date?
+
+    public init(reminderID: String, presence: Presence, time: Date?) {
+        self.reminderID = reminderID
+        self.presence = presence
+        self.time = time
+    }
+}
+
 /// What the engine made of one fix.
 public enum FixOutcome: Sendable, Equatable {
-    case accepted([GeofenceEvent])
+    /// Used: the events announced for it, and every confirmed change of side it caused.
+    case accepted([GeofenceEvent], changes: [PresenceChange])
     case rejected(FixRejection)
 
     /// The events announced for this fix (none when rejected).
     public var events: [GeofenceEvent] {
-        if case .accepted(let events) = self { return events }
+        if case .accepted(let events, _) = self { return events }
+        return []
+    }
+
+    /// The changes of side this fix confirmed (none when rejected).
+    public var changes: [PresenceChange] {
+        if case .accepted(_, let changes) = self { return changes }
         return []
     }
 }
@@ -88,7 +109,7 @@ public struct GeofenceEngine: Sendable {
     }
 
     /// An engine for a new set of reminders (a reloaded config) that keeps what `previous` knew:
-    /// the tracker of every reminder whose id, centre, radius and hysteresis are unchanged, and
+    /// the tracker of every reminder whose id and fence (``Reminder/fenceKey``) are unchanged, and
     /// the time of the last fix. Any other reminder starts undecided.
     public init(reminders: [Reminder], settings: EngineSettings, carryingStateFrom previous: GeofenceEngine) {
         self.init(reminders: reminders, settings: settings)
@@ -96,12 +117,21 @@ public struct GeofenceEngine: Sendable {
         var previousSlots: [String: Int] = [:]
         for (slot, reminder) in previous.reminders.enumerated() { previousSlots[reminder.id] = slot }
         for (slot, reminder) in self.reminders.enumerated() {
-            guard let old = previousSlots[reminder.id] else { continue }
-            let before = previous.reminders[old]
-            guard before.center == reminder.center, before.radius == reminder.radius,
-                  before.hysteresis == reminder.hysteresis
+            guard let old = previousSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
             trackers[slot] = previous.trackers[old]
+            if trackers[slot].isSettledOutside { unsettled.remove(Int32(slot)) }
+        }
+    }
+
+    /// An engine that starts from sides confirmed earlier (a state store's, after a restart):
+    /// `restored` maps reminder ids to a side and its fix time, and the caller gives only those
+    /// whose fence is unchanged (same ``Reminder/fenceKey``). The others start undecided.
+    public init(reminders: [Reminder], settings: EngineSettings, restoring restored: [String: (Presence, Date?)]) {
+        self.init(reminders: reminders, settings: settings)
+        for (slot, reminder) in self.reminders.enumerated() {
+            guard let (presence, time) = restored[reminder.id], presence != .unknown else { continue }
+            trackers[slot] = FenceTracker(presence: presence, confirmedAt: time)
             if trackers[slot].isSettledOutside { unsettled.remove(Int32(slot)) }
         }
     }
@@ -131,6 +161,7 @@ public struct GeofenceEngine: Sendable {
         var visit = unsettled
         visit.formUnion(index.candidates(near: fix.coordinate))
         var events: [GeofenceEvent] = []
+        var changes: [PresenceChange] = []
         for position in visit.sorted() {
             let slot = Int(position)
             let reminder = reminders[slot]
@@ -144,6 +175,7 @@ public struct GeofenceEngine: Sendable {
                 unsettled.insert(position)
             }
             guard let after = changed else { continue }
+            changes.append(PresenceChange(reminderID: reminder.id, presence: after, time: fix.time))
             let isInitial = before == .unknown
             if isInitial && !settings.announceInitial { continue }
             let kind: EventKind = after == .inside ? .arrive : .leave
@@ -151,6 +183,6 @@ public struct GeofenceEngine: Sendable {
             events.append(GeofenceEvent(
                 kind: kind, reminder: reminder, fix: fix, distance: distance, isInitial: isInitial))
         }
-        return .accepted(events)
+        return .accepted(events, changes: changes)
     }
 }

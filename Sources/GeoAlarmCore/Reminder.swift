@@ -94,6 +94,13 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     /// How far from the centre a fix can still be not outside: radius plus hysteresis.
     public var reach: Double { radius + hysteresis }
 
+    /// The fence's geometry as text (centre, radius, hysteresis): a side confirmed for one fence
+    /// is kept for another only when their keys are equal, so editing the place or the radius
+    /// resets that reminder and nothing else.
+    public var fenceKey: String {
+        "\(center.latitude),\(center.longitude);\(radius);\(hysteresis)"
+    }
+
     /// A lowercase identifier made of the title's letters and digits joined by dashes ("Buy bread!" → "buy-bread").
     public static func slug(_ title: String) -> String {
         var words: [String] = []

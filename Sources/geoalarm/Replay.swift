@@ -69,7 +69,7 @@ struct TrackSummary {
 
     mutating func count(_ outcome: FixOutcome) {
         switch outcome {
-        case .accepted(let list):
+        case .accepted(let list, _):
             accepted += 1
             events += list.count
         case .rejected(let reason):

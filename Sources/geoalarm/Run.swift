@@ -5,6 +5,7 @@ import GeoAlarmConfig
 import GeoAlarmGPSD
 import GeoAlarmHooks
 import GeoAlarmNotify
+import GeoAlarmStore
 import GeoAlarmOutput
 import Logging
 import ServiceLifecycle
@@ -34,6 +35,11 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Log events only, never show desktop pop-ups (as [output] notify = false). Hooks still run.")
     var headless = false
 
+    @Option(help: ArgumentHelp(
+        "The state file (default: $XDG_STATE_HOME/geoalarm/state.sqlite, else ~/.local/state/geoalarm/state.sqlite).",
+        valueName: "path"))
+    var state: String?
+
     func validate() throws {
         if let gpsd, GPSDEndpoint(parsing: gpsd) == nil {
             throw ValidationError("--gpsd \(gpsd): expected HOST, HOST:PORT or [IPv6]:PORT with a port from 1 to 65535.")
@@ -59,8 +65,10 @@ struct Run: AsyncParsableCommand {
         }
         sinks.append(HookRunner(
             directory: ConfigLocation.hooksDirectory(environment: environment), timeout: config.hookTimeout, logger: logger))
+        let keeper = StateKeeper(path: state ?? StateStore.defaultPath(environment: environment), logger: logger)
         let agent = AlarmAgent(
-            source: GPSDSource(endpoint: endpoint, device: device), config: config, sinks: sinks, logger: logger)
+            source: GPSDSource(endpoint: endpoint, device: device), config: config, state: keeper, sinks: sinks,
+            logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

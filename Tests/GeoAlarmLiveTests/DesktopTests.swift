@@ -29,7 +29,7 @@ struct DesktopTests {
     static func walk(config: String, environment: [String: String], arguments: [String] = [], during: ((Background) -> Void)? = nil) throws -> Background {
         let gpsd = try GPSFake()
         try gpsd.play("config/demo/walk.nmea")
-        let agent = try Background(["run", "-c", config, "--gpsd", "localhost:\(gpsd.port)"] + arguments, environment: environment)
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", config, "--gpsd", "localhost:\(gpsd.port)"] + arguments, environment: environment)
         during?(agent)
         gpsd.waitForEnd()
         agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }

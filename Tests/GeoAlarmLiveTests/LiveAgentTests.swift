@@ -32,7 +32,7 @@ struct LiveAgentTests {
         #expect(expected.count == 5)
         let gpsd = try GPSFake()
         try gpsd.play(Self.walk)
-        let agent = try Background(["run", "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
         gpsd.waitForEnd()
         agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= expected.count }
         agent.signal(SIGTERM)
@@ -46,7 +46,7 @@ struct LiveAgentTests {
     @Test func jsonLinesLive() throws {
         let gpsd = try GPSFake()
         try gpsd.play(Self.walk, pace: 0.002)
-        let agent = try Background(["run", "-c", "config/demo.toml", "--json", "--gpsd", "127.0.0.1:\(gpsd.port)"])
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", "config/demo.toml", "--json", "--gpsd", "127.0.0.1:\(gpsd.port)"])
         gpsd.waitForEnd()
         agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
         agent.signal(SIGINT)
@@ -73,7 +73,7 @@ struct LiveAgentTests {
 
     @Test func startedBeforeGpsdItConnectsWhenGpsdComes() throws {
         let gpsd = try GPSFake()
-        let agent = try Background(["run", "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
         #expect(agent.waitUntil { $0.stderr.contains("unavailable") })
         try gpsd.play(Self.walk, pace: 0.01)
         #expect(agent.waitUntil { $0.stderr.contains("connected to gpsd") })
@@ -93,7 +93,7 @@ struct LiveAgentTests {
         let secondPart = try Command.temporaryFile(try Self.walkEpochs(450...), named: "second.nmea")
         let gpsd = try GPSFake()
         try gpsd.play(firstPart)
-        let agent = try Background(["run", "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
         gpsd.waitForEnd()
         #expect(agent.waitUntil { $0.stderr.contains("connection lost") })
         let restarted = try GPSFake.onPort(gpsd.port)
@@ -111,7 +111,7 @@ struct LiveAgentTests {
         let config = try Command.temporaryFile(demo)
         let gpsd = try GPSFake()
         try gpsd.play(Self.walk, pace: 0.01)
-        let agent = try Background(["run", "-c", config, "--gpsd", "localhost:\(gpsd.port)"])
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", config, "--gpsd", "localhost:\(gpsd.port)"])
         #expect(agent.waitUntil { $0.stderr.contains("connected to gpsd") })
 
         try Data((demo + "\n[[reminder]]\ntitle = \"Broken\"\nlat = 200\nlon = 0\n").utf8).write(to: URL(fileURLWithPath: config))
@@ -148,7 +148,7 @@ struct LiveAgentTests {
         let gpsd = try GPSFake()
         try gpsd.play(Self.walk, pace: 0.002)
         let agent = try Background(
-            ["run", "-c", config, "--headless", "--gpsd", "localhost:\(gpsd.port)"], environment: environment)
+            ["run", "--state", Command.scratchState(), "-c", config, "--headless", "--gpsd", "localhost:\(gpsd.port)"], environment: environment)
         gpsd.waitForEnd()
         agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
         Thread.sleep(forTimeInterval: 1)
@@ -163,7 +163,7 @@ struct LiveAgentTests {
 
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalStopsTheAgentCleanlyEvenWhileItWaitsForGpsd(signal: Int32) throws {
-        let agent = try Background(["run", "-c", "config/demo.toml", "--gpsd", "localhost:\(try GPSFake().port)"])
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", "config/demo.toml", "--gpsd", "localhost:\(try GPSFake().port)"])
         #expect(agent.waitUntil { $0.stderr.contains("unavailable") })
         agent.signal(signal)
         #expect(agent.exitStatus(within: 10) == 0)
@@ -198,7 +198,7 @@ struct LiveAgentTests {
             """)
         let gpsd = try GPSFake()
         try gpsd.play(root.appendingPathComponent("gpsd/\(log)").path, pace: 0.002)
-        let agent = try Background(["run", "-c", config, "--json", "--gpsd", "localhost:\(gpsd.port)"])
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", config, "--json", "--gpsd", "localhost:\(gpsd.port)"])
         #expect(agent.waitUntil { !$0.stdoutLines.isEmpty })
         gpsd.stop()
         agent.signal(SIGTERM)

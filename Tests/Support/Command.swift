@@ -53,6 +53,11 @@ public struct Command {
             stderr: try String(contentsOf: errURL, encoding: .utf8))
     }
 
+    /// A state file path in a new temporary folder, so that runs do not share state by accident.
+    public static func scratchState() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-state-\(UUID().uuidString)/state.sqlite").path
+    }
+
     /// Writes `text` to a new temporary file and returns its path.
     public static func temporaryFile(_ text: String, named name: String = "config.toml") throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-\(UUID().uuidString)")

@@ -8,6 +8,7 @@ import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
 import GeoAlarmOutput
+import GeoAlarmStore
 import GeoAlarmTestSupport
 import Logging
 import Synchronization
@@ -46,7 +47,7 @@ func measure(reminders: [Reminder]) async throws -> (delays: [Duration], events:
     let counter = EventCounter()
     let agent = AlarmAgent(
         source: GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port)), config: config,
-        sinks: [EventLog(format: .text, writer: sink), counter], logger: logger,
+        state: StateKeeper(path: nil, logger: logger), sinks: [EventLog(format: .text, writer: sink), counter], logger: logger,
         latency: { delay in delays.withLock { $0.append(delay) } })
     let running = Task { try await agent.run() }
     while gpsd.fake?.isRunning == true { try await Task.sleep(for: .milliseconds(50)) }

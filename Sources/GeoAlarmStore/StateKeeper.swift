@@ -1,0 +1,60 @@
+import Foundation
+import GeoAlarmCore
+import Logging
+
+/// Keeps an engine's state in a ``StateStore``, and carries on in memory when the store fails.
+///
+/// Used from one loop at a time (the agent's, or replay's).
+public final class StateKeeper: @unchecked Sendable {
+    private var store: StateStore?
+    private let logger: Logger
+
+    /// Opens the store at `path` (none: memory only). A store that cannot be opened is logged
+    /// with its file and cause, and the keeper runs in memory.
+    public init(path: String?, logger: Logger) {
+        self.logger = logger
+        guard let path else { return }
+        do {
+            store = try StateStore(path: path)
+        } catch {
+            logger.error("\(error); state will not persist, running in memory")
+        }
+    }
+
+    /// Whether state is being written to disk.
+    public var isPersisting: Bool { store != nil }
+
+    /// An engine for `reminders` that starts from the saved sides of every reminder whose fence is unchanged.
+    public func engine(reminders: [Reminder], settings: EngineSettings) -> GeofenceEngine {
+        var restored: [String: (Presence, Date?)] = [:]
+        if let store {
+            do {
+                let saved = try store.savedPresence()
+                for reminder in reminders {
+                    guard let entry = saved[reminder.id], entry.fenceKey == reminder.fenceKey else { continue }
+                    restored[reminder.id] = (entry.presence, entry.time)
+                }
+                if !restored.isEmpty { logger.info("restored the state of \(restored.count) reminders from \(store.path)") }
+            } catch {
+                fail(error)
+            }
+        }
+        return GeofenceEngine(reminders: reminders, settings: settings, restoring: restored)
+    }
+
+    /// Writes what one fix changed; a failing store is logged once and dropped.
+    public func save(_ outcome: FixOutcome, engine: GeofenceEngine) {
+        guard let store, !outcome.changes.isEmpty || !outcome.events.isEmpty else { return }
+        let byID = Dictionary(engine.reminders.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        do {
+            try store.record(outcome.changes, events: outcome.events, reminders: byID)
+        } catch {
+            fail(error)
+        }
+    }
+
+    private func fail(_ error: StoreError) {
+        logger.error("\(error); state will not persist from now on, running in memory")
+        store = nil
+    }
+}

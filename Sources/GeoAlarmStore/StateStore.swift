@@ -1,0 +1,203 @@
+import Foundation
+import GeoAlarmCore
+internal import GRDB
+
+/// The agent's memory on disk: each reminder's confirmed side and the history of events, in
+/// one SQLite file (WAL mode, so the daemon and any number of commands use it at once; file
+/// mode 0600, since a location history is private). Every write is one transaction, so a
+/// `kill -9` at any moment leaves the file consistent.
+public final class StateStore: Sendable {
+    public let path: String
+    private let pool: DatabasePool
+
+    /// A side confirmed earlier, with the fence it was confirmed for.
+    public struct SavedPresence: Sendable, Equatable {
+        public var presence: Presence
+        public var time: Date?
+        public var fenceKey: String
+    }
+
+    /// One past event.
+    public struct HistoryEntry: Sendable, Equatable {
+        public var time: Date?
+        public var kind: EventKind
+        public var reminderID: String
+        public var title: String
+        public var coordinate: Coordinate
+        public var distance: Double
+    }
+
+    /// `$XDG_STATE_HOME/geoalarm/state.sqlite`, else `~/.local/state/geoalarm/state.sqlite`.
+    public static func defaultPath(environment: [String: String]) -> String {
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return "\(xdg)/geoalarm/state.sqlite" }
+        return "\(environment["HOME"] ?? "")/.local/state/geoalarm/state.sqlite"
+    }
+
+    /// Opens (creating when needed, with its folder) and migrates the store at `path`.
+    public init(path: String) throws(StoreError) {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+        } catch {
+            throw StoreError(path: path, reason: "cannot create its folder: \(error.localizedDescription)")
+        }
+        // Made here, before SQLite sees it, so that it (and its -wal and -shm files, which SQLite
+        // gives the same mode) is private from the start.
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw StoreError(path: path, reason: String(cString: strerror(errno))) }
+        close(descriptor)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw StoreError(path: path, reason: Self.describe(error))
+        }
+    }
+
+    /// Every schema change, in order; a file is brought up to date when opened.
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("1: reminder state and history") { db in
+            try db.execute(sql: """
+                CREATE TABLE reminder_state (
+                    reminder TEXT PRIMARY KEY NOT NULL,
+                    presence TEXT NOT NULL,
+                    confirmed_at REAL,
+                    fence TEXT NOT NULL,
+                    last_fired REAL
+                );
+                CREATE TABLE history (
+                    id INTEGER PRIMARY KEY,
+                    time REAL,
+                    event TEXT NOT NULL,
+                    reminder TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    lat REAL NOT NULL,
+                    lon REAL NOT NULL,
+                    distance_m REAL NOT NULL
+                );
+                CREATE INDEX history_by_time ON history(time);
+                """)
+        }
+        return migrator
+    }
+
+    /// The saved side of every reminder, by id.
+    public func savedPresence() throws(StoreError) -> [String: SavedPresence] {
+        try reading { db in
+            var saved: [String: SavedPresence] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT reminder, presence, confirmed_at, fence FROM reminder_state") {
+                guard let presence = Presence(rawValue: row["presence"]) else { continue }
+                let time: Double? = row["confirmed_at"]
+                saved[row["reminder"]] = SavedPresence(
+                    presence: presence, time: time.map(Date.init(timeIntervalSince1970:)), fenceKey: row["fence"])
+            }
+            return saved
+        }
+    }
+
+    /// Keeps what one fix changed, in one transaction: the new sides (for the fences in
+    /// `reminders`) and the announced events.
+    public func record(_ changes: [PresenceChange], events: [GeofenceEvent], reminders: [String: Reminder]) throws(StoreError) {
+        guard !changes.isEmpty || !events.isEmpty else { return }
+        try writing { db in
+            for change in changes {
+                guard let reminder = reminders[change.reminderID] else { continue }
+                try db.execute(
+                    sql: """
+                        INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
+                        ON CONFLICT(reminder) DO UPDATE SET
+                            presence = excluded.presence, confirmed_at = excluded.confirmed_at, fence = excluded.fence
+                        """,
+                    arguments: [change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970,
+                                reminder.fenceKey])
+            }
+            for event in events {
+                try db.execute(
+                    sql: """
+                        INSERT INTO history (time, event, reminder, title, lat, lon, distance_m) VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [event.fix.time?.timeIntervalSince1970, event.kind.rawValue, event.reminder.id,
+                                event.reminder.title, event.fix.coordinate.latitude, event.fix.coordinate.longitude,
+                                event.distance])
+                try db.execute(
+                    sql: "UPDATE reminder_state SET last_fired = ? WHERE reminder = ?",
+                    arguments: [event.fix.time?.timeIntervalSince1970, event.reminder.id])
+            }
+        }
+    }
+
+    /// Past events, oldest first: those at or after `since`, of `reminder` only when given.
+    public func history(since: Date? = nil, reminder: String? = nil) throws(StoreError) -> [HistoryEntry] {
+        try reading { db in
+            var conditions: [String] = []
+            var arguments: StatementArguments = []
+            if let since {
+                conditions.append("time >= ?")
+                arguments += [since.timeIntervalSince1970]
+            }
+            if let reminder {
+                conditions.append("reminder = ?")
+                arguments += [reminder]
+            }
+            let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+            return try Row.fetchAll(db, sql: "SELECT * FROM history\(filter) ORDER BY time, id", arguments: arguments)
+                .compactMap { row in
+                    guard let kind = EventKind(rawValue: row["event"]) else { return nil }
+                    let time: Double? = row["time"]
+                    return HistoryEntry(
+                        time: time.map(Date.init(timeIntervalSince1970:)), kind: kind, reminderID: row["reminder"],
+                        title: row["title"], coordinate: Coordinate(latitude: row["lat"], longitude: row["lon"]),
+                        distance: row["distance_m"])
+                }
+        }
+    }
+
+    /// Deletes events older than `cutoff`; how many went.
+    @discardableResult
+    public func prune(before cutoff: Date) throws(StoreError) -> Int {
+        try writing { db in
+            try db.execute(sql: "DELETE FROM history WHERE time < ?", arguments: [cutoff.timeIntervalSince1970])
+            return db.changesCount
+        }
+    }
+
+    private func reading<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw StoreError(path: path, reason: Self.describe(error))
+        }
+    }
+
+    private func writing<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.write(body)
+        } catch {
+            throw StoreError(path: path, reason: Self.describe(error))
+        }
+    }
+
+    private static func describe(_ error: Error) -> String {
+        if let database = error as? DatabaseError {
+            return database.message ?? "\(database.resultCode)"
+        }
+        return "\(error)"
+    }
+}
+
+/// The state file cannot be used, and what to do about it.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+
+    public var description: String {
+        "state file \(path): \(reason) (move it away, or fix its permissions, or name another with --state)"
+    }
+}

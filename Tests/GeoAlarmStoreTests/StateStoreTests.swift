@@ -1,0 +1,95 @@
+import Foundation
+import GeoAlarmCore
+@testable import GeoAlarmStore
+import GeoAlarmTestSupport
+import Testing
+
+struct StateStoreTests {
+    static func path() -> String { Command.scratchState() }
+
+    static let office = Reminder(id: "office", title: "Office", center: Coordinate(latitude: 38.7226, longitude: -9.1094), radius: 100, hysteresis: 25, trigger: .both)
+
+    static func event(_ kind: EventKind, at second: Double, reminder: Reminder = office) -> GeofenceEvent {
+        GeofenceEvent(kind: kind, reminder: reminder,
+                      fix: Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + second), coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094)),
+                      distance: 11.1)
+    }
+
+    @Test func aNewStoreIsPrivateInWALModeAndMigratesOnce() throws {
+        let path = Self.path()
+        _ = try StateStore(path: path)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let folder = try FileManager.default.attributesOfItem(atPath: (path as NSString).deletingLastPathComponent)
+        #expect((folder[.posixPermissions] as? Int) == 0o700)
+        _ = try StateStore(path: path)  // opening again must not migrate twice
+        let journal = try Command.run([path, "PRAGMA journal_mode;"], executable: "/usr/bin/sqlite3")
+        #expect(journal.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "wal")
+        let migrations = try Command.run([path, "SELECT identifier FROM grdb_migrations;"], executable: "/usr/bin/sqlite3")
+        #expect(migrations.stdoutLines == ["1: reminder state and history"])
+    }
+
+    @Test func changesAndEventsAreKeptAndRead() throws {
+        let store = try StateStore(path: Self.path())
+        let time = Date(timeIntervalSince1970: 1_800_000_010)
+        try store.record(
+            [PresenceChange(reminderID: "office", presence: .inside, time: time)],
+            events: [Self.event(.arrive, at: 10)], reminders: ["office": Self.office])
+        try store.record(
+            [PresenceChange(reminderID: "office", presence: .outside, time: time.addingTimeInterval(50))],
+            events: [Self.event(.leave, at: 60)], reminders: ["office": Self.office])
+        #expect(try store.savedPresence() == ["office": StateStore.SavedPresence(
+            presence: .outside, time: time.addingTimeInterval(50), fenceKey: Self.office.fenceKey)])
+        let history = try store.history()
+        #expect(history.map(\.kind) == [.arrive, .leave])
+        #expect(history.first == StateStore.HistoryEntry(
+            time: time, kind: .arrive, reminderID: "office", title: "Office",
+            coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094), distance: 11.1))
+        #expect(try store.history(since: time.addingTimeInterval(1)).map(\.kind) == [.leave])
+        #expect(try store.history(reminder: "elsewhere").isEmpty)
+        #expect(try store.prune(before: time.addingTimeInterval(1)) == 1)
+        #expect(try store.history().count == 1)
+    }
+
+    @Test func anUnusableFileIsNamedWithWhatToDo() throws {
+        let garbage = Self.path()
+        try FileManager.default.createDirectory(atPath: (garbage as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(String(repeating: "this is not a database ", count: 200).utf8).write(to: URL(fileURLWithPath: garbage))
+        #expect {
+            try StateStore(path: garbage)
+        } throws: { error in
+            let text = (error as? StoreError)?.description ?? ""
+            return text.hasPrefix("state file \(garbage): ") && text.contains("not a database") && text.hasSuffix("name another with --state)")
+        }
+        #expect {
+            try StateStore(path: "/proc/geoalarm/state.sqlite")
+        } throws: { error in
+            (error as? StoreError)?.description.hasPrefix("state file /proc/geoalarm/state.sqlite: cannot create its folder") == true
+        }
+    }
+
+    @Test func theKeeperRestoresOnlyUnchangedFencesAndFallsBackToMemory() throws {
+        let path = Self.path()
+        let log = CapturingLog()
+        let first = StateKeeper(path: path, logger: log.logger)
+        let moved = Reminder(id: "moved", title: "Moved", center: Coordinate(latitude: 38.73, longitude: -9.1094), radius: 100)
+        var engine = first.engine(reminders: [Self.office, moved], settings: EngineSettings())
+        for second in 0..<2 {
+            let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094))
+            first.save(engine.process(fix), engine: engine)
+        }
+        #expect(engine.presence(of: "office") == .inside && engine.presence(of: "moved") == .outside)
+        var movedAgain = moved
+        movedAgain.center.latitude = 38.74
+        let second = StateKeeper(path: path, logger: log.logger)
+        let restored = second.engine(reminders: [Self.office, movedAgain], settings: EngineSettings())
+        #expect(restored.presence(of: "office") == .inside)
+        #expect(restored.presence(of: "moved") == .unknown, "its place changed: it starts over")
+        #expect(log.messages.contains("info: restored the state of 1 reminders from \(path)"))
+
+        let broken = StateKeeper(path: "/proc/nowhere/state.sqlite", logger: log.logger)
+        #expect(!broken.isPersisting)
+        #expect(log.messages.last?.hasSuffix("state will not persist, running in memory") == true)
+        #expect(broken.engine(reminders: [Self.office], settings: EngineSettings()).presence(of: "office") == .unknown)
+    }
+}
