@@ -99,7 +99,10 @@ let package = Package(
             dependencies: ["GeoAlarmHooks", "GeoAlarmCore", .product(name: "Logging", package: "swift-log")]
         ),
         // Runs the built `geoalarm` binary end to end.
-        .testTarget(name: "GeoAlarmCLITests", dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore", "GeoAlarmTestSupport"]),
+        .testTarget(
+            name: "GeoAlarmCLITests",
+            dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore", "GeoAlarmStore", "GeoAlarmTestSupport"]
+        ),
         // The live agent end to end: a real gpsd fed by gpsfake, signals, systemd units.
         .testTarget(name: "GeoAlarmLiveTests", dependencies: ["geoalarm", "GeoAlarmTestSupport"]),
     ]

@@ -55,6 +55,7 @@ public final class AlarmAgent: Service {
             engine: state.engine(reminders: initialConfig.reminders, settings: initialConfig.settings),
             endpoint: source.endpoint.description)
         logger.info("watching \(loop.engine.reminders.count) reminders from \(configPath)")
+        state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await update in updates { continuation.yield(.gpsd(update)) }
@@ -84,6 +85,10 @@ public final class AlarmAgent: Service {
                 logger.warning("gpsd at \(state.endpoint) unavailable: \(reason); retrying")
             }
             state.connection = .unavailable(reason)
+        case .gpsd(.report(let fix, _)) where fix.time == nil && fix.mode >= .twoD:
+            // gpsd sends positions without a time until it trusts the receiver's date (just after
+            // it starts). Events carry their fix's time, so these wait for the first timed fix.
+            break
         case .gpsd(.report(let fix, let readAt)):
             let outcome = state.engine.process(fix)
             for event in outcome.events {
@@ -124,6 +129,7 @@ public final class AlarmAgent: Service {
             logger.info(
                 "reloaded \(configPath): \(engine.reminders.count) reminders, \(engine.keptState(from: state.engine)) kept their state")
             state.engine = engine
+            self.state.pruneHistory(keep: config.historyKeep, now: Date())
         } catch {
             logger.error("reload of \(configPath) failed; the previous config stays in force:\n\(error.description)")
         }

@@ -18,6 +18,8 @@ public struct Config: Sendable {
     public var notify: Bool
     /// `[output] hook_timeout`: seconds a command hook may run before it is killed.
     public var hookTimeout: Double = 10
+    /// `[history] keep`: seconds of event history to keep; nil keeps everything.
+    public var historyKeep: Double?
 
     public init(
         path: String, settings: EngineSettings, places: [String: Coordinate], reminders: [Reminder],

@@ -50,7 +50,8 @@ struct ConfigReader {
     let file: String
     private(set) var diagnostics: [ConfigDiagnostic] = []
 
-    static let topLevelKeys = ["defaults", "places", "reminder", "gpsd", "output"]
+    static let topLevelKeys = ["defaults", "places", "reminder", "gpsd", "output", "history"]
+    static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
     static let outputKeys = ["notify", "hook_timeout"]
     static let alertKeys = ["urgency", "icon", "timeout", "exec"]
@@ -103,6 +104,12 @@ struct ConfigReader {
             config.gpsdHost = string(table, "host", context: "gpsd")
             if let port = typed(table, "port", context: "gpsd", expected: "a port number", { $0.int }) {
                 if (1...65535).contains(port) { config.gpsdPort = port } else { report("gpsd", "port", "\(port) is not 1-65535") }
+            }
+        }
+        if let table = table(root, "history", context: "top level") {
+            checkKeys(of: table, allowed: Self.historyKeys, context: "history")
+            if let keep = span(table, "keep", context: "history") {
+                if keep > 0 { config.historyKeep = keep } else { report("history", "keep", "must be above 0") }
             }
         }
         if let table = table(root, "output", context: "top level") {

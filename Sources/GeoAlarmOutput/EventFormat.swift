@@ -1,6 +1,41 @@
 import Foundation
 import GeoAlarmCore
 
+/// What an event line says: an event as it happens, or one read back from the history.
+public struct EventRecord: Sendable, Equatable {
+    public var time: Date?
+    public var kind: EventKind
+    public var reminderID: String
+    public var title: String
+    public var notes: String?
+    /// Where the fix was.
+    public var coordinate: Coordinate
+    /// Metres from the fix to the reminder's centre.
+    public var distance: Double
+    public var isInitial: Bool
+
+    public init(
+        time: Date?, kind: EventKind, reminderID: String, title: String, notes: String? = nil,
+        coordinate: Coordinate, distance: Double, isInitial: Bool = false
+    ) {
+        self.time = time
+        self.kind = kind
+        self.reminderID = reminderID
+        self.title = title
+        self.notes = notes
+        self.coordinate = coordinate
+        self.distance = distance
+        self.isInitial = isInitial
+    }
+
+    public init(_ event: GeofenceEvent) {
+        self.init(
+            time: event.fix.time, kind: event.kind, reminderID: event.reminder.id, title: event.reminder.title,
+            notes: event.reminder.notes, coordinate: event.fix.coordinate, distance: event.distance,
+            isInitial: event.isInitial)
+    }
+}
+
 /// How events are written as lines.
 public enum EventFormat: Sendable {
     /// `2026-11-21T08:06:30Z  arrive  parcel  "Pick up the parcel"  12 m`
@@ -10,23 +45,28 @@ public enum EventFormat: Sendable {
 
     /// The event as one line, without the line end.
     public func line(for event: GeofenceEvent) -> String {
+        line(for: EventRecord(event))
+    }
+
+    /// The record as one line, without the line end.
+    public func line(for record: EventRecord) -> String {
         switch self {
         case .text:
-            let time = event.fix.time.map(Timestamp.iso8601) ?? "-"
-            let metres = Int(event.distance.rounded())
-            return "\(time)  \(event.kind.rawValue)  \(event.reminder.id)  \(JSONText.quote(event.reminder.title))  \(metres) m"
+            let time = record.time.map(Timestamp.iso8601) ?? "-"
+            let metres = Int(record.distance.rounded())
+            return "\(time)  \(record.kind.rawValue)  \(record.reminderID)  \(JSONText.quote(record.title))  \(metres) m"
         case .json:
             var fields: [(String, String)] = [
-                ("time", event.fix.time.map { JSONText.quote(Timestamp.iso8601($0)) } ?? "null"),
-                ("event", JSONText.quote(event.kind.rawValue)),
-                ("reminder", JSONText.quote(event.reminder.id)),
-                ("title", JSONText.quote(event.reminder.title)),
-                ("lat", JSONText.number(event.fix.coordinate.latitude)),
-                ("lon", JSONText.number(event.fix.coordinate.longitude)),
-                ("distance_m", JSONText.number((event.distance * 10).rounded() / 10)),
+                ("time", record.time.map { JSONText.quote(Timestamp.iso8601($0)) } ?? "null"),
+                ("event", JSONText.quote(record.kind.rawValue)),
+                ("reminder", JSONText.quote(record.reminderID)),
+                ("title", JSONText.quote(record.title)),
+                ("lat", JSONText.number(record.coordinate.latitude)),
+                ("lon", JSONText.number(record.coordinate.longitude)),
+                ("distance_m", JSONText.number((record.distance * 10).rounded() / 10)),
             ]
-            if let notes = event.reminder.notes { fields.append(("notes", JSONText.quote(notes))) }
-            if event.isInitial { fields.append(("initial", "true")) }
+            if let notes = record.notes { fields.append(("notes", JSONText.quote(notes))) }
+            if record.isInitial { fields.append(("initial", "true")) }
             return "{" + fields.map { "\(JSONText.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
         }
     }

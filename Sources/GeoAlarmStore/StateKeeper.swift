@@ -42,6 +42,17 @@ public final class StateKeeper: @unchecked Sendable {
         return GeofenceEngine(reminders: reminders, settings: settings, restoring: restored)
     }
 
+    /// Deletes history older than `keep` seconds before `now` (nothing when `keep` is nil).
+    public func pruneHistory(keep: Double?, now: Date) {
+        guard let store, let keep else { return }
+        do {
+            let removed = try store.prune(before: now.addingTimeInterval(-keep))
+            if removed > 0 { logger.info("pruned \(removed) events older than the history's keep from \(store.path)") }
+        } catch {
+            fail(error)
+        }
+    }
+
     /// Writes what one fix changed; a failing store is logged once and dropped.
     public func save(_ outcome: FixOutcome, engine: GeofenceEngine) {
         guard let store, !outcome.changes.isEmpty || !outcome.events.isEmpty else { return }

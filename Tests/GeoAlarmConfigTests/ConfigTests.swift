@@ -256,6 +256,8 @@ struct AlertConfigTests {
             command: ["/usr/bin/paplay", "/usr/share/sounds/freedesktop/stereo/bell.oga"]))
         #expect(config.reminders[1].alert == ReminderAlert(urgency: .critical, icon: nil, timeout: 20, command: ["notify-me"]))
         #expect(config.hookTimeout == 3)
+        #expect(try ConfigLoader.parse("[history]\nkeep = \"90d\"\n", path: "r.toml").historyKeep == 90 * 86400)
+        #expect(try ConfigLoader.parse("", path: "r.toml").historyKeep == nil)
         #expect(try ConfigLoader.parse("", path: "r.toml").hookTimeout == 10)
     }
 

@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import GeoAlarmCore
+import GeoAlarmOutput
+import GeoAlarmStore
+
+/// `geoalarm history`: past events from the state file.
+struct History: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print past events, oldest first, as the agent printed them.")
+
+    @Option(help: ArgumentHelp(
+        "The state file (default: $XDG_STATE_HOME/geoalarm/state.sqlite, else ~/.local/state/geoalarm/state.sqlite).",
+        valueName: "path"))
+    var state: String?
+
+    @Option(help: ArgumentHelp(
+        "Only events since then: a duration back from now (\"2h\", \"7d\") or a date (\"2026-11-20\", \"2026-11-20T08:00:00Z\").",
+        valueName: "when"))
+    var since: String?
+
+    @Option(help: ArgumentHelp("Only this reminder's events.", valueName: "id"))
+    var reminder: String?
+
+    @Flag(help: "Print each event as a JSON object on one line.")
+    var json = false
+
+    func validate() throws {
+        if let since, Self.start(since, now: Date()) == nil {
+            throw ValidationError("--since \(since): expected a duration such as 2h or 7d, or a date such as 2026-11-20.")
+        }
+    }
+
+    /// The moment `text` names: now minus a duration, or a date (midnight UTC) or date-time.
+    static func start(_ text: String, now: Date) -> Date? {
+        if let span = try? Span.parse(text) { return now.addingTimeInterval(-span) }
+        let parts = text.split(separator: "-").compactMap { Int($0) }
+        if text.count == 10, parts.count == 3 {
+            var components = DateComponents(year: parts[0], month: parts[1], day: parts[2])
+            components.timeZone = TimeZone(identifier: "UTC")
+            return Calendar(identifier: .gregorian).date(from: components)
+        }
+        return ISO8601DateFormatter().date(from: text)
+    }
+
+    func run() throws {
+        let path = state ?? StateStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+        guard FileManager.default.fileExists(atPath: path) else {
+            Diagnostics.error("state file \(path) does not exist yet: no event has been recorded (or pass --state)")
+            throw ExitCode.failure
+        }
+        let entries: [StateStore.HistoryEntry]
+        do {
+            entries = try StateStore(path: path).history(since: since.flatMap { Self.start($0, now: Date()) }, reminder: reminder)
+        } catch {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
+        let format: EventFormat = json ? .json : .text
+        for entry in entries {
+            print(format.line(for: EventRecord(
+                time: entry.time, kind: entry.kind, reminderID: entry.reminderID, title: entry.title,
+                coordinate: entry.coordinate, distance: entry.distance)))
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// The state store across restarts of `geoalarm run`, with a real gpsd and a real SQLite file.
+@Suite(.serialized)
+struct RestartTests {
+    /// Plays `epochs` of the demo walk into a new gpsd, with an agent on `state`; its event lines once done.
+    static func run(config: String, state: String, epochs: Range<Int>) throws -> Background {
+        let part = try Command.temporaryFile(try LiveAgentTests.walkEpochs(epochs), named: "part.nmea")
+        let gpsd = try GPSFake()
+        try gpsd.play(part, pace: 0.002)
+        let agent = try Background(["run", "-c", config, "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        Thread.sleep(forTimeInterval: 1)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        return agent
+    }
+
+    static func demo(_ edit: (String) -> String = { $0 }) throws -> String {
+        try Command.temporaryFile(edit(try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)))
+    }
+
+    @Test func restartingWhileInsideFiresNothing() throws {
+        // announce_initial would announce the start state of an agent that forgot where it was.
+        let config = try Self.demo { $0.replacingOccurrences(of: "[defaults]\n", with: "[defaults]\nannounce_initial = true\n") }
+        let state = Command.scratchState()
+        let first = try Self.run(config: config, state: state, epochs: 0..<900)
+        #expect(first.stdoutLines.contains { $0.contains("arrive  parcel") })
+        let second = try Self.run(config: config, state: state, epochs: 850..<1000)
+        #expect(second.stdoutLines == [], "still inside the post office: nothing to say")
+        #expect(second.stderr.contains("restored the state of 5 reminders from \(state)"))
+    }
+
+    @Test func aDepartureWhileStoppedFiresOnTheFirstConfirmedFixesAfterStart() throws {
+        let config = try Self.demo()
+        let state = Command.scratchState()
+        _ = try Self.run(config: config, state: state, epochs: 0..<900)
+        let second = try Self.run(config: config, state: state, epochs: 1190..<1308)
+        // The walk left the post office (08:19:38) while the agent was stopped: the departure is
+        // announced on the first confirmed fixes of the new run (from 08:19:50, the first the
+        // agent can see once connected), stamped with that fix's time.
+        #expect(second.stdoutLines.count == 2)
+        let leave = try #require(second.stdoutLines.first)
+        #expect(leave.hasPrefix("2026-11-21T08:19:5") && leave.contains("  leave  parcel  \"Pick up the parcel\"  "), "\(leave)")
+        #expect(second.stdoutLines.last == "2026-11-21T08:20:19Z  arrive  ferry  \"Check the ferry times\"  77 m")
+        let history = try Command.run(["history", "--state", state])
+        #expect(history.stdoutLines.count == 5, "\(history.stdout)\(history.stderr)")
+    }
+
+    @Test func editingAPlaceOrRadiusResetsOnlyThatReminder() throws {
+        let state = Command.scratchState()
+        _ = try Self.run(config: try Self.demo(), state: state, epochs: 0..<900)
+        let edited = try Self.demo {
+            $0.replacingOccurrences(of: "place = \"post_office\"\nwhen = \"both\"", with: "place = \"post_office\"\nwhen = \"both\"\nradius = \"60m\"")
+        }
+        let second = try Self.run(config: edited, state: state, epochs: 1190..<1308)
+        #expect(second.stdoutLines == ["2026-11-21T08:20:19Z  arrive  ferry  \"Check the ferry times\"  77 m"],
+                "the parcel reminder starts over (silently outside); the ferry kept its state")
+        #expect(second.stderr.contains("restored the state of 4 reminders"))
+    }
+
+    @Test func killDashNineAtAnyMomentLeavesAConsistentFile() throws {
+        let state = Command.scratchState()
+        var lastCount = 0
+        for round in 0..<5 {
+            let gpsd = try GPSFake()
+            try gpsd.play("config/demo/walk.nmea", pace: 0.001)
+            let agent = try Background(["run", "-c", "config/demo.toml", "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
+            Thread.sleep(forTimeInterval: 0.5 + Double(round) * 0.7)
+            agent.signal(SIGKILL)
+            _ = agent.exitStatus()
+            gpsd.stop()
+            let check = try Command.run([state, "PRAGMA integrity_check;"], executable: "/usr/bin/sqlite3")
+            #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "round \(round): \(check.stdout)\(check.stderr)")
+            let count = try Command.run([state, "SELECT count(*) FROM history;"], executable: "/usr/bin/sqlite3")
+            let events = Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            #expect(events >= lastCount, "round \(round): history lost rows")
+            lastCount = max(lastCount, events)
+        }
+        // The file still opens and serves the commands.
+        let history = try Command.run(["history", "--state", state])
+        #expect(history.status == 0, "\(history.stderr)")
+    }
+
+    @Test func anUnwritableStateFileIsNamedAndTheAgentRunsInMemory() throws {
+        let gpsd = try GPSFake()
+        try gpsd.play("config/demo/walk.nmea", pace: 0.002)
+        let agent = try Background(["run", "-c", "config/demo.toml", "--state", "/proc/geoalarm/state.sqlite", "--headless", "--gpsd", "localhost:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines.count == 5)
+        #expect(agent.stderr.contains("state file /proc/geoalarm/state.sqlite: cannot create its folder"))
+        #expect(agent.stderr.contains("state will not persist, running in memory"))
+    }
+}
