@@ -43,6 +43,7 @@ struct ReminderDefaults {
     var hysteresis = 25.0
     var dwell = 0.0
     var alert = ReminderAlert()
+    var repetition = Repeat.always
 }
 
 /// Walks the parsed TOML tables, building the config and recording diagnostics.
@@ -55,12 +56,15 @@ struct ConfigReader {
     static let gpsdKeys = ["host", "port"]
     static let outputKeys = ["notify", "hook_timeout"]
     static let alertKeys = ["urgency", "icon", "timeout", "exec"]
-    static let defaultsKeys = ["radius", "hysteresis", "dwell", "max_error", "confirmations", "announce_initial"] + alertKeys
+    static let scheduleKeys = ["repeat", "active", "due", "starts", "fire_when_overdue"]
+    static let defaultsKeys = ["radius", "hysteresis", "dwell", "max_error", "confirmations", "announce_initial", "repeat"]
+        + alertKeys
+    static let activeKeys = ["days", "from", "to"]
     static let placeKeys = ["lat", "lon"]
     static let reminderKeys = [
         "id", "title", "notes", "lat", "lon", "place", "location", "radius", "hysteresis", "dwell", "when",
         "enabled",
-    ] + alertKeys
+    ] + alertKeys + scheduleKeys
 
     init(file: String) {
         self.file = file
@@ -144,6 +148,62 @@ struct ConfigReader {
         }
         if let announce = bool(table, "announce_initial", context: context) { settings.announceInitial = announce }
         defaults.alert = alert(table, context: context, inheriting: defaults.alert)
+        defaults.repetition = repetition(table, context: context) ?? defaults.repetition
+    }
+
+    private mutating func repetition(_ table: TOMLTable, context: String) -> Repeat? {
+        guard let text = string(table, "repeat", context: context) else { return nil }
+        guard let parsed = Repeat(parsing: text) else {
+            report(context, "repeat", "\"\(text)\" is not \"always\", \"once\" or a period such as \"12h\"")
+            return nil
+        }
+        return parsed
+    }
+
+    /// repeat, active, due, starts and fire_when_overdue of one reminder.
+    private mutating func schedule(_ table: TOMLTable, context: String, defaults: ReminderDefaults) -> ReminderSchedule {
+        var schedule = ReminderSchedule(repetition: repetition(table, context: context) ?? defaults.repetition)
+        for key in ["due", "starts"] {
+            guard let text = typed(table, key, context: context, expected: "a date string such as \"2026-12-24\" or \"2026-12-24T16:00\"", { $0.string }) else { continue }
+            guard let date = LocalDate(parsing: text) else {
+                report(context, key, "\"\(text)\" is not a date such as \"2026-12-24\" or \"2026-12-24T16:00\"")
+                continue
+            }
+            if key == "due" { schedule.due = date } else { schedule.starts = date }
+        }
+        schedule.fireWhenOverdue = bool(table, "fire_when_overdue", context: context) ?? false
+        if let active = self.table(table, "active", context: context) {
+            schedule.active = activeWindow(active, context: context)
+        }
+        return schedule
+    }
+
+    private mutating func activeWindow(_ table: TOMLTable, context: String) -> ActiveWindow? {
+        checkKeys(of: table, allowed: Self.activeKeys, context: context)
+        var weekdays = Set(1...7)
+        if let value = table["days"] {
+            let names = value.array.map { array in (0..<array.count).compactMap { array[$0].string?.lowercased() } }
+            let numbers = names?.compactMap { name in ActiveWindow.dayNames.firstIndex(of: String(name.prefix(3))).map { $0 + 1 } }
+            guard let names, let numbers, !names.isEmpty, numbers.count == names.count, numbers.count == value.array?.count else {
+                report(context, "active.days", "must be a list of days such as [\"mon\", \"tue\"] (sun, mon, tue, wed, thu, fri, sat)")
+                return nil
+            }
+            weekdays = Set(numbers)
+        }
+        var minutes: [Int] = []
+        for (key, fallback) in [("from", "00:00"), ("to", "24:00")] {
+            let text = string(table, key, context: context) ?? fallback
+            guard let minute = ActiveWindow.minuteOfDay(text) else {
+                report(context, "active.\(key)", "\"\(text)\" is not a time of day such as \"08:00\"")
+                return nil
+            }
+            minutes.append(minute)
+        }
+        guard minutes[0] != minutes[1] else {
+            report(context, "active", "from and to are the same time: the window would be empty")
+            return nil
+        }
+        return ActiveWindow(weekdays: weekdays, fromMinute: minutes[0], toMinute: minutes[1])
     }
 
     /// Urgency, icon, timeout and exec, each taken from `base` when the table does not say.
@@ -225,10 +285,12 @@ struct ConfigReader {
         }
         let enabled = bool(table, "enabled", context: context) ?? true
         let alert = alert(table, context: context, inheriting: defaults.alert)
+        let schedule = schedule(table, context: context, defaults: defaults)
         guard diagnostics.count == before, let id, let title, let center else { return nil }
         return Reminder(
             id: id, title: title, notes: notes, center: center, placeName: placeName, radius: radius,
-            hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled, alert: alert)
+            hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled, alert: alert,
+            schedule: schedule)
     }
 
     private mutating func reminderCenter(

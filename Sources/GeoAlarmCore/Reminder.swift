@@ -72,11 +72,13 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     /// Disabled reminders are listed but never tracked.
     public var isEnabled: Bool
     public var alert: ReminderAlert
+    /// When it may announce (repeat, active hours, due, starts).
+    public var schedule: ReminderSchedule
 
     public init(
         id: String, title: String, notes: String? = nil, center: Coordinate, placeName: String? = nil,
         radius: Double, hysteresis: Double = 0, dwell: Double = 0, trigger: Trigger = .arrive,
-        isEnabled: Bool = true, alert: ReminderAlert = ReminderAlert()
+        isEnabled: Bool = true, alert: ReminderAlert = ReminderAlert(), schedule: ReminderSchedule = ReminderSchedule()
     ) {
         self.id = id
         self.title = title
@@ -89,6 +91,7 @@ public struct Reminder: Sendable, Equatable, Identifiable {
         self.trigger = trigger
         self.isEnabled = isEnabled
         self.alert = alert
+        self.schedule = schedule
     }
 
     /// How far from the centre a fix can still be not outside: radius plus hysteresis.

@@ -294,3 +294,67 @@ struct AlertConfigTests {
         }
     }
 }
+
+struct ScheduleConfigTests {
+    @Test func scheduleKeys() throws {
+        let config = try ConfigLoader.parse("""
+            [defaults]
+            repeat = "12h"
+            [[reminder]]
+            title = "Office hours"
+            lat = 1
+            lon = 2
+            active = { days = ["mon", "Tuesday", "wed", "thu", "fri"], from = "08:00", to = "18:00" }
+            due = "2026-12-24"
+            starts = "2026-12-01T09:30"
+            fire_when_overdue = true
+            [[reminder]]
+            title = "Night"
+            lat = 1
+            lon = 2
+            repeat = "once"
+            active = { from = "22:00", to = "02:00" }
+            """, path: "r.toml")
+        let office = config.reminders[0].schedule
+        #expect(office.repetition == .cooldown(43200))
+        #expect(office.active == ActiveWindow(weekdays: [2, 3, 4, 5, 6], fromMinute: 480, toMinute: 1080))
+        #expect(office.due == LocalDate(parsing: "2026-12-24") && office.starts == LocalDate(parsing: "2026-12-01T09:30"))
+        #expect(office.fireWhenOverdue)
+        let night = config.reminders[1].schedule
+        #expect(night.repetition == .once)
+        #expect(night.active == ActiveWindow(weekdays: Set(1...7), fromMinute: 1320, toMinute: 120))
+        #expect(try ConfigLoader.parse("[[reminder]]\ntitle = \"A\"\nlat = 1\nlon = 2\n", path: "r.toml").reminders[0].schedule == ReminderSchedule())
+    }
+
+    @Test func badScheduleKeys() {
+        do {
+            _ = try ConfigLoader.parse("""
+                [[reminder]]
+                id = "x"
+                title = "X"
+                lat = 1
+                lon = 2
+                repeat = "twice"
+                due = "Christmas"
+                active = { days = ["funday"], form = "08:00" }
+                [[reminder]]
+                id = "y"
+                title = "Y"
+                lat = 1
+                lon = 2
+                active = { from = "25:00" }
+                starts = 2026-12-01
+                """, path: "r.toml")
+            Issue.record("accepted a bad config")
+        } catch {
+            #expect(error.diagnostics.map(\.description) == [
+                "r.toml: reminder \"x\" (#1): repeat: \"twice\" is not \"always\", \"once\" or a period such as \"12h\"",
+                "r.toml: reminder \"x\" (#1): due: \"Christmas\" is not a date such as \"2026-12-24\" or \"2026-12-24T16:00\"",
+                "r.toml: reminder \"x\" (#1): form: unknown key (did you mean \"from\"?)",
+                "r.toml: reminder \"x\" (#1): active.days: must be a list of days such as [\"mon\", \"tue\"] (sun, mon, tue, wed, thu, fri, sat)",
+                "r.toml: reminder \"y\" (#2): starts: must be a date string such as \"2026-12-24\" or \"2026-12-24T16:00\", not a date or time",
+                "r.toml: reminder \"y\" (#2): active.from: \"25:00\" is not a time of day such as \"08:00\"",
+            ])
+        }
+    }
+}

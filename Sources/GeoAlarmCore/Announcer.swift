@@ -1,0 +1,87 @@
+import Foundation
+
+/// What the user and the announcer have done to a reminder, beyond its fence.
+public struct Lifecycle: Sendable, Equatable {
+    /// Set by `repeat = "once"` after its event, or by `geoalarm complete`.
+    public var completedAt: Date?
+    /// No announcement before this (`geoalarm snooze`, the "Snooze 1 h" button).
+    public var snoozedUntil: Date?
+    /// Fix time of the last announced event.
+    public var lastFired: Date?
+
+    public init(completedAt: Date? = nil, snoozedUntil: Date? = nil, lastFired: Date? = nil) {
+        self.completedAt = completedAt
+        self.snoozedUntil = snoozedUntil
+        self.lastFired = lastFired
+    }
+}
+
+/// Why an event was recorded but not announced.
+public enum Silence: Sendable, Equatable, CustomStringConvertible {
+    case completed
+    case snoozed
+    case coolingDown
+    case notStarted
+    case overdue
+    case outsideActiveHours
+
+    public var description: String {
+        switch self {
+        case .completed: "the reminder is completed"
+        case .snoozed: "the reminder is snoozed"
+        case .coolingDown: "it fired less than its repeat period ago"
+        case .notStarted: "its start date has not come"
+        case .overdue: "it is overdue (fire_when_overdue = false)"
+        case .outsideActiveHours: "it is outside its active days and hours"
+        }
+    }
+}
+
+/// Decides which events are announced, by each reminder's schedule and lifecycle, and keeps
+/// the lifecycles up to date (last fired; completed after a `once` event).
+///
+/// Rules, in order: a completed reminder is silent; so is a snoozed one until the snooze
+/// ends, one before its `starts`, one past its `due` (unless `fire_when_overdue`), one outside
+/// its active days and hours (in `timeZone`), and one that fired less than its cooldown ago.
+/// An event without a time (an untimed GPX point) is only checked for completion.
+public struct Announcer: Sendable {
+    public let timeZone: TimeZone
+    public private(set) var lifecycles: [String: Lifecycle]
+
+    public init(timeZone: TimeZone, lifecycles: [String: Lifecycle] = [:]) {
+        self.timeZone = timeZone
+        self.lifecycles = lifecycles
+    }
+
+    /// nil to announce `event` (and it is noted as fired), or why it stays silent.
+    public mutating func decide(_ event: GeofenceEvent) -> Silence? {
+        let id = event.reminder.id
+        let schedule = event.reminder.schedule
+        var lifecycle = lifecycles[id] ?? Lifecycle()
+        if lifecycle.completedAt != nil { return .completed }
+        if let time = event.fix.time {
+            if let until = lifecycle.snoozedUntil, time < until { return .snoozed }
+            if let starts = schedule.starts?.start(in: timeZone), time < starts { return .notStarted }
+            if let due = schedule.due?.moment(in: timeZone), time > due, !schedule.fireWhenOverdue { return .overdue }
+            if let window = schedule.active, !window.contains(time, in: timeZone) { return .outsideActiveHours }
+            if case .cooldown(let period) = schedule.repetition, let last = lifecycle.lastFired,
+               time.timeIntervalSince(last) < period {
+                return .coolingDown
+            }
+        }
+        lifecycle.lastFired = event.fix.time ?? lifecycle.lastFired
+        if schedule.repetition == .once { lifecycle.completedAt = event.fix.time ?? Date(timeIntervalSince1970: 0) }
+        lifecycles[id] = lifecycle
+        return nil
+    }
+
+    /// Marks a reminder completed (or not), as `geoalarm complete` / `uncomplete` do.
+    public mutating func setCompleted(_ id: String, at time: Date?) {
+        lifecycles[id, default: Lifecycle()].completedAt = time
+    }
+
+    /// Silences a reminder until `until` (nil ends a snooze).
+    public mutating func snooze(_ id: String, until: Date?) {
+        lifecycles[id, default: Lifecycle()].snoozedUntil = until
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// How often a reminder may announce.
+public enum Repeat: Sendable, Equatable {
+    /// Every crossing (the default).
+    case always
+    /// The first announced event completes the reminder, as a phone's Reminders app does.
+    case once
+    /// At most once per this many seconds.
+    case cooldown(Double)
+
+    /// Reads "always", "once" or a duration ("12h").
+    public init?(parsing text: String) {
+        switch text.lowercased() {
+        case "always": self = .always
+        case "once": self = .once
+        default:
+            guard let seconds = try? Span.parse(text), seconds > 0 else { return nil }
+            self = .cooldown(seconds)
+        }
+    }
+}
+
+/// A local date, with a time of day or without (then it means the whole day).
+public struct LocalDate: Sendable, Equatable {
+    public var year: Int, month: Int, day: Int
+    /// Minutes after midnight; nil for a date alone.
+    public var minuteOfDay: Int?
+
+    /// Reads "2026-12-24" or "2026-12-24T16:00" (also with a space, and seconds ":00").
+    public init?(parsing text: String) {
+        let parts = text.split(whereSeparator: { $0 == "T" || $0 == " " })
+        guard parts.count == 1 || parts.count == 2 else { return nil }
+        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+        guard date.count == 3, let year = date[0], let month = date[1], let day = date[2],
+              parts[0].count == 10, (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        self.year = year
+        self.month = month
+        self.day = day
+        if parts.count == 2 {
+            guard let minute = ActiveWindow.minuteOfDay(String(parts[1])) else { return nil }
+            minuteOfDay = minute
+        }
+    }
+
+    /// The moment this names in `zone`: its time, or for a date alone the end of that day.
+    public func moment(in zone: TimeZone) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard let start = calendar.date(from: DateComponents(year: year, month: month, day: day)) else { return nil }
+        guard let minuteOfDay else { return calendar.date(byAdding: .day, value: 1, to: start) }
+        return calendar.date(byAdding: .minute, value: minuteOfDay, to: start)
+    }
+
+    /// The moment this starts in `zone`: its time, or for a date alone the start of that day.
+    public func start(in zone: TimeZone) -> Date? {
+        minuteOfDay == nil ? LocalDate(year: year, month: month, day: day, minuteOfDay: 0).moment(in: zone) : moment(in: zone)
+    }
+
+    private init(year: Int, month: Int, day: Int, minuteOfDay: Int?) {
+        self.year = year
+        self.month = month
+        self.day = day
+        self.minuteOfDay = minuteOfDay
+    }
+}
+
+/// Days of the week and a time of day when a reminder may announce; `from` after `to` crosses midnight.
+public struct ActiveWindow: Sendable, Equatable {
+    /// Weekdays as Calendar numbers them: 1 Sunday ... 7 Saturday.
+    public var weekdays: Set<Int>
+    public var fromMinute: Int
+    public var toMinute: Int
+
+    public static let dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+
+    public init(weekdays: Set<Int>, fromMinute: Int, toMinute: Int) {
+        self.weekdays = weekdays
+        self.fromMinute = fromMinute
+        self.toMinute = toMinute
+    }
+
+    /// "08:00" (or "8:00", "08:00:00") as minutes after midnight; "24:00" is the end of the day.
+    public static func minuteOfDay(_ text: String) -> Int? {
+        let parts = text.split(separator: ":").map { Int($0) }
+        guard parts.count == 2 || parts.count == 3, let hour = parts[0], let minute = parts[1],
+              (0...24).contains(hour), (0..<60).contains(minute), hour < 24 || minute == 0
+        else { return nil }
+        return hour * 60 + minute
+    }
+
+    /// Whether `moment` falls in the window, in `zone`. A window across midnight belongs to the
+    /// day it starts on: Friday 22:00-02:00 holds Saturday 01:00.
+    public func contains(_ moment: Date, in zone: TimeZone) -> Bool {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.weekday, .hour, .minute], from: moment)
+        guard let weekday = parts.weekday, let hour = parts.hour, let minute = parts.minute else { return false }
+        let now = hour * 60 + minute
+        if fromMinute <= toMinute {
+            return weekdays.contains(weekday) && now >= fromMinute && now < toMinute
+        }
+        let yesterday = (weekday + 5) % 7 + 1
+        return (weekdays.contains(weekday) && now >= fromMinute) || (weekdays.contains(yesterday) && now < toMinute)
+    }
+}
+
+/// When a reminder may announce: how often, on which days and hours, from when and until when.
+public struct ReminderSchedule: Sendable, Equatable {
+    public var repetition: Repeat
+    public var active: ActiveWindow?
+    /// After this the reminder is overdue and stays silent, unless `fireWhenOverdue`.
+    public var due: LocalDate?
+    public var fireWhenOverdue: Bool
+    /// Before this the reminder stays silent.
+    public var starts: LocalDate?
+
+    public init(
+        repetition: Repeat = .always, active: ActiveWindow? = nil, due: LocalDate? = nil, fireWhenOverdue: Bool = false,
+        starts: LocalDate? = nil
+    ) {
+        self.repetition = repetition
+        self.active = active
+        self.due = due
+        self.fireWhenOverdue = fireWhenOverdue
+        self.starts = starts
+    }
+}

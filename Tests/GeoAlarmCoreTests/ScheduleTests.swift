@@ -1,0 +1,111 @@
+import Foundation
+import GeoAlarmCore
+import Testing
+
+/// Time windows, due dates and repeats, always in an explicit time zone (never the machine's).
+struct ScheduleTests {
+    static let lisbon = TimeZone(identifier: "Europe/Lisbon")!
+
+    static func utc(_ text: String) -> Date {
+        ISO8601DateFormatter().date(from: text)!
+    }
+
+    @Test func parsing() {
+        #expect(Repeat(parsing: "once") == .once)
+        #expect(Repeat(parsing: "Always") == .always)
+        #expect(Repeat(parsing: "12h") == .cooldown(43200))
+        #expect(Repeat(parsing: "sometimes") == nil)
+        #expect(Repeat(parsing: "0s") == nil)
+        #expect(ActiveWindow.minuteOfDay("08:30") == 510)
+        #expect(ActiveWindow.minuteOfDay("24:00") == 1440)
+        #expect(ActiveWindow.minuteOfDay("24:30") == nil)
+        #expect(ActiveWindow.minuteOfDay("8h") == nil)
+        #expect(LocalDate(parsing: "2026-12-24T16:00")?.minuteOfDay == 960)
+        #expect(LocalDate(parsing: "2026-12-24")?.minuteOfDay == nil)
+        #expect(LocalDate(parsing: "2026-13-24") == nil)
+        #expect(LocalDate(parsing: "24/12/2026") == nil)
+    }
+
+    @Test func dueDatesInAZone() {
+        // A date alone is due at the end of that day; Lisbon is UTC+0 in December.
+        #expect(LocalDate(parsing: "2026-12-24")?.moment(in: Self.lisbon) == Self.utc("2026-12-25T00:00:00Z"))
+        #expect(LocalDate(parsing: "2026-12-24")?.start(in: Self.lisbon) == Self.utc("2026-12-24T00:00:00Z"))
+        // In July it is UTC+1.
+        #expect(LocalDate(parsing: "2026-07-01T16:00")?.moment(in: Self.lisbon) == Self.utc("2026-07-01T15:00:00Z"))
+    }
+
+    @Test func weekdayHours() {
+        let office = ActiveWindow(weekdays: [2, 3, 4, 5, 6], fromMinute: 8 * 60, toMinute: 18 * 60)
+        #expect(office.contains(Self.utc("2026-11-23T09:00:00Z"), in: Self.lisbon))  // Monday
+        #expect(!office.contains(Self.utc("2026-11-21T09:00:00Z"), in: Self.lisbon))  // Saturday
+        #expect(!office.contains(Self.utc("2026-11-23T18:00:00Z"), in: Self.lisbon), "the end is not in")
+        #expect(!office.contains(Self.utc("2026-11-23T07:59:00Z"), in: Self.lisbon))
+    }
+
+    @Test func aWindowAcrossMidnightBelongsToTheDayItStarts() {
+        let fridayNight = ActiveWindow(weekdays: [6], fromMinute: 22 * 60, toMinute: 2 * 60)
+        #expect(fridayNight.contains(Self.utc("2026-11-20T23:00:00Z"), in: Self.lisbon))  // Fri 23:00
+        #expect(fridayNight.contains(Self.utc("2026-11-21T01:00:00Z"), in: Self.lisbon))  // Sat 01:00
+        #expect(!fridayNight.contains(Self.utc("2026-11-21T03:00:00Z"), in: Self.lisbon))  // Sat 03:00
+        #expect(!fridayNight.contains(Self.utc("2026-11-21T23:00:00Z"), in: Self.lisbon))  // Sat 23:00
+        #expect(!fridayNight.contains(Self.utc("2026-11-20T01:00:00Z"), in: Self.lisbon))  // Fri 01:00 is Thursday's night
+    }
+
+    @Test func aDaylightSavingChangeMovesTheWindowInUTC() {
+        // Lisbon goes from UTC+0 to UTC+1 at 01:00 UTC on 2026-03-29.
+        let morning = ActiveWindow(weekdays: Set(1...7), fromMinute: 8 * 60, toMinute: 9 * 60)
+        #expect(morning.contains(Self.utc("2026-03-28T08:30:00Z"), in: Self.lisbon))
+        #expect(!morning.contains(Self.utc("2026-03-29T08:30:00Z"), in: Self.lisbon), "09:30 local after the change")
+        #expect(morning.contains(Self.utc("2026-03-29T07:30:00Z"), in: Self.lisbon), "08:30 local after the change")
+        // Back to UTC+0 at 01:00 UTC on 2026-10-25: the hour 01:00-02:00 local happens twice.
+        let night = ActiveWindow(weekdays: [1], fromMinute: 60, toMinute: 120)
+        #expect(night.contains(Self.utc("2026-10-25T00:30:00Z"), in: Self.lisbon))
+        #expect(night.contains(Self.utc("2026-10-25T01:30:00Z"), in: Self.lisbon))
+        #expect(!night.contains(Self.utc("2026-10-25T02:30:00Z"), in: Self.lisbon))
+    }
+
+    static func event(_ kind: EventKind = .arrive, at time: String?, schedule: ReminderSchedule) -> GeofenceEvent {
+        var reminder = Scene.reminder("bakery")
+        reminder.schedule = schedule
+        var fix = Scene.fix(10, at: 0)
+        fix.time = time.map(utc)
+        return GeofenceEvent(kind: kind, reminder: reminder, fix: fix, distance: 10)
+    }
+
+    @Test func onceCompletesAfterItsFirstAnnouncement() {
+        var announcer = Announcer(timeZone: Self.lisbon)
+        let once = ReminderSchedule(repetition: .once)
+        #expect(announcer.decide(Self.event(at: "2026-11-21T08:00:00Z", schedule: once)) == nil)
+        #expect(announcer.lifecycles["bakery"]?.completedAt == Self.utc("2026-11-21T08:00:00Z"))
+        #expect(announcer.decide(Self.event(.leave, at: "2026-11-21T09:00:00Z", schedule: once)) == .completed)
+        announcer.setCompleted("bakery", at: nil)
+        #expect(announcer.decide(Self.event(at: "2026-11-21T10:00:00Z", schedule: once)) == nil, "uncompleted: fires again")
+    }
+
+    @Test func alwaysRepeatsAndACooldownSpacesAnnouncements() {
+        var announcer = Announcer(timeZone: Self.lisbon)
+        #expect(announcer.decide(Self.event(at: "2026-11-21T08:00:00Z", schedule: ReminderSchedule())) == nil)
+        #expect(announcer.decide(Self.event(at: "2026-11-21T08:01:00Z", schedule: ReminderSchedule())) == nil)
+        let twelveHours = ReminderSchedule(repetition: .cooldown(12 * 3600))
+        #expect(announcer.decide(Self.event(at: "2026-11-21T19:00:00Z", schedule: twelveHours)) == .coolingDown)
+        #expect(announcer.decide(Self.event(at: "2026-11-21T20:01:00Z", schedule: twelveHours)) == nil)
+        #expect(announcer.lifecycles["bakery"]?.lastFired == Self.utc("2026-11-21T20:01:00Z"))
+    }
+
+    @Test func snoozeStartsDueAndWindowsSilenceButUntimedEventsPass() {
+        var announcer = Announcer(timeZone: Self.lisbon)
+        announcer.snooze("bakery", until: Self.utc("2026-11-21T09:00:00Z"))
+        #expect(announcer.decide(Self.event(at: "2026-11-21T08:30:00Z", schedule: ReminderSchedule())) == .snoozed)
+        #expect(announcer.decide(Self.event(at: "2026-11-21T09:00:00Z", schedule: ReminderSchedule())) == nil)
+        let christmas = ReminderSchedule(due: LocalDate(parsing: "2026-12-24"), starts: LocalDate(parsing: "2026-12-01"))
+        #expect(announcer.decide(Self.event(at: "2026-11-30T23:59:00Z", schedule: christmas)) == .notStarted)
+        #expect(announcer.decide(Self.event(at: "2026-12-24T23:59:00Z", schedule: christmas)) == nil)
+        #expect(announcer.decide(Self.event(at: "2026-12-25T00:01:00Z", schedule: christmas)) == .overdue)
+        var late = christmas
+        late.fireWhenOverdue = true
+        #expect(announcer.decide(Self.event(at: "2026-12-25T00:01:00Z", schedule: late)) == nil)
+        let weekdays = ReminderSchedule(active: ActiveWindow(weekdays: [2, 3, 4, 5, 6], fromMinute: 480, toMinute: 1080))
+        #expect(announcer.decide(Self.event(at: "2026-11-21T10:00:00Z", schedule: weekdays)) == .outsideActiveHours)
+        #expect(announcer.decide(Self.event(at: nil, schedule: weekdays)) == nil, "no time: only completion is checked")
+    }
+}
