@@ -8,10 +8,12 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// The live agent: fixes from gpsd through the engine to the event sinks, as a lifecycle service.
+/// The live agent: fixes from gpsd through the engine and the announcer to the event sinks,
+/// as a lifecycle service.
 ///
 /// Everything arrives on one stream and is handled in order by one loop, so the engine needs no
-/// lock: gpsd's reports, SIGHUP (reload the config) and a slow tick (notice a silent receiver).
+/// lock: gpsd's reports, SIGHUP (reload the config) and a tick each second (notice a silent
+/// receiver, pick up commands' changes in the state store, reload an edited config file).
 /// Graceful shutdown (SIGTERM, SIGINT) ends the loop, stops the reader and returns.
 public final class AlarmAgent: Service {
     /// What the loop reacts to.
@@ -53,7 +55,8 @@ public final class AlarmAgent: Service {
         let updates = source.updates()
         var loop = AgentState(
             engine: state.engine(reminders: initialConfig.reminders, settings: initialConfig.settings),
-            endpoint: source.endpoint.description)
+            announcer: Announcer(timeZone: .current, lifecycles: state.lifecycles()),
+            endpoint: source.endpoint.description, configFile: ConfigFileIdentity(path: configPath))
         logger.info("watching \(loop.engine.reminders.count) reminders from \(configPath)")
         state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
         await withTaskGroup(of: Void.self) { group in
@@ -64,7 +67,7 @@ public final class AlarmAgent: Service {
                 for await _ in hangups { continuation.yield(.reload) }
             }
             group.addTask {
-                while (try? await Task.sleep(for: .seconds(2))) != nil { continuation.yield(.tick) }
+                while (try? await Task.sleep(for: .seconds(1))) != nil { continuation.yield(.tick) }
             }
             for await input in inputs.cancelOnGracefulShutdown() {
                 handle(input, state: &loop)
@@ -91,10 +94,20 @@ public final class AlarmAgent: Service {
             break
         case .gpsd(.report(let fix, let readAt)):
             let outcome = state.engine.process(fix)
+            var announced: [GeofenceEvent] = []
             for event in outcome.events {
+                if let silence = state.announcer.decide(event) {
+                    logger.info("\(event.kind.rawValue) \(event.reminder.id) not announced: \(silence)")
+                    continue
+                }
+                announced.append(event)
                 for sink in sinks { sink.deliver(event) }
             }
-            self.state.save(outcome, engine: state.engine)
+            self.state.save(outcome, announced: announced, engine: state.engine, announcer: state.announcer)
+            if case .accepted = outcome, state.lastFixSaved.map({ ContinuousClock.now - $0 > .seconds(10) }) ?? true {
+                self.state.saveLastFix(fix)
+                state.lastFixSaved = ContinuousClock.now
+            }
             latency?(ContinuousClock.now - readAt)
             switch outcome {
             case .accepted:
@@ -111,7 +124,18 @@ public final class AlarmAgent: Service {
                ContinuousClock.now - last.at > Self.silenceBeforeNotice {
                 noticeSilence(&state)
             }
+            // Commands (complete, snooze...) write the store; an edited config file is reloaded.
+            if self.state.isPersisting {
+                state.announcer = Announcer(timeZone: state.announcer.timeZone, lifecycles: self.state.lifecycles())
+            }
+            let identity = ConfigFileIdentity(path: configPath)
+            if identity != state.configFile, identity != nil {
+                state.configFile = identity
+                logger.info("\(configPath) changed")
+                reload(&state)
+            }
         case .reload:
+            state.configFile = ConfigFileIdentity(path: configPath)
             reload(&state)
         }
     }
@@ -152,10 +176,36 @@ struct AgentState {
     }
 
     var engine: GeofenceEngine
+    var announcer: Announcer
     let endpoint: String
+    /// What the config file looked like when last read.
+    var configFile: ConfigFileIdentity?
+    /// When the last fix was written for `geoalarm status`.
+    var lastFixSaved: ContinuousClock.Instant?
     var connection = Connection.connecting
     /// When the last usable fix was handled, and its fix time.
     var lastUsable: (at: ContinuousClock.Instant, fixTime: Date?)?
     /// Set while the receiver is silent or has no fix (and it has been logged).
     var silentSince: ContinuousClock.Instant?
+}
+
+/// Enough of a file's metadata to notice that it was edited, also when an editor saves by
+/// writing a new file and renaming it over the old one (a new inode).
+struct ConfigFileIdentity: Equatable {
+    let inode: UInt64
+    let size: Int64
+    let modified: timespec
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+    }
+
+    static func == (lhs: ConfigFileIdentity, rhs: ConfigFileIdentity) -> Bool {
+        lhs.inode == rhs.inode && lhs.size == rhs.size && lhs.modified.tv_sec == rhs.modified.tv_sec
+            && lhs.modified.tv_nsec == rhs.modified.tv_nsec
+    }
 }

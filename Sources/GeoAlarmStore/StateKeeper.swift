@@ -53,12 +53,38 @@ public final class StateKeeper: @unchecked Sendable {
         }
     }
 
-    /// Writes what one fix changed; a failing store is logged once and dropped.
-    public func save(_ outcome: FixOutcome, engine: GeofenceEngine) {
-        guard let store, !outcome.changes.isEmpty || !outcome.events.isEmpty else { return }
-        let byID = Dictionary(engine.reminders.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    /// The lifecycles saved in the store (none in memory), for an ``Announcer``.
+    public func lifecycles() -> [String: Lifecycle] {
+        guard let store else { return [:] }
         do {
-            try store.record(outcome.changes, events: outcome.events, reminders: byID)
+            return try store.lifecycles()
+        } catch {
+            fail(error)
+            return [:]
+        }
+    }
+
+    /// Writes what one fix changed: its changes of side, the events announced for it, and the
+    /// completions those caused (as `announcer` has them); a failing store is logged once and dropped.
+    public func save(_ outcome: FixOutcome, announced: [GeofenceEvent], engine: GeofenceEngine, announcer: Announcer) {
+        guard let store, !outcome.changes.isEmpty || !announced.isEmpty else { return }
+        let byID = Dictionary(engine.reminders.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var completed: [String: Date] = [:]
+        for event in announced {
+            if let time = announcer.lifecycles[event.reminder.id]?.completedAt { completed[event.reminder.id] = time }
+        }
+        do {
+            try store.record(outcome.changes, events: announced, reminders: byID, completed: completed)
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Notes the last fix used (for `geoalarm status`).
+    public func saveLastFix(_ fix: Fix) {
+        guard let store else { return }
+        do {
+            try store.setLastFix(fix)
         } catch {
             fail(error)
         }

@@ -85,8 +85,77 @@ public final class StateStore: Sendable {
                 CREATE INDEX history_by_time ON history(time);
                 """)
         }
+        migrator.registerMigration("2: reminder lifecycle and last fix") { db in
+            try db.execute(sql: """
+                ALTER TABLE reminder_state ADD COLUMN completed_at REAL;
+                ALTER TABLE reminder_state ADD COLUMN snoozed_until REAL;
+                CREATE TABLE last_fix (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    time REAL,
+                    lat REAL NOT NULL,
+                    lon REAL NOT NULL
+                );
+                """)
+        }
         return migrator
     }
+
+    /// Every reminder's lifecycle (completed, snoozed, last fired), by id.
+    public func lifecycles() throws(StoreError) -> [String: Lifecycle] {
+        try reading { db in
+            var result: [String: Lifecycle] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT reminder, completed_at, snoozed_until, last_fired FROM reminder_state") {
+                let completed: Double? = row["completed_at"]
+                let snoozed: Double? = row["snoozed_until"]
+                let fired: Double? = row["last_fired"]
+                result[row["reminder"]] = Lifecycle(
+                    completedAt: completed.map(Date.init(timeIntervalSince1970:)),
+                    snoozedUntil: snoozed.map(Date.init(timeIntervalSince1970:)),
+                    lastFired: fired.map(Date.init(timeIntervalSince1970:)))
+            }
+            return result
+        }
+    }
+
+    /// Sets a reminder's completion (nil: not completed), as `geoalarm complete` and `uncomplete` do.
+    public func setCompleted(_ id: String, at time: Date?) throws(StoreError) {
+        try setLifecycle(id, column: "completed_at", to: time)
+    }
+
+    /// Snoozes a reminder until `until` (nil ends the snooze).
+    public func snooze(_ id: String, until: Date?) throws(StoreError) {
+        try setLifecycle(id, column: "snoozed_until", to: until)
+    }
+
+    private func setLifecycle(_ id: String, column: String, to value: Date?) throws(StoreError) {
+        try writing { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO reminder_state (reminder, presence, fence, \(column)) VALUES (?, 'unknown', '', ?)
+                    ON CONFLICT(reminder) DO UPDATE SET \(column) = excluded.\(column)
+                    """,
+                arguments: [id, value?.timeIntervalSince1970])
+        }
+    }
+
+    /// The last fix the agent used, for `geoalarm status`.
+    public func lastFix() throws(StoreError) -> Fix? {
+        try reading { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT time, lat, lon FROM last_fix WHERE id = 1") else { return nil }
+            let time: Double? = row["time"]
+            return Fix(time: time.map(Date.init(timeIntervalSince1970:)), coordinate: Coordinate(latitude: row["lat"], longitude: row["lon"]))
+        }
+    }
+
+    /// Notes the last fix used.
+    public func setLastFix(_ fix: Fix) throws(StoreError) {
+        try writing { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO last_fix (id, time, lat, lon) VALUES (1, ?, ?, ?)",
+                arguments: [fix.time?.timeIntervalSince1970, fix.coordinate.latitude, fix.coordinate.longitude])
+        }
+    }
+
 
     /// The saved side of every reminder, by id.
     public func savedPresence() throws(StoreError) -> [String: SavedPresence] {
@@ -103,8 +172,12 @@ public final class StateStore: Sendable {
     }
 
     /// Keeps what one fix changed, in one transaction: the new sides (for the fences in
-    /// `reminders`) and the announced events.
-    public func record(_ changes: [PresenceChange], events: [GeofenceEvent], reminders: [String: Reminder]) throws(StoreError) {
+    /// `reminders`), the announced events, and the completions they caused (a `once`
+    /// reminder's event).
+    public func record(
+        _ changes: [PresenceChange], events: [GeofenceEvent], reminders: [String: Reminder],
+        completed: [String: Date] = [:]
+    ) throws(StoreError) {
         guard !changes.isEmpty || !events.isEmpty else { return }
         try writing { db in
             for change in changes {
@@ -127,9 +200,18 @@ public final class StateStore: Sendable {
                                 event.reminder.title, event.fix.coordinate.latitude, event.fix.coordinate.longitude,
                                 event.distance])
                 try db.execute(
-                    sql: "UPDATE reminder_state SET last_fired = ? WHERE reminder = ?",
-                    arguments: [event.fix.time?.timeIntervalSince1970, event.reminder.id])
+                    sql: """
+                        INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES (?, 'unknown', '', ?)
+                        ON CONFLICT(reminder) DO UPDATE SET last_fired = excluded.last_fired
+                        """,
+                    arguments: [event.reminder.id, event.fix.time?.timeIntervalSince1970])
             }
+            for (id, time) in completed {
+                try db.execute(
+                    sql: "UPDATE reminder_state SET completed_at = ? WHERE reminder = ?",
+                    arguments: [time.timeIntervalSince1970, id])
+            }
+
         }
     }
 

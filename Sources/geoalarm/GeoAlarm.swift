@@ -7,6 +7,9 @@ struct GeoAlarm: AsyncParsableCommand {
         commandName: "geoalarm",
         abstract: "Location reminders: tells you when you arrive at or leave the places you care about.",
         version: "0.1.0",
-        subcommands: [Run.self, Check.self, Replay.self, List.self, History.self]
+        subcommands: [
+            Run.self, Check.self, Replay.self, List.self, Status.self, History.self, Complete.self, Uncomplete.self,
+            Snooze.self,
+        ]
     )
 }

@@ -9,10 +9,7 @@ struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print past events, oldest first, as the agent printed them.")
 
-    @Option(help: ArgumentHelp(
-        "The state file (default: $XDG_STATE_HOME/geoalarm/state.sqlite, else ~/.local/state/geoalarm/state.sqlite).",
-        valueName: "path"))
-    var state: String?
+    @OptionGroup var stateOptions: StateOptions
 
     @Option(help: ArgumentHelp(
         "Only events since then: a duration back from now (\"2h\", \"7d\") or a date (\"2026-11-20\", \"2026-11-20T08:00:00Z\").",
@@ -44,7 +41,7 @@ struct History: ParsableCommand {
     }
 
     func run() throws {
-        let path = state ?? StateStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+        let path = stateOptions.path
         guard FileManager.default.fileExists(atPath: path) else {
             Diagnostics.error("state file \(path) does not exist yet: no event has been recorded (or pass --state)")
             throw ExitCode.failure

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 
@@ -7,12 +8,16 @@ struct List: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the reminders with where, radius and when.")
 
     enum SortKey: String, ExpressibleByArgument, CaseIterable {
-        case title, distance, radius
+        case title, distance, radius, due
     }
 
     @OptionGroup var options: ConfigOptions
+    @OptionGroup var stateOptions: StateOptions
 
-    @Option(help: "Sort by title (case-insensitive), distance (needs --from) or radius.")
+    @Flag(help: "Show completed reminders too (hidden by default).")
+    var all = false
+
+    @Option(help: "Sort by title (case-insensitive), distance (needs --from), radius or due date (undated last).")
     var sort: SortKey = .title
 
     @Option(help: ArgumentHelp("Show distances from this point.", valueName: "lat,lon"))
@@ -27,17 +32,21 @@ struct List: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
+        let completed = try completedIDs()
         let origin = from.flatMap { try? ReminderRules.parseLocation($0).get() }
         func distance(_ reminder: Reminder) -> Double? {
             origin.map { Haversine.distance($0, reminder.center) }
         }
-        let sorted = config.reminders.sorted { a, b in
+        let shown = all ? config.reminders : config.reminders.filter { !completed.contains($0.id) }
+        func due(_ reminder: Reminder) -> Date { reminder.schedule.due?.moment(in: .current) ?? .distantFuture }
+        let sorted = shown.sorted { a, b in
             switch sort {
             case .title:
                 let order = a.title.localizedCaseInsensitiveCompare(b.title)
                 return order == .orderedSame ? a.id < b.id : order == .orderedAscending
             case .distance: return (distance(a) ?? 0, a.id) < (distance(b) ?? 0, b.id)
             case .radius: return (a.radius, a.id) < (b.radius, b.id)
+            case .due: return due(a) == due(b) ? a.id < b.id : due(a) < due(b)
             }
         }
         var rows = [["ID", "TITLE", "WHERE", "RADIUS", "WHEN"] + (origin == nil ? [] : ["DISTANCE"])]
@@ -45,29 +54,22 @@ struct List: ParsableCommand {
             let place = reminder.placeName.map { "\($0) (\(reminder.center))" } ?? reminder.center.description
             var row = [
                 reminder.id, reminder.title, place, Self.metres(reminder.radius),
-                reminder.trigger.rawValue + (reminder.isEnabled ? "" : " (disabled)"),
+                reminder.trigger.rawValue + (reminder.isEnabled ? "" : " (disabled)")
+                    + (completed.contains(reminder.id) ? " (completed)" : ""),
             ]
             if let metres = distance(reminder) { row.append(Self.metres(metres)) }
             rows.append(row)
         }
-        for row in rows { print(Self.align(row, widths: Self.widths(rows)).trimmingTrailingSpaces) }
+        for line in TextTable.lines(rows) { print(line) }
     }
 
     private static func metres(_ value: Double) -> String {
         value >= 10_000 ? "\((value / 100).rounded() / 10) km" : "\(Int(value.rounded())) m"
     }
 
-    private static func widths(_ rows: [[String]]) -> [Int] {
-        (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-    }
-
-    private static func align(_ row: [String], widths: [Int]) -> String {
-        zip(row, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }.joined(separator: "  ")
-    }
-}
-
-private extension String {
-    var trimmingTrailingSpaces: String {
-        String(self[..<(lastIndex(where: { $0 != " " }).map { index(after: $0) } ?? startIndex)])
+    /// Ids of completed reminders, from the state file when there is one.
+    private func completedIDs() throws -> Set<String> {
+        guard FileManager.default.fileExists(atPath: stateOptions.path) else { return [] }
+        return Set(try stateOptions.open().lifecycles().filter { $0.value.completedAt != nil }.keys)
     }
 }

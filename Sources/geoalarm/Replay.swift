@@ -28,6 +28,7 @@ struct Replay: ParsableCommand {
         let config = try options.load()
         let log = Diagnostics.logger
         var engine = GeofenceEngine(reminders: config.reminders, settings: config.settings)
+        var announcer = Announcer(timeZone: .current)
         let format: EventFormat = json ? .json : .text
         let writer = LineWriter(flushEachLine: false)
         var failed = false
@@ -46,7 +47,13 @@ struct Replay: ParsableCommand {
             for fix in report.fixes {
                 let outcome = engine.process(fix)
                 summary.count(outcome)
-                for event in outcome.events { writer.write(format.line(for: event)) }
+                for event in outcome.events {
+                    if announcer.decide(event) != nil {
+                        summary.silenced()
+                    } else {
+                        writer.write(format.line(for: event))
+                    }
+                }
             }
             writer.flush()
             if report.problemCount > 0 {
@@ -66,6 +73,7 @@ struct TrackSummary {
     private var accepted = 0
     private var events = 0
     private var rejected: [FixRejection: Int] = [:]
+    private var silent = 0
 
     mutating func count(_ outcome: FixOutcome) {
         switch outcome {
@@ -77,12 +85,18 @@ struct TrackSummary {
         }
     }
 
+    /// An event the reminder's schedule or lifecycle kept quiet.
+    mutating func silenced() {
+        silent += 1
+        events -= 1
+    }
+
     func describe(fixes: Int) -> String {
         var text = "\(fixes) fixes, \(accepted) used"
         let skipped = FixRejection.allCases.compactMap { reason in
             rejected[reason].map { "\($0) \(reason.rawValue)" }
         }
         if !skipped.isEmpty { text += " (ignored: \(skipped.joined(separator: ", ")))" }
-        return text + ", \(events) events"
+        return text + ", \(events) events" + (silent > 0 ? " (\(silent) more not announced by their schedule)" : "")
     }
 }

@@ -35,10 +35,7 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Log events only, never show desktop pop-ups (as [output] notify = false). Hooks still run.")
     var headless = false
 
-    @Option(help: ArgumentHelp(
-        "The state file (default: $XDG_STATE_HOME/geoalarm/state.sqlite, else ~/.local/state/geoalarm/state.sqlite).",
-        valueName: "path"))
-    var state: String?
+    @OptionGroup var stateOptions: StateOptions
 
     func validate() throws {
         if let gpsd, GPSDEndpoint(parsing: gpsd) == nil {
@@ -59,13 +56,23 @@ struct Run: AsyncParsableCommand {
         if headless || !config.notify {
             logger.info("headless: events are logged, no pop-ups")
         } else {
+            let statePath = stateOptions.path
             sinks.append(DesktopNotifier(logger: logger) { action, reminder in
                 logger.info("\"\(action == .done ? "Done" : "Snooze 1 h")\" pressed for reminder \(reminder)")
+                do {
+                    let store = try StateStore(path: statePath)
+                    switch action {
+                    case .done: try store.setCompleted(reminder, at: Date())
+                    case .snooze: try store.snooze(reminder, until: Date().addingTimeInterval(3600))
+                    }
+                } catch {
+                    logger.error("\(error)")
+                }
             })
         }
         sinks.append(HookRunner(
             directory: ConfigLocation.hooksDirectory(environment: environment), timeout: config.hookTimeout, logger: logger))
-        let keeper = StateKeeper(path: state ?? StateStore.defaultPath(environment: environment), logger: logger)
+        let keeper = StateKeeper(path: stateOptions.path, logger: logger)
         let agent = AlarmAgent(
             source: GPSDSource(endpoint: endpoint, device: device), config: config, state: keeper, sinks: sinks,
             logger: logger)

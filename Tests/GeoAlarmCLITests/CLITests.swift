@@ -111,7 +111,7 @@ struct CLITests {
     }
 
     @Test func listSortsByTitleDistanceAndRadius() throws {
-        let byTitle = try Command.run(["list", "-c", "config/demo.toml"])
+        let byTitle = try Command.run(["list", "-c", "config/demo.toml", "--state", Command.scratchState()])
         #expect(byTitle.status == 0)
         #expect(byTitle.stdoutLines.first?.hasPrefix("ID ") == true)
         #expect(byTitle.stdoutLines.dropFirst().map { $0.split(separator: " ").first.map(String.init) ?? "" } == [

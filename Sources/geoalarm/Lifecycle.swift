@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmOutput
+
+/// The reminder named on the command line, checked against the config.
+struct ReminderArgument: ParsableArguments {
+    @OptionGroup var options: ConfigOptions
+    @OptionGroup var stateOptions: StateOptions
+
+    @Argument(help: ArgumentHelp("The reminder's id (see geoalarm list).", valueName: "id"))
+    var id: String
+
+    /// The reminder, or a message listing the ids there are and exit 1.
+    func reminder() throws -> Reminder {
+        let config = try options.load()
+        guard let reminder = config.reminders.first(where: { $0.id == id }) else {
+            Diagnostics.error("no reminder \"\(id)\" in \(config.path); there are: \(config.reminders.map(\.id).joined(separator: ", "))")
+            throw ExitCode.failure
+        }
+        return reminder
+    }
+}
+
+/// `geoalarm complete ID`: the reminder stays silent until uncompleted.
+struct Complete: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Mark a reminder completed: it is still tracked but announces nothing until uncompleted.")
+
+    @OptionGroup var reminder: ReminderArgument
+
+    func run() throws {
+        let found = try reminder.reminder()
+        try reminder.stateOptions.open().setCompleted(found.id, at: Date())
+        print("completed \(found.id) (\"\(found.title)\")")
+    }
+}
+
+/// `geoalarm uncomplete ID`.
+struct Uncomplete: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Mark a completed reminder as not completed again.")
+
+    @OptionGroup var reminder: ReminderArgument
+
+    func run() throws {
+        let found = try reminder.reminder()
+        try reminder.stateOptions.open().setCompleted(found.id, at: nil)
+        print("uncompleted \(found.id) (\"\(found.title)\")")
+    }
+}
+
+/// `geoalarm snooze ID DURATION`.
+struct Snooze: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Silence a reminder for a while (\"1h\", \"30m\", \"2d\"; 0 ends a snooze).")
+
+    @OptionGroup var reminder: ReminderArgument
+
+    @Argument(help: ArgumentHelp("How long: 1h, 30m, 2d; 0 ends the snooze.", valueName: "duration"))
+    var duration: String
+
+    func validate() throws {
+        guard (try? Span.parse(duration)) != nil else {
+            throw ValidationError("\(duration): expected a duration such as 1h, 30m or 2d.")
+        }
+    }
+
+    func run() throws {
+        let found = try reminder.reminder()
+        let seconds = try Span.parse(duration)
+        let until = seconds > 0 ? Date().addingTimeInterval(seconds) : nil
+        try reminder.stateOptions.open().snooze(found.id, until: until)
+        print(until.map { "snoozed \(found.id) until \(Timestamp.iso8601($0))" } ?? "\(found.id) is no longer snoozed")
+    }
+}
