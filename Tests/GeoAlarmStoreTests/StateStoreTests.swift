@@ -26,7 +26,7 @@ struct StateStoreTests {
         let journal = try Command.run([path, "PRAGMA journal_mode;"], executable: "/usr/bin/sqlite3")
         #expect(journal.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "wal")
         let migrations = try Command.run([path, "SELECT identifier FROM grdb_migrations;"], executable: "/usr/bin/sqlite3")
-        #expect(migrations.stdoutLines == ["1: reminder state and history"])
+        #expect(migrations.stdoutLines == ["1: reminder state and history", "2: reminder lifecycle and last fix"])
     }
 
     @Test func changesAndEventsAreKeptAndRead() throws {
@@ -76,7 +76,8 @@ struct StateStoreTests {
         var engine = first.engine(reminders: [Self.office, moved], settings: EngineSettings())
         for second in 0..<2 {
             let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094))
-            first.save(engine.process(fix), engine: engine)
+            let outcome = engine.process(fix)
+            first.save(outcome, announced: outcome.events, engine: engine, announcer: Announcer(timeZone: .gmt))
         }
         #expect(engine.presence(of: "office") == .inside && engine.presence(of: "moved") == .outside)
         var movedAgain = moved

@@ -1,0 +1,99 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// The Reminders verbs on a config with comments, and the state file behind them.
+struct LifecycleCommandTests {
+    static let commented = """
+        # My reminders. Comments, spacing and order must survive every edit.
+
+        [defaults]
+        radius = "60m"   # generous: the receiver is old
+
+        [places]
+        home = { lat = 38.71390, lon = -9.13340 }  # the flat
+
+        # Groceries
+        [[reminder]]
+        id = "bread"
+        title = "Buy bread"
+        location = "38.71050,-9.13660"
+
+        # Work
+        [[reminder]]
+        id = "parcel"
+        title = "Pick up the parcel"
+        location = "38.70790,-9.13650"
+        when = "both"   # both ways
+
+        [[reminder]]
+        title = "Water the plants"
+        place = "home"
+        when = "leave"
+
+        """
+
+    @Test func addListCompleteStatusRemoveKeepEveryOtherByte() throws {
+        let config = try Command.temporaryFile(Self.commented)
+        let state = Command.scratchState()
+        let added = try Command.run(["add", "-c", config, "--title", "Post the letter", "--at", "38.7100,-9.1350",
+                                     "--radius", "40m", "--when", "both", "--notes", "Stamps in the drawer", "--repeat", "once"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let afterAdd = try String(contentsOfFile: config, encoding: .utf8)
+        #expect(afterAdd.hasPrefix(Self.commented), "everything before is kept byte for byte")
+        #expect(try Command.run(["check", "-c", config]).status == 0)
+
+        let listed = try Command.run(["list", "-c", config, "--state", state])
+        #expect(listed.stdoutLines.contains { $0.hasPrefix("post-the-letter ") })
+
+        #expect(try Command.run(["complete", "post-the-letter", "-c", config, "--state", state]).status == 0)
+        let hidden = try Command.run(["list", "-c", config, "--state", state])
+        #expect(!hidden.stdoutLines.contains { $0.hasPrefix("post-the-letter ") }, "completed reminders are hidden")
+        let all = try Command.run(["list", "-c", config, "--state", state, "--all"])
+        #expect(all.stdoutLines.contains { $0.hasPrefix("post-the-letter ") && $0.hasSuffix("(completed)") })
+        let status = try Command.run(["status", "-c", config, "--state", state])
+        #expect(status.stdoutLines.contains { $0.hasPrefix("post-the-letter ") && $0.contains("completed 20") })
+        #expect(try Command.run(["snooze", "bread", "2h", "-c", config, "--state", state]).stdout.hasPrefix("snoozed bread until "))
+        #expect(try Command.run(["status", "-c", config, "--state", state]).stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains("snoozed until") })
+        #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).status == 0)
+        #expect(try Command.run(["list", "-c", config, "--state", state]).stdoutLines.contains { $0.hasPrefix("post-the-letter ") })
+
+        let removed = try Command.run(["remove", "post-the-letter", "-c", config])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(try String(contentsOfFile: config, encoding: .utf8) == Self.commented, "add then remove gives the file back, byte for byte")
+
+        // Removing one in the middle takes its lines and nothing else: the comment above the next one stays.
+        #expect(try Command.run(["remove", "bread", "-c", config]).status == 0)
+        let expected = Self.commented.replacingOccurrences(of: """
+            [[reminder]]
+            id = "bread"
+            title = "Buy bread"
+            location = "38.71050,-9.13660"
+
+            """, with: "")
+        #expect(try String(contentsOfFile: config, encoding: .utf8) == expected)
+    }
+
+    @Test func editsThatWouldBreakTheFileAreRefusedAndNothingIsWritten() throws {
+        let config = try Command.temporaryFile(Self.commented)
+        let clash = try Command.run(["add", "-c", config, "--id", "bread", "--title", "More bread", "--at", "1,2"])
+        #expect(clash.status == 1)
+        #expect(clash.stderr.contains("reminder \"bread\" (#4): id: duplicate id \"bread\" (first used by reminder #1)"))
+        let badPlace = try Command.run(["add", "-c", config, "--title", "X", "--place", "office"])
+        #expect(badPlace.stderr.contains("unknown place \"office\""))
+        let unknown = try Command.run(["remove", "nope", "-c", config])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no reminder \"nope\""))
+        let both = try Command.run(["add", "-c", config, "--title", "X", "--place", "home", "--at", "1,2"])
+        #expect(both.status != 0)
+        #expect(try String(contentsOfFile: config, encoding: .utf8).hasPrefix(Self.commented))
+    }
+
+    @Test func aOnceReminderAnnouncesOnlyItsFirstEventInReplay() throws {
+        let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+        let config = try Command.temporaryFile(demo.replacingOccurrences(of: "when = \"both\"\n", with: "when = \"both\"\nrepeat = \"once\"\n"))
+        let replay = try Command.run(["replay", "-c", config, "config/demo/walk.nmea"])
+        #expect(replay.stdoutLines.filter { $0.contains("  parcel  ") }.count == 1)
+        #expect(replay.stderr.contains("(1 more not announced by their schedule)"))
+    }
+}
