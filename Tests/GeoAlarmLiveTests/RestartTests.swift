@@ -97,3 +97,45 @@ struct RestartTests {
         #expect(agent.stderr.contains("state will not persist, running in memory"))
     }
 }
+
+/// The Reminders verbs while the agent runs: their changes reach it within about a second.
+@Suite(.serialized)
+struct CommandsWhileRunningTests {
+    @Test func completeRemoveAddStatusAndHistoryWithTheAgentRunning() throws {
+        let config = try RestartTests.demo()
+        let state = Command.scratchState()
+        let gpsd = try GPSFake()
+        try gpsd.play("config/demo/walk.nmea", pace: 0.01)
+        let agent = try Background(["run", "-c", config, "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil { $0.stdoutLines.count >= 1 }, "the first event (leaving home)")
+
+        #expect(try Command.run(["complete", "parcel", "-c", config, "--state", state]).status == 0)
+        #expect(try Command.run(["remove", "ferry", "-c", config]).status == 0)
+        #expect(agent.waitUntil(seconds: 5) { $0.stderr.contains("reloaded \(config): 4 reminders") })
+        let added = try Command.run(["add", "-c", config, "--id", "pier", "--title", "Ferry pier", "--at", "38.70620,-9.13560", "--radius", "80"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(agent.waitUntil(seconds: 5) { $0.stderr.contains("reloaded \(config): 5 reminders") })
+        // Readers alongside the writing agent.
+        for _ in 0..<5 {
+            let status = try Command.run(["status", "-c", config, "--state", state])
+            #expect(status.status == 0, "\(status.stderr)")
+            #expect(status.stdoutLines.contains { $0.hasPrefix("parcel ") && $0.contains("completed") })
+            #expect(try Command.run(["history", "--state", state]).status == 0)
+        }
+
+        gpsd.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 3 }
+        Thread.sleep(forTimeInterval: 1)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines == [
+            "2026-11-21T08:01:55Z  leave  water-the-plants-before-you-go  \"Water the plants before you go\"  73 m",
+            "2026-11-21T08:06:39Z  arrive  bread  \"Buy bread\"  28 m",
+            "2026-11-21T08:20:19Z  arrive  pier  \"Ferry pier\"  77 m",
+        ])
+        #expect(agent.stderr.contains("arrive parcel not announced: the reminder is completed"))
+        #expect(agent.stderr.contains("leave parcel not announced: the reminder is completed"))
+        let history = try Command.run(["history", "--state", state])
+        #expect(history.stdoutLines.count == 3, "only announced events are history")
+    }
+}
