@@ -63,13 +63,15 @@ static inline void geoalarm_notify_release_on_close(NotifyNotification *notifica
  * Shows one notification and returns NULL, or an error message (free with g_free).
  * urgency: 0 low, 1 normal, 2 critical; timeout_ms: -1 server default, 0 never.
  * With a handler, "done" and "snooze" buttons are added and the notification is kept
- * until the server closes it, so that its buttons still work; `release(context)` is called
- * when the notification is gone (at once when it could not be shown).
+ * until the server closes it, so that its buttons still work; `*shown` then holds it (for
+ * geoalarm_notify_close) and `release(context)` is called when it is gone (at once when it
+ * could not be shown).
  */
 static inline char *geoalarm_notify_show(
     const char *summary, const char *body, const char *icon, int urgency, int timeout_ms,
     const char *category, const char *desktop_entry, geoalarm_action_handler handler,
-    void (*release)(void *context), void *context) {
+    void (*release)(void *context), void *context, NotifyNotification **shown) {
+    *shown = NULL;
     NotifyNotification *notification = notify_notification_new(summary, body, icon);
     notify_notification_set_urgency(notification, (NotifyUrgency)urgency);
     notify_notification_set_timeout(notification, timeout_ms);
@@ -93,10 +95,16 @@ static inline char *geoalarm_notify_show(
     }
     if (handler != NULL) {
         g_signal_connect(notification, "closed", G_CALLBACK(geoalarm_notify_release_on_close), NULL);
+        *shown = notification;
     } else {
         g_object_unref(notification);
     }
     return NULL;
+}
+
+/* Asks the server to take a shown notification off the screen. */
+static inline void geoalarm_notify_close(NotifyNotification *notification) {
+    notify_notification_close(notification, NULL);
 }
 
 /* GLib's default main loop, run on a thread of the caller's. */

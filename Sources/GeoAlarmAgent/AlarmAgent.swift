@@ -126,7 +126,12 @@ public final class AlarmAgent: Service {
             }
             // Commands (complete, snooze...) write the store; an edited config file is reloaded.
             if self.state.isPersisting {
-                state.announcer = Announcer(timeZone: state.announcer.timeZone, lifecycles: self.state.lifecycles())
+                let lifecycles = self.state.lifecycles()
+                for (id, lifecycle) in lifecycles
+                where lifecycle.completedAt != nil && state.announcer.lifecycles[id]?.completedAt == nil {
+                    for sink in sinks { sink.reminderCompleted(id) }
+                }
+                state.announcer = Announcer(timeZone: state.announcer.timeZone, lifecycles: lifecycles)
             }
             let identity = ConfigFileIdentity(path: configPath)
             if identity != state.configFile, identity != nil {

@@ -26,6 +26,10 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
     // Touched only on the GLib thread:
     private var server: ServerState = .unknown
     private var loop: OpaquePointer?
+    /// Pop-ups still on screen that have buttons, by reminder id.
+    private var onScreen: [String: [UnsafeMutablePointer<NotifyNotification>]] = [:]
+    /// Reminders whose pop-ups are to be closed.
+    private let closing = Mutex<[String]>([])
 
     /// What the notification server was last seen doing.
     enum ServerState: Equatable {
@@ -93,12 +97,42 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
             }
             context = Unmanaged.passRetained(ActionBinding(notifier: self, reminder: event.reminder.id)).toOpaque()
         }
+        var shown: UnsafeMutablePointer<NotifyNotification>?
         guard let failure = geoalarm_notify_show(
             content.summary, content.body, content.icon, Int32(content.urgency), Int32(content.timeoutMilliseconds),
-            content.category, "geoalarm", handler, { Unmanaged<ActionBinding>.fromOpaque($0!).release() }, context)
-        else { return }
+            content.category, "geoalarm", handler, { context in
+                let binding = Unmanaged<ActionBinding>.fromOpaque(context!)
+                binding.takeUnretainedValue().notifier.forget(binding.takeUnretainedValue())
+                binding.release()
+            }, context, &shown)
+        else {
+            if let shown, let context {
+                Unmanaged<ActionBinding>.fromOpaque(context).takeUnretainedValue().notification = shown
+                onScreen[event.reminder.id, default: []].append(shown)
+            }
+            return
+        }
         defer { geoalarm_free(failure) }
         serverLost(String(cString: failure))
+    }
+
+    /// Takes the reminder's pop-ups off the screen (it was completed), from any thread.
+    public func reminderCompleted(_ id: String) {
+        closing.withLock { $0.append(id) }
+        geoalarm_main_loop_call({ context in
+            let notifier = Unmanaged<DesktopNotifier>.fromOpaque(context!).takeUnretainedValue()
+            for id in notifier.closing.withLock({ ids in defer { ids.removeAll() }; return ids }) {
+                for notification in notifier.onScreen[id] ?? [] { geoalarm_notify_close(notification) }
+            }
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// A pop-up is gone (closed and released): stop tracking it.
+    fileprivate func forget(_ binding: ActionBinding) {
+        guard let notification = binding.notification else { return }
+        onScreen[binding.reminder]?.removeAll { $0 == notification }
+        if onScreen[binding.reminder]?.isEmpty == true { onScreen[binding.reminder] = nil }
     }
 
     private func lookForServer() {
@@ -129,6 +163,8 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
 private final class ActionBinding {
     let notifier: DesktopNotifier
     let reminder: String
+    /// The pop-up, once shown.
+    var notification: UnsafeMutablePointer<NotifyNotification>?
 
     init(notifier: DesktopNotifier, reminder: String) {
         self.notifier = notifier

@@ -6,6 +6,12 @@ import GeoAlarmCore
 /// at once: a sink that does slow work (D-Bus, child processes) hands it to a thread of its own.
 public protocol EventSink: Sendable {
     func deliver(_ event: GeofenceEvent)
+    /// The reminder was just completed (by a command or a button): what it showed can go.
+    func reminderCompleted(_ id: String)
+}
+
+extension EventSink {
+    public func reminderCompleted(_ id: String) {}
 }
 
 /// Every event as a line on stdout, written (and flushed) before any other sink sees it.

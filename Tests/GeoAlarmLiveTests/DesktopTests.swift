@@ -64,6 +64,28 @@ struct DesktopTests {
         #expect(ferry["timeout"] as? Int == 12_000_000, "normal urgency")
     }
 
+    @Test func completingAReminderTakesItsPopUpOffTheScreen() throws {
+        let desktop = try DesktopSession(dunstConfig: Self.dunstrc)
+        let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+        let config = try Command.temporaryFile(demo.replacingOccurrences(of: "radius = \"30m\"\n\n", with: "radius = \"30m\"\nurgency = \"critical\"\n\n"))
+        let state = Command.scratchState()
+        let gpsd = try GPSFake()
+        try gpsd.play("config/demo/walk.nmea", pace: 0.01)
+        let agent = try Background(["run", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsd.port)"], environment: desktop.environment)
+        #expect(agent.waitUntil { $0.stdout.contains("arrive  bread") })
+        func breadInHistory() -> Bool {
+            let history = (try? desktop.dunstctl(["history"]).stdout) ?? ""
+            return history.contains("Arrived: Buy bread")
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(!breadInHistory(), "a critical pop-up stays on screen")
+        #expect(try Command.run(["complete", "bread", "-c", config, "--state", state]).status == 0)
+        #expect(agent.waitUntil(seconds: 10) { _ in breadInHistory() }, "closed once completed")
+        gpsd.stop()
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
     @Test func theServerDyingMidRunLosesNoEvent() throws {
         let desktop = try DesktopSession(dunstConfig: Self.dunstrc)
         let agent = try Self.walk(config: "config/demo.toml", environment: desktop.environment) { agent in
