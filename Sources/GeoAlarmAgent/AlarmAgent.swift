@@ -12,14 +12,15 @@ import UnixSignals
 /// as a lifecycle service.
 ///
 /// Everything arrives on one stream and is handled in order by one loop, so the engine needs no
-/// lock: gpsd's reports, SIGHUP (reload the config) and a tick each second (notice a silent
-/// receiver, pick up commands' changes in the state store, reload an edited config file).
+/// lock: gpsd's reports, SIGHUP and changes to the config file (reload it), and a tick each
+/// second (notice a silent receiver, pick up commands' changes in the state store).
 /// Graceful shutdown (SIGTERM, SIGINT) ends the loop, stops the reader and returns.
 public final class AlarmAgent: Service {
     /// What the loop reacts to.
     enum Input: Sendable {
         case gpsd(GPSDUpdate)
         case reload
+        case configChanged
         case tick
     }
 
@@ -53,10 +54,12 @@ public final class AlarmAgent: Service {
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let updates = source.updates()
+        let watcher = ConfigWatcher(path: configPath) { continuation.yield(.configChanged) }
+        if watcher == nil { logger.warning("cannot watch \(configPath) for changes; reload with SIGHUP") }
         var loop = AgentState(
             engine: state.engine(reminders: initialConfig.reminders, settings: initialConfig.settings),
             announcer: Announcer(timeZone: .current, lifecycles: state.lifecycles()),
-            endpoint: source.endpoint.description, configFile: ConfigFileIdentity(path: configPath))
+            endpoint: source.endpoint.description)
         logger.info("watching \(loop.engine.reminders.count) reminders from \(configPath)")
         state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
         await withTaskGroup(of: Void.self) { group in
@@ -73,6 +76,7 @@ public final class AlarmAgent: Service {
                 handle(input, state: &loop)
             }
             source.stop()
+            watcher?.stop()
             group.cancelAll()
         }
         logger.info("stopped")
@@ -124,7 +128,7 @@ public final class AlarmAgent: Service {
                ContinuousClock.now - last.at > Self.silenceBeforeNotice {
                 noticeSilence(&state)
             }
-            // Commands (complete, snooze...) write the store; an edited config file is reloaded.
+            // Commands (complete, snooze...) and the pop-up buttons write the store.
             if self.state.isPersisting {
                 let lifecycles = self.state.lifecycles()
                 for (id, lifecycle) in lifecycles
@@ -133,14 +137,11 @@ public final class AlarmAgent: Service {
                 }
                 state.announcer = Announcer(timeZone: state.announcer.timeZone, lifecycles: lifecycles)
             }
-            let identity = ConfigFileIdentity(path: configPath)
-            if identity != state.configFile, identity != nil {
-                state.configFile = identity
-                logger.info("\(configPath) changed")
-                reload(&state)
-            }
+
         case .reload:
-            state.configFile = ConfigFileIdentity(path: configPath)
+            reload(&state)
+        case .configChanged:
+            logger.info("\(configPath) changed")
             reload(&state)
         }
     }
@@ -183,8 +184,6 @@ struct AgentState {
     var engine: GeofenceEngine
     var announcer: Announcer
     let endpoint: String
-    /// What the config file looked like when last read.
-    var configFile: ConfigFileIdentity?
     /// When the last fix was written for `geoalarm status`.
     var lastFixSaved: ContinuousClock.Instant?
     var connection = Connection.connecting
@@ -192,25 +191,4 @@ struct AgentState {
     var lastUsable: (at: ContinuousClock.Instant, fixTime: Date?)?
     /// Set while the receiver is silent or has no fix (and it has been logged).
     var silentSince: ContinuousClock.Instant?
-}
-
-/// Enough of a file's metadata to notice that it was edited, also when an editor saves by
-/// writing a new file and renaming it over the old one (a new inode).
-struct ConfigFileIdentity: Equatable {
-    let inode: UInt64
-    let size: Int64
-    let modified: timespec
-
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        modified = info.st_mtim
-    }
-
-    static func == (lhs: ConfigFileIdentity, rhs: ConfigFileIdentity) -> Bool {
-        lhs.inode == rhs.inode && lhs.size == rhs.size && lhs.modified.tv_sec == rhs.modified.tv_sec
-            && lhs.modified.tv_nsec == rhs.modified.tv_nsec
-    }
 }
