@@ -59,8 +59,9 @@ public final class AlarmAgent: Service {
         var loop = AgentState(
             engine: state.engine(reminders: initialConfig.reminders, settings: initialConfig.settings),
             announcer: Announcer(timeZone: .current, lifecycles: state.lifecycles()),
-            endpoint: source.endpoint.description)
+            alarms: initialConfig.alarms, endpoint: source.endpoint.description)
         logger.info("watching \(loop.engine.reminders.count) reminders from \(configPath)")
+        fireDueAlarms(&loop)
         state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -137,12 +138,27 @@ public final class AlarmAgent: Service {
                 }
                 state.announcer = Announcer(timeZone: state.announcer.timeZone, lifecycles: lifecycles)
             }
+            fireDueAlarms(&state)
 
         case .reload:
             reload(&state)
         case .configChanged:
             logger.info("\(configPath) changed")
             reload(&state)
+        }
+    }
+
+    /// Announces every time alarm whose time (or snooze's end) has come, by the wall clock:
+    /// also one that came while the agent was stopped.
+    private func fireDueAlarms(_ state: inout AgentState) {
+        let now = Date()
+        for alarm in state.alarms {
+            let lifecycle = state.announcer.lifecycles[alarm.id] ?? Lifecycle()
+            guard let due = alarm.firing(at: now, in: state.announcer.timeZone, lifecycle: lifecycle) else { continue }
+            let event = alarm.event(at: due)
+            state.announcer.noteFired(alarm.id, at: due)
+            for sink in sinks { sink.deliver(event) }
+            self.state.saveAlarm(event)
         }
     }
 
@@ -159,6 +175,7 @@ public final class AlarmAgent: Service {
             logger.info(
                 "reloaded \(configPath): \(engine.reminders.count) reminders, \(engine.keptState(from: state.engine)) kept their state")
             state.engine = engine
+            state.alarms = config.alarms
             self.state.pruneHistory(keep: config.historyKeep, now: Date())
         } catch {
             logger.error("reload of \(configPath) failed; the previous config stays in force:\n\(error.description)")
@@ -183,6 +200,7 @@ struct AgentState {
 
     var engine: GeofenceEngine
     var announcer: Announcer
+    var alarms: [TimeAlarm]
     let endpoint: String
     /// When the last fix was written for `geoalarm status`.
     var lastFixSaved: ContinuousClock.Instant?

@@ -8,8 +8,12 @@ public struct Config: Sendable {
     public var settings: EngineSettings
     /// Named locations from `[places]`.
     public var places: [String: Coordinate]
-    /// Every `[[reminder]]`, enabled or not, in file order.
+    /// Every `[[reminder]]` with a place, enabled or not, in file order.
     public var reminders: [Reminder]
+    /// Every `[[reminder]]` with an `at` time instead of a place, in file order.
+    public var alarms: [TimeAlarm] = []
+    /// The ids of all `[[reminder]]` tables, with a place or a time, in file order.
+    public var idsInFileOrder: [String] = []
     /// `[gpsd] host`, when given.
     public var gpsdHost: String?
     /// `[gpsd] port`, when given.

@@ -63,8 +63,10 @@ struct ConfigReader {
     static let placeKeys = ["lat", "lon"]
     static let reminderKeys = [
         "id", "title", "notes", "lat", "lon", "place", "location", "radius", "hysteresis", "dwell", "when",
-        "enabled",
+        "enabled", "at",
     ] + alertKeys + scheduleKeys
+    /// Keys that only mean something for a reminder with a place.
+    static let placeOnlyKeys = ["radius", "hysteresis", "dwell", "when", "active", "due", "starts", "repeat", "fire_when_overdue"]
 
     init(file: String) {
         self.file = file
@@ -84,6 +86,8 @@ struct ConfigReader {
             }
         }
         var reminders: [Reminder] = []
+        var alarms: [TimeAlarm] = []
+        var order: [String] = []
         if let value = root["reminder"] {
             if let array = value.array {
                 var firstUse: [String: Int] = [:]
@@ -93,9 +97,14 @@ struct ConfigReader {
                         report("reminder (#\(number))", nil, "must be a table ([[reminder]])")
                         continue
                     }
-                    if let reminder = readReminder(
-                        table, number: number, defaults: defaults, places: places, firstUse: &firstUse) {
+                    switch readReminder(table, number: number, defaults: defaults, places: places, firstUse: &firstUse) {
+                    case .place(let reminder)?:
                         reminders.append(reminder)
+                        order.append(reminder.id)
+                    case .time(let alarm)?:
+                        alarms.append(alarm)
+                        order.append(alarm.id)
+                    case nil: break
                     }
                 }
             } else {
@@ -103,6 +112,8 @@ struct ConfigReader {
             }
         }
         var config = Config(path: file, settings: settings, places: places, reminders: reminders)
+        config.alarms = alarms
+        config.idsInFileOrder = order
         if let table = table(root, "gpsd", context: "top level") {
             checkKeys(of: table, allowed: Self.gpsdKeys, context: "gpsd")
             config.gpsdHost = string(table, "host", context: "gpsd")
@@ -242,10 +253,16 @@ struct ConfigReader {
         return coordinate(table, context: context, required: true)
     }
 
+    /// A `[[reminder]]` table: a reminder with a place, or a time alarm (`at` and no place).
+    enum Entry {
+        case place(Reminder)
+        case time(TimeAlarm)
+    }
+
     private mutating func readReminder(
         _ table: TOMLTable, number: Int, defaults: ReminderDefaults, places: [String: Coordinate],
         firstUse: inout [String: Int]
-    ) -> Reminder? {
+    ) -> Entry? {
         let before = diagnostics.count
         let title = string(table, "title", context: "reminder (#\(number))")
         var id = string(table, "id", context: "reminder (#\(number))")
@@ -270,6 +287,11 @@ struct ConfigReader {
             }
         }
         let notes = string(table, "notes", context: context)
+        if table["at"] != nil {
+            let alarm = timeAlarm(table, context: context, defaults: defaults)
+            guard diagnostics.count == before, let id, let title, let at = alarm.at else { return nil }
+            return .time(TimeAlarm(id: id, title: title, notes: notes, at: at, alert: alarm.alert, isEnabled: alarm.enabled))
+        }
         let (center, placeName) = reminderCenter(table, context: context, places: places)
         var radius = length(table, "radius", context: context) ?? 0
         if radius == 0 { radius = defaults.radius }
@@ -287,10 +309,28 @@ struct ConfigReader {
         let alert = alert(table, context: context, inheriting: defaults.alert)
         let schedule = schedule(table, context: context, defaults: defaults)
         guard diagnostics.count == before, let id, let title, let center else { return nil }
-        return Reminder(
+        return .place(Reminder(
             id: id, title: title, notes: notes, center: center, placeName: placeName, radius: radius,
             hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled, alert: alert,
-            schedule: schedule)
+            schedule: schedule))
+    }
+
+    /// The parts of a time alarm: `at`, with no place and none of the place-only keys.
+    private mutating func timeAlarm(
+        _ table: TOMLTable, context: String, defaults: ReminderDefaults
+    ) -> (at: LocalDate?, alert: ReminderAlert, enabled: Bool) {
+        for key in ["lat", "lon", "place", "location"] where table[key] != nil {
+            report(context, key, "a reminder has a place or an at time, not both")
+        }
+        for key in Self.placeOnlyKeys where table[key] != nil {
+            report(context, key, "only reminders with a place have this; a time alarm fires once at its time")
+        }
+        var at: LocalDate?
+        if let text = typed(table, "at", context: context, expected: "a date string such as \"2026-12-24T16:00\"", { $0.string }) {
+            at = LocalDate(parsing: text)
+            if at == nil { report(context, "at", "\"\(text)\" is not a time such as \"2026-12-24T16:00\"") }
+        }
+        return (at, alert(table, context: context, inheriting: defaults.alert), bool(table, "enabled", context: context) ?? true)
     }
 
     private mutating func reminderCenter(

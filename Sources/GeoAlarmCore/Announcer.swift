@@ -75,6 +75,11 @@ public struct Announcer: Sendable {
         return nil
     }
 
+    /// Notes that a time alarm fired at `time`.
+    public mutating func noteFired(_ id: String, at time: Date) {
+        lifecycles[id, default: Lifecycle()].lastFired = time
+    }
+
     /// Marks a reminder completed (or not), as `geoalarm complete` / `uncomplete` do.
     public mutating func setCompleted(_ id: String, at time: Date?) {
         lifecycles[id, default: Lifecycle()].completedAt = time

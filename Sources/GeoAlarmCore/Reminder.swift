@@ -17,16 +17,16 @@ public enum Trigger: String, Sendable, CaseIterable {
     /// Whether an event of this kind is announced.
     public func announces(_ kind: EventKind) -> Bool {
         switch self {
-        case .both: true
+        case .both: kind != .alarm
         case .arrive: kind == .arrive
         case .leave: kind == .leave
         }
     }
 }
 
-/// The two things that can happen at a fence.
+/// What an event announces: arriving or leaving a place, or a time alarm's time coming.
 public enum EventKind: String, Sendable {
-    case arrive, leave
+    case arrive, leave, alarm
 }
 
 /// How loudly a reminder asks for attention, as the desktop notification spec's urgency levels.

@@ -22,7 +22,7 @@ public enum Repeat: Sendable, Equatable {
 }
 
 /// A local date, with a time of day or without (then it means the whole day).
-public struct LocalDate: Sendable, Equatable {
+public struct LocalDate: Sendable, Equatable, CustomStringConvertible {
     public var year: Int, month: Int, day: Int
     /// Minutes after midnight; nil for a date alone.
     public var minuteOfDay: Int?
@@ -56,6 +56,13 @@ public struct LocalDate: Sendable, Equatable {
     /// The moment this starts in `zone`: its time, or for a date alone the start of that day.
     public func start(in zone: TimeZone) -> Date? {
         minuteOfDay == nil ? LocalDate(year: year, month: month, day: day, minuteOfDay: 0).moment(in: zone) : moment(in: zone)
+    }
+
+    /// "2026-12-24" or "2026-12-24 16:00".
+    public var description: String {
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let date = "\(year)-\(two(month))-\(two(day))"
+        return minuteOfDay.map { "\(date) \(two($0 / 60)):\(two($0 % 60))" } ?? date
     }
 
     private init(year: Int, month: Int, day: Int, minuteOfDay: Int?) {

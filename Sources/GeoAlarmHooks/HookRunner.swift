@@ -55,16 +55,17 @@ public final class HookRunner: EventSink {
         }
     }
 
-    /// The `GEOALARM_*` variables describing `event`.
+    /// The `GEOALARM_*` variables describing `event` (position and distance empty for a time alarm).
     public static func variables(for event: GeofenceEvent) -> [String: String] {
-        [
+        func number(_ value: Double) -> String { value.isFinite ? JSONText.number(value) : "" }
+        return [
             "GEOALARM_EVENT": event.kind.rawValue,
             "GEOALARM_REMINDER": event.reminder.id,
             "GEOALARM_TITLE": event.reminder.title,
             "GEOALARM_NOTES": event.reminder.notes ?? "",
-            "GEOALARM_LAT": JSONText.number(event.fix.coordinate.latitude),
-            "GEOALARM_LON": JSONText.number(event.fix.coordinate.longitude),
-            "GEOALARM_DISTANCE_M": JSONText.number((event.distance * 10).rounded() / 10),
+            "GEOALARM_LAT": number(event.fix.coordinate.latitude),
+            "GEOALARM_LON": number(event.fix.coordinate.longitude),
+            "GEOALARM_DISTANCE_M": number((event.distance * 10).rounded() / 10),
             "GEOALARM_TIME": event.fix.time.map(Timestamp.iso8601) ?? "",
         ]
     }

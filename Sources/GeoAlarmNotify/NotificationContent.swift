@@ -2,7 +2,7 @@ import GeoAlarmCore
 
 /// What a pop-up for an event says and how it behaves, following the desktop notification spec.
 struct NotificationContent: Equatable {
-    /// "Arrived: Buy bread" or "Left: Buy bread".
+    /// "Arrived: Buy bread", "Left: Buy bread", or "Reminder: Call mum" for a time alarm.
     var summary: String
     /// The reminder's notes, then where (place name or coordinates) and how far from its centre.
     var body: String
@@ -11,16 +11,26 @@ struct NotificationContent: Equatable {
     var urgency: Int
     /// -1 for the server's default, 0 for never (critical pop-ups never expire), else milliseconds.
     var timeoutMilliseconds: Int
-    /// `x-geoalarm.arrive` or `x-geoalarm.leave`.
+    /// `x-geoalarm.arrive`, `x-geoalarm.leave` or `x-geoalarm.alarm`.
     var category: String
 
     /// `markup`: the server renders body markup, so `&`, `<` and `>` in the text must be escaped.
     init(event: GeofenceEvent, markup: Bool) {
         let reminder = event.reminder
-        summary = (event.kind == .arrive ? "Arrived: " : "Left: ") + reminder.title
         let place = reminder.placeName ?? reminder.center.description
         let distance = "\(Int(event.distance.rounded())) m from its centre"
-        let whereabouts = event.kind == .arrive ? "At \(place), \(distance)" : "Left \(place), now \(distance)"
+        let whereabouts: String?
+        switch event.kind {
+        case .arrive:
+            summary = "Arrived: " + reminder.title
+            whereabouts = "At \(place), \(distance)"
+        case .leave:
+            summary = "Left: " + reminder.title
+            whereabouts = "Left \(place), now \(distance)"
+        case .alarm:
+            summary = "Reminder: " + reminder.title
+            whereabouts = nil
+        }
         let text = [reminder.notes, whereabouts].compactMap { $0 }.joined(separator: "\n")
         body = markup ? Self.escaped(text) : text
         icon = reminder.alert.icon ?? DesktopNotifier.defaultIcon

@@ -38,7 +38,7 @@ public struct EventRecord: Sendable, Equatable {
 
 /// How events are written as lines.
 public enum EventFormat: Sendable {
-    /// `2026-11-21T08:06:30Z  arrive  parcel  "Pick up the parcel"  12 m`
+    /// `2026-11-21T08:06:30Z  arrive  parcel  "Pick up the parcel"  12 m` (a time alarm has `-` for the distance)
     case text
     /// One JSON object per line with `time`, `event`, `reminder`, `title`, `lat`, `lon`, `distance_m`.
     case json
@@ -53,8 +53,8 @@ public enum EventFormat: Sendable {
         switch self {
         case .text:
             let time = record.time.map(Timestamp.iso8601) ?? "-"
-            let metres = Int(record.distance.rounded())
-            return "\(time)  \(record.kind.rawValue)  \(record.reminderID)  \(JSONText.quote(record.title))  \(metres) m"
+            let distance = record.distance.isFinite ? "\(Int(record.distance.rounded())) m" : "-"
+            return "\(time)  \(record.kind.rawValue)  \(record.reminderID)  \(JSONText.quote(record.title))  \(distance)"
         case .json:
             var fields: [(String, String)] = [
                 ("time", record.time.map { JSONText.quote(Timestamp.iso8601($0)) } ?? "null"),

@@ -80,6 +80,16 @@ public final class StateKeeper: @unchecked Sendable {
         }
     }
 
+    /// Writes a time alarm's event (history and last fired).
+    public func saveAlarm(_ event: GeofenceEvent) {
+        guard let store else { return }
+        do {
+            try store.record([], events: [event], reminders: [:])
+        } catch {
+            fail(error)
+        }
+    }
+
     /// Notes the last fix used (for `geoalarm status`).
     public func saveLastFix(_ fix: Fix) {
         guard let store else { return }

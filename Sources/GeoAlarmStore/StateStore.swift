@@ -97,6 +97,24 @@ public final class StateStore: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("3: history of time alarms, which have no position") { db in
+            try db.execute(sql: """
+                CREATE TABLE history_new (
+                    id INTEGER PRIMARY KEY,
+                    time REAL,
+                    event TEXT NOT NULL,
+                    reminder TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    lat REAL,
+                    lon REAL,
+                    distance_m REAL
+                );
+                INSERT INTO history_new SELECT id, time, event, reminder, title, lat, lon, distance_m FROM history;
+                DROP TABLE history;
+                ALTER TABLE history_new RENAME TO history;
+                CREATE INDEX history_by_time ON history(time);
+                """)
+        }
         return migrator
     }
 
@@ -197,8 +215,8 @@ public final class StateStore: Sendable {
                         INSERT INTO history (time, event, reminder, title, lat, lon, distance_m) VALUES (?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [event.fix.time?.timeIntervalSince1970, event.kind.rawValue, event.reminder.id,
-                                event.reminder.title, event.fix.coordinate.latitude, event.fix.coordinate.longitude,
-                                event.distance])
+                                event.reminder.title, finite(event.fix.coordinate.latitude),
+                                finite(event.fix.coordinate.longitude), finite(event.distance)])
                 try db.execute(
                     sql: """
                         INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES (?, 'unknown', '', ?)
@@ -233,10 +251,11 @@ public final class StateStore: Sendable {
                 .compactMap { row in
                     guard let kind = EventKind(rawValue: row["event"]) else { return nil }
                     let time: Double? = row["time"]
+                    let lat: Double? = row["lat"], lon: Double? = row["lon"], distance: Double? = row["distance_m"]
                     return HistoryEntry(
                         time: time.map(Date.init(timeIntervalSince1970:)), kind: kind, reminderID: row["reminder"],
-                        title: row["title"], coordinate: Coordinate(latitude: row["lat"], longitude: row["lon"]),
-                        distance: row["distance_m"])
+                        title: row["title"], coordinate: Coordinate(latitude: lat ?? .nan, longitude: lon ?? .nan),
+                        distance: distance ?? .nan)
                 }
         }
     }
@@ -249,6 +268,9 @@ public final class StateStore: Sendable {
             return db.changesCount
         }
     }
+
+    /// A number for SQLite: NaN (a time alarm's position) is stored as NULL.
+    private func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
 
     private func reading<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {

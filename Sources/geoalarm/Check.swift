@@ -14,6 +14,7 @@ struct Check: ParsableCommand {
     func run() throws {
         let config = try options.load()
         let enabled = config.reminders.filter(\.isEnabled).count
-        print("\(config.path): OK, \(config.reminders.count) reminders (\(enabled) enabled), \(config.places.count) places")
+        let alarms = config.alarms.isEmpty ? "" : ", \(config.alarms.count) time alarms"
+        print("\(config.path): OK, \(config.reminders.count) reminders (\(enabled) enabled)\(alarms), \(config.places.count) places")
     }
 }

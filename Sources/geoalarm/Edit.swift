@@ -93,8 +93,8 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
-        guard let index = config.reminders.firstIndex(where: { $0.id == id }) else {
-            Diagnostics.error("no reminder \"\(id)\" in \(config.path); there are: \(config.reminders.map(\.id).joined(separator: ", "))")
+        guard let index = config.idsInFileOrder.firstIndex(of: id) else {
+            Diagnostics.error("no reminder \"\(id)\" in \(config.path); there are: \(config.idsInFileOrder.joined(separator: ", "))")
             throw ExitCode.failure
         }
         let text: String

@@ -12,14 +12,15 @@ struct ReminderArgument: ParsableArguments {
     @Argument(help: ArgumentHelp("The reminder's id (see geoalarm list).", valueName: "id"))
     var id: String
 
-    /// The reminder, or a message listing the ids there are and exit 1.
-    func reminder() throws -> Reminder {
+    /// The reminder's (or time alarm's) id and title, or a message listing the ids there are and exit 1.
+    func reminder() throws -> (id: String, title: String) {
         let config = try options.load()
-        guard let reminder = config.reminders.first(where: { $0.id == id }) else {
-            Diagnostics.error("no reminder \"\(id)\" in \(config.path); there are: \(config.reminders.map(\.id).joined(separator: ", "))")
+        let known = config.reminders.map { ($0.id, $0.title) } + config.alarms.map { ($0.id, $0.title) }
+        guard let found = known.first(where: { $0.0 == id }) else {
+            Diagnostics.error("no reminder \"\(id)\" in \(config.path); there are: \(known.map(\.0).joined(separator: ", "))")
             throw ExitCode.failure
         }
-        return reminder
+        return found
     }
 }
 

@@ -60,6 +60,13 @@ struct List: ParsableCommand {
             if let metres = distance(reminder) { row.append(Self.metres(metres)) }
             rows.append(row)
         }
+        let alarms = (all ? config.alarms : config.alarms.filter { !completed.contains($0.id) })
+            .sorted { ($0.at.start(in: .current) ?? .distantFuture) < ($1.at.start(in: .current) ?? .distantFuture) }
+        for alarm in alarms {
+            var row = [alarm.id, alarm.title, "at \(alarm.at)", "-", "alarm" + (completed.contains(alarm.id) ? " (completed)" : "")]
+            if origin != nil { row.append("-") }
+            rows.append(row)
+        }
         for line in TextTable.lines(rows) { print(line) }
     }
 

@@ -34,6 +34,13 @@ struct Status: ParsableCommand {
                 lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
             ])
         }
+        for alarm in config.alarms {
+            let lifecycle = lifecycles[alarm.id] ?? Lifecycle()
+            var notes = ["at \(alarm.at)"]
+            if let completed = lifecycle.completedAt { notes.append("completed \(Timestamp.iso8601(completed))") }
+            if let until = lifecycle.snoozedUntil, until > now { notes.append("snoozed until \(Timestamp.iso8601(until))") }
+            rows.append([alarm.id, alarm.title, "alarm", "-", notes.joined(separator: ", "), lifecycle.lastFired.map(Timestamp.iso8601) ?? "-"])
+        }
         for line in TextTable.lines(rows) { print(line) }
         if let lastFix {
             print("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Timestamp.iso8601) ?? "an unknown time")")

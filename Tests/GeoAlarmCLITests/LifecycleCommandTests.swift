@@ -89,6 +89,16 @@ struct LifecycleCommandTests {
         #expect(try String(contentsOfFile: config, encoding: .utf8).hasPrefix(Self.commented))
     }
 
+    @Test func timeAlarmsAreListedAndRemovedLikeTheOthers() throws {
+        let config = try Command.temporaryFile(Self.commented + "\n[[reminder]]\nid = \"call\"\ntitle = \"Call mum\"\nat = \"2026-12-24T16:00\"\n\n# the end\n")
+        let state = Command.scratchState()
+        #expect(try Command.run(["list", "-c", config, "--state", state]).stdoutLines.contains { $0.hasPrefix("call ") && $0.contains("at 2026-12-24 16:00") })
+        #expect(try Command.run(["remove", "parcel", "-c", config]).status == 0)
+        #expect(try Command.run(["remove", "call", "-c", config]).status == 0)
+        let left = try String(contentsOfFile: config, encoding: .utf8)
+        #expect(!left.contains("Call mum") && !left.contains("id = \"parcel\"") && left.contains("# the end") && left.contains("Water the plants"))
+    }
+
     @Test func aOnceReminderAnnouncesOnlyItsFirstEventInReplay() throws {
         let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
         let config = try Command.temporaryFile(demo.replacingOccurrences(of: "when = \"both\"\n", with: "when = \"both\"\nrepeat = \"once\"\n"))

@@ -358,3 +358,41 @@ struct ScheduleConfigTests {
         }
     }
 }
+
+struct TimeAlarmConfigTests {
+    @Test func aReminderWithAnAtTimeAndNoPlaceIsATimeAlarm() throws {
+        let config = try ConfigLoader.parse("""
+            [[reminder]]
+            title = "Call mum"
+            notes = "Her birthday"
+            at = "2026-12-24T16:00"
+            urgency = "critical"
+            """, path: "r.toml")
+        #expect(config.reminders.isEmpty)
+        #expect(config.alarms == [TimeAlarm(
+            id: "call-mum", title: "Call mum", notes: "Her birthday", at: LocalDate(parsing: "2026-12-24T16:00")!,
+            alert: ReminderAlert(urgency: .critical))])
+    }
+
+    @Test func aTimeAlarmHasNoPlaceOrPlaceOnlyKeys() {
+        do {
+            _ = try ConfigLoader.parse("""
+                [[reminder]]
+                id = "x"
+                title = "X"
+                at = "soon"
+                lat = 1
+                lon = 2
+                radius = "5m"
+                """, path: "r.toml")
+            Issue.record("accepted a bad config")
+        } catch {
+            #expect(error.diagnostics.map(\.description) == [
+                "r.toml: reminder \"x\" (#1): lat: a reminder has a place or an at time, not both",
+                "r.toml: reminder \"x\" (#1): lon: a reminder has a place or an at time, not both",
+                "r.toml: reminder \"x\" (#1): radius: only reminders with a place have this; a time alarm fires once at its time",
+                "r.toml: reminder \"x\" (#1): at: \"soon\" is not a time such as \"2026-12-24T16:00\"",
+            ])
+        }
+    }
+}

@@ -139,3 +139,45 @@ struct CommandsWhileRunningTests {
         #expect(history.stdoutLines.count == 3, "only announced events are history")
     }
 }
+
+/// Time alarms (`at` with no place) by the wall clock, with snooze and completion.
+@Suite(.serialized)
+struct TimeAlarmLiveTests {
+    @Test func aMissedAlarmFiresAtStartASnoozeFiresItAgainAndCompletionStopsIt() throws {
+        let config = try Command.temporaryFile("""
+            [[reminder]]
+            id = "call"
+            title = "Call mum"
+            at = "2026-11-01T09:00"
+            """)
+        let state = Command.scratchState()
+        var environment = ProcessInfo.processInfo.environment
+        environment["TZ"] = "UTC"
+        let port = try GPSFake().port
+        let arguments = ["run", "-c", config, "--state", state, "--headless", "--gpsd", "localhost:\(port)"]
+        let agent = try Background(arguments, environment: environment)
+        #expect(agent.waitUntil { $0.stdoutLines.count >= 1 })
+        #expect(agent.stdoutLines.first == "2026-11-01T09:00:00Z  alarm  call  \"Call mum\"  -")
+
+        #expect(try Command.run(["snooze", "call", "3s", "-c", config, "--state", state]).status == 0)
+        #expect(agent.waitUntil(seconds: 15) { $0.stdoutLines.count >= 2 }, "fires again when the snooze ends")
+        #expect(agent.stdoutLines.last?.contains("  alarm  call  \"Call mum\"  -") == true)
+
+        #expect(try Command.run(["complete", "call", "-c", config, "--state", state]).status == 0)
+        #expect(try Command.run(["snooze", "call", "1s", "-c", config, "--state", state]).status == 0)
+        Thread.sleep(forTimeInterval: 3)
+        #expect(agent.stdoutLines.count == 2, "completed: silent even after another snooze")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+
+        let again = try Background(arguments, environment: environment)
+        Thread.sleep(forTimeInterval: 2)
+        again.signal(SIGTERM)
+        #expect(again.exitStatus() == 0)
+        #expect(again.stdoutLines.isEmpty, "fired and completed: a restart says nothing")
+        let history = try Command.run(["history", "--state", state, "--json"])
+        #expect(history.stdoutLines.count == 2)
+        #expect(history.stdoutLines.first?.contains("\"event\":\"alarm\",\"reminder\":\"call\"") == true)
+        #expect(history.stdoutLines.first?.contains("\"lat\":null") == true)
+    }
+}

@@ -26,7 +26,10 @@ struct StateStoreTests {
         let journal = try Command.run([path, "PRAGMA journal_mode;"], executable: "/usr/bin/sqlite3")
         #expect(journal.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "wal")
         let migrations = try Command.run([path, "SELECT identifier FROM grdb_migrations;"], executable: "/usr/bin/sqlite3")
-        #expect(migrations.stdoutLines == ["1: reminder state and history", "2: reminder lifecycle and last fix"])
+        #expect(migrations.stdoutLines == [
+            "1: reminder state and history", "2: reminder lifecycle and last fix",
+            "3: history of time alarms, which have no position",
+        ])
     }
 
     @Test func changesAndEventsAreKeptAndRead() throws {

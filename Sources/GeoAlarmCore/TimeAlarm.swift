@@ -1,0 +1,44 @@
+import Foundation
+
+/// A reminder with a time instead of a place (`at = "2026-12-24T16:00"`): it fires when its
+/// time comes, once, or again when a snooze ends; completing it silences it.
+public struct TimeAlarm: Sendable, Equatable, Identifiable {
+    public var id: String
+    public var title: String
+    public var notes: String?
+    /// Local time; a date alone means its midnight.
+    public var at: LocalDate
+    public var alert: ReminderAlert
+    public var isEnabled: Bool
+
+    public init(
+        id: String, title: String, notes: String? = nil, at: LocalDate, alert: ReminderAlert = ReminderAlert(),
+        isEnabled: Bool = true
+    ) {
+        self.id = id
+        self.title = title
+        self.notes = notes
+        self.at = at
+        self.alert = alert
+        self.isEnabled = isEnabled
+    }
+
+    /// When the alarm should fire now (at `now`, in `zone`), given its lifecycle: its time, or
+    /// the end of a snooze after it fired; nil when it has nothing to say.
+    public func firing(at now: Date, in zone: TimeZone, lifecycle: Lifecycle) -> Date? {
+        guard isEnabled, lifecycle.completedAt == nil, let time = at.start(in: zone) else { return nil }
+        let due = max(time, lifecycle.snoozedUntil ?? time)
+        guard now >= due else { return nil }
+        if let fired = lifecycle.lastFired, fired >= due { return nil }
+        return due
+    }
+
+    /// The event announcing this alarm at `time`: kind `alarm`, no place (coordinates and distance are NaN).
+    public func event(at time: Date) -> GeofenceEvent {
+        let nowhere = Coordinate(latitude: .nan, longitude: .nan)
+        let reminder = Reminder(
+            id: id, title: title, notes: notes, center: nowhere, radius: 0, trigger: .both, isEnabled: isEnabled,
+            alert: alert)
+        return GeofenceEvent(kind: .alarm, reminder: reminder, fix: Fix(time: time, coordinate: nowhere), distance: .nan)
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import GeoAlarmCore
+import Testing
+
+struct TimeAlarmTests {
+    static let zone = TimeZone(identifier: "Europe/Lisbon")!
+    static let alarm = TimeAlarm(id: "call", title: "Call mum", at: LocalDate(parsing: "2026-12-24T16:00")!)
+    static func utc(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
+    @Test func firesOnceWhenItsTimeComes() {
+        let due = Self.utc("2026-12-24T16:00:00Z")
+        #expect(Self.alarm.firing(at: Self.utc("2026-12-24T15:59:59Z"), in: Self.zone, lifecycle: Lifecycle()) == nil)
+        #expect(Self.alarm.firing(at: Self.utc("2026-12-24T16:00:00Z"), in: Self.zone, lifecycle: Lifecycle()) == due)
+        #expect(Self.alarm.firing(at: Self.utc("2026-12-26T09:00:00Z"), in: Self.zone, lifecycle: Lifecycle()) == due,
+                "missed while the agent was stopped: fires late, stamped with its time")
+        #expect(Self.alarm.firing(at: Self.utc("2026-12-26T09:00:00Z"), in: Self.zone, lifecycle: Lifecycle(lastFired: due)) == nil)
+    }
+
+    @Test func aSnoozeFiresItAgainAndCompletionOrDisablingSilenceIt() {
+        let due = Self.utc("2026-12-24T16:00:00Z")
+        let snoozed = Lifecycle(snoozedUntil: Self.utc("2026-12-24T17:00:00Z"), lastFired: due)
+        #expect(Self.alarm.firing(at: Self.utc("2026-12-24T16:30:00Z"), in: Self.zone, lifecycle: snoozed) == nil)
+        #expect(Self.alarm.firing(at: Self.utc("2026-12-24T17:00:00Z"), in: Self.zone, lifecycle: snoozed) == Self.utc("2026-12-24T17:00:00Z"))
+        #expect(Self.alarm.firing(at: Self.utc("2026-12-25T00:00:00Z"), in: Self.zone, lifecycle: Lifecycle(completedAt: due)) == nil)
+        var off = Self.alarm
+        off.isEnabled = false
+        #expect(off.firing(at: Self.utc("2026-12-25T00:00:00Z"), in: Self.zone, lifecycle: Lifecycle()) == nil)
+    }
+
+    @Test func itsEventHasNoPlace() {
+        let event = Self.alarm.event(at: Self.utc("2026-12-24T16:00:00Z"))
+        #expect(event.kind == .alarm && event.reminder.id == "call" && event.fix.time == Self.utc("2026-12-24T16:00:00Z"))
+        #expect(event.distance.isNaN && !event.fix.coordinate.isValid)
+        #expect(!Trigger.both.announces(.alarm))
+    }
+}
