@@ -61,6 +61,19 @@ struct RestartTests {
         #expect(second.stderr.contains("restored the state of 4 reminders"))
     }
 
+    @Test func aCompletedReminderStaysCompletedAcrossRestarts() throws {
+        let config = try Self.demo()
+        let state = Command.scratchState()
+        _ = try Self.run(config: config, state: state, epochs: 0..<700)
+        #expect(try Command.run(["complete", "parcel", "-c", config, "--state", state]).status == 0)
+        let second = try Self.run(config: config, state: state, epochs: 700..<1308)
+        #expect(second.stdoutLines == ["2026-11-21T08:20:19Z  arrive  ferry  \"Check the ferry times\"  77 m"])
+        #expect(second.stderr.contains("arrive parcel not announced: the reminder is completed"))
+        #expect(try Command.run(["status", "-c", config, "--state", state]).stdoutLines.contains {
+            $0.hasPrefix("parcel ") && $0.contains("outside") && $0.contains("completed")
+        })
+    }
+
     @Test func killDashNineAtAnyMomentLeavesAConsistentFile() throws {
         let state = Command.scratchState()
         var lastCount = 0
