@@ -88,7 +88,11 @@ let package = Package(
         .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),
         .testTarget(name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmTestSupport"]),
         // Finds the shared receiver captures for the tests that read them.
-        .target(name: "GeoAlarmTestSupport", dependencies: ["GeoAlarmHooks"], path: "Tests/Support"),
+        .target(
+            name: "GeoAlarmTestSupport",
+            dependencies: ["GeoAlarmHooks", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Support"
+        ),
         .testTarget(
             name: "GeoAlarmStoreTests",
             dependencies: ["GeoAlarmStore", "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log")]
@@ -96,7 +100,7 @@ let package = Package(
         .testTarget(name: "GeoAlarmNotifyTests", dependencies: ["GeoAlarmNotify", "GeoAlarmCore"]),
         .testTarget(
             name: "GeoAlarmHooksTests",
-            dependencies: ["GeoAlarmHooks", "GeoAlarmCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GeoAlarmHooks", "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // Runs the built `geoalarm` binary end to end.
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import GeoAlarmCore
 
 /// Edits the reminders file as text, so that every byte the user wrote (comments, order,
 /// spacing) outside the edited reminder stays as it was. Callers validate the result with
@@ -48,20 +49,7 @@ public enum ConfigEditor {
 
     /// A TOML basic string holding `text`.
     public static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += String(format: "\\u%04X", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        QuotedString.quote(text)
     }
 
     /// Replaces the file at `path` with `text` atomically (a new file beside it, synced, keeping

@@ -2,22 +2,8 @@ import Foundation
 import GeoAlarmCore
 @testable import GeoAlarmHooks
 import Logging
-import Synchronization
+import GeoAlarmTestSupport
 import Testing
-
-/// Log messages, kept for the assertions.
-final class CapturedLog: LogHandler, @unchecked Sendable {
-    private let lines = Mutex<[String]>([])
-    var logLevel: Logger.Level = .debug
-    var metadata: Logger.Metadata = [:]
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) { lines.withLock { $0.append("\(event.level): \(event.message)") } }
-    var messages: [String] { lines.withLock { $0 } }
-    var logger: Logger { Logger(label: "test") { _ in self } }
-}
 
 struct HookRunnerTests {
     static let event = GeofenceEvent(
@@ -53,7 +39,7 @@ struct HookRunnerTests {
         let directory = try Self.hooks([
             "record": "env | grep '^GEOALARM_' | sort > \(out).env; cat > \(out).stdin; echo done >> \(out).env",
         ])
-        let log = CapturedLog()
+        let log = CapturingLog()
         let runner = HookRunner(directory: directory, timeout: 10, logger: log.logger)
         runner.deliver(Self.event)
         let environment = try #require(Self.wait(for: "\(out).env"))
@@ -79,13 +65,13 @@ struct HookRunnerTests {
         try FileManager.default.createDirectory(atPath: "\(directory)/subdir", withIntermediateDirectories: true)
         var event = Self.event
         event.reminder.alert.command = ["/usr/bin/paplay", "bell.oga"]
-        let runner = HookRunner(directory: directory, timeout: 10, logger: CapturedLog().logger)
+        let runner = HookRunner(directory: directory, timeout: 10, logger: CapturingLog().logger)
         #expect(runner.commands(for: event) == [["/usr/bin/paplay", "bell.oga"], ["\(directory)/a-hook"], ["\(directory)/b-hook"]])
-        #expect(HookRunner(directory: "/nonexistent", timeout: 1, logger: CapturedLog().logger).commands(for: Self.event).isEmpty)
+        #expect(HookRunner(directory: "/nonexistent", timeout: 1, logger: CapturingLog().logger).commands(for: Self.event).isEmpty)
     }
 
     @Test func aFailingHookIsLoggedWithItsStatusAndStderr() throws {
-        let log = CapturedLog()
+        let log = CapturingLog()
         let runner = HookRunner(directory: nil, timeout: 10, logger: log.logger)
         runner.run(["/bin/sh", "-c", "echo 'no speaker' >&2; exit 3"], environment: [:], input: "{}\n")
         #expect(log.messages == ["warning: hook /bin/sh -c echo 'no speaker' >&2; exit 3 failed with exit status 3: no speaker"])
@@ -96,7 +82,7 @@ struct HookRunnerTests {
     }
 
     @Test func aHookPastItsTimeoutIsKilledWithItsChildren() throws {
-        let log = CapturedLog()
+        let log = CapturingLog()
         let marker = FileManager.default.temporaryDirectory.appendingPathComponent("hook-child-\(UUID().uuidString)").path
         let runner = HookRunner(directory: nil, timeout: 0.5, logger: log.logger)
         runner.run(["/bin/sh", "-c", "(sleep 3; touch \(marker)) & sleep 30"], environment: [:], input: "{}\n")
@@ -106,7 +92,7 @@ struct HookRunnerTests {
     }
 
     @Test func aHookThatIgnoresStdinDoesNotHurt() throws {
-        let log = CapturedLog()
+        let log = CapturingLog()
         let runner = HookRunner(directory: nil, timeout: 10, logger: log.logger)
         runner.run(["/bin/true"], environment: [:], input: String(repeating: "x", count: 200_000))
         #expect(log.messages.count == 1)
@@ -120,7 +106,7 @@ struct HookRunnerTests {
             "fast": "cat > \(out)/$GEOALARM_REMINDER.$$",
             "slow": "sleep 2",
         ])
-        let runner = HookRunner(directory: directory, timeout: 10, logger: CapturedLog().logger)
+        let runner = HookRunner(directory: directory, timeout: 10, logger: CapturingLog().logger)
         for index in 0..<50 {
             var event = Self.event
             event.reminder.id = "r\(index)"
