@@ -93,10 +93,7 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
-        guard let index = config.idsInFileOrder.firstIndex(of: id) else {
-            Diagnostics.error("no reminder \"\(id)\" in \(config.path); there are: \(config.idsInFileOrder.joined(separator: ", "))")
-            throw ExitCode.failure
-        }
+        let index = try position(of: id, in: config)
         let text: String
         do {
             text = try ConfigEditor.removingReminder(number: index + 1, from: try currentText(config.path))

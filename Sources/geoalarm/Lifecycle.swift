@@ -15,13 +15,20 @@ struct ReminderArgument: ParsableArguments {
     /// The reminder's (or time alarm's) id and title, or a message listing the ids there are and exit 1.
     func reminder() throws -> (id: String, title: String) {
         let config = try options.load()
-        let known = config.reminders.map { ($0.id, $0.title) } + config.alarms.map { ($0.id, $0.title) }
-        guard let found = known.first(where: { $0.0 == id }) else {
-            Diagnostics.error("no reminder \"\(id)\" in \(config.path); there are: \(known.map(\.0).joined(separator: ", "))")
-            throw ExitCode.failure
-        }
-        return found
+        _ = try position(of: id, in: config)
+        let title = config.reminders.first { $0.id == id }?.title ?? config.alarms.first { $0.id == id }?.title ?? id
+        return (id, title)
     }
+}
+
+/// Where reminder `id` stands among the config's `[[reminder]]` tables, or a message listing
+/// the ids there are and exit 1.
+func position(of id: String, in config: Config) throws -> Int {
+    guard let index = config.idsInFileOrder.firstIndex(of: id) else {
+        Diagnostics.error("no reminder \"\(id)\" in \(config.path); there are: \(config.idsInFileOrder.joined(separator: ", "))")
+        throw ExitCode.failure
+    }
+    return index
 }
 
 /// `geoalarm complete ID`: the reminder stays silent until uncompleted.

@@ -49,8 +49,9 @@ struct Replay: ParsableCommand {
                 summary.count(outcome)
                 for event in outcome.events {
                     if announcer.decide(event) != nil {
-                        summary.silenced()
+                        summary.silenced += 1
                     } else {
+                        summary.announced += 1
                         writer.write(format.line(for: event))
                     }
                 }
@@ -71,24 +72,18 @@ struct Replay: ParsableCommand {
 /// Counts of what the engine made of a track's fixes.
 struct TrackSummary {
     private var accepted = 0
-    private var events = 0
     private var rejected: [FixRejection: Int] = [:]
-    private var silent = 0
+    /// Events printed, and events their reminders' schedules or lifecycles kept quiet.
+    var announced = 0
+    var silenced = 0
 
     mutating func count(_ outcome: FixOutcome) {
         switch outcome {
-        case .accepted(let list, _):
+        case .accepted:
             accepted += 1
-            events += list.count
         case .rejected(let reason):
             rejected[reason, default: 0] += 1
         }
-    }
-
-    /// An event the reminder's schedule or lifecycle kept quiet.
-    mutating func silenced() {
-        silent += 1
-        events -= 1
     }
 
     func describe(fixes: Int) -> String {
@@ -97,6 +92,6 @@ struct TrackSummary {
             rejected[reason].map { "\($0) \(reason.rawValue)" }
         }
         if !skipped.isEmpty { text += " (ignored: \(skipped.joined(separator: ", ")))" }
-        return text + ", \(events) events" + (silent > 0 ? " (\(silent) more not announced by their schedule)" : "")
+        return text + ", \(announced) events" + (silenced > 0 ? " (\(silenced) more not announced by their schedule)" : "")
     }
 }
