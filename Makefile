@@ -71,4 +71,4 @@ clean:
 # Benchmarks (their own package in Benchmarks/): figures are reported against a baseline of the same run.
 .PHONY: bench
 bench: deps
-	cd Benchmarks && $(SWIFT) build -c release --product LiveLatency && .build/release/LiveLatency
+	cd Benchmarks && $(SWIFT) build -c release && .build/release/EngineCost && .build/release/LiveLatency

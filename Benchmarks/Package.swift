@@ -19,5 +19,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The engine's cost per fix, grid index against brute force, 1 to 1M fences.
+        .executableTarget(
+            name: "EngineCost",
+            dependencies: [.product(name: "GeoAlarmKit", package: "geoalarm")]
+        ),
     ]
 )

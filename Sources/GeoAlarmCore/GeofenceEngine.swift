@@ -158,11 +158,17 @@ public struct GeofenceEngine: Sendable {
             if let last = lastFixTime, time <= last { return .rejected(time == last ? .repeated : .outOfOrder) }
             lastFixTime = time
         }
-        var visit = unsettled
-        visit.formUnion(index.candidates(near: fix.coordinate))
+        // Candidates near the fix plus the unsettled trackers, each once, in reminder order.
+        // (Not a copy of `unsettled`: a set that once held every fence keeps that capacity, and
+        // copying it on every fix would cost as much as scanning every fence.)
+        var visit = index.candidates(near: fix.coordinate)
+        visit.append(contentsOf: unsettled)
+        visit.sort()
         var events: [GeofenceEvent] = []
         var changes: [PresenceChange] = []
-        for position in visit.sorted() {
+        var previous: Int32 = -1
+        for position in visit where position != previous {
+            previous = position
             let slot = Int(position)
             let reminder = reminders[slot]
             let distance = Haversine.distance(fix.coordinate, reminder.center)
@@ -182,6 +188,9 @@ public struct GeofenceEngine: Sendable {
             guard reminder.trigger.announces(kind) else { continue }
             events.append(GeofenceEvent(
                 kind: kind, reminder: reminder, fix: fix, distance: distance, isInitial: isInitial))
+        }
+        if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
+            unsettled = Set(unsettled)  // give back the room the first fixes needed
         }
         return .accepted(events, changes: changes)
     }

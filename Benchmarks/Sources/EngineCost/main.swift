@@ -1,0 +1,118 @@
+// The engine's cost per fix with 1, 100, 10k and 1M fences: the grid index (what geoalarm
+// runs) against a brute-force scan of every fence (the baseline, measured in the same run).
+// Fences are scattered over mainland Portugal (50-500 m), with up to 40 on the track's path;
+// the track is a seeded random walk through the same area, one fix a second at
+// walking-to-driving speeds. Both sides must report the same events, or the run fails.
+import Foundation
+import GeoAlarmCore
+
+/// A seeded generator, so every run measures the same fences and track.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+var random = SplitMix(state: 20_261_122)
+
+/// `count` fences: up to 40 small ones on the path of the track's first `reach` fixes (so that
+/// it crosses some), the rest scattered.
+func fences(_ count: Int, along track: [Fix], reach: Int, _ random: inout SplitMix) -> [Reminder] {
+    let onPath = min(count, 40)
+    return (0..<count).map { index in
+        if index < onPath {
+            let fix = track[min(reach - 1, 2 + index * max(1, (reach - 2) / onPath))]
+            return Reminder(
+                id: "f\(index)", title: "Fence \(index)", center: fix.coordinate,
+                radius: Double.random(in: 5...20, using: &random), hysteresis: 5, trigger: .both)
+        }
+        return Reminder(
+            id: "f\(index)", title: "Fence \(index)",
+            center: Coordinate(latitude: Double.random(in: 37...42, using: &random), longitude: Double.random(in: -9.5 ... -6.2, using: &random)),
+            radius: Double.random(in: 50...500, using: &random), hysteresis: 25, trigger: .both)
+    }
+}
+
+func track(_ count: Int, _ random: inout SplitMix) -> [Fix] {
+    var position = Coordinate(latitude: 38.72, longitude: -9.14)
+    var heading = 0.3
+    return (0..<count).map { second in
+        heading += Double.random(in: -0.2...0.2, using: &random)
+        let step = Double.random(in: 1...30, using: &random) / Haversine.earthRadius * 180 / .pi
+        position.latitude = min(42, max(37, position.latitude + step * cos(heading)))
+        position.longitude = min(-6.2, max(-9.5, position.longitude + step * sin(heading) / cos(position.latitude * .pi / 180)))
+        return Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: position, horizontalError: 5)
+    }
+}
+
+/// Nanoseconds per fix over all fixes but the first, the median of `rounds` rounds. `body`
+/// processes the first fix untimed (copying a million trackers on first write is set-up, not
+/// per-fix cost), then calls `timed` around the rest; it returns the events of the timed part.
+func nanosecondsPerFix(_ fixes: [Fix], rounds: Int, _ body: ([Fix], (() -> Int) -> Int) -> Int) -> (Double, Int) {
+    var samples: [Double] = []
+    var events = 0
+    for _ in 0..<rounds {
+        var elapsed = Duration.zero
+        events = body(fixes) { work in
+            let start = ContinuousClock.now
+            defer { elapsed = ContinuousClock.now - start }
+            return work()
+        }
+        samples.append((Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(fixes.count - 1))
+    }
+    return (samples.sorted()[samples.count / 2], events)
+}
+
+print("engine cost per fix, grid index against a brute-force scan, nanoseconds (median of 5 rounds)")
+print("| fences | index ns/fix | brute force ns/fix | brute / index | events, index | events, brute |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+for count in [1, 100, 10_000, 1_000_000] {
+    let fixes = track(count >= 1_000_000 ? 2_000 : 20_000, &random)
+    // Brute force over 1M fences is slow: it gets a prefix of the track, and so does the agreement check.
+    let common = Array(fixes.prefix(count >= 1_000_000 ? 20 : (count >= 10_000 ? 500 : fixes.count)))
+    let reminders = fences(count, along: fixes, reach: common.count, &random)
+    // Both start settled: two fixes where the track starts, just before it.
+    let warmUp = [-2.0, -1.0].map { offset in
+        Fix(time: fixes[0].time!.addingTimeInterval(offset), coordinate: fixes[0].coordinate, horizontalError: 5)
+    }
+    var settled = GeofenceEngine(reminders: reminders, settings: EngineSettings())
+    for fix in warmUp { _ = settled.process(fix) }
+    var settledTrackers = Array(repeating: FenceTracker(), count: reminders.count)
+    for fix in warmUp {
+        for (slot, reminder) in reminders.enumerated() {
+            _ = settledTrackers[slot].observe(
+                distance: Haversine.distance(fix.coordinate, reminder.center), at: fix.time, fence: reminder, confirmations: 2)
+        }
+    }
+    func indexRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
+        var engine = settled
+        _ = engine.process(fixes[0])
+        return timed { fixes.dropFirst().reduce(0) { $0 + engine.process($1).events.count } }
+    }
+    func bruteRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
+        var trackers = settledTrackers
+        func observe(_ fix: Fix) -> Int {
+            var events = 0
+            for (slot, reminder) in reminders.enumerated() {
+                let distance = Haversine.distance(fix.coordinate, reminder.center)
+                if trackers[slot].observe(distance: distance, at: fix.time, fence: reminder, confirmations: 2) != nil { events += 1 }
+            }
+            return events
+        }
+        _ = observe(fixes[0])
+        return timed { fixes.dropFirst().reduce(0) { $0 + observe($1) } }
+    }
+    let (indexed, _) = nanosecondsPerFix(fixes, rounds: 5, indexRun)
+    let (brute, bruteEvents) = nanosecondsPerFix(common, rounds: 5, bruteRun)
+    let indexEvents = indexRun(common) { $0() }
+    print(String(format: "| %d | %.0f | %.0f | %.0fx | %d | %d |", count, indexed, brute, brute / indexed, indexEvents, bruteEvents))
+    guard indexEvents == bruteEvents else {
+        FileHandle.standardError.write(Data("the index and brute force disagree with \(count) fences\n".utf8))
+        exit(1)
+    }
+}
