@@ -47,7 +47,7 @@ public struct FenceTracker: Sendable, Equatable {
 
     /// Feeds one accepted fix's distance from the centre; returns the newly confirmed side, if the side changed.
     public mutating func observe(
-        distance: Double, at time: Date?, fence: Reminder, confirmations: Int
+        distance: Double, at time: Date?, fence: FenceShape, confirmations: Int
     ) -> Presence? {
         let evidence: Presence
         if distance <= fence.radius {

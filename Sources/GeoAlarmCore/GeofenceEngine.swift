@@ -93,6 +93,8 @@ public struct GeofenceEngine: Sendable {
     public let reminders: [Reminder]
     public let settings: EngineSettings
     private var trackers: [FenceTracker]
+    /// Each reminder's circle, apart from its text, so that the per-fix loop reads little memory.
+    private let shapes: [FenceShape]
     private let index: GridIndex
     private var unsettled: Set<Int32>
     /// Time of the last accepted fix.
@@ -104,6 +106,7 @@ public struct GeofenceEngine: Sendable {
         self.reminders = reminders
         self.settings = settings
         trackers = Array(repeating: FenceTracker(), count: reminders.count)
+        shapes = reminders.map(\.shape)
         index = GridIndex(fences: reminders)
         unsettled = Set((0..<reminders.count).map { Int32($0) })
     }
@@ -170,17 +173,18 @@ public struct GeofenceEngine: Sendable {
         for position in visit where position != previous {
             previous = position
             let slot = Int(position)
-            let reminder = reminders[slot]
-            let distance = Haversine.distance(fix.coordinate, reminder.center)
+            let shape = shapes[slot]
+            let distance = Haversine.distance(fix.coordinate, shape.center)
             let before = trackers[slot].presence
             let changed = trackers[slot].observe(
-                distance: distance, at: fix.time, fence: reminder, confirmations: settings.confirmations)
+                distance: distance, at: fix.time, fence: shape, confirmations: settings.confirmations)
             if trackers[slot].isSettledOutside {
                 unsettled.remove(position)
             } else {
                 unsettled.insert(position)
             }
             guard let after = changed else { continue }
+            let reminder = reminders[slot]
             changes.append(PresenceChange(reminderID: reminder.id, presence: after, time: fix.time))
             let isInitial = before == .unknown
             if isInitial && !settings.announceInitial { continue }
@@ -190,7 +194,10 @@ public struct GeofenceEngine: Sendable {
                 kind: kind, reminder: reminder, fix: fix, distance: distance, isInitial: isInitial))
         }
         if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
-            unsettled = Set(unsettled)  // give back the room the first fixes needed
+            // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).
+            var compact = Set<Int32>(minimumCapacity: unsettled.count)
+            compact.formUnion(unsettled)
+            unsettled = compact
         }
         return .accepted(events, changes: changes)
     }

@@ -52,6 +52,24 @@ public struct ReminderAlert: Sendable, Equatable {
     }
 }
 
+/// A fence's circle and timing, small and free of references, for the engine's per-fix loop.
+public struct FenceShape: Sendable, Equatable {
+    public var center: Coordinate
+    /// Metres from the centre that count as inside.
+    public var radius: Double
+    /// Radius plus hysteresis: beyond it a fix counts as outside.
+    public var reach: Double
+    /// Seconds a streak inside must last before "arrive".
+    public var dwell: Double
+
+    public init(center: Coordinate, radius: Double, hysteresis: Double, dwell: Double) {
+        self.center = center
+        self.radius = radius
+        self.reach = radius + hysteresis
+        self.dwell = dwell
+    }
+}
+
 /// A location-based reminder: a circle, a message, and which crossings to announce.
 public struct Reminder: Sendable, Equatable, Identifiable {
     /// Unique within a config; a slug of the title unless given.
@@ -96,6 +114,9 @@ public struct Reminder: Sendable, Equatable, Identifiable {
 
     /// How far from the centre a fix can still be not outside: radius plus hysteresis.
     public var reach: Double { radius + hysteresis }
+
+    /// The geometry and timing the tracker needs, without the text.
+    public var shape: FenceShape { FenceShape(center: center, radius: radius, hysteresis: hysteresis, dwell: dwell) }
 
     /// The fence's geometry as text (centre, radius, hysteresis): a side confirmed for one fence
     /// is kept for another only when their keys are equal, so editing the place or the radius

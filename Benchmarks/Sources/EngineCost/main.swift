@@ -86,7 +86,7 @@ for count in [1, 100, 10_000, 1_000_000] {
     for fix in warmUp {
         for (slot, reminder) in reminders.enumerated() {
             _ = settledTrackers[slot].observe(
-                distance: Haversine.distance(fix.coordinate, reminder.center), at: fix.time, fence: reminder, confirmations: 2)
+                distance: Haversine.distance(fix.coordinate, reminder.center), at: fix.time, fence: reminder.shape, confirmations: 2)
         }
     }
     func indexRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
@@ -94,13 +94,14 @@ for count in [1, 100, 10_000, 1_000_000] {
         _ = engine.process(fixes[0])
         return timed { fixes.dropFirst().reduce(0) { $0 + engine.process($1).events.count } }
     }
+    let shapes = reminders.map(\.shape)
     func bruteRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
         var trackers = settledTrackers
         func observe(_ fix: Fix) -> Int {
             var events = 0
-            for (slot, reminder) in reminders.enumerated() {
-                let distance = Haversine.distance(fix.coordinate, reminder.center)
-                if trackers[slot].observe(distance: distance, at: fix.time, fence: reminder, confirmations: 2) != nil { events += 1 }
+            for (slot, shape) in shapes.enumerated() {
+                let distance = Haversine.distance(fix.coordinate, shape.center)
+                if trackers[slot].observe(distance: distance, at: fix.time, fence: shape, confirmations: 2) != nil { events += 1 }
             }
             return events
         }
