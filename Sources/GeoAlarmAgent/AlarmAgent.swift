@@ -88,7 +88,7 @@ public final class AlarmAgent: Service {
         case .gpsd(.connected):
             if state.connection != .connected { logger.info("connected to gpsd at \(state.endpoint)") }
             state.connection = .connected
-        case .gpsd(.unavailable(let reason, _)):
+        case .gpsd(.unavailable(let reason)):
             if state.connection != .unavailable(reason) {
                 logger.warning("gpsd at \(state.endpoint) unavailable: \(reason); retrying")
             }

@@ -49,20 +49,20 @@ public final class GPSDSource: Sendable {
         defer { geoalarm_gps_free(data) }
         var retry = Self.firstRetry
         var message = [CChar](repeating: 0, count: 16_384)
+        /// Reports why gpsd cannot be used, waits, and doubles the next wait.
+        func backOff(_ reason: String) {
+            continuation.yield(.unavailable(reason: reason))
+            pause(seconds: retry)
+            retry = min(retry * 2, Self.longestRetry)
+        }
         while !isStopping {
-            let opened = gps_open(endpoint.host, String(endpoint.port), data)
-            guard opened == 0 else {
-                let reason = String(cString: gps_errstr(errno))
-                continuation.yield(.unavailable(reason: reason, retryIn: retry))
-                pause(seconds: retry)
-                retry = min(retry * 2, Self.longestRetry)
+            guard gps_open(endpoint.host, String(endpoint.port), data) == 0 else {
+                backOff(String(cString: gps_errstr(errno)))
                 continue
             }
             guard geoalarm_gps_watch(data, device) >= 0 else {
                 gps_close(data)
-                continuation.yield(.unavailable(reason: "gpsd refused the watch request", retryIn: retry))
-                pause(seconds: retry)
-                retry = min(retry * 2, Self.longestRetry)
+                backOff("gpsd refused the watch request")
                 continue
             }
             continuation.yield(.connected)
@@ -83,11 +83,7 @@ public final class GPSDSource: Sendable {
                 continuation.yield(.report(TPVConversion.fix(from: raw), readAt: .now))
             }
             gps_close(data)
-            if lost {
-                continuation.yield(.unavailable(reason: "connection lost", retryIn: retry))
-                pause(seconds: retry)
-                retry = min(retry * 2, Self.longestRetry)
-            }
+            if lost { backOff("connection lost") }
         }
     }
 

@@ -4,8 +4,8 @@ import GeoAlarmCore
 public enum GPSDUpdate: Sendable, Equatable {
     /// Connected and watching.
     case connected
-    /// A connection attempt failed or an open connection was lost; a retry follows after `retryIn` seconds.
-    case unavailable(reason: String, retryIn: Double)
+    /// A connection attempt failed or an open connection was lost; the source retries by itself.
+    case unavailable(reason: String)
     /// A TPV from gpsd, converted (its mode may be no fix), with when it was read.
     case report(Fix, readAt: ContinuousClock.Instant)
 }
