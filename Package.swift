@@ -82,7 +82,9 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAlarmCoreTests",
-            dependencies: ["GeoAlarmCore", .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: [
+                "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig"]),
         .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),

@@ -22,7 +22,10 @@ let package = Package(
         // The engine's cost per fix, grid index against brute force, 1 to 1M fences.
         .executableTarget(
             name: "EngineCost",
-            dependencies: [.product(name: "GeoAlarmKit", package: "geoalarm")]
+            dependencies: [
+                .product(name: "GeoAlarmKit", package: "geoalarm"),
+                .product(name: "GeoAlarmTestSupport", package: "geoalarm"),
+            ]
         ),
     ]
 )

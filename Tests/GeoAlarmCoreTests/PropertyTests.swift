@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmTestSupport
 import PropertyBased
 import Testing
 
@@ -95,19 +96,4 @@ struct PropertyTests {
         while longitude < -180 { longitude += 360 }
         return Coordinate(latitude: lat2 * 180 / .pi, longitude: longitude)
     }
-}
-
-/// A small seeded generator, so a failing grid case can be replayed from its seed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func double(in range: ClosedRange<Double>) -> Double { Double.random(in: range, using: &self) }
-    mutating func bool() -> Bool { Bool.random(using: &self) }
 }

@@ -5,20 +5,9 @@
 // walking-to-driving speeds. Both sides must report the same events, or the run fails.
 import Foundation
 import GeoAlarmCore
+import GeoAlarmTestSupport
 
-/// A seeded generator, so every run measures the same fences and track.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-var random = SplitMix(state: 20_261_122)
+var random = SplitMix(seed: 20_261_122)  // the same fences and track on every run
 
 /// `count` fences: up to 40 small ones on the path of the track's first `reach` fixes (so that
 /// it crosses some), the rest scattered.
