@@ -57,10 +57,11 @@ public final class AlarmAgent: Service {
         let watcher = ConfigWatcher(path: configPath) { continuation.yield(.configChanged) }
         if watcher == nil { logger.warning("cannot watch \(configPath) for changes; reload with SIGHUP") }
         var loop = AgentState(
-            engine: state.engine(reminders: initialConfig.reminders, settings: initialConfig.settings),
+            engine: state.engine(
+                reminders: initialConfig.reminders, collections: initialConfig.collections, settings: initialConfig.settings),
             announcer: Announcer(timeZone: .current, lifecycles: state.lifecycles()),
             alarms: initialConfig.alarms, endpoint: source.endpoint.description)
-        logger.info("watching \(loop.engine.reminders.count) reminders from \(configPath)")
+        logger.info("watching \(Self.describe(loop.engine)) from \(configPath)")
         fireDueAlarms(&loop)
         state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
         await withTaskGroup(of: Void.self) { group in
@@ -108,7 +109,7 @@ public final class AlarmAgent: Service {
                 announced.append(event)
                 for sink in sinks { sink.deliver(event) }
             }
-            self.state.save(outcome, announced: announced, engine: state.engine, announcer: state.announcer)
+            self.state.save(outcome, announced: announced, announcer: state.announcer)
             if case .accepted = outcome, state.lastFixSaved.map({ ContinuousClock.now - $0 > .seconds(10) }) ?? true {
                 self.state.saveLastFix(fix)
                 state.lastFixSaved = ContinuousClock.now
@@ -170,16 +171,31 @@ public final class AlarmAgent: Service {
     private func reload(_ state: inout AgentState) {
         do {
             let config = try ConfigLoader.load(path: configPath)
+            logCollections(of: config)
             let engine = GeofenceEngine(
-                reminders: config.reminders, settings: config.settings, carryingStateFrom: state.engine)
-            logger.info(
-                "reloaded \(configPath): \(engine.reminders.count) reminders, \(engine.keptState(from: state.engine)) kept their state")
+                reminders: config.reminders, collections: config.collections, settings: config.settings,
+                carryingStateFrom: state.engine)
+            logger.info("reloaded \(configPath): \(Self.describe(engine)), \(engine.keptStates) kept their state")
             state.engine = engine
             state.alarms = config.alarms
             self.state.pruneHistory(keep: config.historyKeep, now: Date())
         } catch {
             logger.error("reload of \(configPath) failed; the previous config stays in force:\n\(error.description)")
         }
+    }
+
+    /// The bad rows skipped in the config's collection files, and what each collection loaded.
+    private func logCollections(of config: Config) {
+        for load in config.collectionLoads {
+            for problem in load.shownProblems { logger.warning("\(problem)") }
+            logger.info("\(load.summary)")
+        }
+    }
+
+    /// "5 reminders" or "5 reminders and 1000000 collection places".
+    static func describe(_ engine: GeofenceEngine) -> String {
+        let places = engine.fenceCount - engine.reminders.count
+        return "\(engine.reminders.count) reminders" + (engine.collections.isEmpty ? "" : " and \(places) collection places")
     }
 
     /// "08:06:30 UTC" for a fix time; "an unknown time" without one.

@@ -10,6 +10,10 @@ public struct Config: Sendable {
     public var places: [String: Coordinate]
     /// Every `[[reminder]]` with a place, enabled or not, in file order.
     public var reminders: [Reminder]
+    /// Every `[[collection]]`, enabled or not, in file order.
+    public var collections: [ReminderCollection] = []
+    /// What each collection's file gave: places loaded and rows skipped, in the same order.
+    public var collectionLoads: [CollectionLoad] = []
     /// Every `[[reminder]]` with an `at` time instead of a place, in file order.
     public var alarms: [TimeAlarm] = []
     /// The ids of all `[[reminder]]` tables, with a place or a time, in file order.
@@ -70,5 +74,30 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         diagnostics.map(\.description).joined(separator: "\n")
+    }
+}
+
+/// How a `[[collection]]`'s file loaded: rows skipped (as warnings, not errors) and places kept.
+public struct CollectionLoad: Sendable {
+    public var collectionID: String
+    /// The collection file, as resolved.
+    public var file: String
+    public var placeCount: Int
+    /// The first rows skipped (see ``PlaceList/keptProblems``).
+    public var problems: [PlaceProblem]
+    /// Every row skipped.
+    public var problemCount: Int
+
+    /// `FILE:LINE: message` for each kept problem, then a line saying how many more were skipped.
+    public var shownProblems: [String] {
+        var lines = problems.map { "\(file):\($0.line): \($0.message); row skipped" }
+        if problemCount > problems.count { lines.append("\(file): \(problemCount - problems.count) more bad rows skipped") }
+        return lines
+    }
+
+    /// "collection "cameras": 999998 places from FILE (2 bad rows skipped)".
+    public var summary: String {
+        "collection \"\(collectionID)\": \(placeCount) places from \(file)"
+            + (problemCount == 0 ? "" : " (\(problemCount) bad rows skipped)")
     }
 }

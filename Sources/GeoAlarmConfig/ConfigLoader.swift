@@ -51,7 +51,7 @@ struct ConfigReader {
     let file: String
     private(set) var diagnostics: [ConfigDiagnostic] = []
 
-    static let topLevelKeys = ["defaults", "places", "reminder", "gpsd", "output", "history"]
+    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history"]
     static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
     static let outputKeys = ["notify", "hook_timeout"]
@@ -64,6 +64,9 @@ struct ConfigReader {
     static let reminderKeys = [
         "id", "title", "notes", "lat", "lon", "place", "location", "radius", "hysteresis", "dwell", "when",
         "enabled", "at",
+    ] + alertKeys + scheduleKeys
+    static let collectionKeys = [
+        "id", "file", "format", "title", "notes", "radius", "hysteresis", "dwell", "when", "enabled",
     ] + alertKeys + scheduleKeys
     /// Keys that only mean something for a reminder with a place.
     static let placeOnlyKeys = ["radius", "hysteresis", "dwell", "when", "active", "due", "starts", "repeat", "fire_when_overdue"]
@@ -88,16 +91,16 @@ struct ConfigReader {
         var reminders: [Reminder] = []
         var alarms: [TimeAlarm] = []
         var order: [String] = []
+        var usedIDs: [String: String] = [:]
         if let value = root["reminder"] {
             if let array = value.array {
-                var firstUse: [String: Int] = [:]
                 for (offset, element) in array.enumerated() {
                     let number = offset + 1
                     guard let table = element.table else {
                         report("reminder (#\(number))", nil, "must be a table ([[reminder]])")
                         continue
                     }
-                    switch readReminder(table, number: number, defaults: defaults, places: places, firstUse: &firstUse) {
+                    switch readReminder(table, number: number, defaults: defaults, places: places, usedIDs: &usedIDs) {
                     case .place(let reminder)?:
                         reminders.append(reminder)
                         order.append(reminder.id)
@@ -112,6 +115,22 @@ struct ConfigReader {
             }
         }
         var config = Config(path: file, settings: settings, places: places, reminders: reminders)
+        if let value = root["collection"] {
+            if let array = value.array {
+                for (offset, element) in array.enumerated() {
+                    guard let table = element.table else {
+                        report("collection (#\(offset + 1))", nil, "must be a table ([[collection]])")
+                        continue
+                    }
+                    guard let (collection, load) = readCollection(table, number: offset + 1, defaults: defaults, usedIDs: &usedIDs)
+                    else { continue }
+                    config.collections.append(collection)
+                    config.collectionLoads.append(load)
+                }
+            } else {
+                report("top level", "collection", "must be an array of tables: write each one as [[collection]]")
+            }
+        }
         config.alarms = alarms
         config.idsInFileOrder = order
         if let table = table(root, "gpsd", context: "top level") {
@@ -261,7 +280,7 @@ struct ConfigReader {
 
     private mutating func readReminder(
         _ table: TOMLTable, number: Int, defaults: ReminderDefaults, places: [String: Coordinate],
-        firstUse: inout [String: Int]
+        usedIDs: inout [String: String]
     ) -> Entry? {
         let before = diagnostics.count
         let title = string(table, "title", context: "reminder (#\(number))")
@@ -275,16 +294,7 @@ struct ConfigReader {
         if title == nil, table["title"] == nil { report(context, "title", "missing (every reminder needs a title)") }
         if let title, title.trimmingCharacters(in: .whitespaces).isEmpty { report(context, "title", "is empty") }
         if let id {
-            if let first = firstUse[id] {
-                report(context, "id", "duplicate id \"\(id)\" (first used by reminder #\(first))")
-            } else {
-                firstUse[id] = number
-            }
-            if id.isEmpty {
-                report(context, "id", "cannot be made from this title; give the reminder an id")
-            } else if !id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) {
-                report(context, "id", "\"\(id)\" may only hold letters, digits, '-', '_' and '.'")
-            }
+            claim(id, for: "reminder #\(number)", context: context, usedIDs: &usedIDs, emptyHint: "this title")
         }
         let notes = string(table, "notes", context: context)
         if table["at"] != nil {
@@ -297,14 +307,7 @@ struct ConfigReader {
         if radius == 0 { radius = defaults.radius }
         let hysteresis = length(table, "hysteresis", context: context) ?? defaults.hysteresis
         let dwell = span(table, "dwell", context: context) ?? defaults.dwell
-        var trigger = Trigger.arrive
-        if let when = string(table, "when", context: context) {
-            if let parsed = Trigger(parsing: when) {
-                trigger = parsed
-            } else {
-                report(context, "when", "unknown value \"\(when)\" (use \"arrive\", \"leave\" or \"both\")")
-            }
-        }
+        let trigger = self.trigger(table, context: context)
         let enabled = bool(table, "enabled", context: context) ?? true
         let alert = alert(table, context: context, inheriting: defaults.alert)
         let schedule = schedule(table, context: context, defaults: defaults)
@@ -313,6 +316,85 @@ struct ConfigReader {
             id: id, title: title, notes: notes, center: center, placeName: placeName, radius: radius,
             hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled, alert: alert,
             schedule: schedule))
+    }
+
+    /// A `[[collection]]` table and the places of its file. `usedIDs` maps the reminder and
+    /// collection ids taken so far to who took them.
+    private mutating func readCollection(
+        _ table: TOMLTable, number: Int, defaults: ReminderDefaults, usedIDs: inout [String: String]
+    ) -> (ReminderCollection, CollectionLoad)? {
+        let before = diagnostics.count
+        let path = string(table, "file", context: "collection (#\(number))")
+        var id = string(table, "id", context: "collection (#\(number))")
+        if id == nil, let path { id = Reminder.slug(((path as NSString).lastPathComponent as NSString).deletingPathExtension) }
+        let context = id.map { "collection \"\($0)\" (#\(number))" } ?? "collection (#\(number))"
+        for index in before..<diagnostics.count { diagnostics[index].context = context }
+
+        checkKeys(of: table, allowed: Self.collectionKeys, context: context)
+        if path == nil, table["file"] == nil { report(context, "file", "missing: the CSV, GPX or GeoJSON file of places") }
+        if let id {
+            claim(id, for: "collection #\(number)", context: context, usedIDs: &usedIDs, emptyHint: "the file name")
+        }
+        var format: CollectionFormat?
+        if let text = string(table, "format", context: context) {
+            format = CollectionFormat(rawValue: text.lowercased())
+            if format == nil { report(context, "format", "unknown format \"\(text)\" (use \"csv\", \"gpx\" or \"geojson\")") }
+        } else if let path {
+            format = CollectionFormat(fileName: path)
+            if format == nil { report(context, "format", "cannot tell from the name \"\(path)\"; give format = \"csv\", \"gpx\" or \"geojson\"") }
+        }
+        let title = string(table, "title", context: context) ?? "{name}"
+        if title.trimmingCharacters(in: .whitespaces).isEmpty { report(context, "title", "is empty") }
+        var radius = length(table, "radius", context: context) ?? 0
+        if radius == 0 { radius = defaults.radius }
+        let template = Reminder(
+            id: id ?? "", title: title, notes: string(table, "notes", context: context),
+            center: Coordinate(latitude: 0, longitude: 0), radius: radius,
+            hysteresis: length(table, "hysteresis", context: context) ?? defaults.hysteresis,
+            dwell: span(table, "dwell", context: context) ?? defaults.dwell,
+            trigger: trigger(table, context: context), isEnabled: bool(table, "enabled", context: context) ?? true,
+            alert: alert(table, context: context, inheriting: defaults.alert),
+            schedule: schedule(table, context: context, defaults: defaults))
+        guard diagnostics.count == before, let id, let path, let format else { return nil }
+        let resolved = path.hasPrefix("/") ? path : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)
+        let list: PlaceList
+        do {
+            list = try CollectionFile.read(path: resolved, format: format, defaultRadius: radius)
+        } catch {
+            report(context, "file", "\(resolved): \(error)")
+            return nil
+        }
+        let load = CollectionLoad(
+            collectionID: id, file: resolved, placeCount: list.places.count, problems: list.problems,
+            problemCount: list.problemCount)
+        return (ReminderCollection(id: id, template: template, places: list.places), load)
+    }
+
+    /// Checks an id's form and that no reminder or collection took it before (`usedIDs` maps
+    /// ids to who took them), then takes it for `owner`.
+    private mutating func claim(
+        _ id: String, for owner: String, context: String, usedIDs: inout [String: String], emptyHint: String
+    ) {
+        if let first = usedIDs[id] {
+            report(context, "id", "duplicate id \"\(id)\" (first used by \(first))")
+        } else {
+            usedIDs[id] = owner
+        }
+        if id.isEmpty {
+            report(context, "id", "cannot be made from \(emptyHint); give it an id")
+        } else if !id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) {
+            report(context, "id", "\"\(id)\" may only hold letters, digits, '-', '_' and '.'")
+        }
+    }
+
+    /// `when`: arrive unless the table says otherwise.
+    private mutating func trigger(_ table: TOMLTable, context: String) -> Trigger {
+        guard let when = string(table, "when", context: context) else { return .arrive }
+        guard let parsed = Trigger(parsing: when) else {
+            report(context, "when", "unknown value \"\(when)\" (use \"arrive\", \"leave\" or \"both\")")
+            return .arrive
+        }
+        return parsed
     }
 
     /// The parts of a time alarm: `at`, with no place and none of the place-only keys.

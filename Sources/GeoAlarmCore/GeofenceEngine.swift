@@ -56,11 +56,28 @@ public struct PresenceChange: Sendable, Equatable {
     public var presence: Presence
     /// Fix time of the confirming fix.
     public var time: Date?
+    /// The fence the side was confirmed for (``Reminder/fenceKey``).
+    public var fenceKey: String
 
-    public init(reminderID: String, presence: Presence, time: Date?) {
+    public init(reminderID: String, presence: Presence, time: Date?, fenceKey: String) {
         self.reminderID = reminderID
         self.presence = presence
         self.time = time
+        self.fenceKey = fenceKey
+    }
+}
+
+/// A side confirmed earlier (kept by a state store), with the fence it was confirmed for.
+public struct SavedPresence: Sendable, Equatable {
+    public var presence: Presence
+    public var time: Date?
+    /// The ``Reminder/fenceKey`` of the fence then: the side is restored only if it still matches.
+    public var fenceKey: String
+
+    public init(presence: Presence, time: Date?, fenceKey: String) {
+        self.presence = presence
+        self.time = time
+        self.fenceKey = fenceKey
     }
 }
 
@@ -83,75 +100,138 @@ public enum FixOutcome: Sendable, Equatable {
     }
 }
 
-/// Tracks every reminder's inside/outside state from a time-ordered stream of fixes.
+/// Tracks every reminder's and collection place's inside/outside state from a time-ordered stream of fixes.
 ///
-/// Per fix it visits only the fences near the fix (from a ``GridIndex``) and the trackers that
-/// are not settled outside (inside, undecided, or in the middle of a streak); a fence that is
-/// settled outside and out of reach cannot change, so it is never touched.
+/// Every fence has a slot: the enabled reminders first, then each enabled collection's places.
+/// Per fix the engine visits only the fences near the fix (from a ``GridIndex``) and the
+/// trackers that are not settled outside (inside, undecided, or in the middle of a streak);
+/// a fence that is settled outside and out of reach cannot change, so it is never touched.
 public struct GeofenceEngine: Sendable {
     /// The enabled reminders, in config order.
     public let reminders: [Reminder]
+    /// The enabled collections, in config order.
+    public let collections: [ReminderCollection]
     public let settings: EngineSettings
     private var trackers: [FenceTracker]
-    /// Each reminder's circle, apart from its text, so that the per-fix loop reads little memory.
+    /// Each fence's circle, apart from its text, so that the per-fix loop reads little memory.
     private let shapes: [FenceShape]
     private let index: GridIndex
     private var unsettled: Set<Int32>
+    /// The slot of each reminder's id.
+    private let reminderSlots: [String: Int]
+    /// The first slot of each collection's places.
+    private let collectionStarts: [Int]
     /// Time of the last accepted fix.
     public private(set) var lastFixTime: Date?
+    /// How many fences kept a known side from the engine or the saved state this one started from.
+    public private(set) var keptStates = 0
 
-    /// Tracks the enabled ones of `reminders`, all starting undecided.
-    public init(reminders: [Reminder], settings: EngineSettings = EngineSettings()) {
+    /// Tracks the enabled ones of `reminders` and `collections`, all starting undecided.
+    public init(reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings = EngineSettings()) {
         let reminders = reminders.filter(\.isEnabled)
+        let collections = collections.filter(\.template.isEnabled)
         self.reminders = reminders
+        self.collections = collections
         self.settings = settings
-        trackers = Array(repeating: FenceTracker(), count: reminders.count)
-        shapes = reminders.map(\.shape)
-        index = GridIndex(fences: reminders)
-        unsettled = Set((0..<reminders.count).map { Int32($0) })
+        var shapes = reminders.map(\.shape)
+        var starts: [Int] = []
+        for collection in collections {
+            starts.append(shapes.count)
+            shapes.reserveCapacity(shapes.count + collection.places.count)
+            for place in collection.places.indices { shapes.append(collection.shape(place)) }
+        }
+        self.shapes = shapes
+        collectionStarts = starts
+        reminderSlots = Dictionary(reminders.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+        trackers = Array(repeating: FenceTracker(), count: shapes.count)
+        index = GridIndex(fences: shapes)
+        unsettled = Set((0..<shapes.count).map { Int32($0) })
     }
 
-    /// An engine for a new set of reminders (a reloaded config) that keeps what `previous` knew:
-    /// the tracker of every reminder whose id and fence (``Reminder/fenceKey``) are unchanged, and
-    /// the time of the last fix. Any other reminder starts undecided.
-    public init(reminders: [Reminder], settings: EngineSettings, carryingStateFrom previous: GeofenceEngine) {
-        self.init(reminders: reminders, settings: settings)
+    /// An engine for a new set of reminders and collections (a reloaded config) that keeps what
+    /// `previous` knew: the tracker of every fence whose id and circle (``Reminder/fenceKey``) are
+    /// unchanged, and the time of the last fix. Any other fence starts undecided.
+    public init(
+        reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings,
+        carryingStateFrom previous: GeofenceEngine
+    ) {
+        self.init(reminders: reminders, collections: collections, settings: settings)
         lastFixTime = previous.lastFixTime
-        var previousSlots: [String: Int] = [:]
-        for (slot, reminder) in previous.reminders.enumerated() { previousSlots[reminder.id] = slot }
         for (slot, reminder) in self.reminders.enumerated() {
-            guard let old = previousSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
+            guard let old = previous.reminderSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
-            trackers[slot] = previous.trackers[old]
-            if trackers[slot].isSettledOutside { unsettled.remove(Int32(slot)) }
+            keep(previous.trackers[old], at: slot)
+        }
+        for (number, collection) in self.collections.enumerated() {
+            guard let oldNumber = previous.collections.firstIndex(where: { $0.id == collection.id }) else { continue }
+            let old = previous.collections[oldNumber]
+            guard old.template.hysteresis == collection.template.hysteresis else { continue }
+            for place in collection.places.indices where place < old.places.count {
+                let (center, radius) = (collection.places[place].center, collection.places[place].radius)
+                guard old.places[place].center == center, old.places[place].radius == radius else { continue }
+                keep(previous.trackers[previous.collectionStarts[oldNumber] + place], at: collectionStarts[number] + place)
+            }
         }
     }
 
     /// An engine that starts from sides confirmed earlier (a state store's, after a restart):
-    /// `restored` maps reminder ids to a side and its fix time, and the caller gives only those
-    /// whose fence is unchanged (same ``Reminder/fenceKey``). The others start undecided.
-    public init(reminders: [Reminder], settings: EngineSettings, restoring restored: [String: (Presence, Date?)]) {
-        self.init(reminders: reminders, settings: settings)
-        for (slot, reminder) in self.reminders.enumerated() {
-            guard let (presence, time) = restored[reminder.id], presence != .unknown else { continue }
-            trackers[slot] = FenceTracker(presence: presence, confirmedAt: time)
-            if trackers[slot].isSettledOutside { unsettled.remove(Int32(slot)) }
+    /// `saved` maps fence ids to a side, restored where the fence is unchanged (same
+    /// ``Reminder/fenceKey``). The others start undecided.
+    public init(
+        reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings,
+        restoring saved: [String: SavedPresence]
+    ) {
+        self.init(reminders: reminders, collections: collections, settings: settings)
+        for (id, side) in saved where side.presence != .unknown {
+            guard let slot = slot(of: id), reminder(atSlot: slot).fenceKey == side.fenceKey else { continue }
+            keep(FenceTracker(presence: side.presence, confirmedAt: side.time), at: slot)
         }
     }
 
-    /// How many reminders kept their state from the engine this one was made from.
-    public func keptState(from previous: GeofenceEngine) -> Int {
-        reminders.filter { reminder in
-            previous.presence(of: reminder.id).map { $0 != .unknown && presence(of: reminder.id) == $0 } ?? false
-        }.count
+    private mutating func keep(_ tracker: FenceTracker, at slot: Int) {
+        trackers[slot] = tracker
+        if tracker.presence != .unknown { keptStates += 1 }
+        if tracker.isSettledOutside { unsettled.remove(Int32(slot)) }
     }
 
-    /// The confirmed side of the reminder with this id, or nil for an unknown id.
+    /// How many fences are tracked: enabled reminders plus the places of enabled collections.
+    public var fenceCount: Int { shapes.count }
+
+    /// The confirmed side of the reminder or collection place with this id, or nil for an unknown id.
     public func presence(of id: String) -> Presence? {
-        reminders.firstIndex { $0.id == id }.map { trackers[$0].presence }
+        slot(of: id).map { trackers[$0].presence }
+    }
+
+    /// The reminder or collection place with this id, or nil for an unknown id.
+    public func reminder(id: String) -> Reminder? {
+        slot(of: id).map(reminder(atSlot:))
+    }
+
+    private func slot(of id: String) -> Int? {
+        if let slot = reminderSlots[id] { return slot }
+        for (number, collection) in collections.enumerated() {
+            if let place = collection.memberIndex(of: id) { return collectionStarts[number] + place }
+        }
+        return nil
+    }
+
+    /// The collection holding `slot` and the place's index in it; nil for a reminder's slot.
+    private func collectionPlace(atSlot slot: Int) -> (collection: Int, place: Int)? {
+        guard slot >= reminders.count else { return nil }
+        let number = collectionStarts.lastIndex { $0 <= slot }!
+        return (number, slot - collectionStarts[number])
+    }
+
+    private func reminder(atSlot slot: Int) -> Reminder {
+        guard let (number, place) = collectionPlace(atSlot: slot) else { return reminders[slot] }
+        return collections[number].member(place)
     }
 
     /// Runs one fix through the accuracy and order gates, then through the trackers it can affect.
+    ///
+    /// A collection place's first confirmed "outside" is neither announced (not even with
+    /// `announce_initial`) nor among the changes: at start every place of a large collection
+    /// would otherwise say "leave" and write a row, and a restart learns it again silently.
     public mutating func process(_ fix: Fix) -> FixOutcome {
         guard fix.mode >= .twoD, fix.coordinate.isValid else { return .rejected(.noFix) }
         if let maxError = settings.maxError, let error = fix.horizontalError, error > maxError {
@@ -161,7 +241,7 @@ public struct GeofenceEngine: Sendable {
             if let last = lastFixTime, time <= last { return .rejected(time == last ? .repeated : .outOfOrder) }
             lastFixTime = time
         }
-        // Candidates near the fix plus the unsettled trackers, each once, in reminder order.
+        // Candidates near the fix plus the unsettled trackers, each once, in slot order.
         // (Not a copy of `unsettled`: a set that once held every fence keeps that capacity, and
         // copying it on every fix would cost as much as scanning every fence.)
         var visit = index.candidates(near: fix.coordinate)
@@ -184,9 +264,10 @@ public struct GeofenceEngine: Sendable {
                 unsettled.insert(position)
             }
             guard let after = changed else { continue }
-            let reminder = reminders[slot]
-            changes.append(PresenceChange(reminderID: reminder.id, presence: after, time: fix.time))
             let isInitial = before == .unknown
+            if isInitial, after == .outside, slot >= reminders.count { continue }
+            let reminder = reminder(atSlot: slot)
+            changes.append(PresenceChange(reminderID: reminder.id, presence: after, time: fix.time, fenceKey: reminder.fenceKey))
             if isInitial && !settings.announceInitial { continue }
             let kind: EventKind = after == .inside ? .arrive : .leave
             guard reminder.trigger.announces(kind) else { continue }

@@ -3,11 +3,24 @@ import Foundation
 /// A latitude/longitude grid that finds the fences whose reach may hold a point.
 ///
 /// Design: every fence is filed under each cell its reach's bounding box overlaps; a lookup
-/// reads the one cell holding the point. The cell size follows the largest reach (so a fence
+/// reads the one cell holding the point. The cell size follows the fences' reach (so a fence
 /// lands in a few cells) but stays at least 0.01° (about 1 km), so that a handful of fences
-/// cost a handful of cells. Longitude cells divide 360° exactly, so boxes that cross the
+/// cost a handful of cells. It is the smallest of the median, 90th, 99th percentile and
+/// largest reach that keeps the filing within four cells per fence (plus 10,000): a few
+/// large fences among many small ones are filed in many small cells rather than making every
+/// cell large. Longitude cells divide 360° exactly, so boxes that cross the
 /// antimeridian wrap onto the right cells; a box that reaches a pole covers every longitude.
 /// Lookups return a superset of the fences within reach; the caller measures the distance.
+/// Only cells that hold a fence are stored (a dictionary keyed by cell number), so the index
+/// grows with the fences, not with the area they span.
+///
+/// Why a grid, and not a geohash/S2 cell index or an R-tree: the fences are circles that are
+/// built once per config load and never move, and the question per fix is a single point.
+/// A grid answers it with one hash lookup and no tree walk, builds in one pass (an R-tree
+/// bulk load sorts, a geohash/S2 cover needs a cell cover per circle), and its antimeridian
+/// and pole cases are two explicit rules above rather than hidden in a curve's edge cells.
+/// Its weak spot is many fences of very different sizes at once, where no one cell size
+/// suits all; the percentile rule above keeps that to the rare large ones.
 public struct GridIndex: Sendable {
     private let cellDegrees: Double
     private let longitudeCells: Int
@@ -15,9 +28,8 @@ public struct GridIndex: Sendable {
     private var cells: [Int: [Int32]] = [:]
 
     /// Files fence `i` of `fences` under the cells its reach (centre, radius plus hysteresis) touches.
-    public init(fences: [Reminder]) {
-        let largestReach = fences.map(\.reach).max() ?? 0
-        let wanted = min(max(Self.degrees(forMetres: largestReach), 0.01), 90)
+    public init(fences: [FenceShape]) {
+        let wanted = Self.cellDegrees(forReaches: fences.map(\.reach))
         longitudeCells = Int((360 / wanted).rounded(.up))
         cellDegrees = 360 / Double(longitudeCells)
         latitudeCells = Int((180 / cellDegrees).rounded(.up))
@@ -31,6 +43,24 @@ public struct GridIndex: Sendable {
     /// Positions of the fences that may hold `point`, in no particular order.
     public func candidates(near point: Coordinate) -> [Int32] {
         cells[cellKey(x: column(point.longitude), y: row(point.latitude))] ?? []
+    }
+
+    /// The cell size (degrees) for fences of these reaches: see the design note above.
+    private static func cellDegrees(forReaches reaches: [Double]) -> Double {
+        let sorted = reaches.sorted()
+        guard let largest = sorted.last else { return 0.01 }
+        let budget = 4 * Double(sorted.count) + 10_000
+        let percentiles = [0.5, 0.9, 0.99].map { sorted[Int(Double(sorted.count - 1) * $0)] } + [largest]
+        for reach in percentiles {
+            let cell = min(max(degrees(forMetres: reach), 0.01), 90)
+            // Cells a fence's bounding box spans, on each axis (ignoring the widening towards the poles).
+            let filed = sorted.reduce(0.0) { total, other in
+                let side = (2 * degrees(forMetres: other) / cell).rounded(.up) + 1
+                return total + side * side
+            }
+            if filed <= budget { return cell }
+        }
+        return min(max(degrees(forMetres: largest), 0.01), 90)
     }
 
     /// Angular size of an arc of `metres` on the earth's surface, in degrees, with a safety margin.

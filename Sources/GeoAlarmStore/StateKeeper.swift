@@ -24,22 +24,22 @@ public final class StateKeeper: @unchecked Sendable {
     /// Whether state is being written to disk.
     public var isPersisting: Bool { store != nil }
 
-    /// An engine for `reminders` that starts from the saved sides of every reminder whose fence is unchanged.
-    public func engine(reminders: [Reminder], settings: EngineSettings) -> GeofenceEngine {
-        var restored: [String: (Presence, Date?)] = [:]
+    /// An engine for `reminders` and `collections` that starts from the saved side of every
+    /// fence that is unchanged.
+    public func engine(
+        reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings
+    ) -> GeofenceEngine {
+        var saved: [String: SavedPresence] = [:]
         if let store {
             do {
-                let saved = try store.savedPresence()
-                for reminder in reminders {
-                    guard let entry = saved[reminder.id], entry.fenceKey == reminder.fenceKey else { continue }
-                    restored[reminder.id] = (entry.presence, entry.time)
-                }
-                if !restored.isEmpty { logger.info("restored the state of \(restored.count) reminders from \(store.path)") }
+                saved = try store.savedPresence()
             } catch {
                 fail(error)
             }
         }
-        return GeofenceEngine(reminders: reminders, settings: settings, restoring: restored)
+        let engine = GeofenceEngine(reminders: reminders, collections: collections, settings: settings, restoring: saved)
+        if engine.keptStates > 0, let store { logger.info("restored the state of \(engine.keptStates) reminders from \(store.path)") }
+        return engine
     }
 
     /// Deletes history older than `keep` seconds before `now` (nothing when `keep` is nil).
@@ -66,15 +66,14 @@ public final class StateKeeper: @unchecked Sendable {
 
     /// Writes what one fix changed: its changes of side, the events announced for it, and the
     /// completions those caused (as `announcer` has them); a failing store is logged once and dropped.
-    public func save(_ outcome: FixOutcome, announced: [GeofenceEvent], engine: GeofenceEngine, announcer: Announcer) {
+    public func save(_ outcome: FixOutcome, announced: [GeofenceEvent], announcer: Announcer) {
         guard let store, !outcome.changes.isEmpty || !announced.isEmpty else { return }
-        let byID = Dictionary(engine.reminders.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var completed: [String: Date] = [:]
         for event in announced {
             if let time = announcer.lifecycles[event.reminder.id]?.completedAt { completed[event.reminder.id] = time }
         }
         do {
-            try store.record(outcome.changes, events: announced, reminders: byID, completed: completed)
+            try store.record(outcome.changes, events: announced, completed: completed)
         } catch {
             fail(error)
         }
@@ -84,7 +83,7 @@ public final class StateKeeper: @unchecked Sendable {
     public func saveAlarm(_ event: GeofenceEvent) {
         guard let store else { return }
         do {
-            try store.record([], events: [event], reminders: [:])
+            try store.record([], events: [event])
         } catch {
             fail(error)
         }

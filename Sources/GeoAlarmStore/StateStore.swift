@@ -10,13 +10,6 @@ public final class StateStore: Sendable {
     public let path: String
     private let pool: DatabasePool
 
-    /// A side confirmed earlier, with the fence it was confirmed for.
-    public struct SavedPresence: Sendable, Equatable {
-        public var presence: Presence
-        public var time: Date?
-        public var fenceKey: String
-    }
-
     /// One past event.
     public struct HistoryEntry: Sendable, Equatable {
         public var time: Date?
@@ -189,17 +182,14 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Keeps what one fix changed, in one transaction: the new sides (for the fences in
-    /// `reminders`), the announced events, and the completions they caused (a `once`
-    /// reminder's event).
+    /// Keeps what one fix changed, in one transaction: the new sides, the announced events,
+    /// and the completions they caused (a `once` reminder's event).
     public func record(
-        _ changes: [PresenceChange], events: [GeofenceEvent], reminders: [String: Reminder],
-        completed: [String: Date] = [:]
+        _ changes: [PresenceChange], events: [GeofenceEvent], completed: [String: Date] = [:]
     ) throws(StoreError) {
         guard !changes.isEmpty || !events.isEmpty else { return }
         try writing { db in
             for change in changes {
-                guard let reminder = reminders[change.reminderID] else { continue }
                 try db.execute(
                     sql: """
                         INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
@@ -207,7 +197,7 @@ public final class StateStore: Sendable {
                             presence = excluded.presence, confirmed_at = excluded.confirmed_at, fence = excluded.fence
                         """,
                     arguments: [change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970,
-                                reminder.fenceKey])
+                                change.fenceKey])
             }
             for event in events {
                 try db.execute(

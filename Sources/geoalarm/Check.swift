@@ -15,6 +15,8 @@ struct Check: ParsableCommand {
         let config = try options.load()
         let enabled = config.reminders.filter(\.isEnabled).count
         let alarms = config.alarms.isEmpty ? "" : ", \(config.alarms.count) time alarms"
-        print("\(config.path): OK, \(config.reminders.count) reminders (\(enabled) enabled)\(alarms), \(config.places.count) places")
+        let places = config.collections.reduce(0) { $0 + $1.places.count }
+        let collections = config.collections.isEmpty ? "" : ", \(config.collections.count) collections (\(places) places)"
+        print("\(config.path): OK, \(config.reminders.count) reminders (\(enabled) enabled)\(alarms)\(collections), \(config.places.count) places")
     }
 }

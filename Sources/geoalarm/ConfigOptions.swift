@@ -26,10 +26,16 @@ struct ConfigOptions: ParsableArguments {
     }
 
     /// Loads and validates the config, printing every problem and failing when there are any.
+    /// Rows skipped in collection files are warnings, followed by what each collection loaded.
     func load() throws -> Config {
         let path = try resolvedPath()
         do {
-            return try ConfigLoader.load(path: path)
+            let config = try ConfigLoader.load(path: path)
+            for load in config.collectionLoads {
+                for problem in load.shownProblems { Diagnostics.logger.warning("\(problem)") }
+                Diagnostics.logger.info("\(load.summary)")
+            }
+            return config
         } catch {
             Diagnostics.report(error)
             throw ExitCode.failure

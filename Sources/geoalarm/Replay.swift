@@ -27,7 +27,7 @@ struct Replay: ParsableCommand {
     func run() throws {
         let config = try options.load()
         let log = Diagnostics.logger
-        var engine = GeofenceEngine(reminders: config.reminders, settings: config.settings)
+        var engine = GeofenceEngine(reminders: config.reminders, collections: config.collections, settings: config.settings)
         var announcer = Announcer(timeZone: .current)
         let format: EventFormat = json ? .json : .text
         let writer = LineWriter(flushEachLine: false)

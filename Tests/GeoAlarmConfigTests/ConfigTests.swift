@@ -162,7 +162,7 @@ struct ConfigTests {
             "r.toml: top level: reminder: must be an array of tables: write each one as [[reminder]]",
         ])
         #expect(problems("[[reminder]]\ntitle = \"!!!\"\nlat = 1\nlon = 2\n") == [
-            "r.toml: reminder \"\" (#1): id: cannot be made from this title; give the reminder an id",
+            "r.toml: reminder \"\" (#1): id: cannot be made from this title; give it an id",
         ])
         #expect(problems("[[reminder]]\nid = \"a b\"\ntitle = \"T\"\nlat = 1\nlon = 2\nenabled = 1\n") == [
             "r.toml: reminder \"a b\" (#1): id: \"a b\" may only hold letters, digits, '-', '_' and '.'",

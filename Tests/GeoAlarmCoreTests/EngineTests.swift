@@ -183,7 +183,7 @@ struct ReloadTests {
         #expect(new.presence(of: "resized") == .unknown)
         #expect(new.presence(of: "added") == .unknown)
         #expect(new.lastFixTime == old.lastFixTime)
-        #expect(new.keptState(from: old) == 1)
+        #expect(new.keptStates == 1)
     }
 
     @Test func aKeptInsideStateStillLeavesAfterReload() {

@@ -72,7 +72,7 @@ struct PropertyTests {
                     "f\(index)", radius: random.double(in: 1...200_000), hysteresis: random.double(in: 0...500),
                     at: Coordinate(latitude: lat, longitude: lon))
             }
-            let index = GridIndex(fences: fences)
+            let index = GridIndex(fences: fences.map(\.shape))
             for _ in 0..<50 {
                 let anchor = fences[Int(random.next() % UInt64(fences.count))]
                 let bearing = random.double(in: 0...(2 * .pi))

@@ -36,12 +36,12 @@ struct StateStoreTests {
         let store = try StateStore(path: Self.path())
         let time = Date(timeIntervalSince1970: 1_800_000_010)
         try store.record(
-            [PresenceChange(reminderID: "office", presence: .inside, time: time)],
-            events: [Self.event(.arrive, at: 10)], reminders: ["office": Self.office])
+            [PresenceChange(reminderID: "office", presence: .inside, time: time, fenceKey: Self.office.fenceKey)],
+            events: [Self.event(.arrive, at: 10)])
         try store.record(
-            [PresenceChange(reminderID: "office", presence: .outside, time: time.addingTimeInterval(50))],
-            events: [Self.event(.leave, at: 60)], reminders: ["office": Self.office])
-        #expect(try store.savedPresence() == ["office": StateStore.SavedPresence(
+            [PresenceChange(reminderID: "office", presence: .outside, time: time.addingTimeInterval(50), fenceKey: Self.office.fenceKey)],
+            events: [Self.event(.leave, at: 60)])
+        #expect(try store.savedPresence() == ["office": SavedPresence(
             presence: .outside, time: time.addingTimeInterval(50), fenceKey: Self.office.fenceKey)])
         let history = try store.history()
         #expect(history.map(\.kind) == [.arrive, .leave])
@@ -80,7 +80,7 @@ struct StateStoreTests {
         for second in 0..<2 {
             let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094))
             let outcome = engine.process(fix)
-            first.save(outcome, announced: outcome.events, engine: engine, announcer: Announcer(timeZone: .gmt))
+            first.save(outcome, announced: outcome.events, announcer: Announcer(timeZone: .gmt))
         }
         #expect(engine.presence(of: "office") == .inside && engine.presence(of: "moved") == .outside)
         var movedAgain = moved

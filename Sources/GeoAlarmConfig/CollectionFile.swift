@@ -1,0 +1,199 @@
+import Foundation
+import GeoAlarmCore
+
+/// The formats a `[[collection]]` file can be in.
+public enum CollectionFormat: String, Sendable, CaseIterable {
+    case csv, gpx, geojson
+
+    /// The format a file name's extension names (`.csv`, `.gpx`, `.geojson` or `.json`), if any.
+    public init?(fileName: String) {
+        switch (fileName as NSString).pathExtension.lowercased() {
+        case "csv", "txt": self = .csv
+        case "gpx": self = .gpx
+        case "geojson", "json": self = .geojson
+        default: return nil
+        }
+    }
+}
+
+/// A row or feature of a collection file that was skipped, and why.
+public struct PlaceProblem: Sendable, Equatable {
+    /// 1-based line of the file.
+    public var line: Int
+    public var message: String
+}
+
+/// What a collection file held: the usable places, and the rows that were skipped.
+public struct PlaceList: Sendable {
+    public var places: [CollectionPlace] = []
+    /// The first problems found, in file order (at most ``PlaceList/keptProblems``).
+    public private(set) var problems: [PlaceProblem] = []
+    /// Every row skipped, also those beyond the ones kept.
+    public private(set) var problemCount = 0
+
+    /// How many problems are kept for the messages; the rest are only counted.
+    public static let keptProblems = 20
+
+    mutating func skip(line: Int, _ message: String) {
+        problemCount += 1
+        if problems.count < Self.keptProblems { problems.append(PlaceProblem(line: line, message: message)) }
+    }
+
+    /// Adds a place after checking its values; `radius` nil takes `defaultRadius`.
+    mutating func add(
+        latitude: Double?, longitude: Double?, radius: Double?, name: String, line: Int, defaultRadius: Double
+    ) {
+        guard let latitude else { return skip(line: line, "lat is missing or not a number") }
+        guard let longitude else { return skip(line: line, "lon is missing or not a number") }
+        if let problem = ReminderRules.latitudeProblem(latitude) { return skip(line: line, "lat \(problem)") }
+        if let problem = ReminderRules.longitudeProblem(longitude) { return skip(line: line, "lon \(problem)") }
+        if let radius, !(radius > 0 && radius.isFinite) { return skip(line: line, "radius must be a number of metres above 0") }
+        places.append(CollectionPlace(
+            center: Coordinate(latitude: latitude, longitude: longitude), radius: radius ?? defaultRadius, name: name))
+    }
+}
+
+/// Reads the places of a collection file.
+public enum CollectionFile {
+    /// Reads `path` as `format`; places without a radius of their own get `defaultRadius`.
+    /// A file that cannot be read at all throws a message naming the cause.
+    public static func read(path: String, format: CollectionFormat, defaultRadius: Double) throws(CollectionFileError) -> PlaceList {
+        let bytes: [UInt8]
+        do {
+            bytes = try UserFile.contents(of: path)
+        } catch {
+            throw CollectionFileError("cannot read: \(error)")
+        }
+        switch format {
+        case .csv: return try CSVPlaces.read(bytes, defaultRadius: defaultRadius)
+        case .gpx: return try GPXWaypoints.read(bytes, defaultRadius: defaultRadius)
+        case .geojson: return try GeoJSONPoints.read(bytes, defaultRadius: defaultRadius)
+        }
+    }
+}
+
+/// Why a whole collection file could not be used.
+public struct CollectionFileError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// CSV with a header naming `lat` and `lon` (also `latitude`, `lon`, `lng`, `long`, `longitude`),
+/// and optionally `name` and `radius`, separated by commas or semicolons (whichever the header
+/// uses). Fields may be quoted with `"`, a doubled `""` standing for a quote. Empty lines and
+/// lines starting with `#` are skipped.
+enum CSVPlaces {
+    static func read(_ bytes: [UInt8], defaultRadius: Double) throws(CollectionFileError) -> PlaceList {
+        var list = PlaceList()
+        var columns: Columns?
+        var lineNumber = 0
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        var fields: [Substring] = []
+        while start < bytes.count {
+            lineNumber += 1
+            var end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            let next = end + 1
+            if end > start, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            defer { start = next }
+            guard end > start, bytes[start] != UInt8(ascii: "#") else { continue }
+            let line = String(decoding: bytes[start..<end], as: UTF8.self)
+            guard let found = columns else {
+                columns = try Columns(header: line, lineNumber: lineNumber)
+                continue
+            }
+            guard split(line, by: found.separator, into: &fields) else {
+                list.skip(line: lineNumber, "unterminated quoted field")
+                continue
+            }
+            guard fields.count >= found.needed else {
+                list.skip(line: lineNumber, "\(fields.count) fields, the header has \(found.count)")
+                continue
+            }
+            var radius: Double?
+            if let column = found.radius, !fields[column].isEmpty {
+                guard let value = number(fields[column]) ?? (try? Length.parse(String(fields[column]))) else {
+                    list.skip(line: lineNumber, "radius \"\(fields[column])\" is not a length")
+                    continue
+                }
+                radius = value
+            }
+            list.add(
+                latitude: number(fields[found.latitude]), longitude: number(fields[found.longitude]), radius: radius,
+                name: found.name.map { String(fields[$0]) } ?? "", line: lineNumber, defaultRadius: defaultRadius)
+        }
+        guard columns != nil else { throw CollectionFileError("has no header line (it needs lat and lon columns)") }
+        return list
+    }
+
+    private static func number(_ field: Substring) -> Double? {
+        Double(field) ?? Double(field.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// Splits a line into fields; false for an unterminated quote.
+    private static func split(_ line: String, by separator: Character, into fields: inout [Substring]) -> Bool {
+        fields.removeAll(keepingCapacity: true)
+        guard line.contains("\"") else {
+            fields.append(contentsOf: line.split(separator: separator, omittingEmptySubsequences: false))
+            return true
+        }
+        var field = ""
+        var quoted = false
+        var index = line.startIndex
+        while index < line.endIndex {
+            let character = line[index]
+            index = line.index(after: index)
+            if quoted {
+                if character != "\"" {
+                    field.append(character)
+                } else if index < line.endIndex, line[index] == "\"" {
+                    field.append("\"")
+                    index = line.index(after: index)
+                } else {
+                    quoted = false
+                }
+            } else if character == "\"" {
+                quoted = true
+            } else if character == separator {
+                fields.append(Substring(field))
+                field = ""
+            } else {
+                field.append(character)
+            }
+        }
+        fields.append(Substring(field))
+        return !quoted
+    }
+
+    /// Where the header puts each column.
+    private struct Columns {
+        var separator: Character
+        var count: Int
+        var latitude: Int
+        var longitude: Int
+        var name: Int?
+        var radius: Int?
+        /// Fields a row needs to reach every named column.
+        var needed: Int
+
+        init(header: String, lineNumber: Int) throws(CollectionFileError) {
+            separator = header.contains(";") && !header.contains(",") ? ";" : ","
+            let names = header.split(separator: separator, omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+            }
+            func column(_ aliases: [String]) -> Int? { names.firstIndex { aliases.contains($0) } }
+            guard let latitude = column(["lat", "latitude"]), let longitude = column(["lon", "lng", "long", "longitude"]) else {
+                throw CollectionFileError(
+                    "line \(lineNumber): the header \"\(header)\" needs lat and lon columns (separated by commas or semicolons)")
+            }
+            count = names.count
+            self.latitude = latitude
+            self.longitude = longitude
+            name = column(["name", "title"])
+            radius = column(["radius"])
+            needed = [latitude, longitude, name ?? 0, radius ?? 0].max()! + 1
+        }
+    }
+}

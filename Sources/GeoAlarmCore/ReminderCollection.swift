@@ -1,0 +1,62 @@
+import Foundation
+
+/// One place of a collection: where it is, how wide its circle is, and what it is called.
+public struct CollectionPlace: Sendable, Equatable {
+    public var center: Coordinate
+    /// Metres from the centre that count as inside.
+    public var radius: Double
+    /// The place's own name; empty when the file gave none.
+    public var name: String
+
+    public init(center: Coordinate, radius: Double, name: String = "") {
+        self.center = center
+        self.radius = radius
+        self.name = name
+    }
+}
+
+/// Many places that share one reminder's title, trigger, alert and schedule (a `[[collection]]`).
+///
+/// A million places must stay cheap, so each is kept as a plain ``CollectionPlace`` (40 bytes
+/// plus a long name's storage) and a full ``Reminder`` is made only for a place that is
+/// announced or asked about. Place number `n` (1-based, in file order) has the id `ID/n`.
+public struct ReminderCollection: Sendable, Equatable {
+    /// Unique among reminders and collections.
+    public var id: String
+    /// What every place shares: `title` may hold `{name}`; `center`, `radius` and `placeName` are unused.
+    public var template: Reminder
+    public var places: [CollectionPlace]
+
+    public init(id: String, template: Reminder, places: [CollectionPlace]) {
+        self.id = id
+        self.template = template
+        self.places = places
+    }
+
+    /// The reminder of the place at `index` (0-based): the template with its id, title, centre and radius.
+    public func member(_ index: Int) -> Reminder {
+        let place = places[index]
+        var reminder = template
+        reminder.id = "\(id)/\(index + 1)"
+        let name = place.name.isEmpty ? "#\(index + 1)" : place.name
+        reminder.title = template.title.replacingOccurrences(of: "{name}", with: name)
+        reminder.placeName = place.name.isEmpty ? nil : place.name
+        reminder.center = place.center
+        reminder.radius = place.radius
+        return reminder
+    }
+
+    /// The circle and timing of the place at `index`.
+    public func shape(_ index: Int) -> FenceShape {
+        let place = places[index]
+        return FenceShape(center: place.center, radius: place.radius, hysteresis: template.hysteresis, dwell: template.dwell)
+    }
+
+    /// The index of the place a member id (`ID/n`) names, or nil when it names none of this collection's.
+    public func memberIndex(of memberID: String) -> Int? {
+        guard memberID.hasPrefix(id), memberID.dropFirst(id.count).first == "/",
+              let number = Int(memberID.dropFirst(id.count + 1)), (1...places.count).contains(number)
+        else { return nil }
+        return number - 1
+    }
+}
