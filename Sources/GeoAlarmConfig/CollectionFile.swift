@@ -21,6 +21,11 @@ public struct PlaceProblem: Sendable, Equatable {
     /// 1-based line of the file.
     public var line: Int
     public var message: String
+
+    public init(line: Int, message: String) {
+        self.line = line
+        self.message = message
+    }
 }
 
 /// What a collection file held: the usable places, and the rows that were skipped.
@@ -109,11 +114,11 @@ enum CSVPlaces {
                 continue
             }
             guard fields.count >= found.needed else {
-                list.skip(line: lineNumber, "\(fields.count) fields, the header has \(found.count)")
+                list.skip(line: lineNumber, "\(fields.count) fields, too few to reach lat and lon")
                 continue
             }
             var radius: Double?
-            if let column = found.radius, !fields[column].isEmpty {
+            if let column = found.radius, column < fields.count, !fields[column].isEmpty {
                 guard let value = number(fields[column]) ?? (try? Length.parse(String(fields[column]))) else {
                     list.skip(line: lineNumber, "radius \"\(fields[column])\" is not a length")
                     continue
@@ -122,7 +127,7 @@ enum CSVPlaces {
             }
             list.add(
                 latitude: number(fields[found.latitude]), longitude: number(fields[found.longitude]), radius: radius,
-                name: found.name.map { String(fields[$0]) } ?? "", line: lineNumber, defaultRadius: defaultRadius)
+                name: found.name.flatMap { $0 < fields.count ? String(fields[$0]) : nil } ?? "", line: lineNumber, defaultRadius: defaultRadius)
         }
         guard columns != nil else { throw CollectionFileError("has no header line (it needs lat and lon columns)") }
         return list
@@ -170,12 +175,11 @@ enum CSVPlaces {
     /// Where the header puts each column.
     private struct Columns {
         var separator: Character
-        var count: Int
         var latitude: Int
         var longitude: Int
         var name: Int?
         var radius: Int?
-        /// Fields a row needs to reach every named column.
+        /// Fields a row needs to reach lat and lon (name and radius may be left off the end).
         var needed: Int
 
         init(header: String, lineNumber: Int) throws(CollectionFileError) {
@@ -188,12 +192,11 @@ enum CSVPlaces {
                 throw CollectionFileError(
                     "line \(lineNumber): the header \"\(header)\" needs lat and lon columns (separated by commas or semicolons)")
             }
-            count = names.count
             self.latitude = latitude
             self.longitude = longitude
             name = column(["name", "title"])
             radius = column(["radius"])
-            needed = [latitude, longitude, name ?? 0, radius ?? 0].max()! + 1
+            needed = max(latitude, longitude) + 1
         }
     }
 }

@@ -1,0 +1,159 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import Testing
+
+/// `[[collection]]` tables and the CSV, GPX and GeoJSON files they load.
+struct CollectionConfigTests {
+    /// A fresh folder holding `files` (name → text) and a config.toml with `config`; returns the config's path.
+    func folder(_ config: String, _ files: [String: String]) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (name, text) in files { try text.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8) }
+        try config.write(toFile: "\(directory)/config.toml", atomically: true, encoding: .utf8)
+        return "\(directory)/config.toml"
+    }
+
+    @Test func csvWithCommasOrSemicolonsQuotesAndPerPlaceRadius() throws {
+        let path = try folder("""
+            [defaults]
+            radius = 80
+            [[collection]]
+            file = "speed cameras.csv"
+            title = "Camera: {name}"
+            when = "arrive"
+            urgency = "critical"
+            repeat = "10m"
+            [[collection]]
+            id = "fuel"
+            file = "fuel.txt"
+            radius = "1km"
+            """, [
+                "speed cameras.csv": "name,lat,lon,radius\n\"A1, km 12\",38.75,-9.10,150\n\"say \"\"hi\"\"\",38.76,-9.11,\r\nN-6,38.77,-9.12,\n",
+                "fuel.txt": "\u{FEFF}# stations\nLatitude;Longitude\n40.1;-8.2\n\n40.2;-8.3\n",
+            ])
+        let config = try ConfigLoader.load(path: path)
+        #expect(config.collections.map(\.id) == ["speed-cameras", "fuel"])
+        let cameras = config.collections[0]
+        #expect(cameras.places == [
+            CollectionPlace(center: Coordinate(latitude: 38.75, longitude: -9.10), radius: 150, name: "A1, km 12"),
+            CollectionPlace(center: Coordinate(latitude: 38.76, longitude: -9.11), radius: 80, name: "say \"hi\""),
+            CollectionPlace(center: Coordinate(latitude: 38.77, longitude: -9.12), radius: 80, name: "N-6"),
+        ])
+        let member = cameras.member(0)
+        #expect(member.title == "Camera: A1, km 12")
+        #expect(member.trigger == .arrive && member.alert.urgency == .critical)
+        #expect(member.schedule.repetition == .cooldown(600))
+        #expect(config.collections[1].places.map(\.radius) == [1000, 1000])
+        #expect(config.collections[1].places.map(\.center.latitude) == [40.1, 40.2])
+        #expect(config.collectionLoads.map(\.summary) == [
+            "collection \"speed-cameras\": 3 places from \((path as NSString).deletingLastPathComponent)/speed cameras.csv",
+            "collection \"fuel\": 2 places from \((path as NSString).deletingLastPathComponent)/fuel.txt",
+        ])
+    }
+
+    @Test func badRowsAreSkippedWithTheirLineAndCounted() throws {
+        var csv = "lat,lon,name,radius\n38.7,-9.1,good\n91,-9.1,north of the pole\n38.7,x,letters\n38.7\n38.7,-9.1,\"open,5\n38.7,-9.1,wide,-5\n"
+        csv += String(repeating: "oops,1\n", count: 20)
+        let path = try folder("[[collection]]\nfile = \"p.csv\"\n", ["p.csv": csv])
+        let config = try ConfigLoader.load(path: path)
+        let load = try #require(config.collectionLoads.first)
+        let file = load.file
+        #expect(config.collections[0].places.map(\.name) == ["good"])
+        #expect(load.problemCount == 25)
+        #expect(Array(load.shownProblems.prefix(5)) == [
+            "\(file):3: lat 91 is out of range (-90 to 90); row skipped",
+            "\(file):4: lon is missing or not a number; row skipped",
+            "\(file):5: 1 fields, too few to reach lat and lon; row skipped",
+            "\(file):6: unterminated quoted field; row skipped",
+            "\(file):7: radius must be a number of metres above 0; row skipped",
+        ])
+        #expect(load.shownProblems.count == 21)
+        #expect(load.shownProblems.last == "\(file): 5 more bad rows skipped")
+        #expect(load.summary.hasSuffix("1 places from \(file) (25 bad rows skipped)"))
+    }
+
+    @Test func gpxWaypointsAndGeoJSONPoints() throws {
+        let gpx = """
+            <?xml version="1.0"?>
+            <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1">
+              <wpt lat="46.5" lon="7.9"><name>Trailhead &amp; hut</name></wpt>
+              <wpt lat="46.6"><name>no lon</name></wpt>
+              <wpt lat="46.7" lon="8.0"/>
+              <trk><trkseg><trkpt lat="1" lon="1"/></trkseg></trk>
+            </gpx>
+            """
+        let geojson = """
+            {"type": "FeatureCollection", "name": "huts",
+             "features": [
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [7.9, 46.5]},
+               "properties": {"name": "Hut \\u00e9", "radius": 250}},
+              {"type": "Feature", "geometry": {"type": "LineString", "coordinates": [[7, 46], [8, 47]]}},
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [8.0, 46.7]}, "properties": null},
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [8.0]}}
+             ]}
+            """
+        let path = try folder("""
+            [[collection]]
+            file = "trails.gpx"
+            [[collection]]
+            file = "huts.geojson"
+            radius = 50
+            """, ["trails.gpx": gpx, "huts.geojson": geojson])
+        let config = try ConfigLoader.load(path: path)
+        #expect(config.collections[0].places == [
+            CollectionPlace(center: Coordinate(latitude: 46.5, longitude: 7.9), radius: 100, name: "Trailhead & hut"),
+            CollectionPlace(center: Coordinate(latitude: 46.7, longitude: 8.0), radius: 100, name: ""),
+        ])
+        #expect(config.collectionLoads[0].problems == [PlaceProblem(line: 4, message: "lon is missing or not a number")])
+        #expect(config.collections[1].places == [
+            CollectionPlace(center: Coordinate(latitude: 46.5, longitude: 7.9), radius: 250, name: "Hut é"),
+            CollectionPlace(center: Coordinate(latitude: 46.7, longitude: 8.0), radius: 50, name: ""),
+        ])
+        #expect(config.collectionLoads[1].problems == [
+            PlaceProblem(line: 5, message: "geometry is not a Point"),
+            PlaceProblem(line: 7, message: "a Point needs coordinates [lon, lat]"),
+        ])
+    }
+
+    @Test func unusableCollectionsAreConfigErrors() throws {
+        let path = try folder("""
+            [[reminder]]
+            title = "Cameras"
+            lat = 1
+            lon = 1
+            [[collection]]
+            id = "cameras"
+            file = "c.csv"
+            [[collection]]
+            file = "missing.csv"
+            [[collection]]
+            file = "places.kml"
+            [[collection]]
+            file = "broken.geojson"
+            [[collection]]
+            file = "noheader.csv"
+            [[collection]]
+            title = "no file"
+            colour = "red"
+            """, [
+                "c.csv": "lat,lon\n1,1\n", "broken.geojson": "{\"features\": [\n{\"type\": \"Feature\",\n}",
+                "noheader.csv": "name,x,y\n",
+            ])
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            _ = try ConfigLoader.load(path: path)
+            Issue.record("accepted a bad config")
+        } catch {
+            #expect(error.diagnostics.map(\.description) == [
+                "\(path): collection \"cameras\" (#1): id: duplicate id \"cameras\" (first used by reminder #1)",
+                "\(path): collection \"missing\" (#2): file: \(directory)/missing.csv: cannot read: No such file or directory",
+                "\(path): collection \"places\" (#3): format: cannot tell from the name \"places.kml\"; give format = \"csv\", \"gpx\" or \"geojson\"",
+                "\(path): collection \"broken\" (#4): file: \(directory)/broken.geojson: line 3: expected '\"'",
+                "\(path): collection \"noheader\" (#5): file: \(directory)/noheader.csv: line 1: the header \"name,x,y\" needs lat and lon columns (separated by commas or semicolons)",
+                "\(path): collection (#6): colour: unknown key",
+                "\(path): collection (#6): file: missing: the CSV, GPX or GeoJSON file of places",
+            ])
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import GeoAlarmCore
+import Testing
+
+/// Collection places behave as reminders made from the collection's template.
+struct CollectionTests {
+    static let template = Reminder(
+        id: "bakeries", title: "Bread at {name}", center: Coordinate(latitude: 0, longitude: 0), radius: 100,
+        hysteresis: 25, trigger: .both)
+    static let north = Coordinate(latitude: 38.7226 + 1000 / Haversine.earthRadius * 180 / .pi, longitude: -9.1094)
+    static let bakeries = ReminderCollection(id: "bakeries", template: template, places: [
+        CollectionPlace(center: Scene.centre, radius: 60, name: "Padaria Central"),
+        CollectionPlace(center: north, radius: 100),
+    ])
+
+    @Test func aMemberIsTheTemplateAtItsPlace() {
+        let first = Self.bakeries.member(0)
+        #expect(first.id == "bakeries/1")
+        #expect(first.title == "Bread at Padaria Central")
+        #expect(first.placeName == "Padaria Central")
+        #expect(first.center == Scene.centre && first.radius == 60 && first.hysteresis == 25 && first.trigger == .both)
+        #expect(Self.bakeries.member(1).title == "Bread at #2")
+        #expect(Self.bakeries.memberIndex(of: "bakeries/2") == 1)
+        for unknown in ["bakeries/3", "bakeries/0", "bakeries", "bakeries2/1", "bakeries/x"] {
+            #expect(Self.bakeries.memberIndex(of: unknown) == nil, "\(unknown)")
+        }
+    }
+
+    @Test func placesArriveAndLeaveButTheirFirstOutsideIsNeitherAnnouncedNorKept() {
+        var engine = GeofenceEngine(
+            reminders: [Scene.reminder()], collections: [Self.bakeries], settings: EngineSettings(announceInitial: true))
+        #expect(engine.fenceCount == 3)
+        let first = engine.process(Scene.fix(500, at: 0))
+        let second = engine.process(Scene.fix(500, at: 1))
+        #expect(first.changes.isEmpty)
+        // The reminder's first side is kept and announced (announce_initial); the places' are not.
+        #expect(second.changes.map(\.reminderID) == ["office"])
+        #expect(second.events.map(\.reminder.id) == ["office"])
+        #expect(Scene.run(&engine, [990, 995], start: 2) == ["3:arrive:bakeries/2"])
+        #expect(engine.presence(of: "bakeries/2") == .inside)
+        #expect(engine.reminder(id: "bakeries/2")?.title == "Bread at #2")
+        #expect(Scene.run(&engine, [0, 0], start: 4) == ["5:arrive:office", "5:arrive:bakeries/1", "5:leave:bakeries/2"])
+    }
+
+    @Test func reloadAndRestartKeepTheSidesOfUnchangedPlaces() {
+        var old = GeofenceEngine(reminders: [], collections: [Self.bakeries])
+        _ = Scene.run(&old, [0, 0])
+        #expect(old.presence(of: "bakeries/1") == .inside)
+        var moved = Self.bakeries
+        moved.places[0].radius = 80
+        let reloaded = GeofenceEngine(reminders: [], collections: [moved], settings: EngineSettings(), carryingStateFrom: old)
+        #expect(reloaded.presence(of: "bakeries/1") == .unknown)
+        #expect(reloaded.presence(of: "bakeries/2") == .outside)
+        #expect(reloaded.keptStates == 1)
+        let saved = ["bakeries/1": SavedPresence(presence: .inside, time: nil, fenceKey: Self.bakeries.member(0).fenceKey)]
+        let restarted = GeofenceEngine(reminders: [], collections: [Self.bakeries], settings: EngineSettings(), restoring: saved)
+        #expect(restarted.presence(of: "bakeries/1") == .inside)
+        let edited = GeofenceEngine(reminders: [], collections: [moved], settings: EngineSettings(), restoring: saved)
+        #expect(edited.presence(of: "bakeries/1") == .unknown)
+    }
+
+    @Test func aDisabledCollectionIsNotTracked() {
+        var off = Self.bakeries
+        off.template.isEnabled = false
+        let engine = GeofenceEngine(reminders: [], collections: [off])
+        #expect(engine.fenceCount == 0)
+        #expect(engine.presence(of: "bakeries/1") == nil)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import GeoAlarmCore
+import GeoAlarmTestSupport
+import PropertyBased
+import Testing
+
+/// The engine (grid index, only nearby and unsettled trackers visited) reports exactly what a
+/// scan of every fence on every fix reports, on random fences (reminders and a collection,
+/// near the poles and the antimeridian too) and random tracks with gaps, jumps and bad fixes.
+struct EngineAgainstBruteForceTests {
+    @Test func sameEventsAndChangesAsAScanOfEveryFence() async {
+        await propertyCheck(count: 150, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var random = SplitMix(seed: UInt64(seed))
+            let scene = RandomScene(&random)
+            var engine = GeofenceEngine(reminders: scene.reminders, collections: [scene.collection], settings: scene.settings)
+            var scan = FullScan(scene)
+            for fix in scene.track(&random) {
+                let outcome = engine.process(fix)
+                let expected = scan.process(fix)
+                #expect(outcome.events.map { "\($0.kind):\($0.reminder.id)" } == expected.events, "seed \(seed)")
+                #expect(outcome.changes.map { "\($0.presence):\($0.reminderID)" } == expected.changes, "seed \(seed)")
+            }
+        }
+    }
+}
+
+/// Random fences around a few random anchors, which may sit by a pole or on the antimeridian.
+private struct RandomScene {
+    var reminders: [Reminder] = []
+    var collection: ReminderCollection
+    var settings: EngineSettings
+    var anchors: [Coordinate] = []
+
+    init(_ random: inout SplitMix) {
+        for _ in 0..<3 {
+            let latitude = random.bool() ? random.double(in: 86...89.9) * (random.bool() ? 1 : -1) : random.double(in: -60...60)
+            let longitude = random.bool() ? 179.999 * (random.bool() ? 1 : -1) : random.double(in: -180...180)
+            anchors.append(Coordinate(latitude: latitude, longitude: longitude))
+        }
+        var places: [CollectionPlace] = []
+        for number in 0..<Int(random.next() % 40 + 1) {
+            let center = Self.near(anchors[number % anchors.count], within: 3000, &random)
+            let radius = random.double(in: 20...(random.bool() ? 400 : 20_000))
+            if random.bool() {
+                let trigger = [Trigger.arrive, .leave, .both][Int(random.next() % 3)]
+                reminders.append(Reminder(
+                    id: "r\(number)", title: "R\(number)", center: center, radius: radius,
+                    hysteresis: random.double(in: 0...50), trigger: trigger))
+            } else {
+                places.append(CollectionPlace(center: center, radius: radius, name: "p\(number)"))
+            }
+        }
+        let template = Reminder(
+            id: "pois", title: "{name}", center: Coordinate(latitude: 0, longitude: 0), radius: 100,
+            hysteresis: random.double(in: 0...50), trigger: .both)
+        collection = ReminderCollection(id: "pois", template: template, places: places)
+        settings = EngineSettings(
+            maxError: 60, confirmations: Int(random.next() % 3) + 1, announceInitial: random.bool())
+    }
+
+    /// Walks between the anchors: steps of a few to a few hundred metres, jumps to another
+    /// anchor, and now and then a fix without a position, too inaccurate, or with an old time.
+    func track(_ random: inout SplitMix) -> [Fix] {
+        var fixes: [Fix] = []
+        var here = anchors[0]
+        var second = 0.0
+        for _ in 0..<120 {
+            if random.next() % 15 == 0 {
+                here = Self.near(anchors[Int(random.next() % UInt64(anchors.count))], within: 500, &random)
+            } else {
+                here = Self.near(here, within: random.bool() ? 30 : 400, &random)
+            }
+            second += random.next() % 10 == 0 ? -2 : 1
+            let roll = random.next() % 20
+            fixes.append(Fix(
+                time: Date(timeIntervalSince1970: 1_800_000_000 + second), coordinate: here,
+                mode: roll == 0 ? .noFix : .threeD, horizontalError: roll == 1 ? 500 : 5))
+        }
+        return fixes
+    }
+
+    /// A random point up to `metres` from `point`, wrapped onto valid coordinates.
+    static func near(_ point: Coordinate, within metres: Double, _ random: inout SplitMix) -> Coordinate {
+        let angle = random.double(in: 0...metres) / Haversine.earthRadius
+        let destination = PropertyTests.destination(from: point, angle: angle, bearing: random.double(in: 0...(2 * .pi)))
+        return Coordinate(latitude: max(-90, min(90, destination.latitude)), longitude: destination.longitude)
+    }
+}
+
+/// The reference: every fence's tracker is fed every accepted fix, with the engine's rules for
+/// what is announced and what is kept written out plainly.
+private struct FullScan {
+    struct Fence {
+        var id: String
+        var shape: FenceShape
+        var trigger: Trigger
+        var isCollectionPlace: Bool
+        var tracker = FenceTracker()
+    }
+
+    var fences: [Fence]
+    let settings: EngineSettings
+    var lastTime: Date?
+
+    init(_ scene: RandomScene) {
+        fences = scene.reminders.map { Fence(id: $0.id, shape: $0.shape, trigger: $0.trigger, isCollectionPlace: false) }
+        fences += scene.collection.places.indices.map { index in
+            let member = scene.collection.member(index)
+            return Fence(id: member.id, shape: member.shape, trigger: member.trigger, isCollectionPlace: true)
+        }
+        settings = scene.settings
+    }
+
+    /// "kind:id" for each event and "side:id" for each kept change, in fence order.
+    mutating func process(_ fix: Fix) -> (events: [String], changes: [String]) {
+        guard fix.mode >= .twoD, fix.horizontalError ?? 0 <= settings.maxError ?? .infinity else { return ([], []) }
+        if let time = fix.time {
+            if let lastTime, time <= lastTime { return ([], []) }
+            lastTime = time
+        }
+        var events: [String] = []
+        var changes: [String] = []
+        for index in fences.indices {
+            let before = fences[index].tracker.presence
+            let distance = Haversine.distance(fix.coordinate, fences[index].shape.center)
+            guard let after = fences[index].tracker.observe(
+                distance: distance, at: fix.time, fence: fences[index].shape, confirmations: settings.confirmations)
+            else { continue }
+            let initial = before == .unknown
+            if initial, after == .outside, fences[index].isCollectionPlace { continue }
+            changes.append("\(after):\(fences[index].id)")
+            let kind: EventKind = after == .inside ? .arrive : .leave
+            if (!initial || settings.announceInitial), fences[index].trigger.announces(kind) {
+                events.append("\(kind):\(fences[index].id)")
+            }
+        }
+        return (events, changes)
+    }
+}
