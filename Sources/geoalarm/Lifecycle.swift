@@ -9,12 +9,16 @@ struct ReminderArgument: ParsableArguments {
     @OptionGroup var options: ConfigOptions
     @OptionGroup var stateOptions: StateOptions
 
-    @Argument(help: ArgumentHelp("The reminder's id (see geoalarm list).", valueName: "id"))
+    @Argument(help: ArgumentHelp(
+        "The reminder's id (see geoalarm list), or COLLECTION/N for place N of a collection.", valueName: "id"))
     var id: String
 
-    /// The reminder's (or time alarm's) id and title, or a message listing the ids there are and exit 1.
+    /// The reminder's (time alarm's, collection place's) id and title, or a message listing the ids there are and exit 1.
     func reminder() throws -> (id: String, title: String) {
         let config = try options.load()
+        for collection in config.collections {
+            if let place = collection.memberIndex(of: id) { return (id, collection.member(place).title) }
+        }
         _ = try position(of: id, in: config)
         let title = config.reminders.first { $0.id == id }?.title ?? config.alarms.first { $0.id == id }?.title ?? id
         return (id, title)

@@ -60,6 +60,22 @@ struct List: ParsableCommand {
             if let metres = distance(reminder) { row.append(Self.metres(metres)) }
             rows.append(row)
         }
+        for collection in config.collections {
+            let template = collection.template
+            let radii = collection.places.map(\.radius)
+            let radius = radii.min() == radii.max() ? Self.metres(radii.first ?? template.radius)
+                : "\(Self.metres(radii.min()!))-\(Self.metres(radii.max()!))"
+            let file = config.collectionLoads.first { $0.collectionID == collection.id }?.file ?? "?"
+            var row = [
+                "\(collection.id)/*", template.title, "\(collection.places.count) places from \(file)", radius,
+                template.trigger.rawValue + (template.isEnabled ? "" : " (disabled)"),
+            ]
+            if let origin {
+                let nearest = collection.places.map { Haversine.distance(origin, $0.center) }.min()
+                row.append(nearest.map { "\(Self.metres($0)) (nearest)" } ?? "-")
+            }
+            rows.append(row)
+        }
         let alarms = (all ? config.alarms : config.alarms.filter { !completed.contains($0.id) })
             .sorted { ($0.at.start(in: .current) ?? .distantFuture) < ($1.at.start(in: .current) ?? .distantFuture) }
         for alarm in alarms {

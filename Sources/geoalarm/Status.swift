@@ -34,6 +34,9 @@ struct Status: ParsableCommand {
                 lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
             ])
         }
+        for collection in config.collections {
+            rows += collectionRows(collection, saved: saved, lifecycles: lifecycles, lastFix: lastFix)
+        }
         for alarm in config.alarms {
             let lifecycle = lifecycles[alarm.id] ?? Lifecycle()
             var notes = ["at \(alarm.at)"]
@@ -47,5 +50,39 @@ struct Status: ParsableCommand {
         } else {
             print("no fix recorded yet (is geoalarm run running?)")
         }
+    }
+
+    /// One row for the collection (how many places are inside, the nearest one), then one per
+    /// place the state file knows something of: inside, completed, snoozed or fired.
+    private func collectionRows(
+        _ collection: ReminderCollection, saved: [String: SavedPresence], lifecycles: [String: Lifecycle], lastFix: Fix?
+    ) -> [[String]] {
+        var inside = 0
+        var known: [Int] = []
+        for place in collection.places.indices {
+            let id = "\(collection.id)/\(place + 1)"
+            let isInside = saved[id].map { $0.presence == .inside && $0.fenceKey == collection.member(place).fenceKey } ?? false
+            if isInside { inside += 1 }
+            if isInside || lifecycles[id] != nil { known.append(place) }
+        }
+        let nearest = lastFix.flatMap { fix in collection.places.map { Haversine.distance(fix.coordinate, $0.center) }.min() }
+        var rows = [[
+            "\(collection.id)/*", collection.template.title, "\(inside) of \(collection.places.count) inside",
+            nearest.map { "\(Int($0.rounded())) m (nearest)" } ?? "-", collection.template.isEnabled ? "-" : "disabled", "-",
+        ]]
+        for place in known {
+            let member = collection.member(place)
+            let presence = saved[member.id].flatMap { $0.fenceKey == member.fenceKey ? $0.presence : nil } ?? .unknown
+            let lifecycle = lifecycles[member.id] ?? Lifecycle()
+            var notes: [String] = []
+            if let completed = lifecycle.completedAt { notes.append("completed \(Timestamp.iso8601(completed))") }
+            if let until = lifecycle.snoozedUntil, until > Date() { notes.append("snoozed until \(Timestamp.iso8601(until))") }
+            let distance = lastFix.map { "\(Int(Haversine.distance($0.coordinate, member.center).rounded())) m" } ?? "-"
+            rows.append([
+                member.id, member.title, presence.rawValue, distance, notes.isEmpty ? "-" : notes.joined(separator: ", "),
+                lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
+            ])
+        }
+        return rows
     }
 }

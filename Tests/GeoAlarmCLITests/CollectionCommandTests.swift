@@ -1,0 +1,51 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// A `[[collection]]` through the commands: replay, list, status and complete.
+struct CollectionCommandTests {
+    /// A config with a collection of three shops (two on the demo walk), one bad row and no reminders.
+    func shopsConfig() throws -> String {
+        let config = try Command.temporaryFile("""
+            [defaults]
+            max_error = "60m"
+            [[collection]]
+            id = "shops"
+            file = "shops.csv"
+            title = "Shop: {name}"
+            radius = "30m"
+            hysteresis = "20m"
+            """)
+        let csv = "name;lat;lon\nBakery;38.71050;-9.13660\nPost office;38.70790;-9.13650\nbroken;;\nFar away;40;-8\n"
+        try Data(csv.utf8).write(to: URL(fileURLWithPath: (config as NSString).deletingLastPathComponent + "/shops.csv"))
+        return config
+    }
+
+    @Test func replayAnnouncesCollectionPlacesAndReportsBadRows() throws {
+        let config = try shopsConfig()
+        let run = try Command.run(["replay", "--config", config, "config/demo/walk.nmea"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let events = run.stdoutLines.map { $0.split(separator: " ").dropFirst().joined(separator: " ") }
+        #expect(events.count == 2, "\(run.stdout)")
+        #expect(events.first?.hasPrefix("arrive shops/1 \"Shop: Bakery\"") == true, "\(run.stdout)")
+        #expect(events.last?.hasPrefix("arrive shops/2 \"Shop: Post office\"") == true, "\(run.stdout)")
+        let file = (config as NSString).deletingLastPathComponent + "/shops.csv"
+        #expect(run.stderr.contains("geoalarm: warning: \(file):4: lat is missing or not a number; row skipped"))
+        #expect(run.stderr.contains("geoalarm: info: collection \"shops\": 3 places from \(file) (1 bad rows skipped)"))
+
+        let list = try Command.run(["list", "--config", config, "--from", "38.7105,-9.1366", "--state", Command.scratchState()])
+        #expect(list.status == 0)
+        #expect(list.stdoutLines.last?.hasPrefix("shops/*") == true)
+        #expect(list.stdoutLines.last?.contains("3 places from \(file)") == true)
+        #expect(list.stdoutLines.last?.contains("0 m (nearest)") == true)
+
+        let state = Command.scratchState()
+        let complete = try Command.run(["complete", "--config", config, "--state", state, "shops/2"])
+        #expect(complete.status == 0, "\(complete.stderr)")
+        let status = try Command.run(["status", "--config", config, "--state", state])
+        #expect(status.stdoutLines.contains { $0.hasPrefix("shops/*") && $0.contains("0 of 3 inside") })
+        #expect(status.stdoutLines.contains { $0.hasPrefix("shops/2") && $0.contains("Shop: Post office") && $0.contains("completed") })
+        let unknown = try Command.run(["complete", "--config", config, "--state", state, "shops/9"])
+        #expect(unknown.status == 1)
+    }
+}
