@@ -10,10 +10,21 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
+        // Inputs every benchmark shares: the hundred reminders and a long walk through them.
+        .target(
+            name: "Workload",
+            dependencies: [.product(name: "GeoAlarmKit", package: "geoalarm")]
+        ),
+        // Fixes per second through `replay`'s path (decode + engine) for NMEA and gpsd JSON.
+        .executableTarget(
+            name: "ReplayThroughput",
+            dependencies: ["Workload", .product(name: "GeoAlarmKit", package: "geoalarm")]
+        ),
         // Delay from gpsd's report being read to its event lines being written, on a real gpsd.
         .executableTarget(
             name: "LiveLatency",
             dependencies: [
+                "Workload",
                 .product(name: "GeoAlarmKit", package: "geoalarm"),
                 .product(name: "GeoAlarmTestSupport", package: "geoalarm"),
                 .product(name: "Logging", package: "swift-log"),

@@ -194,6 +194,9 @@ public struct GeofenceEngine: Sendable {
         if tracker.isSettledOutside { unsettled.remove(Int32(slot)) }
     }
 
+    /// Metres of one degree of latitude (an arc of the mean radius): a lower bound of distance.
+    private static let metresPerDegree = Haversine.earthRadius * .pi / 180 * (1 - 1e-9)
+
     /// How many fences are tracked: enabled reminders plus the places of enabled collections.
     public var fenceCount: Int { shapes.count }
 
@@ -241,19 +244,39 @@ public struct GeofenceEngine: Sendable {
             if let last = lastFixTime, time <= last { return .rejected(time == last ? .repeated : .outOfOrder) }
             lastFixTime = time
         }
-        // Candidates near the fix plus the unsettled trackers, each once, in slot order.
+        // Candidates near the fix (in slot order: the index files them so) merged with the
+        // unsettled trackers, each once, in slot order. Unsettled ones are few once the first
+        // fixes have settled every fence, so sorting them costs little; the candidates need no sort.
         // (Not a copy of `unsettled`: a set that once held every fence keeps that capacity, and
         // copying it on every fix would cost as much as scanning every fence.)
-        var visit = index.candidates(near: fix.coordinate)
-        visit.append(contentsOf: unsettled)
-        visit.sort()
+        let candidates = index.candidates(near: fix.coordinate)
+        var others: [Int32] = []
+        if !unsettled.isEmpty {
+            others.reserveCapacity(unsettled.count)
+            others.append(contentsOf: unsettled)
+            others.sort()
+        }
         var events: [GeofenceEvent] = []
         var changes: [PresenceChange] = []
-        var previous: Int32 = -1
-        for position in visit where position != previous {
-            previous = position
+        var (nextCandidate, nextOther) = (0, 0)
+        while nextCandidate < candidates.count || nextOther < others.count {
+            let position: Int32
+            if nextOther == others.count || (nextCandidate < candidates.count && candidates[nextCandidate] <= others[nextOther]) {
+                position = candidates[nextCandidate]
+                nextCandidate += 1
+                if nextOther < others.count, others[nextOther] == position { nextOther += 1 }
+            } else {
+                position = others[nextOther]
+                nextOther += 1
+            }
             let slot = Int(position)
             let shape = shapes[slot]
+            // A settled-outside fence that the fix is farther from in latitude alone than its
+            // reach cannot change: skip the haversine.
+            if trackers[slot].isSettledOutside,
+               abs(fix.coordinate.latitude - shape.center.latitude) * Self.metresPerDegree > shape.reach {
+                continue
+            }
             let distance = Haversine.distance(fix.coordinate, shape.center)
             let before = trackers[slot].presence
             let changed = trackers[slot].observe(

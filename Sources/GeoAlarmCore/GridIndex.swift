@@ -40,7 +40,7 @@ public struct GridIndex: Sendable {
         }
     }
 
-    /// Positions of the fences that may hold `point`, in no particular order.
+    /// Positions of the fences that may hold `point`, in ascending order (fences are filed in order).
     public func candidates(near point: Coordinate) -> [Int32] {
         cells[cellKey(x: column(point.longitude), y: row(point.latitude))] ?? []
     }

@@ -12,27 +12,9 @@ import GeoAlarmStore
 import GeoAlarmTestSupport
 import Logging
 import Synchronization
+import Workload
 
-let repository = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let walk = repository.appendingPathComponent("config/demo/walk.nmea").path
-
-/// A hundred reminders around the walk: the demo's five and 95 more at seeded random places.
-func hundredReminders() throws -> [Reminder] {
-    var reminders = try ConfigLoader.load(path: repository.appendingPathComponent("config/demo.toml").path).reminders
-    var state: UInt64 = 20_261_121
-    func random() -> Double {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Double(state >> 11) / Double(1 << 53)
-    }
-    while reminders.count < 100 {
-        let centre = Coordinate(latitude: 38.705 + random() * 0.010, longitude: -9.140 + random() * 0.008)
-        reminders.append(Reminder(
-            id: "r\(reminders.count)", title: "Reminder \(reminders.count)", center: centre,
-            radius: 20 + random() * 100, hysteresis: 20, trigger: .both))
-    }
-    return reminders
-}
 
 /// Plays the walk into a new gpsd and runs the agent on it; returns each fix's delay and the events written.
 func measure(reminders: [Reminder]) async throws -> (delays: [Duration], events: Int) {

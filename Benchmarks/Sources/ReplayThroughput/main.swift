@@ -1,0 +1,60 @@
+// Replay throughput in fixes per second, parse and engine, for a large NMEA file and a large
+// gpsd JSON file (the same million-second walk) with the hundred reminders around it. The
+// baseline of the same run is parsing alone; the ratio says what the engine adds.
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmReplay
+import Workload
+
+let fixCount = 1_000_000
+let fixes = walk(fixCount)
+let reminders = try hundredReminders()
+let files = [
+    ("NMEA 0183", try writeWorkFile("walk-1m.nmea", nmeaText(fixes))),
+    ("gpsd JSON", try writeWorkFile("walk-1m.json", gpsdJSONText(fixes))),
+]
+try writeWorkFile("reminders-100.toml", configText(reminders))
+
+/// Reads the file, decodes it and (unless `parseOnly`) runs every fix through a new engine and
+/// an announcer; returns the seconds taken, the fixes decoded and the events announced.
+func replay(_ path: String, parseOnly: Bool) throws -> (seconds: Double, fixes: Int, events: Int) {
+    let start = ContinuousClock.now
+    let bytes = try UserFile.contents(of: path)
+    let report = TrackReader.read(bytes)
+    var events = 0
+    if !parseOnly {
+        var engine = GeofenceEngine(reminders: reminders, settings: EngineSettings())
+        var announcer = Announcer(timeZone: TimeZone(identifier: "UTC")!)
+        for fix in report.fixes {
+            for event in engine.process(fix).events where announcer.decide(event) == nil { events += 1 }
+        }
+    }
+    let elapsed = ContinuousClock.now - start
+    return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, report.fixes.count, events)
+}
+
+print("replay throughput, \(fixCount) fixes, 100 reminders; fixes per second, median of 3 runs (low-high)")
+print("| file | size | parse only (baseline) | parse + engine | engine share of time | events |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+for (name, path) in files {
+    var parse: [Double] = [], full: [Double] = [], events = 0
+    for _ in 0..<3 {
+        let alone = try replay(path, parseOnly: true)
+        let both = try replay(path, parseOnly: false)
+        guard alone.fixes == fixCount, both.fixes == fixCount else {
+            FileHandle.standardError.write(Data("\(path): decoded \(both.fixes) fixes, expected \(fixCount)\n".utf8))
+            exit(1)
+        }
+        parse.append(Double(fixCount) / alone.seconds)
+        full.append(Double(fixCount) / both.seconds)
+        events = both.events
+    }
+    let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    let (p, pLow, pHigh) = spread(parse)
+    let (f, fLow, fHigh) = spread(full)
+    print(String(
+        format: "| %@ | %d MB | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.0f%% | %d |", name, size / 1_000_000,
+        p, pLow, pHigh, f, fLow, fHigh, (1 - f / p) * 100, events))
+}
+print("goal: NMEA replay at 1,000,000 fixes per second (parse + engine)")

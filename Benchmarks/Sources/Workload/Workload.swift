@@ -1,0 +1,146 @@
+// Inputs shared by the benchmarks: the hundred reminders around the demo walk, and a long
+// seeded walk through them written as NMEA 0183 and as gpsd JSON, so that every benchmark and
+// the Python peers read the same files.
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+
+/// The repository root (Benchmarks/Sources/Workload/Workload.swift is four levels down).
+public let repository = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// Where generated inputs go: Benchmarks/.work (ignored by git).
+public let workDirectory = repository.appendingPathComponent("Benchmarks/.work").path
+
+/// A hundred reminders around the demo walk: the demo's five and 95 more at seeded random places.
+public func hundredReminders() throws -> [Reminder] {
+    var reminders = try ConfigLoader.load(path: repository.appendingPathComponent("config/demo.toml").path).reminders
+    var state: UInt64 = 20_261_121
+    func random() -> Double {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Double(state >> 11) / Double(1 << 53)
+    }
+    while reminders.count < 100 {
+        let centre = Coordinate(latitude: 38.705 + random() * 0.010, longitude: -9.140 + random() * 0.008)
+        reminders.append(Reminder(
+            id: "r\(reminders.count)", title: "Reminder \(reminders.count)", center: centre,
+            radius: 20 + random() * 100, hysteresis: 20, trigger: .both))
+    }
+    return reminders
+}
+
+/// The reminders as a config file (`[[reminder]]` tables with lat, lon, radius, hysteresis,
+/// when; dwell and repeat left out, so every crossing is announced), for `geoalarm` and the peers.
+public func configText(_ reminders: [Reminder]) -> String {
+    var text = "# written by the benchmarks\n[defaults]\nmax_error = \"100m\"\nconfirmations = 2\n"
+    for reminder in reminders {
+        text += """
+
+            [[reminder]]
+            id = "\(reminder.id)"
+            title = "\(reminder.title)"
+            lat = \(reminder.center.latitude)
+            lon = \(reminder.center.longitude)
+            radius = \(reminder.radius)
+            hysteresis = \(reminder.hysteresis)
+            when = "both"
+
+            """
+    }
+    return text
+}
+
+/// `count` fixes a second apart: a seeded walk (0.5-3 m a step) that wanders the box of the
+/// hundred reminders, turning back at its edges, so that it crosses them again and again.
+public func walk(_ count: Int) -> [Fix] {
+    var state: UInt64 = 42
+    func random() -> Double {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Double(state >> 11) / Double(1 << 53)
+    }
+    var position = Coordinate(latitude: 38.71, longitude: -9.136)
+    var heading = 0.0
+    let start = 1_795_248_000.0  // 2026-11-21T08:00:00Z
+    return (0..<count).map { second in
+        heading += (random() - 0.5) * 0.6
+        let step = (0.5 + random() * 2.5) / Haversine.earthRadius * 180 / .pi
+        var next = Coordinate(
+            latitude: position.latitude + step * cos(heading),
+            longitude: position.longitude + step * sin(heading) / cos(position.latitude * .pi / 180))
+        if !(38.703...38.717).contains(next.latitude) || !(-9.142 ... -9.130).contains(next.longitude) {
+            heading += .pi
+            next = position
+        }
+        position = next
+        // Rounded as NMEA carries it (1e-6 minute), so every reader sees the same position.
+        position = Coordinate(
+            latitude: (position.latitude * 60e6).rounded() / 60e6, longitude: (position.longitude * 60e6).rounded() / 60e6)
+        return Fix(time: Date(timeIntervalSince1970: start + Double(second)), coordinate: position, horizontalError: 1.2 * 19)
+    }
+}
+
+/// The fixes as NMEA 0183: a GGA (HDOP 1.2) and an RMC for each, with checksums.
+public func nmeaText(_ fixes: [Fix]) -> String {
+    var text = ""
+    text.reserveCapacity(fixes.count * 150)
+    let calendar = utcCalendar()
+    for fix in fixes {
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: fix.time!)
+        let clock = String(format: "%02d%02d%02d.00", parts.hour!, parts.minute!, parts.second!)
+        let date = String(format: "%02d%02d%02d", parts.day!, parts.month!, parts.year! % 100)
+        let latitude = angle(fix.coordinate.latitude, degreeDigits: 2, positive: "N", negative: "S")
+        let longitude = angle(fix.coordinate.longitude, degreeDigits: 3, positive: "E", negative: "W")
+        text += sentence("GPGGA,\(clock),\(latitude),\(longitude),1,08,1.2,45.0,M,50.5,M,,")
+        text += sentence("GPRMC,\(clock),A,\(latitude),\(longitude),002.5,180.0,\(date),,,A")
+    }
+    return text
+}
+
+/// The fixes as gpsd's JSON: one TPV a line, with eph as gpsd 3.22 would give for HDOP 1.2.
+public func gpsdJSONText(_ fixes: [Fix]) -> String {
+    var text = ""
+    text.reserveCapacity(fixes.count * 160)
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    for fix in fixes {
+        text += "{\"class\":\"TPV\",\"device\":\"/dev/ttyUSB0\",\"mode\":3,\"time\":\"\(formatter.string(from: fix.time!))\","
+            + "\"lat\":\(fix.coordinate.latitude),\"lon\":\(fix.coordinate.longitude),\"alt\":45.0,\"eph\":\(fix.horizontalError!),"
+            + "\"speed\":1.2,\"track\":180.0}\n"
+    }
+    return text
+}
+
+/// Writes `text` to `name` in the work folder and returns its path.
+@discardableResult
+public func writeWorkFile(_ name: String, _ text: String) throws -> String {
+    try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+    let path = "\(workDirectory)/\(name)"
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    return path
+}
+
+/// Median and the range of `samples`.
+public func spread(_ samples: [Double]) -> (median: Double, low: Double, high: Double) {
+    let sorted = samples.sorted()
+    return (sorted[sorted.count / 2], sorted.first!, sorted.last!)
+}
+
+private func utcCalendar() -> Calendar {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(identifier: "UTC")!
+    return calendar
+}
+
+/// "3842.834700,N": degrees and minutes with six decimals.
+private func angle(_ value: Double, degreeDigits: Int, positive: String, negative: String) -> String {
+    let magnitude = abs(value)
+    let degrees = Int(magnitude)
+    let minutes = (magnitude - Double(degrees)) * 60
+    let degreeText = String(format: "%0\(degreeDigits)d", degrees)
+    return degreeText + String(format: "%09.6f", minutes) + "," + (value < 0 ? negative : positive)
+}
+
+private func sentence(_ body: String) -> String {
+    let checksum = body.utf8.reduce(0) { $0 ^ $1 }
+    return "$" + body + String(format: "*%02X\r\n", checksum)
+}
