@@ -15,6 +15,13 @@ let package = Package(
             name: "Workload",
             dependencies: [.product(name: "GeoAlarmKit", package: "geoalarm")]
         ),
+        // The live path minus the socket, for callgrind: decode, engine, announcer, event line.
+        .executableTarget(
+            name: "LivePathCost",
+            dependencies: ["Workload", .product(name: "GeoAlarmKit", package: "geoalarm")]
+        ),
+        // Instructions per fix of LivePathCost under callgrind, against a no-reminder baseline.
+        .executableTarget(name: "Instructions", dependencies: ["Workload"]),
         // Fixes per second through `replay`'s path (decode + engine) for NMEA and gpsd JSON.
         .executableTarget(
             name: "ReplayThroughput",

@@ -261,10 +261,11 @@ public struct GeofenceEngine: Sendable {
         var (nextCandidate, nextOther) = (0, 0)
         while nextCandidate < candidates.count || nextOther < others.count {
             let position: Int32
+            var wasUnsettled = true
             if nextOther == others.count || (nextCandidate < candidates.count && candidates[nextCandidate] <= others[nextOther]) {
                 position = candidates[nextCandidate]
                 nextCandidate += 1
-                if nextOther < others.count, others[nextOther] == position { nextOther += 1 }
+                if nextOther < others.count, others[nextOther] == position { nextOther += 1 } else { wasUnsettled = false }
             } else {
                 position = others[nextOther]
                 nextOther += 1
@@ -281,9 +282,10 @@ public struct GeofenceEngine: Sendable {
             let before = trackers[slot].presence
             let changed = trackers[slot].observe(
                 distance: distance, at: fix.time, fence: shape, confirmations: settings.confirmations)
-            if trackers[slot].isSettledOutside {
+            let isSettled = trackers[slot].isSettledOutside
+            if isSettled, wasUnsettled {
                 unsettled.remove(position)
-            } else {
+            } else if !isSettled, !wasUnsettled {
                 unsettled.insert(position)
             }
             guard let after = changed else { continue }

@@ -3,12 +3,12 @@ import Foundation
 /// A latitude/longitude grid that finds the fences whose reach may hold a point.
 ///
 /// Design: every fence is filed under each cell its reach's bounding box overlaps; a lookup
-/// reads the one cell holding the point. The cell size follows the fences' reach (so a fence
-/// lands in a few cells) but stays at least 0.01° (about 1 km), so that a handful of fences
-/// cost a handful of cells. It is the smallest of the median, 90th, 99th percentile and
-/// largest reach that keeps the filing within four cells per fence (plus 10,000): a few
-/// large fences among many small ones are filed in many small cells rather than making every
-/// cell large. Longitude cells divide 360° exactly, so boxes that cross the
+/// reads the one cell holding the point. A cell is twice the fences' typical reach wide (so a
+/// fence lands in about four cells and a cell holds only the fences near it), at least 0.001°
+/// (about 110 m). "Typical" is the median reach, or the 90th or 99th percentile or the largest
+/// when a smaller one would file more than four cells per fence (plus 10,000): a few large
+/// fences among many small ones are filed in many small cells rather than making every cell
+/// large. Longitude cells divide 360° exactly, so boxes that cross the
 /// antimeridian wrap onto the right cells; a box that reaches a pole covers every longitude.
 /// Lookups return a superset of the fences within reach; the caller measures the distance.
 /// Only cells that hold a fence are stored (a dictionary keyed by cell number), so the index
@@ -48,20 +48,23 @@ public struct GridIndex: Sendable {
     /// The cell size (degrees) for fences of these reaches: see the design note above.
     private static func cellDegrees(forReaches reaches: [Double]) -> Double {
         let sorted = reaches.sorted()
-        guard let largest = sorted.last else { return 0.01 }
+        guard let largest = sorted.last else { return minimumCell }
         let budget = 4 * Double(sorted.count) + 10_000
         let percentiles = [0.5, 0.9, 0.99].map { sorted[Int(Double(sorted.count - 1) * $0)] } + [largest]
-        for reach in percentiles {
-            let cell = min(max(degrees(forMetres: reach), 0.01), 90)
+        let sizes = percentiles.map { min(max(2 * degrees(forMetres: $0), minimumCell), 90) }
+        for cell in sizes.dropLast() {
             // Cells a fence's bounding box spans, on each axis (ignoring the widening towards the poles).
-            let filed = sorted.reduce(0.0) { total, other in
-                let side = (2 * degrees(forMetres: other) / cell).rounded(.up) + 1
+            let filed = sorted.reduce(0.0) { total, reach in
+                let side = (2 * degrees(forMetres: reach) / cell).rounded(.up) + 1
                 return total + side * side
             }
             if filed <= budget { return cell }
         }
-        return min(max(degrees(forMetres: largest), 0.01), 90)
+        return sizes.last!
     }
+
+    /// The smallest cell, about 110 m: smaller ones would only multiply the cells of each fence.
+    private static let minimumCell = 0.001
 
     /// Angular size of an arc of `metres` on the earth's surface, in degrees, with a safety margin.
     private static func degrees(forMetres metres: Double) -> Double {

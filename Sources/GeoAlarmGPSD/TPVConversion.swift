@@ -3,7 +3,7 @@ import Foundation
 import GeoAlarmCore
 
 /// Turns libgps's decoded TPV into the core's fix, reading NaNs and flags properly.
-enum TPVConversion {
+public enum TPVConversion {
     /// The fix in `raw`; its mode tells whether it holds a position.
     static func fix(from raw: geoalarm_gps_fix) -> Fix {
         func value(_ number: Double) -> Double? { number.isFinite ? number : nil }
@@ -22,14 +22,33 @@ enum TPVConversion {
     }
 
     /// Decodes one line of gpsd JSON with libgps itself (`gps_unpack`); nil when it is not a TPV.
-    static func unpack(_ line: String) -> Fix? {
+    public static func unpack(_ line: String) -> Fix? {
+        TPVDecoder()?.decode(line)
+    }
+}
+
+/// Decodes lines of gpsd JSON with libgps, into one `gps_data_t` kept from line to line as
+/// the live path's `gps_read` does (a new one costs a large zeroed allocation).
+public final class TPVDecoder {
+    private let data: UnsafeMutablePointer<gps_data_t>
+
+    /// nil when libgps's data cannot be allocated.
+    public init?() {
         guard let data = geoalarm_gps_new() else { return nil }
-        defer { geoalarm_gps_free(data) }
+        self.data = data
+    }
+
+    deinit {
+        geoalarm_gps_free(data)
+    }
+
+    /// The fix of a TPV line; nil for any other line.
+    public func decode(_ line: String) -> Fix? {
         var bytes = Array(line.utf8CString)
         let status = bytes.withUnsafeMutableBufferPointer { gps_unpack($0.baseAddress, data) }
         guard status == 0, geoalarm_gps_message_is_tpv(line) != 0 else { return nil }
         var raw = geoalarm_gps_fix()
         geoalarm_gps_copy_fix(data, &raw)
-        return fix(from: raw)
+        return TPVConversion.fix(from: raw)
     }
 }

@@ -1,0 +1,32 @@
+// The live path without the socket and the thread hop, for callgrind to count: each line of a
+// gpsd JSON file is decoded by libgps (gps_unpack), turned into a fix, run through the engine
+// and the announcer, and its events are written as text lines to /dev/null.
+// Usage: LivePathCost FILE FIXES REMINDERS (REMINDERS is 0 or 100).
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmGPSD
+import GeoAlarmOutput
+import Workload
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let count = Int(arguments[2]), let reminderCount = Int(arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: LivePathCost FILE FIXES REMINDERS\n".utf8))
+    exit(2)
+}
+let text = String(decoding: try UserFile.contents(of: arguments[1]), as: UTF8.self)
+let lines = text.split(separator: "\n").prefix(count).map(String.init)
+let reminders = reminderCount == 0 ? [] : Array(try hundredReminders().prefix(reminderCount))
+var engine = GeofenceEngine(reminders: reminders, settings: EngineSettings())
+var announcer = Announcer(timeZone: TimeZone(identifier: "UTC")!)
+let log = EventLog(format: .text, writer: LineWriter(handle: FileHandle(forWritingAtPath: "/dev/null")!, flushEachLine: true))
+guard let decoder = TPVDecoder() else { exit(1) }
+var events = 0
+for line in lines {
+    guard let fix = decoder.decode(line) else { continue }
+    for event in engine.process(fix).events where announcer.decide(event) == nil {
+        log.deliver(event)
+        events += 1
+    }
+}
+print("\(lines.count) lines, \(events) events")
