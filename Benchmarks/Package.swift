@@ -22,6 +22,11 @@ let package = Package(
         ),
         // Instructions per fix of LivePathCost under callgrind, against a no-reminder baseline.
         .executableTarget(name: "Instructions", dependencies: ["Workload"]),
+        // Start-up time and peak memory of `geoalarm run` with 100 reminders and 1M collection places.
+        .executableTarget(
+            name: "StartupMemory",
+            dependencies: ["Workload", .product(name: "GeoAlarmTestSupport", package: "geoalarm")]
+        ),
         // Fixes per second through `replay`'s path (decode + engine) for NMEA and gpsd JSON.
         .executableTarget(
             name: "ReplayThroughput",

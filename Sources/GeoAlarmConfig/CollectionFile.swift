@@ -104,14 +104,22 @@ enum CSVPlaces {
             if end > start, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
             defer { start = next }
             guard end > start, bytes[start] != UInt8(ascii: "#") else { continue }
-            let line = String(decoding: bytes[start..<end], as: UTF8.self)
             guard let found = columns else {
-                columns = try Columns(header: line, lineNumber: lineNumber)
+                columns = try Columns(header: String(decoding: bytes[start..<end], as: UTF8.self), lineNumber: lineNumber)
                 continue
             }
-            guard split(line, by: found.separator, into: &fields) else {
-                list.skip(line: lineNumber, "unterminated quoted field")
-                continue
+            let row = bytes[start..<end]
+            if row.contains(UInt8(ascii: "\"")) {
+                guard split(String(decoding: row, as: UTF8.self), by: found.separator, into: &fields) else {
+                    list.skip(line: lineNumber, "unterminated quoted field")
+                    continue
+                }
+            } else {
+                // The common case, without quotes: split the bytes, make strings of the fields only.
+                fields.removeAll(keepingCapacity: true)
+                for field in row.split(separator: found.separatorByte, omittingEmptySubsequences: false) {
+                    fields.append(Substring(String(decoding: field, as: UTF8.self)))
+                }
             }
             guard fields.count >= found.needed else {
                 list.skip(line: lineNumber, "\(fields.count) fields, too few to reach lat and lon")
@@ -127,7 +135,8 @@ enum CSVPlaces {
             }
             list.add(
                 latitude: number(fields[found.latitude]), longitude: number(fields[found.longitude]), radius: radius,
-                name: found.name.flatMap { $0 < fields.count ? String(fields[$0]) : nil } ?? "", line: lineNumber, defaultRadius: defaultRadius)
+                name: found.name.flatMap { $0 < fields.count ? String(fields[$0]) : nil } ?? "", line: lineNumber,
+                defaultRadius: defaultRadius)
         }
         guard columns != nil else { throw CollectionFileError("has no header line (it needs lat and lon columns)") }
         return list
@@ -175,6 +184,7 @@ enum CSVPlaces {
     /// Where the header puts each column.
     private struct Columns {
         var separator: Character
+        var separatorByte: UInt8 { separator == ";" ? UInt8(ascii: ";") : UInt8(ascii: ",") }
         var latitude: Int
         var longitude: Int
         var name: Int?

@@ -1,0 +1,71 @@
+// Startup time to ready and peak resident memory of the real agent (`geoalarm run`, release
+// build, headless, state in a new SQLite file), with 100 reminders and with a collection of
+// 1M places. "Ready" is the log line saying what it watches, after config, collection file,
+// state and engine are loaded. gpsfake then plays the demo walk into it, and the peak
+// (VmHWM) is read once the walk is over. The baseline of the same run has no reminders.
+import Foundation
+import GeoAlarmTestSupport
+import Workload
+
+let binary = repository.appendingPathComponent(".build/release/geoalarm")
+let walkLog = repository.appendingPathComponent("config/demo/walk.nmea").path
+
+/// A million places scattered over mainland Portugal, 50-500 m, as a CSV collection.
+func millionPlacesConfig() throws -> String {
+    var random = SplitMix(seed: 7)
+    var csv = "name,lat,lon,radius\n"
+    csv.reserveCapacity(45_000_000)
+    for index in 0..<1_000_000 {
+        let latitude = Double.random(in: 37...42, using: &random), longitude = Double.random(in: -9.5 ... -6.2, using: &random)
+        csv += "Place \(index),\((latitude * 1e6).rounded() / 1e6),\((longitude * 1e6).rounded() / 1e6),\(Int.random(in: 50...500, using: &random))\n"
+    }
+    try writeWorkFile("places-1m.csv", csv)
+    return try writeWorkFile("collection-1m.toml", "[[collection]]\nfile = \"places-1m.csv\"\ntitle = \"Near {name}\"\n")
+}
+
+/// Starts the agent on `config` against a gpsfake playing the walk; returns seconds to ready,
+/// resident memory at ready, and the peak after the walk, in MB.
+func measure(config: String) throws -> (ready: Double, readyMB: Double, peakMB: Double) {
+    let gpsd = try GPSFake()
+    try gpsd.play(walkLog, pace: 0.002)
+    let state = "\(workDirectory)/state-\(UUID().uuidString).sqlite"
+    defer { try? FileManager.default.removeItem(atPath: state) }
+    let start = Date()
+    let agent = try Background(
+        ["run", "--config", config, "--gpsd", "127.0.0.1:\(gpsd.port)", "--headless", "--state", state], executable: binary)
+    defer { agent.stop() }
+    guard agent.waitUntil(seconds: 120, { $0.stderr.contains("watching ") }) else {
+        FileHandle.standardError.write(Data("the agent did not get ready:\n\(agent.stderr)\n".utf8))
+        exit(1)
+    }
+    let ready = Date().timeIntervalSince(start)
+    let readyMB = memory(of: agent.pid, "VmRSS")
+    gpsd.waitForEnd()
+    return (ready, readyMB, memory(of: agent.pid, "VmHWM"))
+}
+
+/// A memory figure of /proc/PID/status, in MB.
+func memory(of pid: pid_t, _ field: String) -> Double {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+    return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? .nan) / 1024
+}
+
+let cases = [
+    ("baseline: no reminders", try writeWorkFile("empty.toml", "# no reminders\n")),
+    ("100 reminders", try writeWorkFile("reminders-100.toml", configText(try hundredReminders()))),
+    ("1M collection places", try millionPlacesConfig()),
+]
+print("agent start-up to ready and memory (geoalarm run, release), median of 3 runs (low-high)")
+print("| config | ready, s | ready / baseline | RSS at ready, MB | peak RSS after the walk, MB | peak / baseline |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+var base: (ready: Double, peak: Double)?
+for (name, config) in cases {
+    let runs = try (0..<3).map { _ in try measure(config: config) }
+    let ready = spread(runs.map(\.ready)), resident = spread(runs.map(\.readyMB)), peak = spread(runs.map(\.peakMB))
+    if base == nil { base = (ready.median, peak.median) }
+    print(String(
+        format: "| %@ | %.3f (%.3f-%.3f) | %.1fx | %.1f | %.1f (%.1f-%.1f) | %.1fx |", name, ready.median, ready.low, ready.high,
+        ready.median / base!.ready, resident.median, peak.median, peak.low, peak.high, peak.median / base!.peak))
+}
+print("goal: a live agent with 100 reminders under 25 MB resident; 1M places loaded well under 2 s")
