@@ -69,6 +69,26 @@ clean:
 	rm -rf .build
 
 # Benchmarks (their own package in Benchmarks/): figures are reported against a baseline of the same run.
-.PHONY: bench
-bench: deps
-	cd Benchmarks && $(SWIFT) build -c release && .build/release/EngineCost && .build/release/LiveLatency
+# valgrind counts instructions; the Python peers get pynmea2, shapely and NumPy from PyPI in a venv.
+BENCH_PACKAGES = valgrind binutils python3-venv
+BENCH_VENV = Benchmarks/.work/venv
+.PHONY: bench bench-deps
+bench-deps: deps
+	@missing=$$(for p in $(BENCH_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@[ -x $(BENCH_VENV)/bin/python ] || python3 -m venv $(BENCH_VENV)
+	@$(BENCH_VENV)/bin/python -c 'import pynmea2, shapely, numpy' 2>/dev/null || $(BENCH_VENV)/bin/pip install -q pynmea2 shapely numpy
+
+bench: bench-deps
+	$(SWIFT) build -c release
+	cd Benchmarks && $(SWIFT) build -c release
+	Benchmarks/.build/release/EngineCost
+	Benchmarks/.build/release/ReplayThroughput
+	Benchmarks/.build/release/Instructions
+	Benchmarks/.build/release/StartupMemory
+	Benchmarks/.build/release/LiveLatency
+	$(BENCH_VENV)/bin/python Benchmarks/peers/peers.py .build/release/geoalarm Benchmarks/.work/reminders-100.toml \
+		Benchmarks/.work/walk-100k.nmea Benchmarks/.work/walk-100k.json

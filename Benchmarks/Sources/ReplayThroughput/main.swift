@@ -15,6 +15,9 @@ let files = [
     ("gpsd JSON", try writeWorkFile("walk-1m.json", gpsdJSONText(fixes))),
 ]
 try writeWorkFile("reminders-100.toml", configText(reminders))
+// Shorter copies for the Python peers (Benchmarks/peers), which would take minutes on a million.
+try writeWorkFile("walk-100k.nmea", nmeaText(Array(fixes.prefix(100_000))))
+try writeWorkFile("walk-100k.json", gpsdJSONText(Array(fixes.prefix(100_000))))
 
 /// Reads the file, decodes it and (unless `parseOnly`) runs every fix through a new engine and
 /// an announcer; returns the seconds taken, the fixes decoded and the events announced.
