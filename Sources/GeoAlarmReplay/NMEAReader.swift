@@ -27,6 +27,8 @@ public struct NMEAReader {
     private var gsaMode: FixMode?
     private var gsaHDOP: Double?
     private var epoch = Epoch()
+    /// Storage for the fields of the sentence being decoded.
+    private var fieldBuffer: [ArraySlice<UInt8>] = []
 
     /// What the sentences of one epoch said.
     private struct Epoch {
@@ -66,10 +68,11 @@ public struct NMEAReader {
             let given = body[(star + 1)...]
             body = body[..<star]
             let computed = body.reduce(UInt8(0), ^)
-            guard given.count == 2, let value = UInt8(String(decoding: given, as: UTF8.self), radix: 16) else {
+            guard given.count == 2, let high = hexDigit(given.first!), let low = hexDigit(given.last!) else {
                 report.record(TrackProblem(line: lineNumber, reason: "malformed checksum"))
                 return
             }
+            let value = high << 4 | low
             guard value == computed else {
                 report.record(TrackProblem(
                     line: lineNumber,
@@ -77,21 +80,37 @@ public struct NMEAReader {
                 return
             }
         }
-        let fields = body.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
-        guard let address = fields.first, address.count == 5, address.first != UInt8(ascii: "P") else { return }
-        let kind = String(decoding: address.suffix(3), as: UTF8.self)
-        let problem: String?
-        switch kind {
-        case "RMC": problem = rmc(fields)
-        case "GGA": problem = gga(fields)
-        case "GLL": problem = gll(fields)
-        case "GNS": problem = gns(fields)
-        case "GSA": problem = gsa(fields)
-        case "GST": problem = gst(fields)
-        case "ZDA": problem = zda(fields)
-        default: problem = nil
+        // The sentence type first, from the bytes: most sentences of a log are not used.
+        guard body.count >= 5, body.first != UInt8(ascii: "P"),
+              body.count == 5 || body[body.startIndex + 5] == UInt8(ascii: ",")
+        else { return }
+        let type = body[(body.startIndex + 2)..<(body.startIndex + 5)]
+        let decode: ((inout NMEAReader, [ArraySlice<UInt8>]) -> String?)?
+        switch (type[type.startIndex], type[type.startIndex + 1], type[type.startIndex + 2]) {
+        case (0x52, 0x4D, 0x43): decode = { $0.rmc($1) }  // RMC
+        case (0x47, 0x47, 0x41): decode = { $0.gga($1) }  // GGA
+        case (0x47, 0x4C, 0x4C): decode = { $0.gll($1) }  // GLL
+        case (0x47, 0x4E, 0x53): decode = { $0.gns($1) }  // GNS
+        case (0x47, 0x53, 0x41): decode = { $0.gsa($1) }  // GSA
+        case (0x47, 0x53, 0x54): decode = { $0.gst($1) }  // GST
+        case (0x5A, 0x44, 0x41): decode = { $0.zda($1) }  // ZDA
+        default: decode = nil
         }
-        if let problem { report.record(TrackProblem(line: lineNumber, reason: "\(kind): \(problem)")) }
+        guard let decode else { return }
+        // One array of fields, kept from sentence to sentence.
+        var fields = fieldBuffer
+        fieldBuffer = []
+        fields.removeAll(keepingCapacity: true)
+        var start = body.startIndex
+        while let comma = body[start...].firstIndex(of: UInt8(ascii: ",")) {
+            fields.append(body[start..<comma])
+            start = comma + 1
+        }
+        fields.append(body[start...])
+        if let problem = decode(&self, fields) {
+            report.record(TrackProblem(line: lineNumber, reason: "\(String(decoding: type, as: UTF8.self)): \(problem)"))
+        }
+        fieldBuffer = fields
     }
 
     /// Emits the epoch still open at the end of the log.
@@ -287,9 +306,39 @@ public struct NMEAReader {
         return value
     }
 
+    /// A decimal number. Plain "123.4567" fields of up to 15 digits are read directly: the
+    /// digits as an integer divided by a power of ten, both exact, is the correctly rounded
+    /// value, as strtod gives. Anything else (signs, exponents, more digits) goes to strtod.
     private func number(_ field: ArraySlice<UInt8>) -> Double? {
         guard !field.isEmpty else { return nil }
-        return Double(String(decoding: field, as: UTF8.self))
+        var digits = 0
+        var mantissa: Int64 = 0
+        var decimals = -1
+        for byte in field {
+            if byte == UInt8(ascii: "."), decimals < 0 {
+                decimals = 0
+            } else if (0x30...0x39).contains(byte) {
+                mantissa = mantissa * 10 + Int64(byte - 0x30)
+                digits += 1
+                if decimals >= 0 { decimals += 1 }
+            } else {
+                digits = 99
+                break
+            }
+        }
+        guard digits > 0, digits <= 15 else { return Double(String(decoding: field, as: UTF8.self)) }
+        return Double(mantissa) / Self.powersOfTen[max(decimals, 0)]
+    }
+
+    private static let powersOfTen: [Double] = (0...15).map { pow(10, Double($0)) }
+
+    private func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
+        }
     }
 
     private func hex(_ value: UInt8) -> String {

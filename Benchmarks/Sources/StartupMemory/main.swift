@@ -28,8 +28,9 @@ func millionPlacesConfig() throws -> String {
 func measure(config: String) throws -> (ready: Double, readyMB: Double, peakMB: Double) {
     let gpsd = try GPSFake()
     try gpsd.play(walkLog, pace: 0.002)
-    let state = "\(workDirectory)/state-\(UUID().uuidString).sqlite"
-    defer { try? FileManager.default.removeItem(atPath: state) }
+    let stateDirectory = "\(workDirectory)/state-\(UUID().uuidString)"
+    let state = "\(stateDirectory)/state.sqlite"
+    defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
     let start = Date()
     let agent = try Background(
         ["run", "--config", config, "--gpsd", "127.0.0.1:\(gpsd.port)", "--headless", "--state", state], executable: binary)
