@@ -27,10 +27,10 @@ let package = Package(
     targets: [
         // Pure geofencing logic: no C, no I/O, no clock reads.
         .target(name: "GeoAlarmCore"),
-        // Adapter: the TOML reminders file.
+        // Adapter: the TOML reminders file and the collection files it names.
         .target(
             name: "GeoAlarmConfig",
-            dependencies: ["GeoAlarmCore", .product(name: "TOMLKit", package: "TOMLKit")]
+            dependencies: ["GeoAlarmCore", "GeoAlarmReplay", .product(name: "TOMLKit", package: "TOMLKit")]
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
         .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore"]),

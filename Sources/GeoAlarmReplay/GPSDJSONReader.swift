@@ -16,12 +16,15 @@ public enum GPSDJSONReader {
                 }
                 return
             }
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+            let tpv: TPV
+            do {
+                tpv = try TPV(line)
+            } catch {
                 report.record(TrackProblem(line: number, reason: "malformed JSON"))
                 return
             }
-            guard object["class"] as? String == "TPV" else { return }
-            switch fix(fromTPV: object) {
+            guard tpv.isTPV else { return }
+            switch tpv.fix() {
             case .success(let fix?): report.fixes.append(fix)
             case .success(nil): break
             case .failure(let problem): report.record(TrackProblem(line: number, reason: problem.reason))
@@ -35,26 +38,55 @@ public enum GPSDJSONReader {
         public var reason: String
     }
 
-    /// Converts a decoded TPV object; nil when it holds no position (mode 0 or 1).
-    public static func fix(fromTPV object: [String: Any]) -> Result<Fix?, Problem> {
-        let mode = FixMode(rawValue: (object["mode"] as? NSNumber)?.intValue ?? 0) ?? .unknown
-        guard mode >= .twoD else { return .success(nil) }
-        guard let latitude = (object["lat"] as? NSNumber)?.doubleValue,
-              let longitude = (object["lon"] as? NSNumber)?.doubleValue
-        else { return .failure(Problem(reason: "TPV with mode \(mode.rawValue) but no lat/lon")) }
-        let coordinate = Coordinate(latitude: latitude, longitude: longitude)
-        guard coordinate.isValid else { return .failure(Problem(reason: "TPV position out of range")) }
-        var time: Date?
-        if let text = object["time"] as? String {
-            guard let parsed = ISOTime.parse(text[...]) else {
-                return .failure(Problem(reason: "TPV time \"\(text)\" is not ISO 8601"))
+    /// The members of a report that a fix needs, read from its line with a ``JSONScanner``
+    /// (every other member is passed over without being built).
+    struct TPV {
+        var isTPV = false
+        var mode = 0
+        var latitude, longitude, eph, epx, epy, speed, course: Double?
+        var time: String?
+        var device: String?
+
+        init(_ line: ArraySlice<UInt8>) throws(JSONScanner.Failure) {
+            var scanner = JSONScanner(line)
+            try scanner.expect(UInt8(ascii: "{"))
+            try scanner.members { scanner, key throws(JSONScanner.Failure) in
+                switch key {
+                case "class": isTPV = try scanner.stringValue() == "TPV"
+                case "mode": mode = try scanner.numberValue().map { Int($0) } ?? 0
+                case "lat": latitude = try scanner.numberValue()
+                case "lon": longitude = try scanner.numberValue()
+                case "eph": eph = try scanner.numberValue()
+                case "epx": epx = try scanner.numberValue()
+                case "epy": epy = try scanner.numberValue()
+                case "speed": speed = try scanner.numberValue()
+                case "track": course = try scanner.numberValue()
+                case "time": time = try scanner.stringValue()
+                case "device": device = try scanner.stringValue()
+                default: try scanner.skipValue()
+                }
             }
-            time = parsed
         }
-        func number(_ key: String) -> Double? { (object[key] as? NSNumber)?.doubleValue }
-        return .success(Fix(
-            time: time, coordinate: coordinate, mode: mode,
-            horizontalError: Fix.horizontalError(eph: number("eph"), epx: number("epx"), epy: number("epy")),
-            speed: number("speed"), course: number("track"), device: object["device"] as? String))
+
+        /// The fix; nil when it holds no position (mode 0 or 1).
+        func fix() -> Result<Fix?, Problem> {
+            let mode = FixMode(rawValue: mode) ?? .unknown
+            guard mode >= .twoD else { return .success(nil) }
+            guard let latitude, let longitude
+            else { return .failure(Problem(reason: "TPV with mode \(mode.rawValue) but no lat/lon")) }
+            let coordinate = Coordinate(latitude: latitude, longitude: longitude)
+            guard coordinate.isValid else { return .failure(Problem(reason: "TPV position out of range")) }
+            var date: Date?
+            if let time {
+                guard let parsed = ISOTime.parse(time[...]) else {
+                    return .failure(Problem(reason: "TPV time \"\(time)\" is not ISO 8601"))
+                }
+                date = parsed
+            }
+            return .success(Fix(
+                time: date, coordinate: coordinate, mode: mode,
+                horizontalError: Fix.horizontalError(eph: eph, epx: epx, epy: epy),
+                speed: speed, course: course, device: device))
+        }
     }
 }

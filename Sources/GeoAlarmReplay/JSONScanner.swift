@@ -1,0 +1,217 @@
+/// A parsed JSON value.
+public enum JSONValue: Sendable, Equatable {
+    case object([String: JSONValue])
+    case array([JSONValue])
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case null
+}
+
+/// A JSON reader over UTF-8 bytes that counts lines and reads containers member by member, so
+/// that a caller keeps only what it needs (a GeoJSON feature at a time, a TPV's few numbers).
+public struct JSONScanner {
+    /// Where and why the text is not JSON.
+    public struct Failure: Error, Sendable {
+        /// 1-based line of the bytes given.
+        public var line: Int
+        public var message: String
+    }
+
+    private let bytes: ArraySlice<UInt8>
+    private var position: Int
+    /// The 1-based line of the next byte.
+    public private(set) var line = 1
+
+    /// A scanner at the start of `bytes` (after a UTF-8 byte order mark, if any).
+    public init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        position = bytes.startIndex
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position += 3 }
+    }
+
+    /// Skips blanks and consumes `byte`, or fails.
+    public mutating func expect(_ byte: UInt8) throws(Failure) {
+        guard peek() == byte else { throw fail("expected '\(Character(Unicode.Scalar(byte)))'") }
+        position += 1
+    }
+
+    /// Reads the members of an object whose `{` was consumed, calling `body` with each key
+    /// before its value (which `body` must read or skip).
+    public mutating func members(_ body: (inout JSONScanner, String) throws(Failure) -> Void) throws(Failure) {
+        if peek() == UInt8(ascii: "}") { position += 1; return }
+        while true {
+            let key = try string()
+            try expect(UInt8(ascii: ":"))
+            try body(&self, key)
+            if try endOrComma(UInt8(ascii: "}")) { return }
+        }
+    }
+
+    /// Reads the elements of an array whose `[` was consumed, calling `body` at the start of each
+    /// (which must read or skip it).
+    public mutating func elements(_ body: (inout JSONScanner) throws(Failure) -> Void) throws(Failure) {
+        if peek() == UInt8(ascii: "]") { position += 1; return }
+        while true {
+            _ = peek()
+            try body(&self)
+            if try endOrComma(UInt8(ascii: "]")) { return }
+        }
+    }
+
+    /// Passes over one whole value without building it.
+    public mutating func skipValue() throws(Failure) {
+        switch peek() {
+        case UInt8(ascii: "{"):
+            position += 1
+            try members { scanner, _ throws(Failure) in try scanner.skipValue() }
+        case UInt8(ascii: "["):
+            position += 1
+            try elements { scanner throws(Failure) in try scanner.skipValue() }
+        default:
+            _ = try value()
+        }
+    }
+
+    /// A number, or nil (after passing over it) for any other value.
+    public mutating func numberValue() throws(Failure) -> Double? {
+        guard let byte = peek(), byte == UInt8(ascii: "-") || (0x30...0x39).contains(byte) else {
+            try skipValue()
+            return nil
+        }
+        return try number()
+    }
+
+    /// A string, or nil (after passing over it) for any other value.
+    public mutating func stringValue() throws(Failure) -> String? {
+        guard peek() == UInt8(ascii: "\"") else {
+            try skipValue()
+            return nil
+        }
+        return try string()
+    }
+
+    /// Reads one whole value.
+    public mutating func value() throws(Failure) -> JSONValue {
+        switch peek() {
+        case UInt8(ascii: "{"):
+            position += 1
+            var object: [String: JSONValue] = [:]
+            try members { scanner, key throws(Failure) in object[key] = try scanner.value() }
+            return .object(object)
+        case UInt8(ascii: "["):
+            position += 1
+            var array: [JSONValue] = []
+            try elements { scanner throws(Failure) in array.append(try scanner.value()) }
+            return .array(array)
+        case UInt8(ascii: "\""):
+            return .string(try string())
+        case UInt8(ascii: "t"): try word("true"); return .bool(true)
+        case UInt8(ascii: "f"): try word("false"); return .bool(false)
+        case UInt8(ascii: "n"): try word("null"); return .null
+        case nil: throw fail("unexpected end of file")
+        default: return .number(try number())
+        }
+    }
+
+    private mutating func endOrComma(_ end: UInt8) throws(Failure) -> Bool {
+        switch peek() {
+        case end: position += 1; return true
+        case UInt8(ascii: ","): position += 1; return false
+        default: throw fail("expected ',' or '\(Character(Unicode.Scalar(end)))'")
+        }
+    }
+
+    /// Skips blanks (counting lines) and returns the next byte without consuming it.
+    private mutating func peek() -> UInt8? {
+        while position < bytes.endIndex {
+            switch bytes[position] {
+            case UInt8(ascii: "\n"): line += 1; position += 1
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): position += 1
+            default: return bytes[position]
+            }
+        }
+        return nil
+    }
+
+    private mutating func word(_ text: String) throws(Failure) {
+        guard bytes[position...].starts(with: text.utf8) else { throw fail("unexpected character") }
+        position += text.utf8.count
+    }
+
+    private mutating func number() throws(Failure) -> Double {
+        let start = position
+        while position < bytes.endIndex, Self.isNumberByte(bytes[position]) { position += 1 }
+        guard position > start, let value = Double(String(decoding: bytes[start..<position], as: UTF8.self)) else {
+            throw fail("unexpected character")
+        }
+        return value
+    }
+
+    private static func isNumberByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): true
+        default: false
+        }
+    }
+
+    private mutating func string() throws(Failure) -> String {
+        try expect(UInt8(ascii: "\""))
+        // Without escapes (nearly always), the string is the bytes up to the closing quote.
+        if let end = bytes[position...].firstIndex(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\n") }),
+           bytes[end] == UInt8(ascii: "\"") {
+            defer { position = end + 1 }
+            return String(decoding: bytes[position..<end], as: UTF8.self)
+        }
+        var utf8: [UInt8] = []
+        while position < bytes.endIndex {
+            let byte = bytes[position]
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return String(decoding: utf8, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard position < bytes.endIndex else { break }
+                let escaped = bytes[position]
+                position += 1
+                switch escaped {
+                case UInt8(ascii: "n"): utf8.append(UInt8(ascii: "\n"))
+                case UInt8(ascii: "t"): utf8.append(UInt8(ascii: "\t"))
+                case UInt8(ascii: "r"): utf8.append(UInt8(ascii: "\r"))
+                case UInt8(ascii: "b"): utf8.append(0x08)
+                case UInt8(ascii: "f"): utf8.append(0x0C)
+                case UInt8(ascii: "u"): utf8.append(contentsOf: try unicodeEscape())
+                default: utf8.append(escaped)
+                }
+            case UInt8(ascii: "\n"):
+                throw fail("line break inside a string")
+            default:
+                utf8.append(byte)
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    /// The UTF-8 of a `\uXXXX` escape (with its low surrogate's escape when it is a pair).
+    private mutating func unicodeEscape() throws(Failure) -> [UInt8] {
+        var unit = try hexQuad()
+        if (0xD800..<0xDC00).contains(unit), bytes[position...].starts(with: Array("\\u".utf8)) {
+            position += 2
+            let low = try hexQuad()
+            unit = 0x10000 + ((unit - 0xD800) << 10) + (low &- 0xDC00)
+        }
+        return Array(String(Unicode.Scalar(unit).map(Character.init) ?? "\u{FFFD}").utf8)
+    }
+
+    private mutating func hexQuad() throws(Failure) -> UInt32 {
+        guard position + 4 <= bytes.endIndex,
+              let value = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
+        else { throw fail("bad \\u escape") }
+        position += 4
+        return value
+    }
+
+    private func fail(_ message: String) -> Failure {
+        Failure(line: line, message: message)
+    }
+}
