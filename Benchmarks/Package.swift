@@ -46,6 +46,7 @@ let package = Package(
         .executableTarget(
             name: "EngineCost",
             dependencies: [
+                "Workload",
                 .product(name: "GeoAlarmKit", package: "geoalarm"),
                 .product(name: "GeoAlarmTestSupport", package: "geoalarm"),
             ]

@@ -6,6 +6,7 @@
 import Foundation
 import GeoAlarmCore
 import GeoAlarmTestSupport
+import Workload
 
 var random = SplitMix(seed: 20_261_122)  // the same fences and track on every run
 
@@ -39,10 +40,10 @@ func track(_ count: Int, _ random: inout SplitMix) -> [Fix] {
     }
 }
 
-/// Nanoseconds per fix over all fixes but the first, the median of `rounds` rounds. `body`
+/// Nanoseconds per fix over all fixes but the first, in each of `rounds` rounds. `body`
 /// processes the first fix untimed (copying a million trackers on first write is set-up, not
 /// per-fix cost), then calls `timed` around the rest; it returns the events of the timed part.
-func nanosecondsPerFix(_ fixes: [Fix], rounds: Int, _ body: ([Fix], (() -> Int) -> Int) -> Int) -> (Double, Int) {
+func nanosecondsPerFix(_ fixes: [Fix], rounds: Int, _ body: ([Fix], (() -> Int) -> Int) -> Int) -> ([Double], Int) {
     var samples: [Double] = []
     var events = 0
     for _ in 0..<rounds {
@@ -54,10 +55,10 @@ func nanosecondsPerFix(_ fixes: [Fix], rounds: Int, _ body: ([Fix], (() -> Int) 
         }
         samples.append((Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(fixes.count - 1))
     }
-    return (samples.sorted()[samples.count / 2], events)
+    return (samples, events)
 }
 
-print("engine cost per fix, grid index against a brute-force scan, nanoseconds (median of 5 rounds)")
+print("engine cost per fix, grid index against a brute-force scan, nanoseconds, median of 5 rounds (low-high)")
 print("| fences | index ns/fix | brute force ns/fix | brute / index | events, index | events, brute |")
 print("| ---: | ---: | ---: | ---: | ---: | ---: |")
 for count in [1, 100, 10_000, 1_000_000] {
@@ -97,10 +98,13 @@ for count in [1, 100, 10_000, 1_000_000] {
         _ = observe(fixes[0])
         return timed { fixes.dropFirst().reduce(0) { $0 + observe($1) } }
     }
-    let (indexed, _) = nanosecondsPerFix(fixes, rounds: 5, indexRun)
-    let (brute, bruteEvents) = nanosecondsPerFix(common, rounds: 5, bruteRun)
+    let indexed = spread(nanosecondsPerFix(fixes, rounds: 5, indexRun).0)
+    let (bruteSamples, bruteEvents) = nanosecondsPerFix(common, rounds: 5, bruteRun)
+    let brute = spread(bruteSamples)
     let indexEvents = indexRun(common) { $0() }
-    print(String(format: "| %d | %.0f | %.0f | %.0fx | %d | %d |", count, indexed, brute, brute / indexed, indexEvents, bruteEvents))
+    print(String(
+        format: "| %d | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.0fx | %d | %d |", count, indexed.median, indexed.low, indexed.high,
+        brute.median, brute.low, brute.high, brute.median / indexed.median, indexEvents, bruteEvents))
     guard indexEvents == bruteEvents else {
         FileHandle.standardError.write(Data("the index and brute force disagree with \(count) fences\n".utf8))
         exit(1)
