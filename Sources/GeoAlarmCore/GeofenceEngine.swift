@@ -137,15 +137,15 @@ public struct GeofenceEngine: Sendable {
         var starts: [Int] = []
         for collection in collections {
             starts.append(shapes.count)
-            shapes.reserveCapacity(shapes.count + collection.places.count)
-            for place in collection.places.indices { shapes.append(collection.shape(place)) }
+            shapes.append(contentsOf: collection.places.indices.lazy.map(collection.shape))
         }
         self.shapes = shapes
         collectionStarts = starts
         reminderSlots = Dictionary(reminders.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         trackers = Array(repeating: FenceTracker(), count: shapes.count)
         index = GridIndex(fences: shapes)
-        unsettled = Set((0..<shapes.count).map { Int32($0) })
+        unsettled = Set(minimumCapacity: shapes.count)
+        for slot in shapes.indices { unsettled.insert(Int32(slot)) }
     }
 
     /// An engine for a new set of reminders and collections (a reloaded config) that keeps what
@@ -258,11 +258,11 @@ public struct GeofenceEngine: Sendable {
         }
         var events: [GeofenceEvent] = []
         var changes: [PresenceChange] = []
-        var (nextCandidate, nextOther) = (0, 0)
-        while nextCandidate < candidates.count || nextOther < others.count {
+        var (nextCandidate, nextOther) = (candidates.startIndex, 0)
+        while nextCandidate < candidates.endIndex || nextOther < others.count {
             let position: Int32
             var wasUnsettled = true
-            if nextOther == others.count || (nextCandidate < candidates.count && candidates[nextCandidate] <= others[nextOther]) {
+            if nextOther == others.count || (nextCandidate < candidates.endIndex && candidates[nextCandidate] <= others[nextOther]) {
                 position = candidates[nextCandidate]
                 nextCandidate += 1
                 if nextOther < others.count, others[nextOther] == position { nextOther += 1 } else { wasUnsettled = false }

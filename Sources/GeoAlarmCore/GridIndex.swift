@@ -25,24 +25,51 @@ public struct GridIndex: Sendable {
     private let cellDegrees: Double
     private let longitudeCells: Int
     private let latitudeCells: Int
-    private var cells: [Int: [Int32]] = [:]
+    /// Each occupied cell's run in `members`: its start in the high 32 bits, its length in the low.
+    private var runs: [Int: UInt64] = [:]
+    /// Fence positions grouped by cell, each cell's in ascending order.
+    private var members: [Int32] = []
+
+    /// Fence positions are packed under their cell number in one 64-bit word while filing: cell
+    /// numbers stay below 2^36 (360,000 × 180,000 cells of the smallest size), positions below 2^28.
+    private static let positionBits = 28
 
     /// Files fence `i` of `fences` under the cells its reach (centre, radius plus hysteresis) touches.
+    /// At most 2^28 (268 million) fences.
     public init(fences: [FenceShape]) {
+        precondition(fences.count < 1 << Self.positionBits, "too many fences for the grid")
         let wanted = Self.cellDegrees(forReaches: fences.map(\.reach))
         longitudeCells = Int((360 / wanted).rounded(.up))
         cellDegrees = 360 / Double(longitudeCells)
         latitudeCells = Int((180 / cellDegrees).rounded(.up))
+        // Filing: (cell, position) pairs packed in one word and sorted, then cut into runs. This
+        // reads memory in order, where a dictionary of growing arrays would miss the cache on
+        // nearly every entry of a million fences.
+        var filed: [UInt64] = []
+        filed.reserveCapacity(fences.count * 4)
         for (position, fence) in fences.enumerated() {
             for cell in cellsCovering(center: fence.center, reach: fence.reach) {
-                cells[cell, default: []].append(Int32(position))
+                filed.append(UInt64(cell) << Self.positionBits | UInt64(position))
             }
+        }
+        filed.sort()
+        members = filed.map { Int32(truncatingIfNeeded: $0 & (1 << Self.positionBits - 1)) }
+        runs.reserveCapacity(fences.count)
+        var start = 0
+        while start < filed.count {
+            let cell = filed[start] >> Self.positionBits
+            var end = start + 1
+            while end < filed.count, filed[end] >> Self.positionBits == cell { end += 1 }
+            runs[Int(cell)] = UInt64(start) << 32 | UInt64(end - start)
+            start = end
         }
     }
 
-    /// Positions of the fences that may hold `point`, in ascending order (fences are filed in order).
-    public func candidates(near point: Coordinate) -> [Int32] {
-        cells[cellKey(x: column(point.longitude), y: row(point.latitude))] ?? []
+    /// Positions of the fences that may hold `point`, in ascending order.
+    public func candidates(near point: Coordinate) -> ArraySlice<Int32> {
+        guard let run = runs[cellKey(x: column(point.longitude), y: row(point.latitude))] else { return [] }
+        let start = Int(run >> 32)
+        return members[start..<(start + Int(run & 0xFFFF_FFFF))]
     }
 
     /// The cell size (degrees) for fences of these reaches: see the design note above.
