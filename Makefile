@@ -91,4 +91,4 @@ bench: bench-deps
 	Benchmarks/.build/release/StartupMemory
 	Benchmarks/.build/release/LiveLatency
 	$(BENCH_VENV)/bin/python Benchmarks/peers/peers.py .build/release/geoalarm Benchmarks/.work/reminders-100.toml \
-		Benchmarks/.work/walk-100k.nmea Benchmarks/.work/walk-100k.json
+		Benchmarks/.work/walk-100k.nmea:Benchmarks/.work/walk-1m.nmea Benchmarks/.work/walk-100k.json:Benchmarks/.work/walk-1m.json

@@ -117,6 +117,8 @@ public struct GeofenceEngine: Sendable {
     private let shapes: [FenceShape]
     private let index: GridIndex
     private var unsettled: Set<Int32>
+    /// Storage for each fix's sorted copy of `unsettled`, kept from fix to fix.
+    private var unsettledBuffer: [Int32] = []
     /// The slot of each reminder's id.
     private let reminderSlots: [String: Int]
     /// The first slot of each collection's places.
@@ -250,12 +252,14 @@ public struct GeofenceEngine: Sendable {
         // (Not a copy of `unsettled`: a set that once held every fence keeps that capacity, and
         // copying it on every fix would cost as much as scanning every fence.)
         let candidates = index.candidates(near: fix.coordinate)
-        var others: [Int32] = []
+        var others = unsettledBuffer
+        unsettledBuffer = []
+        others.removeAll(keepingCapacity: others.capacity <= 4096)
         if !unsettled.isEmpty {
-            others.reserveCapacity(unsettled.count)
             others.append(contentsOf: unsettled)
             others.sort()
         }
+        defer { unsettledBuffer = others }
         var events: [GeofenceEvent] = []
         var changes: [PresenceChange] = []
         var (nextCandidate, nextOther) = (candidates.startIndex, 0)
