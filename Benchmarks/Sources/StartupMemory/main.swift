@@ -10,17 +10,45 @@ import Workload
 let binary = repository.appendingPathComponent(".build/release/geoalarm")
 let walkLog = repository.appendingPathComponent("config/demo/walk.nmea").path
 
-/// A million places scattered over mainland Portugal, 50-500 m, as a CSV collection.
-func millionPlacesConfig() throws -> String {
+/// A million places scattered over mainland Portugal, 50-500 m, as a CSV, a GeoJSON and a GPX
+/// collection (GPX has no radius: its places take 100 m); returns a config for each.
+func millionPlacesConfigs() throws -> (csv: String, geojson: String, gpx: String) {
     var random = SplitMix(seed: 7)
-    var csv = "name,lat,lon,radius\n"
-    csv.reserveCapacity(45_000_000)
+    var csv = "name,lat,lon,radius\n", geojson = "{\"type\": \"FeatureCollection\", \"features\": [\n"
+    var gpx = "<?xml version=\"1.0\"?>\n<gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\">\n"
     for index in 0..<1_000_000 {
-        let latitude = Double.random(in: 37...42, using: &random), longitude = Double.random(in: -9.5 ... -6.2, using: &random)
-        csv += "Place \(index),\((latitude * 1e6).rounded() / 1e6),\((longitude * 1e6).rounded() / 1e6),\(Int.random(in: 50...500, using: &random))\n"
+        let latitude = (Double.random(in: 37...42, using: &random) * 1e6).rounded() / 1e6
+        let longitude = (Double.random(in: -9.5 ... -6.2, using: &random) * 1e6).rounded() / 1e6
+        let radius = Int.random(in: 50...500, using: &random)
+        csv += "Place \(index),\(latitude),\(longitude),\(radius)\n"
+        geojson += (index == 0 ? "" : ",\n") + "{\"type\": \"Feature\", \"geometry\": {\"type\": \"Point\", \"coordinates\": "
+            + "[\(longitude), \(latitude)]}, \"properties\": {\"name\": \"Place \(index)\", \"radius\": \(radius)}}"
+        gpx += "<wpt lat=\"\(latitude)\" lon=\"\(longitude)\"><name>Place \(index)</name></wpt>\n"
     }
     try writeWorkFile("places-1m.csv", csv)
-    return try writeWorkFile("collection-1m.toml", "[[collection]]\nfile = \"places-1m.csv\"\ntitle = \"Near {name}\"\n")
+    try writeWorkFile("places-1m.geojson", geojson + "\n]}\n")
+    try writeWorkFile("places-1m.gpx", gpx + "</gpx>\n")
+    func config(_ file: String) throws -> String {
+        try writeWorkFile("collection-1m-\(file.split(separator: ".").last!).toml", "[[collection]]\nfile = \"\(file)\"\ntitle = \"Near {name}\"\n")
+    }
+    return (try config("places-1m.csv"), try config("places-1m.geojson"), try config("places-1m.gpx"))
+}
+
+/// Seconds `geoalarm check` takes on `config`.
+func checkSeconds(_ config: String) throws -> Double {
+    let check = Process()
+    check.executableURL = binary
+    check.arguments = ["check", "--config", config]
+    check.standardOutput = FileHandle.nullDevice
+    check.standardError = FileHandle.nullDevice
+    let start = Date()
+    try check.run()
+    check.waitUntilExit()
+    guard check.terminationStatus == 0 else {
+        FileHandle.standardError.write(Data("geoalarm check \(config) failed\n".utf8))
+        exit(1)
+    }
+    return Date().timeIntervalSince(start)
 }
 
 /// Starts the agent on `config` against a gpsfake playing the walk; returns seconds to ready,
@@ -58,10 +86,12 @@ func memory(of pid: pid_t, _ field: String) -> Double {
     return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? .nan) / 1024
 }
 
+let empty = try writeWorkFile("empty.toml", "# no reminders\n")
+let millions = try millionPlacesConfigs()
 let cases = [
-    ("baseline: no reminders", try writeWorkFile("empty.toml", "# no reminders\n")),
+    ("baseline: no reminders", empty),
     ("100 reminders", try writeWorkFile("reminders-100.toml", configText(try hundredReminders()))),
-    ("1M collection places", try millionPlacesConfig()),
+    ("1M collection places (CSV)", millions.csv),
 ]
 print("agent start-up to ready and memory (geoalarm run, release), median of 3 runs (low-high)")
 print("| config | ready, s | ready / baseline | RSS at ready, MB | peak RSS after the walk, MB | peak / baseline | private (RssAnon) after the walk, MB |")
@@ -78,3 +108,14 @@ for (name, config) in cases {
         privately.median))
 }
 print("goal: a live agent with 100 reminders under 25 MB resident; 1M places loaded well under 2 s")
+
+print("")
+print("loading a collection of 1M places by format (geoalarm check: read, validate), seconds, median of 3 runs (low-high)")
+print("| file | seconds | ratio to an empty config |")
+print("| --- | ---: | ---: |")
+let emptySeconds = spread(try (0..<3).map { _ in try checkSeconds(empty) }).median
+print(String(format: "| empty config (baseline) | %.3f | 1.0x |", emptySeconds))
+for (name, config) in [("CSV", millions.csv), ("GeoJSON", millions.geojson), ("GPX waypoints", millions.gpx)] {
+    let seconds = spread(try (0..<3).map { _ in try checkSeconds(config) })
+    print(String(format: "| %@ | %.3f (%.3f-%.3f) | %.0fx |", name, seconds.median, seconds.low, seconds.high, seconds.median / emptySeconds))
+}
