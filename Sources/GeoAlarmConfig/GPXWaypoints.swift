@@ -8,11 +8,13 @@ import GeoAlarmCore
 /// GPX has no radius, so every waypoint takes the collection's.
 enum GPXWaypoints {
     static func read(_ bytes: [UInt8], defaultRadius: Double) throws(CollectionFileError) -> PlaceList {
-        let parser = XMLParser(data: Data(bytes))
+        // Streamed: given all at once, libxml2 refuses a document over 10 MB ("huge input lookup").
+        let parser = XMLParser(stream: InputStream(data: Data(bytes)))
         let collector = WaypointCollector(defaultRadius: defaultRadius)
         parser.delegate = collector
         guard parser.parse() else {
-            throw CollectionFileError("line \(collector.errorLine ?? parser.lineNumber): not well-formed XML")
+            let code = collector.errorCode ?? (parser.parserError as NSError?)?.code ?? 0
+            throw CollectionFileError("line \(collector.errorLine ?? parser.lineNumber): not well-formed XML (libxml2 error \(code))")
         }
         return collector.list
     }
@@ -23,6 +25,7 @@ private final class WaypointCollector: NSObject, XMLParserDelegate {
     let defaultRadius: Double
     var list = PlaceList()
     var errorLine: Int?
+    var errorCode: Int?
     /// The open waypoint: its line and attributes.
     private var waypoint: (line: Int, latitude: String?, longitude: String?)?
     private var name = ""
@@ -67,7 +70,10 @@ private final class WaypointCollector: NSObject, XMLParserDelegate {
     }
 
     func parser(_ parser: XMLParser, parseErrorOccurred error: Error) {
-        if errorLine == nil { errorLine = parser.lineNumber }
+        if errorLine == nil {
+            errorLine = parser.lineNumber
+            errorCode = (error as NSError).code
+        }
     }
 
     private static func localName(_ name: String) -> String {

@@ -11,7 +11,8 @@ import GeoAlarmCore
 /// horizontal error by gpsd's rule (HDOP × 19 m). Waypoints (`wpt`) are not part of a track.
 public enum GPXReader {
     public static func read(_ bytes: ArraySlice<UInt8>) -> TrackReport {
-        let parser = XMLParser(data: Data(bytes))
+        // Streamed: given all at once, libxml2 refuses a document over 10 MB ("huge input lookup").
+        let parser = XMLParser(stream: InputStream(data: Data(bytes)))
         let collector = PointCollector()
         parser.delegate = collector
         if !parser.parse(), collector.report.problemCount == 0 {

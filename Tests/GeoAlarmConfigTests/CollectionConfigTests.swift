@@ -157,3 +157,17 @@ struct CollectionConfigTests {
         }
     }
 }
+
+/// libxml2 refuses a document over 10 MB handed over at once; waypoints are read streamed.
+struct LargeCollectionTests {
+    @Test func gpxWaypointsOverTenMegabytesLoadWhole() throws {
+        var gpx = "<?xml version=\"1.0\"?>\n<gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\">\n"
+        for index in 0..<200_000 { gpx += "<wpt lat=\"46.5\" lon=\"7.9\"><name>Waypoint number \(index)</name></wpt>\n" }
+        gpx += "</gpx>\n"
+        #expect(gpx.utf8.count > 10_000_000)
+        let path = try CollectionConfigTests().folder("[[collection]]\nfile = \"big.gpx\"\n", ["big.gpx": gpx])
+        let config = try ConfigLoader.load(path: path)
+        #expect(config.collections.first?.places.count == 200_000)
+        #expect(config.collections.first?.places.last?.name == "Waypoint number 199999")
+    }
+}
