@@ -21,27 +21,18 @@ struct Status: ParsableCommand {
         let now = Date()
         var rows = [["ID", "TITLE", "STATE", "DISTANCE", "NOTES", "LAST FIRED"]]
         for reminder in config.reminders {
-            let presence = saved[reminder.id].flatMap { $0.fenceKey == reminder.fenceKey ? $0.presence : nil } ?? .unknown
-            let distance = lastFix.map { "\(Int(Haversine.distance($0.coordinate, reminder.center).rounded())) m" } ?? "-"
             let lifecycle = lifecycles[reminder.id] ?? Lifecycle()
-            var notes: [String] = []
-            if !reminder.isEnabled { notes.append("disabled") }
-            if let completed = lifecycle.completedAt { notes.append("completed \(Timestamp.iso8601(completed))") }
-            if let until = lifecycle.snoozedUntil, until > now { notes.append("snoozed until \(Timestamp.iso8601(until))") }
+            var notes = reminder.isEnabled ? [] : ["disabled"]
+            notes += Self.lifecycleNotes(lifecycle, now: now)
             if let due = reminder.schedule.due?.moment(in: .current), due < now { notes.append("overdue") }
-            rows.append([
-                reminder.id, reminder.title, presence.rawValue, distance, notes.isEmpty ? "-" : notes.joined(separator: ", "),
-                lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
-            ])
+            rows.append(Self.row(reminder, saved: saved[reminder.id], lifecycle: lifecycle, lastFix: lastFix, notes: notes))
         }
         for collection in config.collections {
-            rows += collectionRows(collection, saved: saved, lifecycles: lifecycles, lastFix: lastFix)
+            rows += collectionRows(collection, saved: saved, lifecycles: lifecycles, lastFix: lastFix, now: now)
         }
         for alarm in config.alarms {
             let lifecycle = lifecycles[alarm.id] ?? Lifecycle()
-            var notes = ["at \(alarm.at)"]
-            if let completed = lifecycle.completedAt { notes.append("completed \(Timestamp.iso8601(completed))") }
-            if let until = lifecycle.snoozedUntil, until > now { notes.append("snoozed until \(Timestamp.iso8601(until))") }
+            let notes = ["at \(alarm.at)"] + Self.lifecycleNotes(lifecycle, now: now)
             rows.append([alarm.id, alarm.title, "alarm", "-", notes.joined(separator: ", "), lifecycle.lastFired.map(Timestamp.iso8601) ?? "-"])
         }
         for line in TextTable.lines(rows) { print(line) }
@@ -52,15 +43,38 @@ struct Status: ParsableCommand {
         }
     }
 
+    /// "completed ..." and "snoozed until ..." where they apply at `now`.
+    private static func lifecycleNotes(_ lifecycle: Lifecycle, now: Date) -> [String] {
+        var notes: [String] = []
+        if let completed = lifecycle.completedAt { notes.append("completed \(Timestamp.iso8601(completed))") }
+        if let until = lifecycle.snoozedUntil, until > now { notes.append("snoozed until \(Timestamp.iso8601(until))") }
+        return notes
+    }
+
+    /// A reminder's (or collection place's) row: its saved side, when saved for its fence as it
+    /// is now; its distance from the last fix; `notes`; when it last fired.
+    private static func row(
+        _ reminder: Reminder, saved: SavedPresence?, lifecycle: Lifecycle, lastFix: Fix?, notes: [String]
+    ) -> [String] {
+        let presence = saved.flatMap { $0.fenceKey == reminder.fenceKey ? $0.presence : nil } ?? .unknown
+        let distance = lastFix.map { "\(Int(Haversine.distance($0.coordinate, reminder.center).rounded())) m" } ?? "-"
+        return [
+            reminder.id, reminder.title, presence.rawValue, distance, notes.isEmpty ? "-" : notes.joined(separator: ", "),
+            lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
+        ]
+    }
+
     /// One row for the collection (how many places are inside, the nearest one), then one per
-    /// place the state file knows something of: inside, completed, snoozed or fired.
+    /// place the state file knows something of: inside, completed, snoozed or fired. Only the
+    /// ids in the state file are looked at, not every place of a large collection.
     private func collectionRows(
-        _ collection: ReminderCollection, saved: [String: SavedPresence], lifecycles: [String: Lifecycle], lastFix: Fix?
+        _ collection: ReminderCollection, saved: [String: SavedPresence], lifecycles: [String: Lifecycle], lastFix: Fix?,
+        now: Date
     ) -> [[String]] {
         var inside = 0
         var known: [Int] = []
-        for place in collection.places.indices {
-            let id = "\(collection.id)/\(place + 1)"
+        for id in Set(saved.keys).union(lifecycles.keys) {
+            guard let place = collection.memberIndex(of: id) else { continue }
             let isInside = saved[id].map { $0.presence == .inside && $0.fenceKey == collection.member(place).fenceKey } ?? false
             if isInside { inside += 1 }
             if isInside || lifecycles[id] != nil { known.append(place) }
@@ -70,18 +84,12 @@ struct Status: ParsableCommand {
             "\(collection.id)/*", collection.template.title, "\(inside) of \(collection.places.count) inside",
             nearest.map { "\(Int($0.rounded())) m (nearest)" } ?? "-", collection.template.isEnabled ? "-" : "disabled", "-",
         ]]
-        for place in known {
+        for place in known.sorted() {
             let member = collection.member(place)
-            let presence = saved[member.id].flatMap { $0.fenceKey == member.fenceKey ? $0.presence : nil } ?? .unknown
             let lifecycle = lifecycles[member.id] ?? Lifecycle()
-            var notes: [String] = []
-            if let completed = lifecycle.completedAt { notes.append("completed \(Timestamp.iso8601(completed))") }
-            if let until = lifecycle.snoozedUntil, until > Date() { notes.append("snoozed until \(Timestamp.iso8601(until))") }
-            let distance = lastFix.map { "\(Int(Haversine.distance($0.coordinate, member.center).rounded())) m" } ?? "-"
-            rows.append([
-                member.id, member.title, presence.rawValue, distance, notes.isEmpty ? "-" : notes.joined(separator: ", "),
-                lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
-            ])
+            rows.append(Self.row(
+                member, saved: saved[member.id], lifecycle: lifecycle, lastFix: lastFix,
+                notes: Self.lifecycleNotes(lifecycle, now: now)))
         }
         return rows
     }
