@@ -3,7 +3,7 @@ import Foundation
 import GeoAlarmCore
 
 /// Turns libgps's decoded TPV into the core's fix, reading NaNs and flags properly.
-public enum TPVConversion {
+enum TPVConversion {
     /// The fix in `raw`; its mode tells whether it holds a position.
     static func fix(from raw: geoalarm_gps_fix) -> Fix {
         func value(_ number: Double) -> Double? { number.isFinite ? number : nil }
@@ -19,11 +19,6 @@ public enum TPVConversion {
             mode: mode,
             horizontalError: Fix.horizontalError(eph: value(raw.eph), epx: value(raw.epx), epy: value(raw.epy)),
             speed: value(raw.speed), course: value(raw.track), device: device.isEmpty ? nil : device)
-    }
-
-    /// Decodes one line of gpsd JSON with libgps itself (`gps_unpack`); nil when it is not a TPV.
-    public static func unpack(_ line: String) -> Fix? {
-        TPVDecoder()?.decode(line)
     }
 }
 
