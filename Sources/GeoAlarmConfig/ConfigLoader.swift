@@ -283,12 +283,7 @@ struct ConfigReader {
         usedIDs: inout [String: String]
     ) -> Entry? {
         let before = diagnostics.count
-        let title = string(table, "title", context: "reminder (#\(number))")
-        var id = string(table, "id", context: "reminder (#\(number))")
-        if id == nil, let title { id = Reminder.slug(title) }
-        let context = id.map { "reminder \"\($0)\" (#\(number))" } ?? "reminder (#\(number))"
-        // Re-home problems found before the id was known under the final context.
-        for index in before..<diagnostics.count { diagnostics[index].context = context }
+        let (id, title, context) = identify(table, kind: "reminder", number: number, namedBy: "title", slug: Reminder.slug)
 
         checkKeys(of: table, allowed: Self.reminderKeys, context: context)
         if title == nil, table["title"] == nil { report(context, "title", "missing (every reminder needs a title)") }
@@ -324,11 +319,9 @@ struct ConfigReader {
         _ table: TOMLTable, number: Int, defaults: ReminderDefaults, usedIDs: inout [String: String]
     ) -> (ReminderCollection, CollectionLoad)? {
         let before = diagnostics.count
-        let path = string(table, "file", context: "collection (#\(number))")
-        var id = string(table, "id", context: "collection (#\(number))")
-        if id == nil, let path { id = Reminder.slug(((path as NSString).lastPathComponent as NSString).deletingPathExtension) }
-        let context = id.map { "collection \"\($0)\" (#\(number))" } ?? "collection (#\(number))"
-        for index in before..<diagnostics.count { diagnostics[index].context = context }
+        let (id, path, context) = identify(table, kind: "collection", number: number, namedBy: "file") { path in
+            Reminder.slug(((path as NSString).lastPathComponent as NSString).deletingPathExtension)
+        }
 
         checkKeys(of: table, allowed: Self.collectionKeys, context: context)
         if path == nil, table["file"] == nil { report(context, "file", "missing: the CSV, GPX or GeoJSON file of places") }
@@ -368,6 +361,20 @@ struct ConfigReader {
             collectionID: id, file: resolved, placeCount: list.places.count, problems: list.problems,
             problemCount: list.problemCount)
         return (ReminderCollection(id: id, template: template, places: list.places), load)
+    }
+
+    /// A table's `id` (else `slug` of the string at `key`), that string, and the context its
+    /// problems are reported under: `kind "id" (#number)`. Problems found while reading these
+    /// two keys, before the id was known, are moved under that context.
+    private mutating func identify(
+        _ table: TOMLTable, kind: String, number: Int, namedBy key: String, slug: (String) -> String
+    ) -> (id: String?, name: String?, context: String) {
+        let before = diagnostics.count
+        let name = string(table, key, context: "\(kind) (#\(number))")
+        let id = string(table, "id", context: "\(kind) (#\(number))") ?? name.map(slug)
+        let context = id.map { "\(kind) \"\($0)\" (#\(number))" } ?? "\(kind) (#\(number))"
+        for index in before..<diagnostics.count { diagnostics[index].context = context }
+        return (id, name, context)
     }
 
     /// Checks an id's form and that no reminder or collection took it before (`usedIDs` maps
