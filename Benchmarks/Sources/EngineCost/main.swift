@@ -53,7 +53,7 @@ func nanosecondsPerFix(_ fixes: [Fix], rounds: Int, _ body: ([Fix], (() -> Int) 
             defer { elapsed = ContinuousClock.now - start }
             return work()
         }
-        samples.append((Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(fixes.count - 1))
+        samples.append(seconds(elapsed) * 1e9 / Double(fixes.count - 1))
     }
     return (samples, events)
 }

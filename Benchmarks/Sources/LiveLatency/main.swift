@@ -44,18 +44,14 @@ final class EventCounter: EventSink {
     func deliver(_ event: GeofenceEvent) { count.withLock { $0 += 1 } }
 }
 
-func microseconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
-}
-
 func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
     sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))]
 }
 
 let baseline = try await measure(reminders: [])
 let hundred = try await measure(reminders: try hundredReminders())
-let base = baseline.delays.map(microseconds).sorted()
-let full = hundred.delays.map(microseconds).sorted()
+let base = baseline.delays.map { seconds($0) * 1e6 }.sorted()
+let full = hundred.delays.map { seconds($0) * 1e6 }.sorted()
 guard !base.isEmpty, !full.isEmpty else {
     FileHandle.standardError.write(Data("no fixes were measured: is gpsfake installed?\n".utf8))
     exit(1)

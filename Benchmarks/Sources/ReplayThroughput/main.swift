@@ -34,7 +34,7 @@ func replay(_ path: String, parseOnly: Bool) throws -> (seconds: Double, fixes: 
         }
     }
     let elapsed = ContinuousClock.now - start
-    return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, report.fixes.count, events)
+    return (seconds(elapsed), report.fixes.count, events)
 }
 
 print("replay throughput, \(fixCount) fixes, 100 reminders; fixes per second, median of 3 runs (low-high)")

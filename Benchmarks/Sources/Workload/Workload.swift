@@ -119,6 +119,11 @@ public func writeWorkFile(_ name: String, _ text: String) throws -> String {
     return path
 }
 
+/// A duration in seconds.
+public func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
 /// Median and the range of `samples`.
 public func spread(_ samples: [Double]) -> (median: Double, low: Double, high: Double) {
     let sorted = samples.sorted()
