@@ -308,7 +308,8 @@ public struct NMEAReader {
 
     /// A decimal number. Plain "123.4567" fields of up to 15 digits are read directly: the
     /// digits as an integer divided by a power of ten, both exact, is the correctly rounded
-    /// value, as strtod gives. Anything else (signs, exponents, more digits) goes to strtod.
+    /// value, as strtod gives. Anything else (signs, exponents, more digits) goes to strtod, before
+    /// a sixteenth digit could overflow the integer.
     private func number(_ field: ArraySlice<UInt8>) -> Double? {
         guard !field.isEmpty else { return nil }
         var digits = 0
@@ -317,7 +318,7 @@ public struct NMEAReader {
         for byte in field {
             if byte == UInt8(ascii: "."), decimals < 0 {
                 decimals = 0
-            } else if (0x30...0x39).contains(byte) {
+            } else if (0x30...0x39).contains(byte), digits < 15 {
                 mantissa = mantissa * 10 + Int64(byte - 0x30)
                 digits += 1
                 if decimals >= 0 { decimals += 1 }

@@ -50,6 +50,15 @@ struct FormatTests {
         #expect(report.fixes.count == 1, "RMC still gives the epoch its position")
     }
 
+    /// Long runs of digits go to strtod rather than overflowing the fast decimal reader.
+    @Test func overlongNumbersAreReadNotOverflowed() {
+        let digits = String(repeating: "0", count: 30) + "1"
+        let report = Self.read("$GPGGA,120000,4807.\(digits),N,01131.000,E,1,08,0.9\(digits),545.4,M,46.9,M,,\n")
+        #expect(report.fixes.count == 1)
+        #expect(abs((report.fixes.first?.coordinate.latitude ?? 0) - (48 + 7.0 / 60)) < 1e-9)
+        #expect(abs((report.fixes.first?.horizontalError ?? 0) - 0.9 * 19) < 1e-9)
+    }
+
     @Test func sentencesWithoutChecksumAreAcceptedWhenComplete() {
         let report = Self.read("$GPGGA,120000,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,\n$GPGGA,120001,4807.0\n")
         #expect(report.fixes.count == 1)
