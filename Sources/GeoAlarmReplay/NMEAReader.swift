@@ -296,8 +296,9 @@ public struct NMEAReader {
         return Double(whole) + minutes / 60
     }
 
+    /// A whole number of up to 18 digits (more could overflow); nil for anything else.
     private func integer(_ field: ArraySlice<UInt8>) -> Int? {
-        guard !field.isEmpty else { return nil }
+        guard !field.isEmpty, field.count <= 18 else { return nil }
         var value = 0
         for byte in field {
             guard (0x30...0x39).contains(byte) else { return nil }
