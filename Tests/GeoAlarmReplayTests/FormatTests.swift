@@ -58,8 +58,9 @@ struct FormatTests {
         #expect(abs((report.fixes.first?.coordinate.latitude ?? 0) - (48 + 7.0 / 60)) < 1e-9)
         #expect(abs((report.fixes.first?.horizontalError ?? 0) - 0.9 * 19) < 1e-9)
         // Whole numbers that long are not numbers the sentence can mean: the sentence is refused.
-        let refused = Self.read("$GPGGA,120000,\(digits)07.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,\n"
-            + "$GPGGA,120001,4807.038,N,01131.000,E,\(digits),08,0.9,545.4,M,46.9,M,,\n")
+        let ones = String(repeating: "1", count: 31)
+        let refused = Self.read("$GPGGA,120000,\(ones)07.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,\n"
+            + "$GPGGA,120001,4807.038,N,01131.000,E,\(ones),08,0.9,545.4,M,46.9,M,,\n")
         #expect(refused.fixes.isEmpty)
         #expect(refused.problems.map(\.reason) == ["GGA: bad position"])
     }
