@@ -53,7 +53,7 @@ public enum GPSDJSONReader {
             try scanner.members { scanner, key throws(JSONScanner.Failure) in
                 switch key {
                 case "class": isTPV = try scanner.stringValue() == "TPV"
-                case "mode": mode = try scanner.numberValue().map { Int($0) } ?? 0
+                case "mode": mode = try scanner.numberValue().flatMap { Int(exactly: $0) } ?? 0
                 case "lat": latitude = try scanner.numberValue()
                 case "lon": longitude = try scanner.numberValue()
                 case "eph": eph = try scanner.numberValue()
