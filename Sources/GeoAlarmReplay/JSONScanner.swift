@@ -22,6 +22,10 @@ public struct JSONScanner {
     private var position: Int
     /// The 1-based line of the next byte.
     public private(set) var line = 1
+    /// Containers open (objects and arrays being read): deeper than `maximumDepth` is refused rather
+    /// than recursed into until the stack runs out.
+    private var depth = 0
+    private static let maximumDepth = 512
 
     /// A scanner at the start of `bytes` (after a UTF-8 byte order mark, if any).
     public init(_ bytes: ArraySlice<UInt8>) {
@@ -39,6 +43,8 @@ public struct JSONScanner {
     /// Reads the members of an object whose `{` was consumed, calling `body` with each key
     /// before its value (which `body` must read or skip).
     public mutating func members(_ body: (inout JSONScanner, String) throws(Failure) -> Void) throws(Failure) {
+        try enterContainer()
+        defer { depth -= 1 }
         if peek() == UInt8(ascii: "}") { position += 1; return }
         while true {
             let key = try string()
@@ -51,6 +57,8 @@ public struct JSONScanner {
     /// Reads the elements of an array whose `[` was consumed, calling `body` at the start of each
     /// (which must read or skip it).
     public mutating func elements(_ body: (inout JSONScanner) throws(Failure) -> Void) throws(Failure) {
+        try enterContainer()
+        defer { depth -= 1 }
         if peek() == UInt8(ascii: "]") { position += 1; return }
         while true {
             _ = peek()
@@ -112,6 +120,11 @@ public struct JSONScanner {
         case nil: throw fail("unexpected end of file")
         default: return .number(try number())
         }
+    }
+
+    private mutating func enterContainer() throws(Failure) {
+        guard depth < Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
+        depth += 1
     }
 
     private mutating func endOrComma(_ end: UInt8) throws(Failure) -> Bool {

@@ -103,6 +103,14 @@ struct FormatTests {
         #expect(abs(error - 2.45 * (12.5).squareRoot()) < 1e-9)
     }
 
+    /// Nesting deep enough to exhaust the stack is refused as malformed, not recursed into.
+    @Test func deeplyNestedJSONIsMalformedNotACrash() {
+        let nested = "{\"class\":\"TPV\",\"x\":" + String(repeating: "[", count: 100_000) + "\n"
+        let report = Self.read(nested + "{\"class\":\"TPV\",\"mode\":2,\"lat\":1,\"lon\":2}\n")
+        #expect(report.problems.map(\.reason) == ["malformed JSON"])
+        #expect(report.fixes.count == 1)
+    }
+
     @Test func gpsdJSONTakesTPVsAndSkipsTheRest() throws {
         let text = """
             {"class":"VERSION","release":"3.22"}
