@@ -73,8 +73,9 @@ class Trackers:
         self.presence = ["unknown"] * len(fences)
         self.streak = [None] * len(fences)  # (side, count)
 
-    def unsettled(self):
-        return [i for i, p in enumerate(self.presence) if p != "outside" or self.streak[i] is not None]
+    def settled_outside(self, index):
+        """Nothing but a fix within reach can change this fence."""
+        return self.presence[index] == "outside" and self.streak[index] is None
 
     def observe(self, index, distance):
         fence = self.fences[index]
@@ -122,7 +123,7 @@ def run_strtree(fixes, fences, max_error, confirmations):
         for index in sorted(set(tree.query(shapely.Point(lon, lat)).tolist()) | unsettled):
             f = fences[index]
             kind = trackers.observe(index, float(haversine(lat, lon, f["lat"], f["lon"])))
-            if trackers.presence[index] == "outside" and trackers.streak[index] is None:
+            if trackers.settled_outside(index):
                 unsettled.discard(index)
             else:
                 unsettled.add(index)
@@ -135,9 +136,7 @@ def run_numpy(fixes, fences, max_error, confirmations):
     trackers = Trackers(fences, confirmations)
     lats = numpy.array([f["lat"] for f in fences])
     lons = numpy.array([f["lon"] for f in fences])
-    radii = numpy.array([f["radius"] for f in fences])
     reaches = numpy.array([f["reach"] for f in fences])
-    inside = numpy.zeros(len(fences), dtype=bool)
     quiet = numpy.zeros(len(fences), dtype=bool)  # settled outside
     events, last = [], None
     for stamp, lat, lon, error in fixes:
@@ -148,8 +147,7 @@ def run_numpy(fixes, fences, max_error, confirmations):
         # Only fences that can change need the per-fence rules: not settled outside, or within reach.
         for index in numpy.nonzero(~quiet | (distances <= reaches))[0]:
             kind = trackers.observe(index, float(distances[index]))
-            inside[index] = trackers.presence[index] == "inside"
-            quiet[index] = trackers.presence[index] == "outside" and trackers.streak[index] is None
+            quiet[index] = trackers.settled_outside(index)
             if kind:
                 events.append((round(stamp), kind, fences[index]["id"]))
     return events
