@@ -1,13 +1,3 @@
-/// A parsed JSON value.
-public enum JSONValue: Sendable, Equatable {
-    case object([String: JSONValue])
-    case array([JSONValue])
-    case string(String)
-    case number(Double)
-    case bool(Bool)
-    case null
-}
-
 /// A JSON reader over UTF-8 bytes that counts lines and reads containers member by member, so
 /// that a caller keeps only what it needs (a GeoJSON feature at a time, a TPV's few numbers).
 public struct JSONScanner {
@@ -67,6 +57,30 @@ public struct JSONScanner {
         }
     }
 
+    /// Reads an object's members as ``members(_:)`` does when the next value is an object and
+    /// returns true; passes over any other value and returns false.
+    public mutating func membersIfObject(_ body: (inout JSONScanner, String) throws(Failure) -> Void) throws(Failure) -> Bool {
+        guard peek() == UInt8(ascii: "{") else {
+            try skipValue()
+            return false
+        }
+        position += 1
+        try members(body)
+        return true
+    }
+
+    /// Reads an array's elements as ``elements(_:)`` does when the next value is an array and
+    /// returns true; passes over any other value and returns false.
+    public mutating func elementsIfArray(_ body: (inout JSONScanner) throws(Failure) -> Void) throws(Failure) -> Bool {
+        guard peek() == UInt8(ascii: "[") else {
+            try skipValue()
+            return false
+        }
+        position += 1
+        try elements(body)
+        return true
+    }
+
     /// Passes over one whole value without building it.
     public mutating func skipValue() throws(Failure) {
         switch peek() {
@@ -76,9 +90,20 @@ public struct JSONScanner {
         case UInt8(ascii: "["):
             position += 1
             try elements { scanner throws(Failure) in try scanner.skipValue() }
-        default:
-            _ = try value()
+        case UInt8(ascii: "\""): _ = try string()
+        case UInt8(ascii: "t"): try word("true")
+        case UInt8(ascii: "f"): try word("false")
+        case UInt8(ascii: "n"): try word("null")
+        case nil: throw fail("unexpected end of file")
+        default: _ = try number()
         }
+    }
+
+    /// True after consuming a `null`; false, consuming nothing, before any other value.
+    public mutating func nullValue() throws(Failure) -> Bool {
+        guard peek() == UInt8(ascii: "n") else { return false }
+        try word("null")
+        return true
     }
 
     /// A number, or nil (after passing over it) for any other value.
@@ -97,29 +122,6 @@ public struct JSONScanner {
             return nil
         }
         return try string()
-    }
-
-    /// Reads one whole value.
-    public mutating func value() throws(Failure) -> JSONValue {
-        switch peek() {
-        case UInt8(ascii: "{"):
-            position += 1
-            var object: [String: JSONValue] = [:]
-            try members { scanner, key throws(Failure) in object[key] = try scanner.value() }
-            return .object(object)
-        case UInt8(ascii: "["):
-            position += 1
-            var array: [JSONValue] = []
-            try elements { scanner throws(Failure) in array.append(try scanner.value()) }
-            return .array(array)
-        case UInt8(ascii: "\""):
-            return .string(try string())
-        case UInt8(ascii: "t"): try word("true"); return .bool(true)
-        case UInt8(ascii: "f"): try word("false"); return .bool(false)
-        case UInt8(ascii: "n"): try word("null"); return .null
-        case nil: throw fail("unexpected end of file")
-        default: return .number(try number())
-        }
     }
 
     private mutating func enterContainer() throws(Failure) {
@@ -155,7 +157,7 @@ public struct JSONScanner {
     private mutating func number() throws(Failure) -> Double {
         let start = position
         while position < bytes.endIndex, Self.isNumberByte(bytes[position]) { position += 1 }
-        guard position > start, let value = Double(String(decoding: bytes[start..<position], as: UTF8.self)) else {
+        guard position > start, let value = DecimalText.value(bytes[start..<position]) else {
             throw fail("unexpected character")
         }
         return value

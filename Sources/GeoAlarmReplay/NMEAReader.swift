@@ -131,8 +131,8 @@ public struct NMEAReader {
         let valid = f[2].first == UInt8(ascii: "A")
         epoch.hasFix = valid
         if f.count >= 13, f[12].first == UInt8(ascii: "D") { epoch.dgps = true }
-        if let knots = number(f[7]) { epoch.speed = knots * 1852 / 3600 }
-        if let course = number(f[8]) { epoch.course = course }
+        if let knots = DecimalText.value(f[7]) { epoch.speed = knots * 1852 / 3600 }
+        if let course = DecimalText.value(f[8]) { epoch.course = course }
         guard valid else { return nil }
         guard let coordinate = position(f[3], f[4], f[5], f[6]) else { return "bad position" }
         epoch.coordinate = coordinate
@@ -146,7 +146,7 @@ public struct NMEAReader {
         startEpoch(at: time)
         epoch.hasFix = quality > 0
         if quality == 2 { epoch.dgps = true }
-        if let hdop = number(f[8]) { epoch.hdop = hdop }
+        if let hdop = DecimalText.value(f[8]) { epoch.hdop = hdop }
         epoch.hasAltitude = !f[9].isEmpty
         guard quality > 0 else { return nil }
         guard let coordinate = position(f[2], f[3], f[4], f[5]) else { return "bad position" }
@@ -175,7 +175,7 @@ public struct NMEAReader {
         epoch.hasFix = valid
         guard valid else { return nil }
         if modes.contains(UInt8(ascii: "D")) { epoch.dgps = true }
-        if let hdop = number(f[8]) { epoch.hdop = hdop }
+        if let hdop = DecimalText.value(f[8]) { epoch.hdop = hdop }
         epoch.hasAltitude = !f[9].isEmpty
         guard let coordinate = position(f[2], f[3], f[4], f[5]) else { return "bad position" }
         epoch.coordinate = coordinate
@@ -190,7 +190,7 @@ public struct NMEAReader {
         case UInt8(ascii: "3"): gsaMode = .threeD
         default: return "bad mode"
         }
-        gsaHDOP = number(f[16])
+        gsaHDOP = DecimalText.value(f[16])
         return nil
     }
 
@@ -198,7 +198,7 @@ public struct NMEAReader {
         guard f.count >= 9 else { return "truncated (\(f.count) fields)" }
         guard let time = timeOfDay(f[1]) else { return "bad time" }
         startEpoch(at: time)
-        if let latitudeSigma = number(f[6]), let longitudeSigma = number(f[7]) {
+        if let latitudeSigma = DecimalText.value(f[6]), let longitudeSigma = DecimalText.value(f[7]) {
             epoch.gstError = 2.45 * ((latitudeSigma * latitudeSigma + longitudeSigma * longitudeSigma) / 2).squareRoot()
         }
         return nil
@@ -249,7 +249,7 @@ public struct NMEAReader {
 
     private func timeOfDay(_ field: ArraySlice<UInt8>) -> Double? {
         guard field.count >= 6, let hours = integer(field.prefix(2)),
-              let minutes = integer(field.dropFirst(2).prefix(2)), let seconds = number(field.dropFirst(4)),
+              let minutes = integer(field.dropFirst(2).prefix(2)), let seconds = DecimalText.value(field.dropFirst(4)),
               hours < 24, minutes < 60, seconds < 61
         else { return nil }
         return Double(hours * 3600 + minutes * 60) + seconds
@@ -291,7 +291,7 @@ public struct NMEAReader {
     private func degrees(_ field: ArraySlice<UInt8>) -> Double? {
         let dot = field.firstIndex(of: UInt8(ascii: ".")) ?? field.endIndex
         guard field.distance(from: field.startIndex, to: dot) >= 3,
-              let whole = integer(field[..<(dot - 2)]), let minutes = number(field[(dot - 2)...]), minutes < 60
+              let whole = integer(field[..<(dot - 2)]), let minutes = DecimalText.value(field[(dot - 2)...]), minutes < 60
         else { return nil }
         return Double(whole) + minutes / 60
     }
@@ -306,33 +306,6 @@ public struct NMEAReader {
         }
         return value
     }
-
-    /// A decimal number. Plain "123.4567" fields of up to 15 digits are read directly: the
-    /// digits as an integer divided by a power of ten, both exact, is the correctly rounded
-    /// value, as strtod gives. Anything else (signs, exponents, more digits) goes to strtod, before
-    /// a sixteenth digit could overflow the integer.
-    private func number(_ field: ArraySlice<UInt8>) -> Double? {
-        guard !field.isEmpty else { return nil }
-        var digits = 0
-        var mantissa: Int64 = 0
-        var decimals = -1
-        for byte in field {
-            if byte == UInt8(ascii: "."), decimals < 0 {
-                decimals = 0
-            } else if (0x30...0x39).contains(byte), digits < 15 {
-                mantissa = mantissa * 10 + Int64(byte - 0x30)
-                digits += 1
-                if decimals >= 0 { decimals += 1 }
-            } else {
-                digits = 99
-                break
-            }
-        }
-        guard digits > 0, digits <= 15 else { return Double(String(decoding: field, as: UTF8.self)) }
-        return Double(mantissa) / Self.powersOfTen[max(decimals, 0)]
-    }
-
-    private static let powersOfTen: [Double] = (0...15).map { pow(10, Double($0)) }
 
     private func hexDigit(_ byte: UInt8) -> UInt8? {
         switch byte {

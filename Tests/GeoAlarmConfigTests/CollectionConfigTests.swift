@@ -116,6 +116,36 @@ struct CollectionConfigTests {
         ])
     }
 
+    @Test func geoJSONMembersAreReadInAnyOrderAndBadFeaturesSkipped() throws {
+        let geojson = """
+            {"features": [
+              {"properties": {"title": "Title only", "radius": null}, "id": [1, {"x": [true, false]}],
+               "geometry": {"coordinates": [-9.1, 38.7, 120.5], "bbox": [], "type": "Point"}, "type": "Feature"},
+              {"geometry": {"type": "Point", "coordinates": [-9.2, 38.8]}, "properties": {"name": "B", "radius": 1e3}},
+              "not a feature",
+              {"geometry": null},
+              {"geometry": {"type": "Point", "coordinates": ["-9", 38]}},
+              {"geometry": {"type": "Point", "coordinates": {"lon": 1, "lat": 2}}},
+              {"geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"radius": "50 m"}},
+              {"geometry": {"type": "Point", "coordinates": [181, 2]}}
+             ], "type": "FeatureCollection"}
+            """
+        let path = try folder("[[collection]]\nfile = \"p.json\"\nradius = 40\n", ["p.json": geojson])
+        let config = try ConfigLoader.load(path: path)
+        #expect(config.collections[0].places == [
+            CollectionPlace(center: Coordinate(latitude: 38.7, longitude: -9.1), radius: 40, name: "Title only"),
+            CollectionPlace(center: Coordinate(latitude: 38.8, longitude: -9.2), radius: 1000, name: "B"),
+        ])
+        #expect(config.collectionLoads[0].problems == [
+            PlaceProblem(line: 5, message: "a feature must be an object"),
+            PlaceProblem(line: 6, message: "feature without a geometry"),
+            PlaceProblem(line: 7, message: "a Point needs coordinates [lon, lat]"),
+            PlaceProblem(line: 8, message: "a Point needs coordinates [lon, lat]"),
+            PlaceProblem(line: 9, message: "properties.radius must be a number of metres"),
+            PlaceProblem(line: 10, message: "lon 181 is out of range (-180 to 180)"),
+        ])
+    }
+
     @Test func unusableCollectionsAreConfigErrors() throws {
         let path = try folder("""
             [[reminder]]
@@ -158,7 +188,8 @@ struct CollectionConfigTests {
     }
 }
 
-/// libxml2 refuses a document over 10 MB handed over at once; waypoints are read streamed.
+/// A GPX file over 10 MB (libxml2 refuses a document that size given at once, which the first,
+/// XMLParser-based waypoint reader did) loads whole.
 struct LargeCollectionTests {
     @Test func gpxWaypointsOverTenMegabytesLoadWhole() throws {
         var gpx = "<?xml version=\"1.0\"?>\n<gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\">\n"
