@@ -86,7 +86,7 @@ let package = Package(
                 "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig"]),
+        .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig", "GeoAlarmTestSupport"]),
         .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),
         .testTarget(name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmTestSupport"]),
         // Finds the shared receiver captures for the tests that read them.
