@@ -27,8 +27,17 @@ public struct NMEAReader {
     private var gsaMode: FixMode?
     private var gsaHDOP: Double?
     private var epoch = Epoch()
-    /// Storage for the fields of the sentence being decoded.
-    private var fieldBuffer: [ArraySlice<UInt8>] = []
+    /// Storage for where the fields of the sentence being decoded are.
+    private var fieldBuffer: [Range<Int>] = []
+
+    /// The fields of a sentence, as ranges of its bytes: an array of slices would retain and
+    /// release the file's storage for every field of every sentence.
+    private struct Fields {
+        var sentence: ArraySlice<UInt8>
+        var bounds: [Range<Int>]
+        var count: Int { bounds.count }
+        subscript(index: Int) -> ArraySlice<UInt8> { sentence[bounds[index]] }
+    }
 
     /// What the sentences of one epoch said.
     private struct Epoch {
@@ -85,7 +94,7 @@ public struct NMEAReader {
               body.count == 5 || body[body.startIndex + 5] == UInt8(ascii: ",")
         else { return }
         let type = body[(body.startIndex + 2)..<(body.startIndex + 5)]
-        let decode: ((inout NMEAReader, [ArraySlice<UInt8>]) -> String?)?
+        let decode: ((inout NMEAReader, Fields) -> String?)?
         switch (type[type.startIndex], type[type.startIndex + 1], type[type.startIndex + 2]) {
         case (0x52, 0x4D, 0x43): decode = { $0.rmc($1) }  // RMC
         case (0x47, 0x47, 0x41): decode = { $0.gga($1) }  // GGA
@@ -98,19 +107,20 @@ public struct NMEAReader {
         }
         guard let decode else { return }
         // One array of fields, kept from sentence to sentence.
-        var fields = fieldBuffer
+        var bounds = fieldBuffer
         fieldBuffer = []
-        fields.removeAll(keepingCapacity: true)
+        bounds.removeAll(keepingCapacity: true)
         var start = body.startIndex
         while let comma = body[start...].firstIndex(of: UInt8(ascii: ",")) {
-            fields.append(body[start..<comma])
+            bounds.append(start..<comma)
             start = comma + 1
         }
-        fields.append(body[start...])
+        bounds.append(start..<body.endIndex)
+        let fields = Fields(sentence: body, bounds: bounds)
         if let problem = decode(&self, fields) {
             report.record(TrackProblem(line: lineNumber, reason: "\(String(decoding: type, as: UTF8.self)): \(problem)"))
         }
-        fieldBuffer = fields
+        fieldBuffer = fields.bounds
     }
 
     /// Emits the epoch still open at the end of the log.
@@ -120,7 +130,7 @@ public struct NMEAReader {
 
     // MARK: Sentences (each returns a problem, or nil when it was used)
 
-    private mutating func rmc(_ f: [ArraySlice<UInt8>]) -> String? {
+    private mutating func rmc(_ f: Fields) -> String? {
         guard f.count >= 10 else { return "truncated (\(f.count) fields)" }
         guard let time = timeOfDay(f[1]) else { return f[2].first == UInt8(ascii: "A") ? "bad time" : nil }
         startEpoch(at: time)
@@ -139,7 +149,7 @@ public struct NMEAReader {
         return nil
     }
 
-    private mutating func gga(_ f: [ArraySlice<UInt8>]) -> String? {
+    private mutating func gga(_ f: Fields) -> String? {
         guard f.count >= 10 else { return "truncated (\(f.count) fields)" }
         let quality = integer(f[6]) ?? 0
         guard let time = timeOfDay(f[1]) else { return quality > 0 ? "bad time" : nil }
@@ -154,7 +164,7 @@ public struct NMEAReader {
         return nil
     }
 
-    private mutating func gll(_ f: [ArraySlice<UInt8>]) -> String? {
+    private mutating func gll(_ f: Fields) -> String? {
         guard f.count >= 7 else { return "truncated (\(f.count) fields)" }
         let valid = f[6].first == UInt8(ascii: "A")
         guard let time = timeOfDay(f[5]) else { return valid ? "bad time" : nil }
@@ -166,7 +176,7 @@ public struct NMEAReader {
         return nil
     }
 
-    private mutating func gns(_ f: [ArraySlice<UInt8>]) -> String? {
+    private mutating func gns(_ f: Fields) -> String? {
         guard f.count >= 10 else { return "truncated (\(f.count) fields)" }
         let modes = f[6]
         let valid = modes.contains { $0 != UInt8(ascii: "N") }
@@ -182,7 +192,7 @@ public struct NMEAReader {
         return nil
     }
 
-    private mutating func gsa(_ f: [ArraySlice<UInt8>]) -> String? {
+    private mutating func gsa(_ f: Fields) -> String? {
         guard f.count >= 18 else { return "truncated (\(f.count) fields)" }
         switch f[2].first {
         case UInt8(ascii: "1"): gsaMode = .noFix
@@ -194,7 +204,7 @@ public struct NMEAReader {
         return nil
     }
 
-    private mutating func gst(_ f: [ArraySlice<UInt8>]) -> String? {
+    private mutating func gst(_ f: Fields) -> String? {
         guard f.count >= 9 else { return "truncated (\(f.count) fields)" }
         guard let time = timeOfDay(f[1]) else { return "bad time" }
         startEpoch(at: time)
@@ -204,7 +214,7 @@ public struct NMEAReader {
         return nil
     }
 
-    private mutating func zda(_ f: [ArraySlice<UInt8>]) -> String? {
+    private mutating func zda(_ f: Fields) -> String? {
         guard f.count >= 5 else { return "truncated (\(f.count) fields)" }
         guard let time = timeOfDay(f[1]) else { return "bad time" }
         startEpoch(at: time)
