@@ -12,16 +12,34 @@ public enum UserFile {
         let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ReadError(description: String(cString: strerror(errno))) }
         defer { if descriptor != STDIN_FILENO { close(descriptor) } }
-        var bytes: [UInt8] = []
+        // A regular file is read straight into an array of its size; growing one chunk at a
+        // time copied a large track over and over. Standard input, a pipe or a file that grew
+        // meanwhile goes on in chunks.
+        var status = stat()
+        let size = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : 0
+        var failure: Int32 = 0
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            while initialized < buffer.count {
+                let count = read(descriptor, buffer.baseAddress! + initialized, buffer.count - initialized)
+                if count == 0 { return }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                initialized += count
+            }
+        }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
+        while failure == 0 {
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count == 0 { return bytes }
             if count < 0 {
-                if errno == EINTR { continue }
-                throw ReadError(description: String(cString: strerror(errno)))
+                if errno != EINTR { failure = errno }
+                continue
             }
             bytes.append(contentsOf: chunk[..<count])
         }
+        throw ReadError(description: String(cString: strerror(failure)))
     }
 }
