@@ -8,27 +8,30 @@ public enum DecimalText {
     /// rounded value, as strtod gives. Anything else (a `+`, exponents, more digits) goes to
     /// strtod, before a sixteenth digit could overflow the integer.
     public static func value(_ bytes: ArraySlice<UInt8>) -> Double? {
+        let plain = bytes.withUnsafeBufferPointer(plainDecimal)
+        return plain ?? (bytes.isEmpty ? nil : Double(String(decoding: bytes, as: UTF8.self)))
+    }
+
+    /// The value of an optional `-`, then digits with at most one `.` among them, 15 digits at
+    /// most; nil for anything else.
+    private static func plainDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
         var digits = 0
         var mantissa: Int64 = 0
         var decimals = -1
-        var index = bytes.startIndex
-        let negative = index < bytes.endIndex && bytes[index] == UInt8(ascii: "-")
-        if negative { index += 1 }
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            index += 1
-            if byte == UInt8(ascii: "."), decimals < 0 {
-                decimals = 0
-            } else if (0x30...0x39).contains(byte), digits < 15 {
-                mantissa = mantissa * 10 + Int64(byte - 0x30)
+        let negative = bytes.first == UInt8(ascii: "-")
+        for byte in bytes[(negative ? 1 : 0)...] {
+            if byte &- 0x30 < 10 {
+                guard digits < 15 else { return nil }
+                mantissa = mantissa &* 10 &+ Int64(byte &- 0x30)
                 digits += 1
                 if decimals >= 0 { decimals += 1 }
+            } else if byte == UInt8(ascii: "."), decimals < 0 {
+                decimals = 0
             } else {
-                digits = 99
-                break
+                return nil
             }
         }
-        guard digits > 0, digits <= 15 else { return bytes.isEmpty ? nil : Double(String(decoding: bytes, as: UTF8.self)) }
+        guard digits > 0 else { return nil }
         let magnitude = Double(mantissa) / powersOfTen[max(decimals, 0)]
         return negative ? -magnitude : magnitude
     }
