@@ -96,7 +96,8 @@ public func nmeaText(_ fixes: [Fix]) -> String {
     return text
 }
 
-/// The fixes as gpsd's JSON: one TPV a line, with eph as gpsd 3.22 would give for HDOP 1.2.
+/// The fixes as gpsd's JSON: one TPV a line, numbers printed as gpsd 3.22 prints them (lat and
+/// lon with 9 decimals), eph as it would give for HDOP 1.2.
 public func gpsdJSONText(_ fixes: [Fix]) -> String {
     var text = ""
     text.reserveCapacity(fixes.count * 160)
@@ -104,8 +105,8 @@ public func gpsdJSONText(_ fixes: [Fix]) -> String {
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     for fix in fixes {
         text += "{\"class\":\"TPV\",\"device\":\"/dev/ttyUSB0\",\"mode\":3,\"time\":\"\(formatter.string(from: fix.time!))\","
-            + "\"lat\":\(fix.coordinate.latitude),\"lon\":\(fix.coordinate.longitude),\"alt\":45.0,\"eph\":\(fix.horizontalError!),"
-            + "\"speed\":1.2,\"track\":180.0}\n"
+            + String(format: "\"lat\":%.9f,\"lon\":%.9f,", fix.coordinate.latitude, fix.coordinate.longitude)
+            + String(format: "\"altHAE\":95.5000,\"alt\":45.0000,\"eph\":%.3f,\"speed\":1.200,\"track\":180.0000}\n", fix.horizontalError!)
     }
     return text
 }
