@@ -171,7 +171,7 @@ public final class AlarmAgent: Service {
     private func reload(_ state: inout AgentState) {
         do {
             let config = try ConfigLoader.load(path: configPath)
-            logCollections(of: config)
+            Self.logCollections(of: config, to: logger)
             let engine = GeofenceEngine(
                 reminders: config.reminders, collections: config.collections, settings: config.settings,
                 carryingStateFrom: state.engine)
@@ -184,8 +184,9 @@ public final class AlarmAgent: Service {
         }
     }
 
-    /// The bad rows skipped in the config's collection files, and what each collection loaded.
-    private func logCollections(of config: Config) {
+    /// Logs the bad rows skipped in the config's collection files (as warnings), and what each
+    /// collection loaded; for the agent's reloads and the commands that load a config alike.
+    public static func logCollections(of config: Config, to logger: Logger) {
         for load in config.collectionLoads {
             for problem in load.shownProblems { logger.warning("\(problem)") }
             logger.info("\(load.summary)")

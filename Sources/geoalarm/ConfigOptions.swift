@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GeoAlarmAgent
 import GeoAlarmConfig
 
 /// The `--config` option shared by every command that reads reminders.
@@ -31,10 +32,7 @@ struct ConfigOptions: ParsableArguments {
         let path = try resolvedPath()
         do {
             let config = try ConfigLoader.load(path: path)
-            for load in config.collectionLoads {
-                for problem in load.shownProblems { Diagnostics.logger.warning("\(problem)") }
-                Diagnostics.logger.info("\(load.summary)")
-            }
+            AlarmAgent.logCollections(of: config, to: Diagnostics.logger)
             return config
         } catch {
             Diagnostics.report(error)
