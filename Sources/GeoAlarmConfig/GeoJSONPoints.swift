@@ -30,6 +30,7 @@ enum GeoJSONPoints {
                     }
                 }
             }
+            try scanner.expectEnd()
         } catch {
             throw CollectionFileError("line \(error.line): \(error.message)")
         }

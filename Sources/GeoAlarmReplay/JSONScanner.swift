@@ -30,6 +30,11 @@ public struct JSONScanner {
         position += 1
     }
 
+    /// Fails unless only blanks are left.
+    public mutating func expectEnd() throws(Failure) {
+        guard peek() == nil else { throw fail("more text after the end of the JSON value") }
+    }
+
     /// Reads the members of an object whose `{` was consumed, calling `body` with each key
     /// before its value (which `body` must read or skip).
     public mutating func members(_ body: (inout JSONScanner, String) throws(Failure) -> Void) throws(Failure) {

@@ -146,6 +146,21 @@ struct CollectionConfigTests {
         ])
     }
 
+    @Test func textAfterTheGeoJSONIsRefused() throws {
+        let path = try folder("[[collection]]\nfile = \"twice.geojson\"\n", [
+            "twice.geojson": "{\"features\": []}\n{\"features\": []}\n",
+        ])
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            _ = try ConfigLoader.load(path: path)
+            Issue.record("accepted two JSON values in one file")
+        } catch {
+            #expect(error.diagnostics.map(\.description) == [
+                "\(path): collection \"twice\" (#1): file: \(directory)/twice.geojson: line 2: more text after the end of the JSON value",
+            ])
+        }
+    }
+
     @Test func unusableCollectionsAreConfigErrors() throws {
         let path = try folder("""
             [[reminder]]
