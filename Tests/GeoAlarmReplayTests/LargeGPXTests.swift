@@ -2,7 +2,8 @@ import Foundation
 import GeoAlarmReplay
 import Testing
 
-/// libxml2 refuses a document over 10 MB handed over at once; the GPX reader streams it.
+/// A track over 10 MB, which libxml2 (behind the first, XMLParser-based reader) refused when
+/// given at once, is read whole.
 struct LargeGPXTests {
     @Test func aTrackOverTenMegabytesIsReadWhole() {
         var text = "<?xml version=\"1.0\"?>\n<gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n"
