@@ -47,12 +47,14 @@ public struct GridIndex: Sendable {
         // nearly every entry of a million fences.
         var filed: [UInt64] = []
         filed.reserveCapacity(fences.count * 4)
+        var largestCell = 0
         for (position, fence) in fences.enumerated() {
-            for cell in cellsCovering(center: fence.center, reach: fence.reach) {
+            forEachCell(covering: fence.center, reach: fence.reach) { cell in
                 filed.append(UInt64(cell) << Self.positionBits | UInt64(position))
+                largestCell = max(largestCell, cell)
             }
         }
-        filed.sort()
+        Self.sortByCell(&filed, largestCell: largestCell)
         members = filed.map { Int32(truncatingIfNeeded: $0 & (1 << Self.positionBits - 1)) }
         runs.reserveCapacity(fences.count)
         var start = 0
@@ -109,25 +111,55 @@ public struct GridIndex: Sendable {
 
     private func cellKey(x: Int, y: Int) -> Int { y * longitudeCells + x }
 
-    private func cellsCovering(center: Coordinate, reach: Double) -> [Int] {
+    /// Calls `body` with each cell that a reach of `reach` metres around `center` overlaps.
+    private func forEachCell(covering center: Coordinate, reach: Double, _ body: (Int) -> Void) {
         let spread = Self.degrees(forMetres: reach)
         let south = center.latitude - spread
         let north = center.latitude + spread
-        let rows = row(south)...row(north)
         let poleward = max(abs(south), abs(north))
-        let columns: [Int]
-        if poleward >= 89.99 || spread >= 90 {
-            columns = Array(0..<longitudeCells)
-        } else {
+        var columns = 0..<longitudeCells
+        if poleward < 89.99, spread < 90 {
             let halfWidth = spread / cos(poleward * .pi / 180)
             let west = Int(((center.longitude - halfWidth + 180) / cellDegrees).rounded(.down))
             let east = Int(((center.longitude + halfWidth + 180) / cellDegrees).rounded(.down))
-            if east - west + 1 >= longitudeCells {
-                columns = Array(0..<longitudeCells)
-            } else {
-                columns = (west...east).map { (($0 % longitudeCells) + longitudeCells) % longitudeCells }
-            }
+            if east - west + 1 < longitudeCells { columns = west..<(east + 1) }
         }
-        return rows.flatMap { y in columns.map { cellKey(x: $0, y: y) } }
+        for y in row(south)...row(north) {
+            for x in columns { body(cellKey(x: ((x % longitudeCells) + longitudeCells) % longitudeCells, y: y)) }
+        }
+    }
+
+    /// Sorts packed words by their cell, keeping the order of words of the same cell: a radix
+    /// sort on the cell's bits, 12 at a time (words are filed in position order, so this leaves
+    /// them sorted by cell, then position). A comparison sort took a seventh of the agent's start
+    /// with a million places.
+    private static func sortByCell(_ words: inout [UInt64], largestCell: Int) {
+        let digitBits = 12
+        let cellBits = Int.bitWidth - largestCell.leadingZeroBitCount
+        var spare = [UInt64](repeating: 0, count: words.count)
+        var counts = [Int](repeating: 0, count: 1 << digitBits)
+        var shift = positionBits
+        while shift < positionBits + cellBits {
+            counts.withUnsafeMutableBufferPointer { counts in
+                for index in counts.indices { counts[index] = 0 }
+                words.withUnsafeBufferPointer { source in
+                    spare.withUnsafeMutableBufferPointer { target in
+                        let mask = UInt64(1 << digitBits - 1)
+                        for word in source { counts[Int(word >> UInt64(shift) & mask)] += 1 }
+                        var start = 0
+                        for digit in counts.indices {
+                            (counts[digit], start) = (start, start + counts[digit])
+                        }
+                        for word in source {
+                            let digit = Int(word >> UInt64(shift) & mask)
+                            target[counts[digit]] = word
+                            counts[digit] += 1
+                        }
+                    }
+                }
+            }
+            swap(&words, &spare)
+            shift += digitBits
+        }
     }
 }
