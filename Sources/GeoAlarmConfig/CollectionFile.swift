@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmReplay
 
 /// The formats a `[[collection]]` file can be in.
 public enum CollectionFormat: String, Sendable, CaseIterable {
@@ -96,7 +97,7 @@ enum CSVPlaces {
         var columns: Columns?
         var lineNumber = 0
         var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        var fields: [Substring] = []
+        var fields: [ArraySlice<UInt8>] = []
         while start < bytes.count {
             lineNumber += 1
             var end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
@@ -109,17 +110,20 @@ enum CSVPlaces {
                 continue
             }
             let row = bytes[start..<end]
+            fields.removeAll(keepingCapacity: true)
             if row.contains(UInt8(ascii: "\"")) {
                 guard split(String(decoding: row, as: UTF8.self), by: found.separator, into: &fields) else {
                     list.skip(line: lineNumber, "unterminated quoted field")
                     continue
                 }
             } else {
-                // The common case, without quotes: split the bytes, make strings of the fields only.
-                fields.removeAll(keepingCapacity: true)
-                for field in row.split(separator: found.separatorByte, omittingEmptySubsequences: false) {
-                    fields.append(Substring(String(decoding: field, as: UTF8.self)))
+                // The common case, without quotes: the fields are slices of the file's bytes.
+                var fieldStart = row.startIndex
+                while let separator = row[fieldStart...].firstIndex(of: found.separatorByte) {
+                    fields.append(row[fieldStart..<separator])
+                    fieldStart = separator + 1
                 }
+                fields.append(row[fieldStart...])
             }
             guard fields.count >= found.needed else {
                 list.skip(line: lineNumber, "\(fields.count) fields, too few to reach lat and lon")
@@ -127,32 +131,35 @@ enum CSVPlaces {
             }
             var radius: Double?
             if let column = found.radius, column < fields.count, !fields[column].isEmpty {
-                guard let value = number(fields[column]) ?? (try? Length.parse(String(fields[column]))) else {
-                    list.skip(line: lineNumber, "radius \"\(fields[column])\" is not a length")
+                let text = String(decoding: fields[column], as: UTF8.self)
+                guard let value = number(fields[column]) ?? (try? Length.parse(text)) else {
+                    list.skip(line: lineNumber, "radius \"\(text)\" is not a length")
                     continue
                 }
                 radius = value
             }
             list.add(
                 latitude: number(fields[found.latitude]), longitude: number(fields[found.longitude]), radius: radius,
-                name: found.name.flatMap { $0 < fields.count ? String(fields[$0]) : nil } ?? "", line: lineNumber,
+                name: found.name.flatMap { $0 < fields.count ? String(decoding: fields[$0], as: UTF8.self) : nil } ?? "",
+                line: lineNumber,
                 defaultRadius: defaultRadius)
         }
         guard columns != nil else { throw CollectionFileError("has no header line (it needs lat and lon columns)") }
         return list
     }
 
-    private static func number(_ field: Substring) -> Double? {
-        Double(field) ?? Double(field.trimmingCharacters(in: .whitespaces))
+    /// The field as a number, blanks around it allowed.
+    private static func number(_ field: ArraySlice<UInt8>) -> Double? {
+        if let value = DecimalText.value(field) { return value }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = field.firstIndex(where: { !isBlank($0) }), let last = field.lastIndex(where: { !isBlank($0) }) else {
+            return nil
+        }
+        return DecimalText.value(field[first...last])
     }
 
-    /// Splits a line into fields; false for an unterminated quote.
-    private static func split(_ line: String, by separator: Character, into fields: inout [Substring]) -> Bool {
-        fields.removeAll(keepingCapacity: true)
-        guard line.contains("\"") else {
-            fields.append(contentsOf: line.split(separator: separator, omittingEmptySubsequences: false))
-            return true
-        }
+    /// Splits a line with quoted fields into the fields' UTF-8; false for an unterminated quote.
+    private static func split(_ line: String, by separator: Character, into fields: inout [ArraySlice<UInt8>]) -> Bool {
         var field = ""
         var quoted = false
         var index = line.startIndex
@@ -171,13 +178,13 @@ enum CSVPlaces {
             } else if character == "\"" {
                 quoted = true
             } else if character == separator {
-                fields.append(Substring(field))
+                fields.append(Array(field.utf8)[...])
                 field = ""
             } else {
                 field.append(character)
             }
         }
-        fields.append(Substring(field))
+        fields.append(Array(field.utf8)[...])
         return !quoted
     }
 
