@@ -16,7 +16,7 @@ enum GeoJSONPoints {
         do throws(JSONScanner.Failure) {
             try scanner.expect(UInt8(ascii: "{"))
             try scanner.members { scanner, key throws(JSONScanner.Failure) in
-                guard key == "features" else { return try scanner.skipValue() }
+                guard case "features" = key else { return try scanner.skipValue() }
                 sawFeatures = true
                 try scanner.expect(UInt8(ascii: "["))
                 try scanner.elements { scanner throws(JSONScanner.Failure) in

@@ -1,3 +1,13 @@
+/// An object member's key, as UTF-8: matched against string literals (`case "lat":`) without
+/// making a String of every key.
+public struct JSONKey {
+    fileprivate let utf8: ArraySlice<UInt8>
+
+    public static func ~= (pattern: StaticString, key: JSONKey) -> Bool {
+        pattern.utf8CodeUnitCount == key.utf8.count && pattern.withUTF8Buffer { key.utf8.elementsEqual($0) }
+    }
+}
+
 /// A JSON reader over UTF-8 bytes that counts lines and reads containers member by member, so
 /// that a caller keeps only what it needs (a GeoJSON feature at a time, a TPV's few numbers).
 public struct JSONScanner {
@@ -37,12 +47,12 @@ public struct JSONScanner {
 
     /// Reads the members of an object whose `{` was consumed, calling `body` with each key
     /// before its value (which `body` must read or skip).
-    public mutating func members(_ body: (inout JSONScanner, String) throws(Failure) -> Void) throws(Failure) {
+    public mutating func members(_ body: (inout JSONScanner, JSONKey) throws(Failure) -> Void) throws(Failure) {
         try enterContainer()
         defer { depth -= 1 }
         if peek() == UInt8(ascii: "}") { position += 1; return }
         while true {
-            let key = try string()
+            let key = JSONKey(utf8: try stringBytes())
             try expect(UInt8(ascii: ":"))
             try body(&self, key)
             if try endOrComma(UInt8(ascii: "}")) { return }
@@ -64,7 +74,7 @@ public struct JSONScanner {
 
     /// Reads an object's members as ``members(_:)`` does when the next value is an object and
     /// returns true; passes over any other value and returns false.
-    public mutating func membersIfObject(_ body: (inout JSONScanner, String) throws(Failure) -> Void) throws(Failure) -> Bool {
+    public mutating func membersIfObject(_ body: (inout JSONScanner, JSONKey) throws(Failure) -> Void) throws(Failure) -> Bool {
         guard peek() == UInt8(ascii: "{") else {
             try skipValue()
             return false
@@ -176,12 +186,17 @@ public struct JSONScanner {
     }
 
     private mutating func string() throws(Failure) -> String {
+        String(decoding: try stringBytes(), as: UTF8.self)
+    }
+
+    /// A string's UTF-8, its escapes decoded.
+    private mutating func stringBytes() throws(Failure) -> ArraySlice<UInt8> {
         try expect(UInt8(ascii: "\""))
         // Without escapes (nearly always), the string is the bytes up to the closing quote.
         if let end = bytes[position...].firstIndex(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\n") }),
            bytes[end] == UInt8(ascii: "\"") {
             defer { position = end + 1 }
-            return String(decoding: bytes[position..<end], as: UTF8.self)
+            return bytes[position..<end]
         }
         var utf8: [UInt8] = []
         while position < bytes.endIndex {
@@ -189,7 +204,7 @@ public struct JSONScanner {
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
-                return String(decoding: utf8, as: UTF8.self)
+                return utf8[...]
             case UInt8(ascii: "\\"):
                 guard position < bytes.endIndex else { break }
                 let escaped = bytes[position]
