@@ -12,11 +12,14 @@ enum GPXWaypoints {
         var scanner = XMLScanner(bytes)
         var list = PlaceList()
         var waypoint: OpenWaypoint?
+        /// The UTF-8 of the open waypoint's name, in one buffer for all of them.
+        var name: [UInt8] = []
         do throws(XMLScanner.Failure) {
             while let event = try scanner.next() {
                 switch event {
                 case .start(let tag):
                     if waypoint == nil, scanner.tag(tag, isNamed: "wpt") {
+                        name.removeAll(keepingCapacity: true)
                         waypoint = OpenWaypoint(
                             line: tag.line, depth: scanner.depth,
                             latitude: scanner.number("lat"), longitude: scanner.number("lon"))
@@ -24,12 +27,12 @@ enum GPXWaypoints {
                         waypoint?.inName = true
                     }
                 case .text(let text):
-                    if waypoint?.inName == true { waypoint?.name += scanner.bytes(of: text) }
+                    if waypoint?.inName == true { name += scanner.bytes(of: text) }
                 case .end:
                     guard let open = waypoint else { continue }
                     if scanner.depth < open.depth {
                         list.add(
-                            latitude: open.latitude, longitude: open.longitude, radius: nil, name: open.trimmedName,
+                            latitude: open.latitude, longitude: open.longitude, radius: nil, name: trimmed(name),
                             line: open.line, defaultRadius: defaultRadius)
                         waypoint = nil
                     } else if scanner.depth == open.depth {
@@ -43,23 +46,22 @@ enum GPXWaypoints {
         return list
     }
 
-    /// The waypoint being read: where it starts, its attributes and the UTF-8 of its name.
+    /// The waypoint being read: where it starts, and its attributes.
     private struct OpenWaypoint {
         var line: Int
         /// The scanner's depth inside it.
         var depth: Int
         var latitude: Double?
         var longitude: Double?
-        var name: [UInt8] = []
         var inName = false
+    }
 
-        /// The name without the blanks around it.
-        var trimmedName: String {
-            let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-            guard let first = name.firstIndex(where: { !isBlank($0) }), let last = name.lastIndex(where: { !isBlank($0) }) else {
-                return ""
-            }
-            return String(decoding: name[first...last], as: UTF8.self)
+    /// The text without the blanks around it.
+    private static func trimmed(_ text: [UInt8]) -> String {
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else {
+            return ""
         }
+        return String(decoding: text[first...last], as: UTF8.self)
     }
 }

@@ -92,6 +92,8 @@ let cases = [
     ("baseline: no reminders", empty),
     ("100 reminders", try writeWorkFile("reminders-100.toml", configText(try hundredReminders()))),
     ("1M collection places (CSV)", millions.csv),
+    ("1M collection places (GeoJSON)", millions.geojson),
+    ("1M collection places (GPX)", millions.gpx),
 ]
 print("agent start-up to ready and memory (geoalarm run, release), median of 3 runs (low-high)")
 print("| config | ready, s | ready / baseline | RSS at ready, MB | peak RSS after the walk, MB | peak / baseline | private (RssAnon) after the walk, MB |")
