@@ -41,13 +41,28 @@ public enum Haversine {
     /// The haversine form stays accurate for short distances, across the
     /// antimeridian (longitudes are differenced, never compared) and at the poles.
     public static func distance(_ a: Coordinate, _ b: Coordinate) -> Double {
-        let lat1 = a.latitude * .pi / 180
-        let lat2 = b.latitude * .pi / 180
-        let dLat = lat2 - lat1
-        let dLon = (b.longitude - a.longitude) * .pi / 180
-        let sinLat = sin(dLat / 2)
-        let sinLon = sin(dLon / 2)
-        let h = sinLat * sinLat + cos(lat1) * cos(lat2) * sinLon * sinLon
-        return 2 * earthRadius * asin(min(1, h.squareRoot()))
+        Origin(a).distance(to: b)
+    }
+
+    /// A point to measure many distances from, with its share of the trigonometry done once.
+    public struct Origin: Sendable {
+        private let point: Coordinate
+        private let latitude: Double
+        private let cosLatitude: Double
+
+        public init(_ point: Coordinate) {
+            self.point = point
+            latitude = point.latitude * .pi / 180
+            cosLatitude = cos(latitude)
+        }
+
+        /// Great-circle distance in metres to `other`; the same value as ``Haversine/distance(_:_:)``.
+        public func distance(to other: Coordinate) -> Double {
+            let otherLatitude = other.latitude * .pi / 180
+            let sinLat = sin((otherLatitude - latitude) / 2)
+            let sinLon = sin((other.longitude - point.longitude) * .pi / 180 / 2)
+            let h = sinLat * sinLat + cosLatitude * cos(otherLatitude) * sinLon * sinLon
+            return 2 * earthRadius * asin(min(1, h.squareRoot()))
+        }
     }
 }

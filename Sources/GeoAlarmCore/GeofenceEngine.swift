@@ -262,6 +262,7 @@ public struct GeofenceEngine: Sendable {
         defer { unsettledBuffer = others }
         var events: [GeofenceEvent] = []
         var changes: [PresenceChange] = []
+        let origin = Haversine.Origin(fix.coordinate)
         var (nextCandidate, nextOther) = (candidates.startIndex, 0)
         while nextCandidate < candidates.endIndex || nextOther < others.count {
             let position: Int32
@@ -282,7 +283,7 @@ public struct GeofenceEngine: Sendable {
                abs(fix.coordinate.latitude - shape.center.latitude) * Self.metresPerDegree > shape.reach {
                 continue
             }
-            let distance = Haversine.distance(fix.coordinate, shape.center)
+            let distance = origin.distance(to: shape.center)
             let before = trackers[slot].presence
             let changed = trackers[slot].observe(
                 distance: distance, at: fix.time, fence: shape, confirmations: settings.confirmations)

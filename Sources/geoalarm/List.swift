@@ -71,7 +71,8 @@ struct List: ParsableCommand {
                 template.trigger.rawValue + (template.isEnabled ? "" : " (disabled)"),
             ]
             if let origin {
-                let nearest = collection.places.map { Haversine.distance(origin, $0.center) }.min()
+                let from = Haversine.Origin(origin)
+                let nearest = collection.places.lazy.map { from.distance(to: $0.center) }.min()
                 row.append(nearest.map { "\(Self.metres($0)) (nearest)" } ?? "-")
             }
             rows.append(row)
