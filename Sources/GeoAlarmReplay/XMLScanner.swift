@@ -24,7 +24,7 @@ public struct XMLScanner {
         case start(Tag)
         case end(Tag)
         /// Character data (text or a CDATA section) inside the root element; its characters
-        /// are read with ``XMLScanner/bytes(of:)`` or ``XMLScanner/string(of:)``.
+        /// are read with ``XMLScanner/bytes(of:)``.
         case text(Text)
     }
 
@@ -95,24 +95,19 @@ public struct XMLScanner {
     public func tag(_ tag: Tag, isNamed local: StaticString) -> Bool {
         let name = bytes[tag.name]
         let start = name.lastIndex(of: .colon).map { $0 + 1 } ?? name.startIndex
-        return local.withUTF8Buffer { bytes[start..<name.endIndex].elementsEqual($0) }
+        return Self.equal(bytes[start..<name.endIndex], local)
     }
 
     /// The last start tag's attribute `name` read as a decimal number; nil when the tag has no
     /// such attribute or its value is no number.
     public func number(_ name: StaticString) -> Double? {
-        let found = name.withUTF8Buffer { name in attributes.first { bytes[$0.name].elementsEqual(name) } }
+        let found = attributes.first { Self.equal(bytes[$0.name], name) }
         return found.flatMap { DecimalText.value(bytes[$0.value]) }
     }
 
     /// The text's characters as UTF-8, entity references decoded.
     public func bytes(of text: Text) -> ArraySlice<UInt8> {
         characters(text.range, hasReferences: text.hasReferences)
-    }
-
-    /// The text's characters, entity references decoded.
-    public func string(of text: Text) -> String {
-        String(decoding: bytes(of: text), as: UTF8.self)
     }
 
     // MARK: Markup
@@ -355,6 +350,11 @@ public struct XMLScanner {
     }
 
     // MARK: Bytes
+
+    /// True when `text` is the bytes of `literal`.
+    private static func equal(_ text: ArraySlice<UInt8>, _ literal: StaticString) -> Bool {
+        text.count == literal.utf8CodeUnitCount && literal.withUTF8Buffer { text.elementsEqual($0) }
+    }
 
     private func starts(with prefix: StaticString) -> Bool {
         let length = prefix.utf8CodeUnitCount
