@@ -19,6 +19,7 @@ public enum UserFile {
         let size = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : 0
         var failure: Int32 = 0
         var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            adviseHugePages(buffer)
             while initialized < buffer.count {
                 let count = read(descriptor, buffer.baseAddress! + initialized, buffer.count - initialized)
                 if count == 0 { return }
@@ -41,5 +42,16 @@ public enum UserFile {
             bytes.append(contentsOf: chunk[..<count])
         }
         throw ReadError(description: String(cString: strerror(failure)))
+    }
+
+    /// Asks for transparent huge pages under a large buffer (where the system leaves them to
+    /// `madvise`): reading a 150 MB track into 4 KB pages spent a tenth of a replay on page faults.
+    private static func adviseHugePages(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        let hugePage = 2 << 20
+        guard buffer.count >= 4 * hugePage, let base = buffer.baseAddress else { return }
+        let start = (Int(bitPattern: base) + hugePage - 1) & ~(hugePage - 1)
+        let end = (Int(bitPattern: base) + buffer.count) & ~(hugePage - 1)
+        guard end > start else { return }
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_HUGEPAGE)
     }
 }
