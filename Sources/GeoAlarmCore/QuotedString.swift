@@ -3,6 +3,9 @@ public enum QuotedString {
     /// `text` in double quotes, with `"`, `\\`, newline, tab, carriage return and every other
     /// control character (DEL included, as TOML requires) escaped.
     public static func quote(_ text: String) -> String {
+        // Most text (ids, titles, times) needs no escape: then it is only wrapped.
+        let needsEscape = text.utf8.contains { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        guard needsEscape else { return "\"" + text + "\"" }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
