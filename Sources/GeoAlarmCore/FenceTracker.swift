@@ -21,29 +21,36 @@ public enum Presence: String, Sendable {
 ///   of the streak have times), which silences drive-pasts.
 /// - Fixes the engine rejects (no fix, inaccurate, out of order) never reach the tracker, so a
 ///   gap holds the state and does not break a streak.
+///
+/// Stored in 24 bytes (a million collection places keep a million trackers): times as seconds
+/// since the reference date, with -infinity for none, and the streak as three plain fields.
 public struct FenceTracker: Sendable, Equatable {
     /// The confirmed side.
     public private(set) var presence: Presence = .unknown
-    /// Fix time of the fix that confirmed `presence`.
-    public private(set) var confirmedAt: Date?
-    private var streak: Streak?
+    /// The side the current streak of evidence is for; nil when there is none.
+    private var streakSide: Presence?
+    /// Consecutive fixes of evidence for `streakSide`.
+    private var streakCount: UInt32 = 0
+    /// Fix time of the fix that confirmed `presence`, or `Self.noTime`.
+    private var confirmedTime = Self.noTime
+    /// Fix time of the streak's first fix, or `Self.noTime`.
+    private var streakStart = Self.noTime
 
-    private struct Streak: Sendable, Equatable {
-        var side: Presence
-        var count: Int
-        var since: Date?
-    }
+    private static let noTime = -Double.infinity
 
     public init() {}
 
     /// Restores a tracker to a side confirmed earlier.
     public init(presence: Presence, confirmedAt: Date?) {
         self.presence = presence
-        self.confirmedAt = confirmedAt
+        confirmedTime = Self.seconds(confirmedAt)
     }
 
+    /// Fix time of the fix that confirmed `presence`.
+    public var confirmedAt: Date? { Self.date(confirmedTime) }
+
     /// True when nothing but a fix inside the fence's reach can change this tracker.
-    public var isSettledOutside: Bool { presence == .outside && streak == nil }
+    public var isSettledOutside: Bool { presence == .outside && streakSide == nil }
 
     /// Feeds one accepted fix's distance from the centre; returns the newly confirmed side, if the side changed.
     public mutating func observe(
@@ -58,23 +65,34 @@ public struct FenceTracker: Sendable, Equatable {
             evidence = presence == .inside ? .inside : .outside
         }
         guard evidence != presence else {
-            streak = nil
+            endStreak()
             return nil
         }
-        if var current = streak, current.side == evidence {
-            current.count += 1
-            streak = current
+        if streakSide == evidence {
+            if streakCount < UInt32.max { streakCount += 1 }
         } else {
-            streak = Streak(side: evidence, count: 1, since: time)
+            (streakSide, streakCount, streakStart) = (evidence, 1, Self.seconds(time))
         }
-        guard let current = streak, current.count >= max(1, confirmations) else { return nil }
-        if evidence == .inside, fence.dwell > 0, let since = current.since, let time,
+        guard Int(streakCount) >= max(1, confirmations) else { return nil }
+        if evidence == .inside, fence.dwell > 0, let since = Self.date(streakStart), let time,
            time.timeIntervalSince(since) < fence.dwell {
             return nil
         }
         presence = evidence
-        confirmedAt = time
-        streak = nil
+        confirmedTime = Self.seconds(time)
+        endStreak()
         return evidence
+    }
+
+    private mutating func endStreak() {
+        (streakSide, streakCount, streakStart) = (nil, 0, Self.noTime)
+    }
+
+    private static func seconds(_ date: Date?) -> Double {
+        date?.timeIntervalSinceReferenceDate ?? noTime
+    }
+
+    private static func date(_ seconds: Double) -> Date? {
+        seconds == noTime ? nil : Date(timeIntervalSinceReferenceDate: seconds)
     }
 }

@@ -13,6 +13,14 @@ struct CollectionTests {
         CollectionPlace(center: north, radius: 100),
     ])
 
+    /// A million places keep a million trackers: each must stay small.
+    @Test func aTrackerTakes24Bytes() {
+        #expect(MemoryLayout<FenceTracker>.stride == 24)
+        let restored = FenceTracker(presence: .inside, confirmedAt: Date(timeIntervalSince1970: 1_700_000_000.25))
+        #expect(restored.confirmedAt == Date(timeIntervalSince1970: 1_700_000_000.25))
+        #expect(FenceTracker(presence: .outside, confirmedAt: nil).confirmedAt == nil)
+    }
+
     @Test func aMemberIsTheTemplateAtItsPlace() {
         let first = Self.bakeries.member(0)
         #expect(first.id == "bakeries/1")
