@@ -52,6 +52,12 @@ public struct ReminderCollection: Sendable, Equatable {
         return FenceShape(center: place.center, radius: place.radius, hysteresis: template.hysteresis, dwell: template.dwell)
     }
 
+    /// Metres from `point` to the nearest place's centre; nil when there are no places.
+    public func nearestDistance(from point: Coordinate) -> Double? {
+        let origin = Haversine.Origin(point)
+        return places.lazy.map { origin.distance(to: $0.center) }.min()
+    }
+
     /// The index of the place a member id (`ID/n`) names, or nil when it names none of this collection's.
     public func memberIndex(of memberID: String) -> Int? {
         guard memberID.hasPrefix(id), memberID.dropFirst(id.count).first == "/",

@@ -62,18 +62,16 @@ struct List: ParsableCommand {
         }
         for collection in config.collections {
             let template = collection.template
-            let radii = collection.places.map(\.radius)
-            let radius = radii.min() == radii.max() ? Self.metres(radii.first ?? template.radius)
-                : "\(Self.metres(radii.min()!))-\(Self.metres(radii.max()!))"
+            let radii = collection.places.lazy.map(\.radius)
+            let (smallest, largest) = (radii.min() ?? template.radius, radii.max() ?? template.radius)
+            let radius = smallest == largest ? Self.metres(smallest) : "\(Self.metres(smallest))-\(Self.metres(largest))"
             let file = config.collectionLoads.first { $0.collectionID == collection.id }?.file ?? "?"
             var row = [
                 "\(collection.id)/*", template.title, "\(collection.places.count) places from \(file)", radius,
                 template.trigger.rawValue + (template.isEnabled ? "" : " (disabled)"),
             ]
             if let origin {
-                let from = Haversine.Origin(origin)
-                let nearest = collection.places.lazy.map { from.distance(to: $0.center) }.min()
-                row.append(nearest.map { "\(Self.metres($0)) (nearest)" } ?? "-")
+                row.append(collection.nearestDistance(from: origin).map { "\(Self.metres($0)) (nearest)" } ?? "-")
             }
             rows.append(row)
         }

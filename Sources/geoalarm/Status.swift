@@ -79,10 +79,7 @@ struct Status: ParsableCommand {
             if isInside { inside += 1 }
             if isInside || lifecycles[id] != nil { known.append(place) }
         }
-        let nearest = lastFix.flatMap { fix in
-            let from = Haversine.Origin(fix.coordinate)
-            return collection.places.lazy.map { from.distance(to: $0.center) }.min()
-        }
+        let nearest = lastFix.flatMap { collection.nearestDistance(from: $0.coordinate) }
         var rows = [[
             "\(collection.id)/*", collection.template.title, "\(inside) of \(collection.places.count) inside",
             nearest.map { "\(Int($0.rounded())) m (nearest)" } ?? "-", collection.template.isEnabled ? "-" : "disabled", "-",
