@@ -32,7 +32,7 @@ enum GPXWaypoints {
                     guard let open = waypoint else { continue }
                     if scanner.depth < open.depth {
                         list.add(
-                            latitude: open.latitude, longitude: open.longitude, radius: nil, name: trimmed(name),
+                            latitude: open.latitude, longitude: open.longitude, radius: nil, name: XMLScanner.trimmed(name),
                             line: open.line, defaultRadius: defaultRadius)
                         waypoint = nil
                     } else if scanner.depth == open.depth {
@@ -54,14 +54,5 @@ enum GPXWaypoints {
         var latitude: Double?
         var longitude: Double?
         var inName = false
-    }
-
-    /// The text without the blanks around it.
-    private static func trimmed(_ text: [UInt8]) -> String {
-        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else {
-            return ""
-        }
-        return String(decoding: text[first...last], as: UTF8.self)
     }
 }

@@ -110,6 +110,14 @@ public struct XMLScanner {
         characters(text.range, hasReferences: text.hasReferences)
     }
 
+    /// UTF-8 text as a String without the XML blanks (space, tab, line ends) around it.
+    public static func trimmed(_ text: [UInt8]) -> String {
+        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else {
+            return ""
+        }
+        return String(decoding: text[first...last], as: UTF8.self)
+    }
+
     // MARK: Markup
 
     private mutating func markup() throws(Failure) -> Event? {
