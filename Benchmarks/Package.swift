@@ -13,7 +13,10 @@ let package = Package(
         // Inputs every benchmark shares: the hundred reminders and a long walk through them.
         .target(
             name: "Workload",
-            dependencies: [.product(name: "GeoAlarmKit", package: "geoalarm")]
+            dependencies: [
+                .product(name: "GeoAlarmKit", package: "geoalarm"),
+                .product(name: "GeoAlarmTestSupport", package: "geoalarm"),
+            ]
         ),
         // The live path minus the socket, for callgrind: decode, engine, announcer, event line.
         .executableTarget(

@@ -4,6 +4,7 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmTestSupport
 
 /// The repository root (Benchmarks/Sources/Workload/Workload.swift is four levels down).
 public let repository = URL(fileURLWithPath: #filePath)
@@ -15,16 +16,13 @@ public let workDirectory = repository.appendingPathComponent("Benchmarks/.work")
 /// A hundred reminders around the demo walk: the demo's five and 95 more at seeded random places.
 public func hundredReminders() throws -> [Reminder] {
     var reminders = try ConfigLoader.load(path: repository.appendingPathComponent("config/demo.toml").path).reminders
-    var state: UInt64 = 20_261_121
-    func random() -> Double {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Double(state >> 11) / Double(1 << 53)
-    }
+    var random = SplitMix(seed: 20_261_121)
     while reminders.count < 100 {
-        let centre = Coordinate(latitude: 38.705 + random() * 0.010, longitude: -9.140 + random() * 0.008)
+        let centre = Coordinate(
+            latitude: random.double(in: 38.705...38.715), longitude: random.double(in: -9.140 ... -9.132))
         reminders.append(Reminder(
             id: "r\(reminders.count)", title: "Reminder \(reminders.count)", center: centre,
-            radius: 20 + random() * 100, hysteresis: 20, trigger: .both))
+            radius: random.double(in: 20...120), hysteresis: 20, trigger: .both))
     }
     return reminders
 }
@@ -53,17 +51,13 @@ public func configText(_ reminders: [Reminder]) -> String {
 /// `count` fixes a second apart: a seeded walk (0.5-3 m a step) that wanders the box of the
 /// hundred reminders, turning back at its edges, so that it crosses them again and again.
 public func walk(_ count: Int) -> [Fix] {
-    var state: UInt64 = 42
-    func random() -> Double {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Double(state >> 11) / Double(1 << 53)
-    }
+    var random = SplitMix(seed: 42)
     var position = Coordinate(latitude: 38.71, longitude: -9.136)
     var heading = 0.0
     let start = 1_795_248_000.0  // 2026-11-21T08:00:00Z
     return (0..<count).map { second in
-        heading += (random() - 0.5) * 0.6
-        let step = (0.5 + random() * 2.5) / Haversine.earthRadius * 180 / .pi
+        heading += random.double(in: -0.3...0.3)
+        let step = random.double(in: 0.5...3) / Haversine.earthRadius * 180 / .pi
         var next = Coordinate(
             latitude: position.latitude + step * cos(heading),
             longitude: position.longitude + step * sin(heading) / cos(position.latitude * .pi / 180))
