@@ -19,7 +19,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/LebJe/TOMLKit.git", exact: "0.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
@@ -27,10 +26,14 @@ let package = Package(
     targets: [
         // Pure geofencing logic: no C, no I/O, no clock reads.
         .target(name: "GeoAlarmCore"),
+        // System calls, retried on EINTR, failing with typed errors: the one place that reads errno.
+        .target(name: "GeoAlarmSystem", dependencies: ["CSystem"]),
+        // Linux headers the Glibc module leaves out (pidfd, eventfd, inotify): includes only.
+        .systemLibrary(name: "CSystem"),
         // Adapter: the TOML reminders file and the collection files it names.
         .target(
             name: "GeoAlarmConfig",
-            dependencies: ["GeoAlarmCore", "GeoAlarmReplay", .product(name: "TOMLKit", package: "TOMLKit")]
+            dependencies: ["GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmSystem"]
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
         .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore"]),
@@ -65,7 +68,7 @@ let package = Package(
         // Adapter: command hooks (child processes) as an event sink.
         .target(
             name: "GeoAlarmHooks",
-            dependencies: ["GeoAlarmCore", "GeoAlarmOutput", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GeoAlarmCore", "GeoAlarmOutput", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log")]
         ),
         // Adapter: event sinks (stdout lines, JSON lines).
         .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore"]),
@@ -92,7 +95,7 @@ let package = Package(
         // Finds the shared receiver captures for the tests that read them.
         .target(
             name: "GeoAlarmTestSupport",
-            dependencies: ["GeoAlarmHooks", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GeoAlarmHooks", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
         .testTarget(

@@ -46,7 +46,7 @@ public struct Config: Sendable {
 /// One problem found in a config file, worded for the person who wrote it.
 public struct ConfigDiagnostic: Sendable, Equatable, CustomStringConvertible {
     public var file: String
-    /// Position of a syntax error (1-based); nil for problems of meaning.
+    /// 1-based line of the problem, when known; with `column` for a syntax error.
     public var line: Int?
     public var column: Int?
     /// The table the problem is in, e.g. `reminder "parcel" (#1)` or `defaults`.
@@ -55,12 +55,14 @@ public struct ConfigDiagnostic: Sendable, Equatable, CustomStringConvertible {
     public var key: String?
     public var message: String
 
-    /// `FILE:LINE:COL: message` for syntax errors, `FILE: context: key: message` otherwise.
+    /// `FILE:LINE:COL: message` for syntax errors, `FILE:LINE: context: key: message` for
+    /// problems of meaning (`FILE: ...` when no line is known).
     public var description: String {
-        if let line {
-            return "\(file):\(line):\(column ?? 1): \(message)"
+        if let line, let column {
+            return "\(file):\(line):\(column): \(message)"
         }
-        return ([file] + [context, key].compactMap { $0 } + [message]).joined(separator: ": ")
+        let place = line.map { "\(file):\($0)" } ?? file
+        return ([place] + [context, key].compactMap { $0 } + [message]).joined(separator: ": ")
     }
 }
 

@@ -1,50 +1,75 @@
-import Foundation
+import Glibc
 import GeoAlarmCore
+import GeoAlarmSystem
 
-/// Edits the reminders file as text, so that every byte the user wrote (comments, order,
-/// spacing) outside the edited reminder stays as it was. Callers validate the result with
-/// ``ConfigLoader/parse(_:path:)`` before writing it with ``ConfigEditor/write(_:to:)``.
+/// Edits the reminders file by the TOML parser's own spans, so that every byte the user wrote
+/// (comments, order, spacing) outside the edited reminder stays as it was.
+///
+/// ``ConfigEditor/edit(path:creating:_:)`` runs a whole edit under an exclusive lock (a lock
+/// file beside the file, so concurrent `add`s and `remove`s take turns), validates the result,
+/// and writes it atomically to the file a symbolic link points at, keeping its mode and owner.
 public enum ConfigEditor {
     /// Why an edit cannot be made.
     public struct EditError: Error, Sendable, CustomStringConvertible {
         public var description: String
+
+        public init(_ description: String) {
+            self.description = description
+        }
     }
 
-    /// `text` with a `[[reminder]]` table of `fields` (key and TOML value text, in order) appended.
-    public static func appendingReminder(_ fields: [(String, String)], to text: String) -> String {
-        var result = text
-        if !result.isEmpty, !result.hasSuffix("\n") { result += "\n" }
-        if !result.isEmpty { result += "\n" }
-        result += "[[reminder]]\n" + fields.map { "\($0.0) = \($0.1)\n" }.joined()
+    /// `bytes` with a `[[reminder]]` table of `fields` (key and TOML value text, in order) appended.
+    public static func appendingReminder(_ fields: [(String, String)], to bytes: [UInt8]) -> [UInt8] {
+        var result = bytes
+        if !result.isEmpty, result.last != UInt8(ascii: "\n") { result.append(UInt8(ascii: "\n")) }
+        if !result.isEmpty { result.append(UInt8(ascii: "\n")) }
+        result += Array(("[[reminder]]\n" + fields.map { "\($0.0) = \($0.1)\n" }.joined()).utf8)
         return result
     }
 
-    /// `text` without its `number`-th `[[reminder]]` table (1-based, in file order): from its
-    /// header to the next table, leaving the comments and blank lines just above the next table.
-    public static func removingReminder(number: Int, from text: String) throws(EditError) -> String {
-        var lines: [Substring] = []
-        var start = text.startIndex
-        while start < text.endIndex {
-            let end = text[start...].firstIndex(of: "\n").map { text.index(after: $0) } ?? text.endIndex
-            lines.append(text[start..<end])
-            start = end
+    /// `bytes` without the `[[reminder]]` table whose id is `id` (its header, keys and
+    /// sub-tables, as the parser spans them); the comments and blank lines around it stay.
+    public static func removingReminder(id: String, from bytes: [UInt8], path: String) throws(EditError) -> [UInt8] {
+        let document: TOMLDocument
+        do {
+            document = try ConfigLoader.document(bytes, path: path)
+        } catch {
+            throw EditError(error.description)
         }
-        func trimmed(_ line: Substring) -> Substring { line.drop(while: { $0 == " " || $0 == "\t" }) }
-        let headers = lines.indices.filter { trimmed(lines[$0]).hasPrefix("[[reminder]]") }
-        guard number >= 1, number <= headers.count else {
-            throw EditError(description: "reminder #\(number) is not written as a [[reminder]] table; edit the file by hand")
+        guard let value = document.root["reminder"], let elements = value.array else {
+            throw EditError("\(path): there is no [[reminder]] table")
         }
-        var first = headers[number - 1]
-        var last = lines[(first + 1)...].firstIndex { trimmed($0).hasPrefix("[") } ?? lines.count
-        func isQuiet(_ line: Substring) -> Bool {
-            let content = trimmed(line)
-            return content.isEmpty || content == "\n" || content.hasPrefix("#")
+        guard case .array(let array) = value.content, array.isTableArray else {
+            throw EditError("\(path): reminders are written as an inline array; edit the file by hand")
         }
-        while last > first + 1, isQuiet(lines[last - 1]) { last -= 1 }
-        if last == lines.count, first > 0, trimmed(lines[first - 1]).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            first -= 1
+        let match = elements.compactMap(\.table).first { table in
+            (table["id"]?.string ?? table["title"]?.string.map(Reminder.slug)) == id
         }
-        return (lines[..<first] + lines[last...]).joined()
+        guard let table = match else { throw EditError("\(path): no [[reminder]] table with id \"\(id)\"") }
+        var start = table.extent.lowerBound
+        let end = table.extent.upperBound
+        // The last table of the file also takes the blank line that separated it from the one before.
+        if bytes[end...].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }), start >= 1,
+           bytes[start - 1] == UInt8(ascii: "\n") {
+            var blankStart = start - 1
+            while blankStart > 0, bytes[blankStart - 1] == 0x20 || bytes[blankStart - 1] == 0x09 { blankStart -= 1 }
+            if blankStart == 0 || bytes[blankStart - 1] == UInt8(ascii: "\n") { start = blankStart }
+        }
+        return Array(bytes[..<start]) + Array(bytes[end...])
+    }
+
+    /// Writes a new file at `path` (it must not exist), with `existing`'s mode and owner, and syncs it.
+    private static func writeNewFile(_ path: String, _ bytes: [UInt8], like existing: stat?) throws(SystemError) {
+        let descriptor = try System.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        defer { System.close(descriptor) }
+        try System.writeAll(descriptor, bytes)
+        if let existing {
+            try System.fchmod(descriptor, existing.st_mode & 0o7777)
+            if existing.st_uid != geteuid() || existing.st_gid != getegid() {
+                try System.fchown(descriptor, existing.st_uid, existing.st_gid)
+            }
+        }
+        try System.fsync(descriptor)
     }
 
     /// A TOML basic string holding `text`.
@@ -52,23 +77,79 @@ public enum ConfigEditor {
         QuotedString.quote(text)
     }
 
-    /// Replaces the file at `path` with `text` atomically (a new file beside it, synced, keeping
-    /// the old one's permissions, renamed over it), so a crash leaves the old or the new file whole.
-    public static func write(_ text: String, to path: String) throws(EditError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
-        var info = stat()
-        let mode = stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw EditError(description: "\(temporary): \(String(cString: strerror(errno)))") }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw EditError(description: "\(path): cannot write: \(reason)")
+    /// Runs `change` on the current bytes of the file at `path` while holding its lock, checks the
+    /// result with ``ConfigLoader``, and replaces the file with it. `creating` is the text of a
+    /// file that does not exist yet (nil: a missing file is an error). Returns the path written.
+    @discardableResult
+    public static func edit(
+        path: String, creating: String? = nil, _ change: ([UInt8]) throws(EditError) -> [UInt8]
+    ) throws(EditError) -> String {
+        let target = try resolveTarget(path, mayBeMissing: creating != nil)
+        let lock: Int32
+        do {
+            lock = try System.open(target + ".lock", O_RDWR | O_CREAT, mode: 0o600)
+            try System.lockExclusive(lock)
+        } catch {
+            throw EditError("\(target).lock: cannot lock: \(error.reason)")
+        }
+        defer { System.close(lock) }
+        let current: [UInt8]
+        let existing: stat?
+        do {
+            existing = try System.fileStatus(target)
+            if existing == nil, let creating {
+                current = Array(creating.utf8)
+            } else {
+                current = try UserFile.contents(of: target)
+            }
+        } catch {
+            throw EditError("\(target): cannot read: \(error)")
+        }
+        let changed = try change(current)
+        do {
+            _ = try ConfigLoader.parse(changed, path: path)
+        } catch {
+            throw EditError("not changed, the result would be invalid:\n\(error.description)")
+        }
+        try replace(target, with: changed, like: existing)
+        return target
+    }
+
+    /// The file a (possibly linked) config path stands for; a missing file resolves through its folder.
+    private static func resolveTarget(_ path: String, mayBeMissing: Bool) throws(EditError) -> String {
+        do {
+            return try System.realPath(path)
+        } catch where error.code == ENOENT && mayBeMissing {
+            let (folder, name) = split(path)
+            guard let resolved = try? System.realPath(folder) else { return path }
+            return resolved + "/" + name
+        } catch {
+            throw EditError("\(path): \(error.reason)")
+        }
+    }
+
+    private static func split(_ path: String) -> (folder: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let folder = String(path[..<slash])
+        return (folder.isEmpty ? "/" : folder, String(path[path.index(after: slash)...]))
+    }
+
+    /// Writes `bytes` to a new file beside `target`, with the mode and owner of the file it
+    /// replaces (0600 for a new one), synced, then renamed over it: a crash leaves the old or the
+    /// new file whole.
+    private static func replace(_ target: String, with bytes: [UInt8], like existing: stat?) throws(EditError) {
+        let (folder, name) = split(target)
+        let temporary = "\(folder)/.\(name).\(getpid()).tmp"
+        do {
+            try writeNewFile(temporary, bytes, like: existing)
+            try System.rename(temporary, target)
+        } catch {
+            System.unlink(temporary)
+            throw EditError("\(target): cannot write: \(error.reason) (\(error.call))")
+        }
+        if let directory = try? System.open(folder, O_RDONLY | O_DIRECTORY) {
+            try? System.fsync(directory)
+            System.close(directory)
         }
     }
 }

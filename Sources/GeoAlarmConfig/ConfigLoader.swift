@@ -1,6 +1,5 @@
 import Foundation
 import GeoAlarmCore
-internal import TOMLKit
 
 /// Reads and validates a reminders file, collecting every problem rather than stopping at the first.
 public enum ConfigLoader {
@@ -12,28 +11,33 @@ public enum ConfigLoader {
         } catch {
             throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(error)")])
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw ConfigError([ConfigDiagnostic(file: path, message: "is not UTF-8 text")])
-        }
-        return try parse(text, path: path)
+        return try parse(bytes, path: path)
     }
 
     /// Validates `text`; `path` is only used to name the file in diagnostics.
     public static func parse(_ text: String, path: String) throws(ConfigError) -> Config {
-        let root: TOMLTable
-        do {
-            root = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConfigError([ConfigDiagnostic(
-                file: path, line: error.source.begin.line, column: error.source.begin.column,
-                message: error.description)])
-        } catch {
-            throw ConfigError([ConfigDiagnostic(file: path, message: "cannot parse: \(error)")])
-        }
-        var reader = ConfigReader(file: path)
-        let config = reader.read(root)
+        try parse(Array(text.utf8), path: path)
+    }
+
+    /// Validates the bytes of a reminders file; `path` is only used to name the file in diagnostics.
+    public static func parse(_ bytes: [UInt8], path: String) throws(ConfigError) -> Config {
+        let document = try document(bytes, path: path)
+        var reader = ConfigReader(file: path, document: document)
+        let config = reader.read(document.root)
         guard reader.diagnostics.isEmpty else { throw ConfigError(reader.diagnostics) }
         return config
+    }
+
+    /// The parsed TOML of a reminders file, or its syntax error with line and column.
+    public static func document(_ bytes: [UInt8], path: String) throws(ConfigError) -> TOMLDocument {
+        do {
+            return try TOML.parse(bytes)
+        } catch {
+            let bytesForPosition = bytes
+            let (line, column) = TOMLDocument.position(
+                of: error.offset, in: bytesForPosition, lineStarts: TOMLDocument.lineStarts(of: bytesForPosition))
+            throw ConfigError([ConfigDiagnostic(file: path, line: line, column: column, message: error.message)])
+        }
     }
 }
 
@@ -49,6 +53,8 @@ struct ReminderDefaults {
 /// Walks the parsed TOML tables, building the config and recording diagnostics.
 struct ConfigReader {
     let file: String
+    /// The parsed file, for the lines problems are reported at.
+    let document: TOMLDocument
     private(set) var diagnostics: [ConfigDiagnostic] = []
 
     static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history"]
@@ -71,8 +77,9 @@ struct ConfigReader {
     /// Keys that only mean something for a reminder with a place.
     static let placeOnlyKeys = ["radius", "hysteresis", "dwell", "when", "active", "due", "starts", "repeat", "fire_when_overdue"]
 
-    init(file: String) {
+    init(file: String, document: TOMLDocument) {
         self.file = file
+        self.document = document
     }
 
     mutating func read(_ root: TOMLTable) -> Config {
@@ -97,7 +104,7 @@ struct ConfigReader {
                 for (offset, element) in array.enumerated() {
                     let number = offset + 1
                     guard let table = element.table else {
-                        report("reminder (#\(number))", nil, "must be a table ([[reminder]])")
+                        report(in: root, "reminder (#\(number))", nil, "must be a table ([[reminder]])")
                         continue
                     }
                     switch readReminder(table, number: number, defaults: defaults, places: places, usedIDs: &usedIDs) {
@@ -111,7 +118,7 @@ struct ConfigReader {
                     }
                 }
             } else {
-                report("top level", "reminder", "must be an array of tables: write each one as [[reminder]]")
+                report(in: root, "top level", "reminder", "must be an array of tables: write each one as [[reminder]]")
             }
         }
         var config = Config(path: file, settings: settings, places: places, reminders: reminders)
@@ -119,7 +126,7 @@ struct ConfigReader {
             if let array = value.array {
                 for (offset, element) in array.enumerated() {
                     guard let table = element.table else {
-                        report("collection (#\(offset + 1))", nil, "must be a table ([[collection]])")
+                        report(in: root, "collection (#\(offset + 1))", nil, "must be a table ([[collection]])")
                         continue
                     }
                     guard let (collection, load) = readCollection(table, number: offset + 1, defaults: defaults, usedIDs: &usedIDs)
@@ -128,7 +135,7 @@ struct ConfigReader {
                     config.collectionLoads.append(load)
                 }
             } else {
-                report("top level", "collection", "must be an array of tables: write each one as [[collection]]")
+                report(in: root, "top level", "collection", "must be an array of tables: write each one as [[collection]]")
             }
         }
         config.alarms = alarms
@@ -137,20 +144,20 @@ struct ConfigReader {
             checkKeys(of: table, allowed: Self.gpsdKeys, context: "gpsd")
             config.gpsdHost = string(table, "host", context: "gpsd")
             if let port = typed(table, "port", context: "gpsd", expected: "a port number", { $0.int }) {
-                if (1...65535).contains(port) { config.gpsdPort = port } else { report("gpsd", "port", "\(port) is not 1-65535") }
+                if (1...65535).contains(port) { config.gpsdPort = port } else { report(in: table, "gpsd", "port", "\(port) is not 1-65535") }
             }
         }
         if let table = table(root, "history", context: "top level") {
             checkKeys(of: table, allowed: Self.historyKeys, context: "history")
             if let keep = span(table, "keep", context: "history") {
-                if keep > 0 { config.historyKeep = keep } else { report("history", "keep", "must be above 0") }
+                if keep > 0 { config.historyKeep = keep } else { report(in: table, "history", "keep", "must be above 0") }
             }
         }
         if let table = table(root, "output", context: "top level") {
             checkKeys(of: table, allowed: Self.outputKeys, context: "output")
             config.notify = bool(table, "notify", context: "output") ?? true
             if let timeout = span(table, "hook_timeout", context: "output") {
-                if timeout > 0 { config.hookTimeout = timeout } else { report("output", "hook_timeout", "must be above 0") }
+                if timeout > 0 { config.hookTimeout = timeout } else { report(in: table, "output", "hook_timeout", "must be above 0") }
             }
         }
         return config
@@ -164,7 +171,7 @@ struct ConfigReader {
         let context = "defaults"
         checkKeys(of: table, allowed: Self.defaultsKeys, context: context)
         if let radius = length(table, "radius", context: context) {
-            if radius > 0 { defaults.radius = radius } else { report(context, "radius", "must be above 0") }
+            if radius > 0 { defaults.radius = radius } else { report(in: table, context, "radius", "must be above 0") }
         }
         if let hysteresis = length(table, "hysteresis", context: context) { defaults.hysteresis = hysteresis }
         if let dwell = span(table, "dwell", context: context) { defaults.dwell = dwell }
@@ -173,7 +180,7 @@ struct ConfigReader {
             if let count = value.int, count >= 1, count <= 100 {
                 settings.confirmations = count
             } else {
-                report(context, "confirmations", "must be a whole number from 1 to 100")
+                report(in: table, context, "confirmations", "must be a whole number from 1 to 100")
             }
         }
         if let announce = bool(table, "announce_initial", context: context) { settings.announceInitial = announce }
@@ -184,7 +191,7 @@ struct ConfigReader {
     private mutating func repetition(_ table: TOMLTable, context: String) -> Repeat? {
         guard let text = string(table, "repeat", context: context) else { return nil }
         guard let parsed = Repeat(parsing: text) else {
-            report(context, "repeat", "\"\(text)\" is not \"always\", \"once\" or a period such as \"12h\"")
+            report(in: table, context, "repeat", "\"\(text)\" is not \"always\", \"once\" or a period such as \"12h\"")
             return nil
         }
         return parsed
@@ -196,7 +203,7 @@ struct ConfigReader {
         for key in ["due", "starts"] {
             guard let text = typed(table, key, context: context, expected: "a date string such as \"2026-12-24\" or \"2026-12-24T16:00\"", { $0.string }) else { continue }
             guard let date = LocalDate(parsing: text) else {
-                report(context, key, "\"\(text)\" is not a date such as \"2026-12-24\" or \"2026-12-24T16:00\"")
+                report(in: table, context, key, "\"\(text)\" is not a date such as \"2026-12-24\" or \"2026-12-24T16:00\"")
                 continue
             }
             if key == "due" { schedule.due = date } else { schedule.starts = date }
@@ -215,7 +222,7 @@ struct ConfigReader {
             let names = value.array.map { array in (0..<array.count).compactMap { array[$0].string?.lowercased() } }
             let numbers = names?.compactMap { name in ActiveWindow.dayNames.firstIndex(of: String(name.prefix(3))).map { $0 + 1 } }
             guard let names, let numbers, !names.isEmpty, numbers.count == names.count, numbers.count == value.array?.count else {
-                report(context, "active.days", "must be a list of days such as [\"mon\", \"tue\"] (sun, mon, tue, wed, thu, fri, sat)")
+                report(in: table, context, "active.days", "must be a list of days such as [\"mon\", \"tue\"] (sun, mon, tue, wed, thu, fri, sat)")
                 return nil
             }
             weekdays = Set(numbers)
@@ -224,13 +231,13 @@ struct ConfigReader {
         for (key, fallback) in [("from", "00:00"), ("to", "24:00")] {
             let text = string(table, key, context: context) ?? fallback
             guard let minute = ActiveWindow.minuteOfDay(text) else {
-                report(context, "active.\(key)", "\"\(text)\" is not a time of day such as \"08:00\"")
+                report(in: table, context, "active.\(key)", "\"\(text)\" is not a time of day such as \"08:00\"")
                 return nil
             }
             minutes.append(minute)
         }
         guard minutes[0] != minutes[1] else {
-            report(context, "active", "from and to are the same time: the window would be empty")
+            report(in: table, context, "active", "from and to are the same time: the window would be empty")
             return nil
         }
         return ActiveWindow(weekdays: weekdays, fromMinute: minutes[0], toMinute: minutes[1])
@@ -243,7 +250,7 @@ struct ConfigReader {
             if let urgency = Urgency(rawValue: text.lowercased()) {
                 alert.urgency = urgency
             } else {
-                report(context, "urgency", "unknown value \"\(text)\" (use \"low\", \"normal\" or \"critical\")")
+                report(in: table, context, "urgency", "unknown value \"\(text)\" (use \"low\", \"normal\" or \"critical\")")
             }
         }
         if let icon = string(table, "icon", context: context) { alert.icon = icon.isEmpty ? nil : icon }
@@ -253,19 +260,19 @@ struct ConfigReader {
             if let words, let count = value.array?.count, words.count == count, !words.isEmpty, !words[0].isEmpty {
                 alert.command = words
             } else {
-                report(context, "exec", "must be a non-empty array of strings: the program and its arguments, e.g. [\"/usr/bin/paplay\", \"bell.oga\"]")
+                report(in: table, context, "exec", "must be a non-empty array of strings: the program and its arguments, e.g. [\"/usr/bin/paplay\", \"bell.oga\"]")
             }
         }
         return alert
     }
 
-    private mutating func readPlace(name: String, value: TOMLValueConvertible) -> Coordinate? {
+    private mutating func readPlace(name: String, value: TOMLValue) -> Coordinate? {
         let context = "place \"\(name)\""
         if let text = value.string {
-            return location(text, context: context, key: "location")
+            return location(text, at: value.keyOffset, context: context, key: "location")
         }
         guard let table = value.table else {
-            report(context, nil, "must be { lat = ..., lon = ... } or a \"LAT,LON\" string")
+            report(at: value.keyOffset, context, nil, "must be { lat = ..., lon = ... } or a \"LAT,LON\" string")
             return nil
         }
         checkKeys(of: table, allowed: Self.placeKeys, context: context)
@@ -286,10 +293,10 @@ struct ConfigReader {
         let (id, title, context) = identify(table, kind: "reminder", number: number, namedBy: "title", slug: Reminder.slug)
 
         checkKeys(of: table, allowed: Self.reminderKeys, context: context)
-        if title == nil, table["title"] == nil { report(context, "title", "missing (every reminder needs a title)") }
-        if let title, title.trimmingCharacters(in: .whitespaces).isEmpty { report(context, "title", "is empty") }
+        if title == nil, table["title"] == nil { report(in: table, context, "title", "missing (every reminder needs a title)") }
+        if let title, title.trimmingCharacters(in: .whitespaces).isEmpty { report(in: table, context, "title", "is empty") }
         if let id {
-            claim(id, for: "reminder #\(number)", context: context, usedIDs: &usedIDs, emptyHint: "this title")
+            claim(id, in: table, for: "reminder #\(number)", context: context, usedIDs: &usedIDs, emptyHint: "this title")
         }
         let notes = string(table, "notes", context: context)
         if table["at"] != nil {
@@ -324,20 +331,20 @@ struct ConfigReader {
         }
 
         checkKeys(of: table, allowed: Self.collectionKeys, context: context)
-        if path == nil, table["file"] == nil { report(context, "file", "missing: the CSV, GPX or GeoJSON file of places") }
+        if path == nil, table["file"] == nil { report(in: table, context, "file", "missing: the CSV, GPX or GeoJSON file of places") }
         if let id {
-            claim(id, for: "collection #\(number)", context: context, usedIDs: &usedIDs, emptyHint: "the file name")
+            claim(id, in: table, for: "collection #\(number)", context: context, usedIDs: &usedIDs, emptyHint: "the file name")
         }
         var format: CollectionFormat?
         if let text = string(table, "format", context: context) {
             format = CollectionFormat(rawValue: text.lowercased())
-            if format == nil { report(context, "format", "unknown format \"\(text)\" (use \"csv\", \"gpx\" or \"geojson\")") }
+            if format == nil { report(in: table, context, "format", "unknown format \"\(text)\" (use \"csv\", \"gpx\" or \"geojson\")") }
         } else if let path {
             format = CollectionFormat(fileName: path)
-            if format == nil { report(context, "format", "cannot tell from the name \"\(path)\"; give format = \"csv\", \"gpx\" or \"geojson\"") }
+            if format == nil { report(in: table, context, "format", "cannot tell from the name \"\(path)\"; give format = \"csv\", \"gpx\" or \"geojson\"") }
         }
         let title = string(table, "title", context: context) ?? "{name}"
-        if title.trimmingCharacters(in: .whitespaces).isEmpty { report(context, "title", "is empty") }
+        if title.trimmingCharacters(in: .whitespaces).isEmpty { report(in: table, context, "title", "is empty") }
         var radius = length(table, "radius", context: context) ?? 0
         if radius == 0 { radius = defaults.radius }
         let template = Reminder(
@@ -354,7 +361,7 @@ struct ConfigReader {
         do {
             list = try CollectionFile.read(path: resolved, format: format, defaultRadius: radius)
         } catch {
-            report(context, "file", "\(resolved): \(error)")
+            report(in: table, context, "file", "\(resolved): \(error)")
             return nil
         }
         let load = CollectionLoad(
@@ -380,17 +387,17 @@ struct ConfigReader {
     /// Checks an id's form and that no reminder or collection took it before (`usedIDs` maps
     /// ids to who took them), then takes it for `owner`.
     private mutating func claim(
-        _ id: String, for owner: String, context: String, usedIDs: inout [String: String], emptyHint: String
+        _ id: String, in table: TOMLTable, for owner: String, context: String, usedIDs: inout [String: String], emptyHint: String
     ) {
         if let first = usedIDs[id] {
-            report(context, "id", "duplicate id \"\(id)\" (first used by \(first))")
+            report(in: table, context, "id", "duplicate id \"\(id)\" (first used by \(first))")
         } else {
             usedIDs[id] = owner
         }
         if id.isEmpty {
-            report(context, "id", "cannot be made from \(emptyHint); give it an id")
+            report(in: table, context, "id", "cannot be made from \(emptyHint); give it an id")
         } else if !id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) {
-            report(context, "id", "\"\(id)\" may only hold letters, digits, '-', '_' and '.'")
+            report(in: table, context, "id", "\"\(id)\" may only hold letters, digits, '-', '_' and '.'")
         }
     }
 
@@ -398,7 +405,7 @@ struct ConfigReader {
     private mutating func trigger(_ table: TOMLTable, context: String) -> Trigger {
         guard let when = string(table, "when", context: context) else { return .arrive }
         guard let parsed = Trigger(parsing: when) else {
-            report(context, "when", "unknown value \"\(when)\" (use \"arrive\", \"leave\" or \"both\")")
+            report(in: table, context, "when", "unknown value \"\(when)\" (use \"arrive\", \"leave\" or \"both\")")
             return .arrive
         }
         return parsed
@@ -409,15 +416,15 @@ struct ConfigReader {
         _ table: TOMLTable, context: String, defaults: ReminderDefaults
     ) -> (at: LocalDate?, alert: ReminderAlert, enabled: Bool) {
         for key in ["lat", "lon", "place", "location"] where table[key] != nil {
-            report(context, key, "a reminder has a place or an at time, not both")
+            report(in: table, context, key, "a reminder has a place or an at time, not both")
         }
         for key in Self.placeOnlyKeys where table[key] != nil {
-            report(context, key, "only reminders with a place have this; a time alarm fires once at its time")
+            report(in: table, context, key, "only reminders with a place have this; a time alarm fires once at its time")
         }
         var at: LocalDate?
         if let text = typed(table, "at", context: context, expected: "a date string such as \"2026-12-24T16:00\"", { $0.string }) {
             at = LocalDate(parsing: text)
-            if at == nil { report(context, "at", "\"\(text)\" is not a time such as \"2026-12-24T16:00\"") }
+            if at == nil { report(in: table, context, "at", "\"\(text)\" is not a time such as \"2026-12-24T16:00\"") }
         }
         return (at, alert(table, context: context, inheriting: defaults.alert), bool(table, "enabled", context: context) ?? true)
     }
@@ -430,9 +437,9 @@ struct ConfigReader {
             .filter(\.value).map(\.key).sorted()
         guard given.count == 1 else {
             if given.isEmpty {
-                report(context, "location", "missing: give lat and lon, place, or location")
+                report(in: table, context, "location", "missing: give lat and lon, place, or location")
             } else {
-                report(context, given.joined(separator: ", "), "give only one of lat/lon, place or location")
+                report(in: table, context, given.joined(separator: ", "), "give only one of lat/lon, place or location")
             }
             return (nil, nil)
         }
@@ -447,13 +454,13 @@ struct ConfigReader {
                 } else if known.isEmpty {
                     message += " (there is no [places] table)"
                 }
-                report(context, "place", message)
+                report(in: table, context, "place", message)
                 return (nil, nil)
             }
             return (place, name)
         case "location":
             guard let text = string(table, "location", context: context) else { return (nil, nil) }
-            return (location(text, context: context, key: "location"), nil)
+            return (location(text, at: table["location"]?.keyOffset, context: context, key: "location"), nil)
         default:
             return (coordinate(table, context: context, required: true), nil)
         }
@@ -466,34 +473,34 @@ struct ConfigReader {
         let longitude = number(table, "lon", context: context, required: required)
         var valid = true
         if let latitude, let problem = ReminderRules.latitudeProblem(latitude) {
-            report(context, "lat", problem)
+            report(in: table, context, "lat", problem)
             valid = false
         }
         if let longitude, let problem = ReminderRules.longitudeProblem(longitude) {
-            report(context, "lon", problem)
+            report(in: table, context, "lon", problem)
             valid = false
         }
         guard valid, let latitude, let longitude else { return nil }
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 
-    private mutating func location(_ text: String, context: String, key: String) -> Coordinate? {
+    private mutating func location(_ text: String, at offset: Int?, context: String, key: String) -> Coordinate? {
         switch ReminderRules.parseLocation(text) {
         case .success(let coordinate): return coordinate
         case .failure(let error):
-            report(context, key, error.description)
+            report(at: offset, context, key, error.description)
             return nil
         }
     }
 
     private mutating func number(_ table: TOMLTable, _ key: String, context: String, required: Bool) -> Double? {
         guard let value = table[key] else {
-            if required { report(context, key, "missing") }
+            if required { report(in: table, context, key, "missing") }
             return nil
         }
         if let int = value.int { return Double(int) }
         if let double = value.double { return double }
-        report(context, key, "must be a number, not \(describe(value))")
+        report(in: table, context, key, "must be a number, not \(describe(value))")
         return nil
     }
 
@@ -508,15 +515,15 @@ struct ConfigReader {
             do {
                 metres = try Length.parse(text)
             } catch {
-                report(context, key, error.description)
+                report(in: table, context, key, error.description)
                 return nil
             }
         } else {
-            report(context, key, "must be metres or a string like \"150m\", not \(describe(value))")
+            report(in: table, context, key, "must be metres or a string like \"150m\", not \(describe(value))")
             return nil
         }
         guard metres.isFinite, metres >= 0 else {
-            report(context, key, "must not be negative")
+            report(in: table, context, key, "must not be negative")
             return nil
         }
         return metres
@@ -526,13 +533,13 @@ struct ConfigReader {
         guard let value = table[key] else { return nil }
         if let int = value.int, int >= 0 { return Double(int) }
         guard let text = value.string else {
-            report(context, key, "must be a duration like \"90s\", \"2m\" or \"1h\", not \(describe(value))")
+            report(in: table, context, key, "must be a duration like \"90s\", \"2m\" or \"1h\", not \(describe(value))")
             return nil
         }
         do {
             return try Span.parse(text)
         } catch {
-            report(context, key, error.description)
+            report(in: table, context, key, error.description)
             return nil
         }
     }
@@ -551,11 +558,11 @@ struct ConfigReader {
 
     /// The value at `key` converted by `convert`; nil when absent, reported when of another type.
     private mutating func typed<T>(
-        _ table: TOMLTable, _ key: String, context: String, expected: String, _ convert: (TOMLValueConvertible) -> T?
+        _ table: TOMLTable, _ key: String, context: String, expected: String, _ convert: (TOMLValue) -> T?
     ) -> T? {
         guard let value = table[key] else { return nil }
         guard let converted = convert(value) else {
-            report(context, key, "must be \(expected), not \(describe(value))")
+            report(in: table, context, key, "must be \(expected), not \(describe(value))")
             return nil
         }
         return converted
@@ -565,23 +572,20 @@ struct ConfigReader {
         for key in table.keys.sorted() where !allowed.contains(key) {
             var message = "unknown key"
             if let near = Suggestion.closest(to: key, among: allowed) { message += " (did you mean \"\(near)\"?)" }
-            report(context, key, message)
+            report(in: table, context, key, message)
         }
     }
 
-    private func describe(_ value: TOMLValueConvertible) -> String {
-        switch value.type {
-        case .string: "a string"
-        case .int: "an integer"
-        case .double: "a number"
-        case .bool: "a boolean"
-        case .table: "a table"
-        case .array: "an array"
-        case .date, .time, .dateTime: "a date or time"
-        }
+    private func describe(_ value: TOMLValue) -> String { value.typeDescription }
+
+    /// Records a problem, at the line of `key` in `table` when it is there, else at the table's start.
+    private mutating func report(in table: TOMLTable?, _ context: String?, _ key: String?, _ message: String) {
+        report(at: table.map { table in key.flatMap { table[$0]?.keyOffset } ?? table.start }, context, key, message)
     }
 
-    private mutating func report(_ context: String?, _ key: String?, _ message: String) {
-        diagnostics.append(ConfigDiagnostic(file: file, context: context, key: key, message: message))
+    /// Records a problem at the line of a byte offset of the file, when known.
+    private mutating func report(at offset: Int?, _ context: String?, _ key: String?, _ message: String) {
+        let line = offset.map { document.position(of: $0).line }
+        diagnostics.append(ConfigDiagnostic(file: file, line: line, context: context, key: key, message: message))
     }
 }

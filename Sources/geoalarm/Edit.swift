@@ -3,29 +3,12 @@ import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 
-/// Validates `text` as the new reminders file and writes it atomically, or explains why not.
-private func save(_ text: String, to path: String) throws {
+/// Runs one locked, validated, atomic edit of the reminders file, or explains why not and exits 1.
+private func edit(_ path: String, _ change: ([UInt8]) throws(ConfigEditor.EditError) -> [UInt8]) throws {
     do {
-        _ = try ConfigLoader.parse(text, path: path)
-    } catch {
-        Diagnostics.error("not changed, the result would be invalid:")
-        Diagnostics.report(error)
-        throw ExitCode.failure
-    }
-    do {
-        try ConfigEditor.write(text, to: path)
+        try ConfigEditor.edit(path: path, change)
     } catch {
         Diagnostics.error(error.description)
-        throw ExitCode.failure
-    }
-}
-
-/// The current text of the reminders file.
-private func currentText(_ path: String) throws -> String {
-    do {
-        return String(decoding: try UserFile.contents(of: path), as: UTF8.self)
-    } catch {
-        Diagnostics.error("\(path): cannot read: \(error)")
         throw ExitCode.failure
     }
 }
@@ -76,7 +59,7 @@ struct Add: ParsableCommand {
         if let radius { fields.append(("radius", ConfigEditor.quote(radius))) }
         if let when { fields.append(("when", ConfigEditor.quote(when))) }
         if let repetition { fields.append(("repeat", ConfigEditor.quote(repetition))) }
-        try save(ConfigEditor.appendingReminder(fields, to: try currentText(path)), to: path)
+        try edit(path) { ConfigEditor.appendingReminder(fields, to: $0) }
         print("added \(id ?? Reminder.slug(title)) to \(path)")
     }
 }
@@ -93,15 +76,10 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
-        let index = try position(of: id, in: config)
-        let text: String
-        do {
-            text = try ConfigEditor.removingReminder(number: index + 1, from: try currentText(config.path))
-        } catch {
-            Diagnostics.error("\(config.path): \(error)")
-            throw ExitCode.failure
+        _ = try position(of: id, in: config)
+        try edit(config.path) { (bytes) throws(ConfigEditor.EditError) in
+            try ConfigEditor.removingReminder(id: id, from: bytes, path: config.path)
         }
-        try save(text, to: config.path)
         print("removed \(id) from \(config.path)")
     }
 }

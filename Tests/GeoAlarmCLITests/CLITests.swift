@@ -84,8 +84,8 @@ struct CLITests {
         let run = try Command.run(["check", "-c", path])
         #expect(run.status == 1)
         #expect(run.stderr.split(separator: "\n").map(String.init) == [
-            "\(path): reminder \"pick-up-the-parcel\" (#1): raduis: unknown key (did you mean \"radius\"?)",
-            "\(path): reminder \"pick-up-the-parcel\" (#1): when: unknown value \"whenever\" (use \"arrive\", \"leave\" or \"both\")",
+            "\(path):5: reminder \"pick-up-the-parcel\" (#1): raduis: unknown key (did you mean \"radius\"?)",
+            "\(path):6: reminder \"pick-up-the-parcel\" (#1): when: unknown value \"whenever\" (use \"arrive\", \"leave\" or \"both\")",
         ])
         let syntax = try Command.temporaryFile("[[reminder]]\ntitle = \"A\nlat = 1\n")
         let broken = try Command.run(["check", "-c", syntax])

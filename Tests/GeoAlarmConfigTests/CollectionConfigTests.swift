@@ -156,7 +156,7 @@ struct CollectionConfigTests {
             Issue.record("accepted two JSON values in one file")
         } catch {
             #expect(error.diagnostics.map(\.description) == [
-                "\(path): collection \"twice\" (#1): file: \(directory)/twice.geojson: line 2: more text after the end of the JSON value",
+                "\(path):2: collection \"twice\" (#1): file: \(directory)/twice.geojson: line 2: more text after the end of the JSON value",
             ])
         }
     }
@@ -191,13 +191,13 @@ struct CollectionConfigTests {
             Issue.record("accepted a bad config")
         } catch {
             #expect(error.diagnostics.map(\.description) == [
-                "\(path): collection \"cameras\" (#1): id: duplicate id \"cameras\" (first used by reminder #1)",
-                "\(path): collection \"missing\" (#2): file: \(directory)/missing.csv: cannot read: No such file or directory",
-                "\(path): collection \"places\" (#3): format: cannot tell from the name \"places.kml\"; give format = \"csv\", \"gpx\" or \"geojson\"",
-                "\(path): collection \"broken\" (#4): file: \(directory)/broken.geojson: line 3: expected '\"'",
-                "\(path): collection \"noheader\" (#5): file: \(directory)/noheader.csv: line 1: the header \"name,x,y\" needs lat and lon columns (separated by commas or semicolons)",
-                "\(path): collection (#6): colour: unknown key",
-                "\(path): collection (#6): file: missing: the CSV, GPX or GeoJSON file of places",
+                "\(path):6: collection \"cameras\" (#1): id: duplicate id \"cameras\" (first used by reminder #1)",
+                "\(path):9: collection \"missing\" (#2): file: \(directory)/missing.csv: cannot read: No such file or directory",
+                "\(path):10: collection \"places\" (#3): format: cannot tell from the name \"places.kml\"; give format = \"csv\", \"gpx\" or \"geojson\"",
+                "\(path):13: collection \"broken\" (#4): file: \(directory)/broken.geojson: line 3: expected '\"'",
+                "\(path):15: collection \"noheader\" (#5): file: \(directory)/noheader.csv: line 1: the header \"name,x,y\" needs lat and lon columns (separated by commas or semicolons)",
+                "\(path):18: collection (#6): colour: unknown key",
+                "\(path):16: collection (#6): file: missing: the CSV, GPX or GeoJSON file of places",
             ])
         }
     }

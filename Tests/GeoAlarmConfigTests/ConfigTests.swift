@@ -107,35 +107,35 @@ struct ConfigTests {
             dwell = "soon"
             """)
         #expect(found == [
-            "r.toml: reminder \"pick-up-the-parcel\" (#1): raduis: unknown key (did you mean \"radius\"?)",
-            "r.toml: reminder \"pick-up-the-parcel\" (#1): place: unknown place \"ofice\" (did you mean \"office\"?)",
-            "r.toml: reminder \"pick-up-the-parcel\" (#1): when: unknown value \"sometimes\" (use \"arrive\", \"leave\" or \"both\")",
-            "r.toml: reminder \"bad\" (#2): lon: must be a number, not a string",
-            "r.toml: reminder \"bad\" (#2): lat: 91 is out of range (-90 to 90)",
-            "r.toml: reminder \"bad\" (#2): radius: \"-5m\" is negative",
-            "r.toml: reminder \"bad\" (#3): title: missing (every reminder needs a title)",
-            "r.toml: reminder \"bad\" (#3): id: duplicate id \"bad\" (first used by reminder #2)",
-            "r.toml: reminder \"bad\" (#3): radius: unknown unit \"furlongs\" (use m, km, ft, mi)",
-            "r.toml: reminder \"bad\" (#3): dwell: \"soon\" is not a number with a unit",
+            "r.toml:7: reminder \"pick-up-the-parcel\" (#1): raduis: unknown key (did you mean \"radius\"?)",
+            "r.toml:6: reminder \"pick-up-the-parcel\" (#1): place: unknown place \"ofice\" (did you mean \"office\"?)",
+            "r.toml:8: reminder \"pick-up-the-parcel\" (#1): when: unknown value \"sometimes\" (use \"arrive\", \"leave\" or \"both\")",
+            "r.toml:14: reminder \"bad\" (#2): lon: must be a number, not a string",
+            "r.toml:13: reminder \"bad\" (#2): lat: 91 is out of range (-90 to 90)",
+            "r.toml:15: reminder \"bad\" (#2): radius: \"-5m\" is negative",
+            "r.toml:17: reminder \"bad\" (#3): title: missing (every reminder needs a title)",
+            "r.toml:18: reminder \"bad\" (#3): id: duplicate id \"bad\" (first used by reminder #2)",
+            "r.toml:21: reminder \"bad\" (#3): radius: unknown unit \"furlongs\" (use m, km, ft, mi)",
+            "r.toml:22: reminder \"bad\" (#3): dwell: \"soon\" is not a number with a unit",
         ])
     }
 
     @Test func locationProblems() {
         #expect(problems("[[reminder]]\ntitle = \"A\"\n") == [
-            "r.toml: reminder \"a\" (#1): location: missing: give lat and lon, place, or location",
+            "r.toml:1: reminder \"a\" (#1): location: missing: give lat and lon, place, or location",
         ])
-        #expect(problems("[[reminder]]\ntitle = \"A\"\nlat = 1\n") == ["r.toml: reminder \"a\" (#1): lon: missing"])
+        #expect(problems("[[reminder]]\ntitle = \"A\"\nlat = 1\n") == ["r.toml:1: reminder \"a\" (#1): lon: missing"])
         #expect(problems("[[reminder]]\ntitle = \"A\"\nlat = 1\nlon = 2\nplace = \"x\"\n") == [
-            "r.toml: reminder \"a\" (#1): lat/lon, place: give only one of lat/lon, place or location",
+            "r.toml:1: reminder \"a\" (#1): lat/lon, place: give only one of lat/lon, place or location",
         ])
         #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"north\"\n") == [
-            "r.toml: reminder \"a\" (#1): location: \"north\" is not \"LAT,LON\" or \"geo:LAT,LON\"",
+            "r.toml:3: reminder \"a\" (#1): location: \"north\" is not \"LAT,LON\" or \"geo:LAT,LON\"",
         ])
         #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"10,200\"\n") == [
-            "r.toml: reminder \"a\" (#1): location: longitude 200 is out of range (-180 to 180)",
+            "r.toml:3: reminder \"a\" (#1): location: longitude 200 is out of range (-180 to 180)",
         ])
         #expect(problems("[[reminder]]\ntitle = \"A\"\nplace = \"home\"\n") == [
-            "r.toml: reminder \"a\" (#1): place: unknown place \"home\" (there is no [places] table)",
+            "r.toml:3: reminder \"a\" (#1): place: unknown place \"home\" (there is no [places] table)",
         ])
     }
 
@@ -150,23 +150,23 @@ struct ConfigTests {
             [places]
             home = { lat = 100, lon = 0, elevation = 3 }
             """) == [
-                "r.toml: top level: reminders: unknown key (did you mean \"reminder\"?)",
-                "r.toml: defaults: max_eror: unknown key (did you mean \"max_error\"?)",
-                "r.toml: defaults: radius: must be above 0",
-                "r.toml: defaults: confirmations: must be a whole number from 1 to 100",
-                "r.toml: defaults: announce_initial: must be true or false, not a string",
-                "r.toml: place \"home\": elevation: unknown key",
-                "r.toml: place \"home\": lat: 100 is out of range (-90 to 90)",
+                "r.toml:1: top level: reminders: unknown key (did you mean \"reminder\"?)",
+                "r.toml:4: defaults: max_eror: unknown key (did you mean \"max_error\"?)",
+                "r.toml:3: defaults: radius: must be above 0",
+                "r.toml:5: defaults: confirmations: must be a whole number from 1 to 100",
+                "r.toml:6: defaults: announce_initial: must be true or false, not a string",
+                "r.toml:8: place \"home\": elevation: unknown key",
+                "r.toml:8: place \"home\": lat: 100 is out of range (-90 to 90)",
             ])
         #expect(problems("reminder = 3\n") == [
-            "r.toml: top level: reminder: must be an array of tables: write each one as [[reminder]]",
+            "r.toml:1: top level: reminder: must be an array of tables: write each one as [[reminder]]",
         ])
         #expect(problems("[[reminder]]\ntitle = \"!!!\"\nlat = 1\nlon = 2\n") == [
-            "r.toml: reminder \"\" (#1): id: cannot be made from this title; give it an id",
+            "r.toml:1: reminder \"\" (#1): id: cannot be made from this title; give it an id",
         ])
         #expect(problems("[[reminder]]\nid = \"a b\"\ntitle = \"T\"\nlat = 1\nlon = 2\nenabled = 1\n") == [
-            "r.toml: reminder \"a b\" (#1): id: \"a b\" may only hold letters, digits, '-', '_' and '.'",
-            "r.toml: reminder \"a b\" (#1): enabled: must be true or false, not an integer",
+            "r.toml:2: reminder \"a b\" (#1): id: \"a b\" may only hold letters, digits, '-', '_' and '.'",
+            "r.toml:6: reminder \"a b\" (#1): enabled: must be true or false, not an integer",
         ])
     }
 
@@ -221,9 +221,9 @@ struct DaemonSectionTests {
             Issue.record("accepted a bad config")
         } catch {
             #expect(error.diagnostics.map(\.description) == [
-                "r.toml: gpsd: hots: unknown key (did you mean \"host\"?)",
-                "r.toml: gpsd: port: 70000 is not 1-65535",
-                "r.toml: output: notify: must be true or false, not a string",
+                "r.toml:3: gpsd: hots: unknown key (did you mean \"host\"?)",
+                "r.toml:2: gpsd: port: 70000 is not 1-65535",
+                "r.toml:5: output: notify: must be true or false, not a string",
             ])
         }
     }
@@ -285,11 +285,11 @@ struct AlertConfigTests {
         } catch {
             let hint = "must be a non-empty array of strings: the program and its arguments, e.g. [\"/usr/bin/paplay\", \"bell.oga\"]"
             #expect(error.diagnostics.map(\.description) == [
-                "r.toml: reminder \"x\" (#1): urgency: unknown value \"urgent\" (use \"low\", \"normal\" or \"critical\")",
-                "r.toml: reminder \"x\" (#1): exec: \(hint)",
-                "r.toml: reminder \"y\" (#2): timeout: \"soon\" is not a number with a unit",
-                "r.toml: reminder \"y\" (#2): exec: \(hint)",
-                "r.toml: output: hook_timeout: must be above 0",
+                "r.toml:8: reminder \"x\" (#1): urgency: unknown value \"urgent\" (use \"low\", \"normal\" or \"critical\")",
+                "r.toml:9: reminder \"x\" (#1): exec: \(hint)",
+                "r.toml:16: reminder \"y\" (#2): timeout: \"soon\" is not a number with a unit",
+                "r.toml:15: reminder \"y\" (#2): exec: \(hint)",
+                "r.toml:2: output: hook_timeout: must be above 0",
             ])
         }
     }
@@ -348,12 +348,12 @@ struct ScheduleConfigTests {
             Issue.record("accepted a bad config")
         } catch {
             #expect(error.diagnostics.map(\.description) == [
-                "r.toml: reminder \"x\" (#1): repeat: \"twice\" is not \"always\", \"once\" or a period such as \"12h\"",
-                "r.toml: reminder \"x\" (#1): due: \"Christmas\" is not a date such as \"2026-12-24\" or \"2026-12-24T16:00\"",
-                "r.toml: reminder \"x\" (#1): form: unknown key (did you mean \"from\"?)",
-                "r.toml: reminder \"x\" (#1): active.days: must be a list of days such as [\"mon\", \"tue\"] (sun, mon, tue, wed, thu, fri, sat)",
-                "r.toml: reminder \"y\" (#2): starts: must be a date string such as \"2026-12-24\" or \"2026-12-24T16:00\", not a date or time",
-                "r.toml: reminder \"y\" (#2): active.from: \"25:00\" is not a time of day such as \"08:00\"",
+                "r.toml:6: reminder \"x\" (#1): repeat: \"twice\" is not \"always\", \"once\" or a period such as \"12h\"",
+                "r.toml:7: reminder \"x\" (#1): due: \"Christmas\" is not a date such as \"2026-12-24\" or \"2026-12-24T16:00\"",
+                "r.toml:8: reminder \"x\" (#1): form: unknown key (did you mean \"from\"?)",
+                "r.toml:8: reminder \"x\" (#1): active.days: must be a list of days such as [\"mon\", \"tue\"] (sun, mon, tue, wed, thu, fri, sat)",
+                "r.toml:15: reminder \"y\" (#2): starts: must be a date string such as \"2026-12-24\" or \"2026-12-24T16:00\", not a date or time",
+                "r.toml:14: reminder \"y\" (#2): active.from: \"25:00\" is not a time of day such as \"08:00\"",
             ])
         }
     }
@@ -388,10 +388,10 @@ struct TimeAlarmConfigTests {
             Issue.record("accepted a bad config")
         } catch {
             #expect(error.diagnostics.map(\.description) == [
-                "r.toml: reminder \"x\" (#1): lat: a reminder has a place or an at time, not both",
-                "r.toml: reminder \"x\" (#1): lon: a reminder has a place or an at time, not both",
-                "r.toml: reminder \"x\" (#1): radius: only reminders with a place have this; a time alarm fires once at its time",
-                "r.toml: reminder \"x\" (#1): at: \"soon\" is not a time such as \"2026-12-24T16:00\"",
+                "r.toml:5: reminder \"x\" (#1): lat: a reminder has a place or an at time, not both",
+                "r.toml:6: reminder \"x\" (#1): lon: a reminder has a place or an at time, not both",
+                "r.toml:7: reminder \"x\" (#1): radius: only reminders with a place have this; a time alarm fires once at its time",
+                "r.toml:4: reminder \"x\" (#1): at: \"soon\" is not a time such as \"2026-12-24T16:00\"",
             ])
         }
     }

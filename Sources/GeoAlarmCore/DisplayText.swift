@@ -1,0 +1,42 @@
+/// Text from users and files made safe to show on a terminal, in a log line or a table cell:
+/// control characters (C0, DEL, C1), line and paragraph separators and bidirectional controls
+/// become visible escapes, so that no title, note or file excerpt can move the cursor, change
+/// colours, start a new log line or reorder what follows it.
+public enum DisplayText {
+    /// `text` with every unsafe scalar written as `\n`, `\t`, `\r` or `\u{XX}`; backslashes stay as they are.
+    public static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            guard isUnsafe(scalar) else {
+                out.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            default: out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            }
+        }
+        return out
+    }
+
+    /// At most `limit` characters of the bytes' text (invalid UTF-8 shown as U+FFFD), escaped,
+    /// with "…" when cut: for quoting a file or a child's output in a message.
+    public static func excerpt<Bytes: Collection<UInt8>>(_ bytes: Bytes, limit: Int = 60) -> String {
+        let text = String(decoding: bytes.prefix(limit * 4), as: UTF8.self)
+        let cut = text.count > limit
+        return escaped(String(text.prefix(limit))) + (cut ? "…" : "")
+    }
+
+    /// Whether a scalar must not reach a terminal or a log raw.
+    public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F: true
+        case 0x2028, 0x2029: true
+        case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import CSystem
+import Glibc
+
+/// A system call that failed: which call, on what, and the errno it set.
+public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The call, such as `open` or `rename`.
+    public var call: String
+    /// The errno value.
+    public var code: Int32
+
+    public init(call: String, code: Int32) {
+        self.call = call
+        self.code = code
+    }
+
+    /// The system's words for the error: "No such file or directory".
+    public var reason: String { String(cString: strerror(code)) }
+
+    public var description: String { reason }
+}
+
+/// Thin wrappers over the system calls geoalarm makes: each retries on EINTR and turns a
+/// failure into a ``SystemError``, so that no caller reads errno itself.
+public enum System {
+    /// Runs `body` until it does not fail with EINTR; a result of -1 becomes a ``SystemError``.
+    @inline(__always)
+    static func retrying<T: FixedWidthInteger>(_ call: String, _ body: () -> T) throws(SystemError) -> T {
+        while true {
+            let result = body()
+            if result != -1 { return result }
+            let code = errno
+            if code != EINTR { throw SystemError(call: call, code: code) }
+        }
+    }
+
+    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemError) -> Int32 {
+        try retrying("open") { Glibc.open(path, flags | O_CLOEXEC, mode) }
+    }
+
+    public static func close(_ descriptor: Int32) {
+        // EINTR from close leaves the descriptor closed on Linux: never retry it.
+        _ = Glibc.close(descriptor)
+    }
+
+    /// Reads up to `buffer.count` bytes into the start of `buffer`; how many (0 at the end of the file).
+    public static func read(_ descriptor: Int32, into buffer: inout [UInt8]) throws(SystemError) -> Int {
+        try retrying("read") { buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
+    }
+
+    /// Writes all of `bytes`, looping over short writes.
+    public static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) throws(SystemError) {
+        var offset = 0
+        while offset < bytes.count {
+            offset += try retrying("write") {
+                bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            }
+        }
+    }
+
+    /// Writes what it can of `bytes` to a non-blocking descriptor; 0 when it would block.
+    public static func writeSome(_ descriptor: Int32, _ bytes: ArraySlice<UInt8>) throws(SystemError) -> Int {
+        do {
+            return try retrying("write") { bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) } }
+        } catch where error.code == EAGAIN || error.code == EWOULDBLOCK {
+            return 0
+        }
+    }
+
+    public static func fstat(_ descriptor: Int32) throws(SystemError) -> Glibc.stat {
+        var info = Glibc.stat()
+        _ = try retrying("fstat") { Glibc.fstat(descriptor, &info) }
+        return info
+    }
+
+    /// `stat` of a path (following links); nil when nothing is there.
+    public static func fileStatus(_ path: String) throws(SystemError) -> Glibc.stat? {
+        var info = Glibc.stat()
+        do {
+            _ = try retrying("stat") { stat(path, &info) }
+        } catch where error.code == ENOENT {
+            return nil
+        }
+        return info
+    }
+
+    public static func fsync(_ descriptor: Int32) throws(SystemError) {
+        _ = try retrying("fsync") { Glibc.fsync(descriptor) }
+    }
+
+    public static func fchmod(_ descriptor: Int32, _ mode: mode_t) throws(SystemError) {
+        _ = try retrying("fchmod") { Glibc.fchmod(descriptor, mode) }
+    }
+
+    public static func fchown(_ descriptor: Int32, _ owner: uid_t, _ group: gid_t) throws(SystemError) {
+        _ = try retrying("fchown") { Glibc.fchown(descriptor, owner, group) }
+    }
+
+    public static func rename(_ from: String, _ to: String) throws(SystemError) {
+        _ = try retrying("rename") { Glibc.rename(from, to) }
+    }
+
+    public static func unlink(_ path: String) {
+        _ = Glibc.unlink(path)
+    }
+
+    /// Takes an exclusive lock on the whole file (waiting for it).
+    public static func lockExclusive(_ descriptor: Int32) throws(SystemError) {
+        _ = try retrying("flock") { flock(descriptor, LOCK_EX) }
+    }
+
+    /// The absolute path with every symbolic link resolved.
+    public static func realPath(_ path: String) throws(SystemError) -> String {
+        guard let resolved = Glibc.realpath(path, nil) else { throw SystemError(call: "realpath", code: errno) }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// A pipe whose two ends close on exec; `nonBlocking` sets O_NONBLOCK on both.
+    public static func pipe(nonBlocking: Bool = false) throws(SystemError) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [0, 0]
+        let flags = O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0)
+        _ = try retrying("pipe2") { pipe2(&ends, flags) }
+        return (ends[0], ends[1])
+    }
+
+    public static func setNonBlocking(_ descriptor: Int32) throws(SystemError) {
+        let flags = try retrying("fcntl") { fcntl(descriptor, F_GETFL) }
+        _ = try retrying("fcntl") { fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    /// Waits for events on `descriptors` for up to `milliseconds` (-1: without limit); how many are ready.
+    /// A signal ends the wait early with 0, so that the caller can look at the clock again.
+    public static func poll(_ descriptors: inout [pollfd], milliseconds: Int32) throws(SystemError) -> Int {
+        let result = descriptors.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), milliseconds) }
+        if result < 0 {
+            if errno == EINTR { return 0 }
+            throw SystemError(call: "poll", code: errno)
+        }
+        return Int(result)
+    }
+
+    /// Sends `signal` to a process group; a group that is gone already is not an error.
+    public static func killGroup(_ group: pid_t, _ signal: Int32) {
+        _ = Glibc.kill(-group, signal)
+    }
+
+    /// The exit status of a child that has ended (128 + the signal when a signal ended it);
+    /// nil while it runs, with `block` false.
+    public static func wait(_ pid: pid_t, block: Bool) throws(SystemError) -> Int32? {
+        var raw: Int32 = 0
+        let result = try retrying("waitpid") { waitpid(pid, &raw, block ? 0 : WNOHANG) }
+        guard result == pid else { return nil }
+        return (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+    }
+
+    /// A descriptor that becomes readable when process `pid` ends (Linux 5.3 and later).
+    public static func processDescriptor(_ pid: pid_t) throws(SystemError) -> Int32 {
+        let descriptor = try retrying("pidfd_open") { pidfd_open(pid, 0) }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        return descriptor
+    }
+
+    /// A counter descriptor that wakes a `poll` when written (eventfd), non-blocking.
+    public static func eventDescriptor() throws(SystemError) -> Int32 {
+        try retrying("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
+    }
+
+    /// Adds one to an eventfd, waking whoever polls it.
+    public static func signalEvent(_ descriptor: Int32) {
+        var one: UInt64 = 1
+        _ = Glibc.write(descriptor, &one, 8)
+    }
+
+    /// Resets an eventfd after a wake-up.
+    public static func clearEvent(_ descriptor: Int32) {
+        var count: UInt64 = 0
+        _ = Glibc.read(descriptor, &count, 8)
+    }
+}
