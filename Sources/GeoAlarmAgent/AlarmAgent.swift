@@ -81,6 +81,7 @@ public final class AlarmAgent: Service {
             watcher?.stop()
             group.cancelAll()
         }
+        for sink in sinks.reversed() { sink.stop() }
         logger.info("stopped")
     }
 

@@ -65,27 +65,4 @@ public struct ChildProcess: Sendable {
         guard result == 0 else { throw SpawnError(program: arguments[0], code: result) }
         return ChildProcess(pid: pid)
     }
-
-    /// The exit status once the child has ended (128 + the signal when a signal ended it), nil while it runs.
-    public func poll() -> Int32? {
-        var raw: Int32 = 0
-        guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
-        return Self.decode(raw)
-    }
-
-    /// Waits for the child to end and returns its exit status (as `poll`).
-    public func wait() -> Int32 {
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
-        return Self.decode(raw)
-    }
-
-    /// Sends `signal` to the child's whole process group.
-    public func signalGroup(_ signal: Int32) {
-        kill(-pid, signal)
-    }
-
-    private static func decode(_ raw: Int32) -> Int32 {
-        (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-    }
 }

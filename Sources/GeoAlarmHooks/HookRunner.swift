@@ -1,30 +1,58 @@
 import Foundation
 import GeoAlarmCore
 import GeoAlarmOutput
+import GeoAlarmSystem
 import Logging
 import Synchronization
+
+/// How one hook run ended.
+public enum HookOutcome: Sendable, Equatable {
+    case succeeded
+    case failed(status: Int32)
+    /// Still running at its timeout (counted from its start): its process group was stopped.
+    case timedOut
+    /// Still running when the agent stopped: its process group was stopped.
+    case stoppedAtShutdown
+    /// Never started (no such program, no pipes), or dropped from a full queue.
+    case notRun(String)
+}
 
 /// Runs command hooks for every event: the reminder's `exec` and every executable in the hooks
 /// directory (looked at anew for each event), as gammastep runs its hooks.
 ///
 /// Each command gets the event in `GEOALARM_*` environment variables and as one JSON line on
-/// stdin. Commands are argv arrays, never shell strings. Each runs on a thread of its own, so a
-/// slow hook never delays the log or another hook; one still running after the timeout is
-/// killed with its process group; every child is reaped; a failure is logged with its exit
-/// status and the start of its stderr.
+/// stdin. Commands are argv arrays, never shell strings. One supervisor thread runs them all,
+/// waiting in `poll` on each hook's pipes and on a pidfd that says when it ends, so a slow
+/// hook never delays the log or another hook, whatever it does with its pipes:
+/// - the timeout counts from the hook's start; then its process group gets SIGTERM, and SIGKILL
+///   after a grace period; the same happens to every hook still running when the agent stops;
+/// - stdin is written without blocking, and what the hook does not read is dropped;
+/// - at most ``keptStderr`` bytes of stderr are kept; a hook's end is its process's end, even
+///   while a child it left behind still holds the pipes;
+/// - every child is reaped; at most ``maximumRunning`` hooks run at once and at most
+///   ``maximumQueued`` wait, so a burst of events cannot grow processes or descriptors without bound.
 public final class HookRunner: EventSink {
     private let directory: String?
-    private let timeout: Double
-    private let logger: Logger
-    /// How much of a hook's stderr is kept for the log.
-    static let keptStderr = 2048
+    private let supervisor: HookSupervisor
 
-    public init(directory: String?, timeout: Double, logger: Logger) {
+    /// How much of a hook's stderr is kept for the log.
+    public static let keptStderr = 2048
+    /// Hooks running at once; more wait in the queue.
+    public static let maximumRunning = 16
+    /// Hooks waiting to start; more are dropped, each logged.
+    public static let maximumQueued = 256
+    /// Seconds between SIGTERM and SIGKILL.
+    public static let killGrace = 2.0
+
+    /// `observer`, when given, hears how each hook run ended (after it is logged).
+    public init(
+        directory: String?, timeout: Double, logger: Logger,
+        observer: (@Sendable ([String], HookOutcome) -> Void)? = nil
+    ) {
         self.directory = directory
-        self.timeout = timeout
-        self.logger = logger
         // A hook that exits without reading its stdin must not take the agent down with SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
+        supervisor = HookSupervisor(timeout: timeout, logger: logger, observer: observer)
     }
 
     /// The commands that run for `event`, in order: the reminder's own, then the directory's.
@@ -47,12 +75,21 @@ public final class HookRunner: EventSink {
         let commands = commands(for: event)
         guard !commands.isEmpty else { return }
         let environment = ProcessInfo.processInfo.environment.merging(Self.variables(for: event)) { _, new in new }
-        let input = EventFormat.json.line(for: event) + "\n"
+        let input = Array((EventFormat.json.line(for: event) + "\n").utf8)
         for command in commands {
-            let thread = Thread { [self] in run(command, environment: environment, input: input) }
-            thread.name = "hook"
-            thread.start()
+            supervisor.submit(HookRequest(command: command, environment: environment, input: input))
         }
+    }
+
+    /// Runs one command as a hook (for the tests and for callers outside the event path).
+    func run(_ command: [String], environment: [String: String], input: String) {
+        supervisor.submit(HookRequest(command: command, environment: environment, input: Array(input.utf8)))
+    }
+
+    /// Stops every running hook's process group (SIGTERM, then SIGKILL after the grace period),
+    /// drops those still queued, reaps every child, and returns when none is left.
+    public func stop() {
+        supervisor.shutdown()
     }
 
     /// The `GEOALARM_*` variables describing `event` (position and distance empty for a time alarm).
@@ -69,78 +106,306 @@ public final class HookRunner: EventSink {
             "GEOALARM_TIME": event.fix.time.map(Timestamp.iso8601) ?? "",
         ]
     }
+}
 
-    /// Runs one hook to its end (or its timeout) on the calling thread.
-    func run(_ command: [String], environment: [String: String], input: String) {
-        var stdinPipe: [Int32] = [0, 0], stderrPipe: [Int32] = [0, 0]
-        // One spawn at a time: a child started between pipe() and FD_CLOEXEC would inherit
-        // another hook's pipe ends and keep them open.
-        let started = Self.spawning.withLock { _ -> Result<ChildProcess, ChildProcess.SpawnError>? in
-            guard Self.closeOnExecPipe(&stdinPipe), Self.closeOnExecPipe(&stderrPipe) else { return nil }
-            return Result { () throws(ChildProcess.SpawnError) in
-                try ChildProcess.spawn(
-                    command, environment: environment, stdin: .descriptor(stdinPipe[0]), stderr: .descriptor(stderrPipe[1]))
+/// One hook to run.
+struct HookRequest: Sendable {
+    var command: [String]
+    var environment: [String: String]
+    var input: [UInt8]
+
+    var name: String { DisplayText.escaped(command.joined(separator: " ")) }
+}
+
+/// The thread that starts hooks, feeds and drains their pipes, and reaps them.
+final class HookSupervisor: Sendable {
+    private struct Shared {
+        var queue: [HookRequest] = []
+        var stopping = false
+        var threadStarted = false
+        var finished = false
+    }
+
+    private let timeout: Double
+    private let logger: Logger
+    private let observer: (@Sendable ([String], HookOutcome) -> Void)?
+    private let shared = Mutex(Shared())
+    /// Wakes the supervisor's poll for new requests and for shutdown.
+    private let wake: Int32?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(timeout: Double, logger: Logger, observer: (@Sendable ([String], HookOutcome) -> Void)?) {
+        self.timeout = timeout
+        self.logger = logger
+        self.observer = observer
+        do {
+            wake = try System.eventDescriptor()
+        } catch {
+            logger.error("cannot make an eventfd for the hooks: \(error.reason); hooks will not run")
+            wake = nil
+        }
+    }
+
+    func submit(_ request: HookRequest) {
+        guard let wake else { return report(request.command, .notRun("no eventfd")) }
+        let (accepted, startThread) = shared.withLock { state -> (Bool, Bool) in
+            guard !state.stopping, state.queue.count < HookRunner.maximumQueued else { return (false, false) }
+            state.queue.append(request)
+            let start = !state.threadStarted
+            state.threadStarted = true
+            return (true, start)
+        }
+        guard accepted else {
+            return report(request.command, .notRun("\(HookRunner.maximumQueued) hooks already waiting (or the agent is stopping)"))
+        }
+        if startThread {
+            let thread = Thread { [self] in loop(wake: wake) }
+            thread.name = "hooks"
+            thread.start()
+        }
+        System.signalEvent(wake)
+    }
+
+    func shutdown() {
+        guard let wake else { return }
+        let running = shared.withLock { state -> Bool in
+            state.stopping = true
+            return state.threadStarted && !state.finished
+        }
+        guard running else { return }
+        System.signalEvent(wake)
+        done.wait()
+    }
+
+    /// The supervisor's loop: one `poll` over every running hook, until shutdown leaves none.
+    private func loop(wake: Int32) {
+        var running: [RunningHook] = []
+        while true {
+            let room = max(0, HookRunner.maximumRunning - running.count)
+            let (requests, dropped, stopping) = shared.withLock { state -> ([HookRequest], [HookRequest], Bool) in
+                let taken = Array(state.queue.prefix(state.stopping ? 0 : room))
+                state.queue.removeFirst(taken.count)
+                var dropped: [HookRequest] = []
+                if state.stopping { swap(&dropped, &state.queue) }
+                return (taken, dropped, state.stopping)
+            }
+            for request in dropped { report(request.command, .notRun("the agent is stopping")) }
+            for request in requests {
+                switch RunningHook.start(request, timeout: timeout) {
+                case .success(let hook): running.append(hook)
+                case .failure(let failure): report(request.command, .notRun(failure.reason))
+                }
+            }
+            if stopping {
+                for index in running.indices { running[index].stop(.stoppedAtShutdown, grace: HookRunner.killGrace) }
+                if running.isEmpty {
+                    shared.withLock { $0.finished = true }
+                    done.signal()
+                    return
+                }
+            }
+            var descriptors = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            for hook in running { descriptors += hook.pollDescriptors }
+            let now = ContinuousClock.now
+            let nearest = running.map(\.deadline).min()
+            let wait = nearest.map { max(0, Int32(min(($0 - now) / .milliseconds(1), 60_000).rounded(.up))) } ?? -1
+            do {
+                _ = try System.poll(&descriptors, milliseconds: wait)
+            } catch {
+                logger.error("hooks: \(error.call) failed: \(error.reason)")
+            }
+            if descriptors[0].revents != 0 { System.clearEvent(wake) }
+            var offset = 1
+            var index = 0
+            while index < running.count {
+                let count = running[index].pollDescriptors.count
+                let events = Array(descriptors[offset..<offset + count])
+                offset += count
+                if let outcome = running[index].handle(events, now: ContinuousClock.now) {
+                    let hook = running.remove(at: index)
+                    log(hook, outcome)
+                    continue
+                }
+                index += 1
             }
         }
+    }
+
+    private func log(_ hook: RunningHook, _ outcome: HookOutcome) {
+        let name = hook.request.name
+        let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        let start = hook.stderr.firstIndex { !isBlank($0) } ?? hook.stderr.endIndex
+        let end = hook.stderr.lastIndex { !isBlank($0) }.map { $0 + 1 } ?? start
+        let trimmed = DisplayText.excerpt(hook.stderr[start..<max(start, end)], limit: 300)
+        switch outcome {
+        case .succeeded:
+            logger.debug("hook \(name) done\(trimmed.isEmpty ? "" : ": \(trimmed)")")
+        case .failed(let status):
+            logger.warning("hook \(name) failed with exit status \(status)\(trimmed.isEmpty ? "" : ": \(trimmed)")")
+        case .timedOut:
+            logger.warning("hook \(name) still running after \(JSONText.number(timeout)) s; stopped it")
+        case .stoppedAtShutdown:
+            logger.warning("hook \(name) still running when the agent stopped; stopped it")
+        case .notRun:
+            break
+        }
+        observer?(hook.request.command, outcome)
+    }
+
+    private func report(_ command: [String], _ outcome: HookOutcome) {
+        if case .notRun(let reason) = outcome {
+            logger.warning("hook \(DisplayText.escaped(command.joined(separator: " "))) not run: \(reason)")
+        }
+        observer?(command, outcome)
+    }
+}
+
+/// A started hook: its process, the pidfd that says when it ends, our ends of its pipes, and its deadline.
+struct RunningHook {
+    let request: HookRequest
+    let child: ChildProcess
+    private var processDescriptor: Int32
+    private var stdinDescriptor: Int32
+    private var stderrDescriptor: Int32
+    private var written = 0
+    private(set) var stderr: [UInt8] = []
+    /// When the hook must end by (its timeout), or when SIGKILL follows SIGTERM.
+    private(set) var deadline: ContinuousClock.Instant
+    /// Set once SIGTERM was sent: why the hook is being stopped.
+    private var stopping: HookOutcome?
+
+    /// Why a hook could not be started.
+    struct NotStarted: Error {
+        var reason: String
+    }
+
+    static func start(_ request: HookRequest, timeout: Double) -> Result<RunningHook, NotStarted> {
+        let stdin: (read: Int32, write: Int32)
+        let stderr: (read: Int32, write: Int32)
+        do {
+            stdin = try System.pipe()
+        } catch {
+            return .failure(NotStarted(reason: "cannot make a pipe: \(error.reason)"))
+        }
+        do {
+            stderr = try System.pipe()
+        } catch {
+            [stdin.read, stdin.write].forEach(System.close)
+            return .failure(NotStarted(reason: "cannot make a pipe: \(error.reason)"))
+        }
         let child: ChildProcess
-        switch started {
-        case .success(let spawned)?:
-            child = spawned
-        case .failure(let error)?:
-            [stdinPipe[0], stdinPipe[1], stderrPipe[0], stderrPipe[1]].forEach { close($0) }
-            return logFailure(command, error.description)
-        case nil:
-            return logFailure(command, "cannot make a pipe: \(String(cString: strerror(errno)))")
+        do {
+            child = try ChildProcess.spawn(
+                request.command, environment: request.environment,
+                stdin: .descriptor(stdin.read), stderr: .descriptor(stderr.write))
+        } catch {
+            [stdin.read, stdin.write, stderr.read, stderr.write].forEach(System.close)
+            return .failure(NotStarted(reason: error.description))
         }
-        close(stdinPipe[0])
-        close(stderrPipe[1])
-        var bytes = Array(input.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(stdinPipe[1], $0.baseAddress, $0.count) }
-        close(stdinPipe[1])
-
-        let (stderr, timedOut) = drain(stderrPipe[0], until: Date().addingTimeInterval(timeout))
-        close(stderrPipe[0])
-        if timedOut { child.signalGroup(SIGKILL) }
-        let status = child.wait()
-        let name = command.joined(separator: " ")
-        let said = String(decoding: stderr, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if timedOut {
-            logger.warning("hook \(name) still running after \(JSONText.number(timeout)) s; killed it")
-        } else if status != 0 {
-            logger.warning("hook \(name) failed with exit status \(status)\(said.isEmpty ? "" : ": \(said)")")
-        } else {
-            logger.debug("hook \(name) done\(said.isEmpty ? "" : ": \(said)")")
+        System.close(stdin.read)
+        System.close(stderr.write)
+        let deadline = ContinuousClock.now + .milliseconds(Int64((timeout * 1000).rounded()))
+        let process: Int32
+        do {
+            try System.setNonBlocking(stdin.write)
+            try System.setNonBlocking(stderr.read)
+            process = try System.processDescriptor(child.pid)
+        } catch {
+            System.killGroup(child.pid, SIGKILL)
+            _ = try? System.wait(child.pid, block: true)
+            [stdin.write, stderr.read].forEach(System.close)
+            return .failure(NotStarted(reason: "cannot watch it: \(error.call): \(error.reason)"))
         }
+        return .success(RunningHook(
+            request: request, child: child, processDescriptor: process, stdinDescriptor: stdin.write,
+            stderrDescriptor: stderr.read, deadline: deadline))
     }
 
-    private static let spawning = Mutex(())
-
-    /// A pipe whose two ends close on exec (only the child's dup2 copies survive).
-    private static func closeOnExecPipe(_ ends: inout [Int32]) -> Bool {
-        guard pipe(&ends) == 0 else { return false }
-        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
-        return true
+    /// What to poll: the pidfd, then stdin while input is left, then stderr while open.
+    var pollDescriptors: [pollfd] {
+        var list = [pollfd(fd: processDescriptor, events: Int16(POLLIN), revents: 0)]
+        if stdinDescriptor >= 0 { list.append(pollfd(fd: stdinDescriptor, events: Int16(POLLOUT), revents: 0)) }
+        if stderrDescriptor >= 0 { list.append(pollfd(fd: stderrDescriptor, events: Int16(POLLIN), revents: 0)) }
+        return list
     }
 
-    /// Reads `descriptor` until end of file or `deadline`; what was read (its start) and whether time ran out.
-    private func drain(_ descriptor: Int32, until deadline: Date) -> ([UInt8], Bool) {
-        var kept: [UInt8] = []
+    /// Sends SIGTERM to the hook's group (once) and gives it `grace` seconds before SIGKILL.
+    mutating func stop(_ reason: HookOutcome, grace: Double) {
+        guard stopping == nil else { return }
+        stopping = reason
+        System.killGroup(child.pid, SIGTERM)
+        deadline = ContinuousClock.now + .milliseconds(Int64(grace * 1000))
+        closeStdin()
+    }
+
+    /// Acts on what `poll` said of this hook's descriptors (in ``pollDescriptors`` order) and on
+    /// the clock; returns how the hook ended once its process has ended and been reaped.
+    mutating func handle(_ events: [pollfd], now: ContinuousClock.Instant) -> HookOutcome? {
+        var next = 1
+        if stdinDescriptor >= 0 {
+            if events[next].revents != 0 { feedStdin() }
+            next += 1
+        }
+        if stderrDescriptor >= 0, events[next].revents != 0 { drainStderr() }
+        if events[0].revents != 0 {
+            // The process has ended: what it wrote before it ended is in the pipe already.
+            if stderrDescriptor >= 0 { drainStderr() }
+            let status = (try? System.wait(child.pid, block: true)) ?? nil
+            closeAll()
+            if let stopping { return stopping }
+            return status == 0 ? .succeeded : .failed(status: status ?? -1)
+        }
+        if now >= deadline {
+            if stopping == nil {
+                stop(.timedOut, grace: HookRunner.killGrace)
+            } else {
+                System.killGroup(child.pid, SIGKILL)
+                deadline = now + .seconds(60)
+            }
+        }
+        return nil
+    }
+
+    private mutating func feedStdin() {
+        let remaining = request.input[written...]
+        do {
+            written += try System.writeSome(stdinDescriptor, remaining)
+        } catch {
+            // EPIPE: the hook closed its stdin; what it did not read is dropped.
+            return closeStdin()
+        }
+        if written == request.input.count { closeStdin() }
+    }
+
+    private mutating func drainStderr() {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { return (kept, true) }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(remaining * 1000, 1000).rounded(.up)))
-            if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { continue }
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count <= 0 { return (kept, false) }
-            kept.append(contentsOf: chunk[..<min(count, max(0, Self.keptStderr - kept.count))])
+        let count: Int
+        do {
+            count = try System.read(stderrDescriptor, into: &chunk)
+        } catch where error.code == EAGAIN || error.code == EWOULDBLOCK {
+            return
+        } catch {
+            count = 0
         }
+        guard count > 0 else {
+            System.close(stderrDescriptor)
+            stderrDescriptor = -1
+            return
+        }
+        stderr += chunk[..<min(count, max(0, HookRunner.keptStderr - stderr.count))]
     }
 
-    private func logFailure(_ command: [String], _ reason: String) {
-        logger.warning("hook \(command.joined(separator: " ")) not run: \(reason)")
+    private mutating func closeStdin() {
+        guard stdinDescriptor >= 0 else { return }
+        System.close(stdinDescriptor)
+        stdinDescriptor = -1
+    }
+
+    private mutating func closeAll() {
+        closeStdin()
+        if stderrDescriptor >= 0 { System.close(stderrDescriptor) }
+        stderrDescriptor = -1
+        System.close(processDescriptor)
+        processDescriptor = -1
     }
 }

@@ -8,10 +8,13 @@ public protocol EventSink: Sendable {
     func deliver(_ event: GeofenceEvent)
     /// The reminder was just completed (by a command or a button): what it showed can go.
     func reminderCompleted(_ id: String)
+    /// The agent is stopping: end what is still under way (child processes, threads) and return.
+    func stop()
 }
 
 extension EventSink {
     public func reminderCompleted(_ id: String) {}
+    public func stop() {}
 }
 
 /// Every event as a line on stdout, written (and flushed) before any other sink sees it.

@@ -3,6 +3,7 @@ import GeoAlarmCore
 @testable import GeoAlarmHooks
 import Logging
 import GeoAlarmTestSupport
+import Synchronization
 import Testing
 
 struct HookRunnerTests {
@@ -70,32 +71,135 @@ struct HookRunnerTests {
         #expect(HookRunner(directory: "/nonexistent", timeout: 1, logger: CapturingLog().logger).commands(for: Self.event).isEmpty)
     }
 
+    /// Collects how each hook run ended, for a test to wait on.
+    final class Outcomes: @unchecked Sendable {
+        private let list = Mutex<[([String], HookOutcome)]>([])
+        func record(_ command: [String], _ outcome: HookOutcome) { list.withLock { $0.append((command, outcome)) } }
+        var all: [HookOutcome] { list.withLock { $0.map(\.1) } }
+
+        /// Waits until `count` runs have ended (a liveness limit, not a speed test).
+        func wait(for count: Int, seconds: Double = 30) -> [HookOutcome] {
+            let end = Date().addingTimeInterval(seconds)
+            while all.count < count, Date() < end { Thread.sleep(forTimeInterval: 0.02) }
+            return all
+        }
+    }
+
+    static func runner(timeout: Double, log: CapturingLog, outcomes: Outcomes, directory: String? = nil) -> HookRunner {
+        HookRunner(directory: directory, timeout: timeout, logger: log.logger) { outcomes.record($0, $1) }
+    }
+
     @Test func aFailingHookIsLoggedWithItsStatusAndStderr() throws {
         let log = CapturingLog()
-        let runner = HookRunner(directory: nil, timeout: 10, logger: log.logger)
+        let outcomes = Outcomes()
+        let runner = Self.runner(timeout: 10, log: log, outcomes: outcomes)
         runner.run(["/bin/sh", "-c", "echo 'no speaker' >&2; exit 3"], environment: [:], input: "{}\n")
+        #expect(outcomes.wait(for: 1) == [.failed(status: 3)])
         #expect(log.messages == ["warning: hook /bin/sh -c echo 'no speaker' >&2; exit 3 failed with exit status 3: no speaker"])
         runner.run(["/nonexistent/hook"], environment: [:], input: "{}\n")
+        #expect(outcomes.wait(for: 2).last == .notRun("cannot start /nonexistent/hook: No such file or directory"))
         #expect(log.messages.last == "warning: hook /nonexistent/hook not run: cannot start /nonexistent/hook: No such file or directory")
         runner.run(["/bin/true"], environment: [:], input: "{}\n")
+        #expect(outcomes.wait(for: 3).last == .succeeded)
         #expect(log.messages.last == "debug: hook /bin/true done")
+        runner.run(["/bin/sh", "-c", "printf 'bad\\033[31m red\\n' >&2; exit 1"], environment: [:], input: "{}\n")
+        _ = outcomes.wait(for: 4)
+        #expect(log.messages.last == "warning: hook /bin/sh -c printf 'bad\\033[31m red\\n' >&2; exit 1 failed with exit status 1: bad\\u{1B}[31m red",
+                "a hook's stderr is logged with its control characters escaped")
     }
 
     @Test func aHookPastItsTimeoutIsKilledWithItsChildren() throws {
         let log = CapturingLog()
+        let outcomes = Outcomes()
         let marker = FileManager.default.temporaryDirectory.appendingPathComponent("hook-child-\(UUID().uuidString)").path
-        let runner = HookRunner(directory: nil, timeout: 0.5, logger: log.logger)
+        let runner = Self.runner(timeout: 0.5, log: log, outcomes: outcomes)
         runner.run(["/bin/sh", "-c", "(sleep 3; touch \(marker)) & sleep 30"], environment: [:], input: "{}\n")
-        #expect(log.messages == ["warning: hook /bin/sh -c (sleep 3; touch \(marker)) & sleep 30 still running after 0.5 s; killed it"])
+        #expect(outcomes.wait(for: 1) == [.timedOut])
+        #expect(log.messages == ["warning: hook /bin/sh -c (sleep 3; touch \(marker)) & sleep 30 still running after 0.5 s; stopped it"])
         Thread.sleep(forTimeInterval: 3.5)
-        #expect(!FileManager.default.fileExists(atPath: marker), "the hook's own child was killed too")
+        #expect(!FileManager.default.fileExists(atPath: marker), "the hook's own child was stopped too")
+    }
+
+    /// The timeout counts from the start, whatever the hook does with its pipes: one that closes
+    /// its stderr, one that never reads a large event on its stdin, one that ignores SIGTERM.
+    @Test(arguments: [
+        "exec 2>&-; sleep 30",
+        "sleep 30",
+        "trap '' TERM; exec 2>&-; sleep 30",
+    ])
+    func aHookThatHoldsOnIsStoppedAtItsTimeout(script: String) throws {
+        let outcomes = Outcomes()
+        let runner = Self.runner(timeout: 0.3, log: CapturingLog(), outcomes: outcomes)
+        runner.run(["/bin/sh", "-c", script], environment: [:], input: String(repeating: "x", count: 1 << 20))
+        #expect(outcomes.wait(for: 1) == [.timedOut])
     }
 
     @Test func aHookThatIgnoresStdinDoesNotHurt() throws {
-        let log = CapturingLog()
-        let runner = HookRunner(directory: nil, timeout: 10, logger: log.logger)
+        let outcomes = Outcomes()
+        let runner = Self.runner(timeout: 10, log: CapturingLog(), outcomes: outcomes)
         runner.run(["/bin/true"], environment: [:], input: String(repeating: "x", count: 200_000))
-        #expect(log.messages.count == 1)
+        #expect(outcomes.wait(for: 1) == [.succeeded])
+    }
+
+    /// A hook that ends while a child it left behind still holds its pipes has ended: it is not
+    /// reported as timed out.
+    @Test func aHookIsDoneWhenItEndsEvenWithADetachedChildHoldingItsPipes() throws {
+        let outcomes = Outcomes()
+        let runner = Self.runner(timeout: 2, log: CapturingLog(), outcomes: outcomes)
+        runner.run(["/bin/sh", "-c", "setsid sleep 5 & exit 0"], environment: [:], input: "{}\n")
+        #expect(outcomes.wait(for: 1) == [.succeeded])
+    }
+
+    @Test func hooksStillRunningAtShutdownAreStoppedAndReaped() throws {
+        let outcomes = Outcomes()
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("hook-left-\(UUID().uuidString)").path
+        let runner = Self.runner(timeout: 60, log: CapturingLog(), outcomes: outcomes)
+        runner.run(["/bin/sh", "-c", "(sleep 2; touch \(marker)) & sleep 30"], environment: [:], input: "{}\n")
+        runner.run(["/bin/sh", "-c", "trap '' TERM; sleep 30"], environment: [:], input: "{}\n")
+        Thread.sleep(forTimeInterval: 0.3)
+        runner.stop()
+        #expect(outcomes.all == [.stoppedAtShutdown, .stoppedAtShutdown])
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(!FileManager.default.fileExists(atPath: marker), "the hook's child was stopped with it")
+        #expect(Self.zombies().isEmpty)
+    }
+
+    /// Our zombie children: processes whose parent is this one and that have ended unreaped.
+    static func zombies() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+            guard Int(entry) != nil, let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && fields[0] == "Z" && Int32(fields[1]) == getpid()
+        }
+    }
+
+    /// Hundreds of events with hooks that hang: threads and descriptors stay bounded, the excess
+    /// is dropped and logged, and every child is reaped.
+    @Test func aBurstOfHangingHooksGrowsNeitherThreadsNorDescriptors() throws {
+        let log = CapturingLog()
+        let outcomes = Outcomes()
+        let directory = try Self.hooks(["hang": "exec 2>&-; sleep 30"])
+        let runner = Self.runner(timeout: 5, log: log, outcomes: outcomes, directory: directory)
+        let threadsBefore = Self.count("/proc/self/task")
+        let descriptorsBefore = Self.count("/proc/self/fd")
+        for index in 0..<400 {
+            var event = Self.event
+            event.reminder.id = "r\(index)"
+            runner.deliver(event)
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(Self.count("/proc/self/task") <= threadsBefore + 2)
+        #expect(Self.count("/proc/self/fd") <= descriptorsBefore + 3 * HookRunner.maximumRunning + 4)
+        let dropped = outcomes.all.filter { if case .notRun = $0 { true } else { false } }.count
+        #expect(dropped == 400 - HookRunner.maximumQueued - HookRunner.maximumRunning)
+        runner.stop()
+        #expect(outcomes.all.count == 400)
+        #expect(Self.zombies().isEmpty)
+    }
+
+    static func count(_ folder: String) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).count
     }
 
     @Test func aBurstOfEventsRunsEveryHookAndReapsThemAll() throws {
@@ -123,12 +227,6 @@ struct HookRunnerTests {
         #expect(Set(files.map { $0.split(separator: ".")[0] }).count == 50)
         Thread.sleep(forTimeInterval: 3)
         // Every child reaped: no process whose parent is us is left as a zombie.
-        let zombies = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
-            guard Int(entry) != nil, let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 1 && fields[0] == "Z" && Int32(fields[1]) == getpid()
-        }
-        #expect(zombies.isEmpty)
+        #expect(Self.zombies().isEmpty)
     }
 }

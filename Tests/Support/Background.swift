@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmHooks
+import GeoAlarmSystem
 
 /// A `geoalarm` (or other) process left running while a test talks to it.
 ///
@@ -33,7 +34,7 @@ public final class Background: @unchecked Sendable {
 
     /// Whether the process still runs (reaping it once it has ended).
     public var isRunning: Bool {
-        if status == nil { status = child.poll() }
+        if status == nil { status = (try? System.wait(child.pid, block: false)) ?? nil }
         return status == nil
     }
 
@@ -62,7 +63,7 @@ public final class Background: @unchecked Sendable {
     /// Ends the process and its group if it is still running.
     public func stop() {
         if isRunning {
-            child.signalGroup(SIGKILL)
+            System.killGroup(child.pid, SIGKILL)
             _ = exitStatus(within: 5)
         }
     }
