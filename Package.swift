@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "GeoAlarmStore",
             dependencies: [
-                "GeoAlarmCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmCore", "GeoAlarmSystem", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Adapter: command hooks (child processes) as an event sink.

@@ -100,17 +100,21 @@ public final class AlarmAgent: Service {
             // it starts). Events carry their fix's time, so these wait for the first timed fix.
             break
         case .gpsd(.report(let fix, let readAt)):
-            let outcome = state.engine.process(fix)
+            let outcome = state.engine.process(fix, receivedAt: Date())
             var announced: [GeofenceEvent] = []
             for event in outcome.events {
                 if let silence = state.announcer.decide(event) {
-                    logger.info("\(event.kind.rawValue) \(event.reminder.id) not announced: \(silence)")
+                    logger.info("\(event.kind.rawValue) \(DisplayText.escaped(event.reminder.id)) not announced: \(silence)")
                     continue
                 }
                 announced.append(event)
+            }
+            // Committed to the history before anything is printed or shown: after a kill -9, every
+            // event that reached stdout or a pop-up is in the state file.
+            self.state.save(outcome, announced: announced, announcer: state.announcer)
+            for event in announced {
                 for sink in sinks { sink.deliver(event) }
             }
-            self.state.save(outcome, announced: announced, announcer: state.announcer)
             if case .accepted = outcome, state.lastFixSaved.map({ ContinuousClock.now - $0 > .seconds(10) }) ?? true {
                 self.state.saveLastFix(fix)
                 state.lastFixSaved = ContinuousClock.now
@@ -159,8 +163,8 @@ public final class AlarmAgent: Service {
             guard let due = alarm.firing(at: now, in: state.announcer.timeZone, lifecycle: lifecycle) else { continue }
             let event = alarm.event(at: due)
             state.announcer.noteFired(alarm.id, at: due)
-            for sink in sinks { sink.deliver(event) }
             self.state.saveAlarm(event)
+            for sink in sinks { sink.deliver(event) }
         }
     }
 

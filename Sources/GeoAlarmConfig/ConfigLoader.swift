@@ -526,12 +526,24 @@ struct ConfigReader {
             report(in: table, context, key, "must not be negative")
             return nil
         }
-        return metres
+        do {
+            return try Length.checked(metres, "\(value.int.map(String.init) ?? "\(metres)")")
+        } catch {
+            report(in: table, context, key, error.description)
+            return nil
+        }
     }
 
     private mutating func span(_ table: TOMLTable, _ key: String, context: String) -> Double? {
         guard let value = table[key] else { return nil }
-        if let int = value.int, int >= 0 { return Double(int) }
+        if let int = value.int, int >= 0 {
+            do {
+                return try Span.checked(Double(int), "\(int)")
+            } catch {
+                report(in: table, context, key, error.description)
+                return nil
+            }
+        }
         guard let text = value.string else {
             report(in: table, context, key, "must be a duration like \"90s\", \"2m\" or \"1h\", not \(describe(value))")
             return nil

@@ -23,6 +23,8 @@ public struct Coordinate: Hashable, Sendable, CustomStringConvertible {
     }
 
     private static func format(_ degrees: Double) -> String {
+        // Only a corrupt value (NaN, or far outside ±180) misses the fixed-point form.
+        guard degrees.isFinite, abs(degrees) < 1e9 else { return "\(degrees)" }
         let scaled = (degrees * 1_000_000).rounded()
         let sign = scaled < 0 ? "-" : ""
         let magnitude = Int64(abs(scaled))
@@ -64,5 +66,15 @@ public enum Haversine {
             let h = sinLat * sinLat + cosLatitude * cos(otherLatitude) * sinLon * sinLon
             return 2 * earthRadius * asin(min(1, h.squareRoot()))
         }
+    }
+}
+
+/// Whole metres for messages and tables.
+public enum Metres {
+    /// `value` rounded to whole metres, or "?" for a value that is not a finite distance
+    /// (a time alarm's, or one read from a corrupt state file).
+    public static func rounded(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 1e15 else { return "?" }
+        return String(Int64(value.rounded()))
     }
 }

@@ -48,6 +48,9 @@ public enum FixRejection: String, Sendable, CaseIterable {
     case repeated = "repeated time"
     /// Time before the last accepted fix.
     case outOfOrder = "out of order"
+    /// Time more than ``GeofenceEngine/futureTolerance`` ahead of the clock the fix was received by
+    /// (a receiver's bad date): used, it would make every true fix after it "out of order".
+    case future = "in the future"
 }
 
 /// A reminder's confirmed side changed (announced or not): what a state store keeps.
@@ -196,6 +199,9 @@ public struct GeofenceEngine: Sendable {
         if tracker.isSettledOutside { unsettled.remove(Int32(slot)) }
     }
 
+    /// How far ahead of the receiving clock a fix's time may be: a day.
+    public static let futureTolerance: TimeInterval = 86400
+
     /// Metres of one degree of latitude (an arc of the mean radius): a lower bound of distance.
     private static let metresPerDegree = Haversine.earthRadius * .pi / 180 * (1 - 1e-9)
 
@@ -237,12 +243,17 @@ public struct GeofenceEngine: Sendable {
     /// A collection place's first confirmed "outside" is neither announced (not even with
     /// `announce_initial`) nor among the changes: at start every place of a large collection
     /// would otherwise say "leave" and write a row, and a restart learns it again silently.
-    public mutating func process(_ fix: Fix) -> FixOutcome {
+    ///
+    /// `receivedAt` is the system clock's time when the fix arrived (the engine reads no clock):
+    /// a fix stamped more than ``futureTolerance`` after it is rejected as in the future, and
+    /// does not hold back the fixes at the true time that follow it. Nil skips that check.
+    public mutating func process(_ fix: Fix, receivedAt: Date? = nil) -> FixOutcome {
         guard fix.mode >= .twoD, fix.coordinate.isValid else { return .rejected(.noFix) }
         if let maxError = settings.maxError, let error = fix.horizontalError, error > maxError {
             return .rejected(.inaccurate)
         }
         if let time = fix.time {
+            if let receivedAt, time.timeIntervalSince(receivedAt) > Self.futureTolerance { return .rejected(.future) }
             if let last = lastFixTime, time <= last { return .rejected(time == last ? .repeated : .outOfOrder) }
             lastFixTime = time
         }

@@ -6,6 +6,7 @@ public enum QuantityError: Error, Equatable, CustomStringConvertible {
     case notANumber(String)
     case unknownUnit(String, allowed: [String])
     case negative(String)
+    case tooLarge(String, limit: String)
 
     public var description: String {
         switch self {
@@ -14,6 +15,7 @@ public enum QuantityError: Error, Equatable, CustomStringConvertible {
         case .unknownUnit(let unit, let allowed):
             "unknown unit \"\(unit)\" (use \(allowed.joined(separator: ", ")))"
         case .negative(let text): "\"\(text)\" is negative"
+        case .tooLarge(let text, let limit): "\"\(text)\" is more than \(limit)"
         }
     }
 }
@@ -25,9 +27,18 @@ public enum Length {
         ("m", 1), ("km", 1000), ("ft", 0.3048), ("mi", 1609.344),
     ]
 
+    /// The longest length accepted: a circle this wide covers the whole Earth.
+    public static let maximum = 20_000_000.0
+
     /// Reads a length; a bare number is metres.
     public static func parse(_ text: String) throws(QuantityError) -> Double {
-        try parseQuantity(text, units: units, bareUnit: 1)
+        try checked(parseQuantity(text, units: units, bareUnit: 1), text)
+    }
+
+    /// `metres` when it is at most ``maximum``; `text` names it in the error.
+    public static func checked(_ metres: Double, _ text: String) throws(QuantityError) -> Double {
+        guard metres <= maximum else { throw .tooLarge(text, limit: "20000 km") }
+        return metres
     }
 }
 
@@ -60,7 +71,16 @@ public enum Span {
         for part in parts {
             total += try parseQuantity(part, units: units, bareUnit: 1, original: text)
         }
-        return total
+        return try checked(total, text)
+    }
+
+    /// The longest span accepted (timeouts, snoozes, cooldowns, dwell, history's keep): a year.
+    public static let maximum = 365 * 86400.0
+
+    /// `seconds` when it is at most ``maximum``; `text` names it in the error.
+    public static func checked(_ seconds: Double, _ text: String) throws(QuantityError) -> Double {
+        guard seconds <= maximum else { throw .tooLarge(text, limit: "a year (365d)") }
+        return seconds
     }
 }
 

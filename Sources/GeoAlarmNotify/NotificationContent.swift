@@ -17,8 +17,9 @@ struct NotificationContent: Equatable {
     /// `markup`: the server renders body markup, so `&`, `<` and `>` in the text must be escaped.
     init(event: GeofenceEvent, markup: Bool) {
         let reminder = event.reminder
-        let place = reminder.placeName ?? reminder.center.description
-        let distance = "\(Int(event.distance.rounded())) m from its centre"
+        // A time alarm has no place: its centre and distance are NaN, and are never shown.
+        var place: String { reminder.placeName ?? reminder.center.description }
+        var distance: String { "\(Metres.rounded(event.distance)) m from its centre" }
         let whereabouts: String?
         switch event.kind {
         case .arrive:
@@ -42,7 +43,7 @@ struct NotificationContent: Equatable {
         if reminder.alert.urgency == .critical {
             timeoutMilliseconds = 0
         } else {
-            timeoutMilliseconds = reminder.alert.timeout.map { Int(($0 * 1000).rounded()) } ?? -1
+            timeoutMilliseconds = reminder.alert.timeout.map { Int((min($0, Span.maximum) * 1000).rounded()) } ?? -1
         }
         category = "x-geoalarm.\(event.kind.rawValue)"
     }

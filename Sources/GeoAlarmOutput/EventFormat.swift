@@ -74,8 +74,14 @@ public enum EventFormat: Sendable {
 
 /// UTC timestamps as ISO 8601 with a `Z`, milliseconds only when the time has them.
 public enum Timestamp {
+    /// The latest moment written as a date: 9999-12-31T23:59:59Z.
+    static let latest = 253_402_300_799.0
+
+    /// `2026-11-21T08:06:30Z`; a time before year 0 or after 9999 (a corrupt or hand-edited
+    /// state file) is written as "an out-of-range time" rather than trapping.
     public static func iso8601(_ date: Date) -> String {
         let total = date.timeIntervalSince1970
+        guard total.isFinite, abs(total) <= latest else { return "an out-of-range time" }
         let seconds = Int64(total.rounded(.down))
         let millis = Int(((total - Double(seconds)) * 1000).rounded())
         let (wholeSeconds, fraction) = millis == 1000 ? (seconds + 1, 0) : (seconds, millis)

@@ -228,20 +228,30 @@ public struct JSONScanner {
     }
 
     /// The UTF-8 of a `\uXXXX` escape (with its low surrogate's escape when it is a pair).
+    /// A `\\u` escape's UTF-8: a high surrogate joins the low one that follows it; a surrogate
+    /// without its pair becomes U+FFFD (as JSON readers do), and the escape after it is read anew.
     private mutating func unicodeEscape() throws(Failure) -> [UInt8] {
         var unit = try hexQuad()
         if (0xD800..<0xDC00).contains(unit), bytes[position...].starts(with: Array("\\u".utf8)) {
+            let resume = position
             position += 2
             let low = try hexQuad()
-            unit = 0x10000 + ((unit - 0xD800) << 10) + (low &- 0xDC00)
+            if (0xDC00..<0xE000).contains(low) {
+                unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+            } else {
+                position = resume
+            }
         }
         return Array(String(Unicode.Scalar(unit).map(Character.init) ?? "\u{FFFD}").utf8)
     }
 
     private mutating func hexQuad() throws(Failure) -> UInt32 {
-        guard position + 4 <= bytes.endIndex,
-              let value = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
-        else { throw fail("bad \\u escape") }
+        guard position + 4 <= bytes.endIndex else { throw fail("bad \\u escape") }
+        var value: UInt32 = 0
+        for byte in bytes[position..<position + 4] {
+            guard byte < 0x80, let digit = Character(Unicode.Scalar(byte)).hexDigitValue else { throw fail("bad \\u escape") }
+            value = value << 4 | UInt32(digit)
+        }
         position += 4
         return value
     }

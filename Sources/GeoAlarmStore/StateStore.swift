@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmSystem
 internal import GRDB
 
 /// The agent's memory on disk: each reminder's confirmed side and the history of events, in
@@ -8,7 +9,9 @@ internal import GRDB
 /// `kill -9` at any moment leaves the file consistent.
 public final class StateStore: Sendable {
     public let path: String
-    private let pool: DatabasePool
+    private let reader: any DatabaseReader
+    /// Nil for a store opened read-only.
+    private let writer: (any DatabaseWriter)?
 
     /// One past event.
     public struct HistoryEntry: Sendable, Equatable {
@@ -26,7 +29,12 @@ public final class StateStore: Sendable {
         return "\(environment["HOME"] ?? "")/.local/state/geoalarm/state.sqlite"
     }
 
-    /// Opens (creating when needed, with its folder) and migrates the store at `path`.
+    /// Opens (creating when needed, with its folder) and migrates the store at `path`, and makes
+    /// it private (0600) when it is not.
+    ///
+    /// Several processes may open a new file at once (the agent and a command): the schema is
+    /// brought up to date under an exclusive `flock` on the file, so one of them migrates and the
+    /// others find it done.
     public init(path: String) throws(StoreError) {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
@@ -40,17 +48,59 @@ public final class StateStore: Sendable {
         }
         // Made here, before SQLite sees it, so that it (and its -wal and -shm files, which SQLite
         // gives the same mode) is private from the start.
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw StoreError(path: path, reason: String(cString: strerror(errno))) }
-        close(descriptor)
+        let descriptor: Int32
+        do {
+            descriptor = try System.open(path, O_RDWR | O_CREAT, mode: 0o600)
+        } catch {
+            throw StoreError(path: path, reason: error.reason)
+        }
+        defer { System.close(descriptor) }
+        do {
+            let info = try System.fstat(descriptor)
+            if info.st_mode & 0o077 != 0, info.st_uid == geteuid() {
+                try System.fchmod(descriptor, 0o600)
+                for suffix in ["-wal", "-shm"] { chmod(path + suffix, 0o600) }
+            }
+            try System.lockExclusive(descriptor)
+        } catch {
+            throw StoreError(path: path, reason: "\(error.call): \(error.reason)")
+        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
+            let pool = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(pool)
+            reader = pool
+            writer = pool
         } catch {
             throw StoreError(path: path, reason: Self.describe(error))
         }
+    }
+
+    /// Opens an existing store only to read it (`status`, `history`): this works on a file the
+    /// user cannot write, and never changes it. Nil when there is no file at `path` yet.
+    public init?(readingFrom path: String) throws(StoreError) {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        self.path = path
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+            reader = queue
+        } catch {
+            // A WAL file whose folder the user cannot write, closed cleanly (no -shm left): SQLite
+            // can read it only as immutable, a snapshot of the file as it is.
+            do {
+                let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
+                    .replacingOccurrences(of: "#", with: "%23")
+                reader = try DatabaseQueue(path: "file:\(escaped)?immutable=1", configuration: configuration)
+            } catch {
+                throw StoreError(path: path, reason: Self.describe(error))
+            }
+        }
+        writer = nil
     }
 
     /// Every schema change, in order; a file is brought up to date when opened.
@@ -264,15 +314,16 @@ public final class StateStore: Sendable {
 
     private func reading<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
-            return try pool.read(body)
+            return try reader.read(body)
         } catch {
             throw StoreError(path: path, reason: Self.describe(error))
         }
     }
 
     private func writing<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        guard let writer else { throw StoreError(path: path, reason: "opened read-only") }
         do {
-            return try pool.write(body)
+            return try writer.write(body)
         } catch {
             throw StoreError(path: path, reason: Self.describe(error))
         }

@@ -41,14 +41,13 @@ struct History: ParsableCommand {
     }
 
     func run() throws {
-        let path = stateOptions.path
-        guard FileManager.default.fileExists(atPath: path) else {
-            Diagnostics.error("state file \(path) does not exist yet: no event has been recorded (or pass --state)")
+        guard let store = try stateOptions.openForReading() else {
+            Diagnostics.error("state file \(stateOptions.path) does not exist yet: no event has been recorded (or pass --state)")
             throw ExitCode.failure
         }
         let entries: [StateStore.HistoryEntry]
         do {
-            entries = try StateStore(path: path).history(since: since.flatMap { Self.start($0, now: Date()) }, reminder: reminder)
+            entries = try store.history(since: since.flatMap { Self.start($0, now: Date()) }, reminder: reminder)
         } catch {
             Diagnostics.error(error.description)
             throw ExitCode.failure

@@ -73,8 +73,10 @@ struct Snooze: ParsableCommand {
     var duration: String
 
     func validate() throws {
-        guard (try? Span.parse(duration)) != nil else {
-            throw ValidationError("\(duration): expected a duration such as 1h, 30m or 2d.")
+        do {
+            _ = try Span.parse(duration)
+        } catch {
+            throw ValidationError("\(DisplayText.escaped(duration)): \(error.description); expected a duration such as 1h, 30m or 2d.")
         }
     }
 

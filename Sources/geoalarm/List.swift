@@ -86,7 +86,7 @@ struct List: ParsableCommand {
     }
 
     private static func metres(_ value: Double) -> String {
-        value >= 10_000 ? "\((value / 100).rounded() / 10) km" : "\(Int(value.rounded())) m"
+        value >= 10_000 ? "\((value / 100).rounded() / 10) km" : "\(Metres.rounded(value)) m"
     }
 
     /// Ids of completed reminders, from the state file when there is one.

@@ -45,7 +45,7 @@ struct Replay: ParsableCommand {
             let report = TrackReader.read(bytes)
             var summary = TrackSummary()
             for fix in report.fixes {
-                let outcome = engine.process(fix)
+                let outcome = engine.process(fix, receivedAt: Date())
                 summary.count(outcome)
                 for event in outcome.events {
                     if announcer.decide(event) != nil {

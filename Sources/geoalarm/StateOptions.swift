@@ -20,4 +20,15 @@ struct StateOptions: ParsableArguments {
             throw ExitCode.failure
         }
     }
+
+    /// The store opened read-only (it may belong to a system service, or sit on a read-only
+    /// mount); nil when there is no state file yet. A failure is explained and exits 1.
+    func openForReading() throws -> StateStore? {
+        do {
+            return try StateStore(readingFrom: path)
+        } catch {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
+    }
 }

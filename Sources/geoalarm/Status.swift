@@ -14,10 +14,18 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
-        let store = try stateOptions.open()
-        let saved = try store.savedPresence()
-        let lifecycles = try store.lifecycles()
-        let lastFix = try store.lastFix()
+        let store = try stateOptions.openForReading()
+        let saved: [String: SavedPresence]
+        let lifecycles: [String: Lifecycle]
+        let lastFix: Fix?
+        do {
+            saved = try store?.savedPresence() ?? [:]
+            lifecycles = try store?.lifecycles() ?? [:]
+            lastFix = try store?.lastFix()
+        } catch {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
         let now = Date()
         var rows = [["ID", "TITLE", "STATE", "DISTANCE", "NOTES", "LAST FIRED"]]
         for reminder in config.reminders {
@@ -57,7 +65,7 @@ struct Status: ParsableCommand {
         _ reminder: Reminder, saved: SavedPresence?, lifecycle: Lifecycle, lastFix: Fix?, notes: [String]
     ) -> [String] {
         let presence = saved.flatMap { $0.fenceKey == reminder.fenceKey ? $0.presence : nil } ?? .unknown
-        let distance = lastFix.map { "\(Int(Haversine.distance($0.coordinate, reminder.center).rounded())) m" } ?? "-"
+        let distance = lastFix.map { "\(Metres.rounded(Haversine.distance($0.coordinate, reminder.center))) m" } ?? "-"
         return [
             reminder.id, reminder.title, presence.rawValue, distance, notes.isEmpty ? "-" : notes.joined(separator: ", "),
             lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
@@ -82,7 +90,7 @@ struct Status: ParsableCommand {
         let nearest = lastFix.flatMap { collection.nearestDistance(from: $0.coordinate) }
         var rows = [[
             "\(collection.id)/*", collection.template.title, "\(inside) of \(collection.places.count) inside",
-            nearest.map { "\(Int($0.rounded())) m (nearest)" } ?? "-", collection.template.isEnabled ? "-" : "disabled", "-",
+            nearest.map { "\(Metres.rounded($0)) m (nearest)" } ?? "-", collection.template.isEnabled ? "-" : "disabled", "-",
         ]]
         for place in known.sorted() {
             let member = collection.member(place)
