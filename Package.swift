@@ -36,7 +36,7 @@ let package = Package(
             dependencies: ["GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmSystem"]
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
-        .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore"]),
+        .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore", "GeoAlarmSystem"]),
         // libgps, through a shim that hides its API versions.
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // Adapter: live fixes from gpsd.

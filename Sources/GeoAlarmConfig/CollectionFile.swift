@@ -66,7 +66,7 @@ public enum CollectionFile {
     public static func read(path: String, format: CollectionFormat, defaultRadius: Double) throws(CollectionFileError) -> PlaceList {
         let bytes: [UInt8]
         do {
-            bytes = try UserFile.contents(of: path)
+            bytes = try UserFile.contents(of: path, limit: UserFile.collectionLimit)
         } catch {
             throw CollectionFileError("cannot read: \(error)")
         }

@@ -100,7 +100,7 @@ public enum ConfigEditor {
             if existing == nil, let creating {
                 current = Array(creating.utf8)
             } else {
-                current = try UserFile.contents(of: target)
+                current = try UserFile.contents(of: target, limit: UserFile.configLimit)
             }
         } catch {
             throw EditError("\(target): cannot read: \(error)")

@@ -7,7 +7,7 @@ public enum ConfigLoader {
     public static func load(path: String) throws(ConfigError) -> Config {
         let bytes: [UInt8]
         do {
-            bytes = try UserFile.contents(of: path)
+            bytes = try UserFile.contents(of: path, limit: UserFile.configLimit)
         } catch {
             throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(error)")])
         }

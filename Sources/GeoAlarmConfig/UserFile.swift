@@ -1,51 +1,64 @@
-import Foundation
+import Glibc
+import GeoAlarmSystem
 
-/// Reads files the user named (configs, tracks), failing with the system's own reason.
+/// Reads files the user named (the config, collection files), failing with the system's own
+/// reason. Only regular files are read, up to a size given by the caller, so that a config or
+/// collection naming `/dev/zero` or a FIFO is an error rather than a hang.
 public enum UserFile {
     /// Why a file could not be read: the system's words for the error (`No such file or directory`).
     public struct ReadError: Error, Sendable, CustomStringConvertible {
         public var description: String
     }
 
-    /// The whole file, or standard input for "-".
-    public static func contents(of path: String) throws(ReadError) -> [UInt8] {
-        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ReadError(description: String(cString: strerror(errno))) }
-        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
-        // A regular file is read straight into an array of its size; growing one chunk at a
-        // time copied a large track over and over. Standard input, a pipe or a file that grew
-        // meanwhile goes on in chunks.
-        var status = stat()
-        let size = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : 0
-        var failure: Int32 = 0
-        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+    /// The largest config file read: 16 MB.
+    public static let configLimit = 16 << 20
+    /// The largest collection file read: 1 GB.
+    public static let collectionLimit = 1 << 30
+
+    /// The whole regular file at `path`, at most `limit` bytes.
+    public static func contents(of path: String, limit: Int) throws(ReadError) -> [UInt8] {
+        let descriptor: Int32
+        do {
+            descriptor = try System.open(path, O_RDONLY | O_NONBLOCK)
+        } catch {
+            throw ReadError(description: error.reason)
+        }
+        defer { System.close(descriptor) }
+        let size: Int
+        do {
+            let status = try System.fstat(descriptor)
+            guard status.st_mode & S_IFMT == S_IFREG else { throw ReadError(description: "not a regular file") }
+            size = Int(status.st_size)
+        } catch let error as ReadError {
+            throw error
+        } catch {
+            throw ReadError(description: "\(error)")
+        }
+        guard size <= limit else { throw ReadError(description: "larger than \(limit >> 20) MB") }
+        // Read straight into an array of the file's size; a file that grew meanwhile is cut there.
+        var failure: SystemError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             adviseHugePages(buffer)
             while initialized < buffer.count {
-                let count = read(descriptor, buffer.baseAddress! + initialized, buffer.count - initialized)
-                if count == 0 { return }
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
+                do {
+                    let count = try System.read(
+                        descriptor, to: buffer.baseAddress! + initialized, count: buffer.count - initialized)
+                    if count == 0 { return }
+                    initialized += count
+                } catch let error as SystemError {
+                    failure = error
+                    return
+                } catch {
                     return
                 }
-                initialized += count
             }
         }
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while failure == 0 {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { return bytes }
-            if count < 0 {
-                if errno != EINTR { failure = errno }
-                continue
-            }
-            bytes.append(contentsOf: chunk[..<count])
-        }
-        throw ReadError(description: String(cString: strerror(failure)))
+        if let failure { throw ReadError(description: failure.reason) }
+        return bytes
     }
 
     /// Asks for transparent huge pages under a large buffer (where the system leaves them to
-    /// `madvise`): reading a 150 MB track into 4 KB pages spent a tenth of a replay on page faults.
+    /// `madvise`): reading a 150 MB file into 4 KB pages spent a tenth of the time on page faults.
     private static func adviseHugePages(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
         let hugePage = 2 << 20
         guard buffer.count >= 4 * hugePage, let base = buffer.baseAddress else { return }

@@ -5,32 +5,40 @@ import GeoAlarmCore
 ///
 /// Other classes (SKY, VERSION, DEVICES, WATCH...) are passed over, and so are raw NMEA lines
 /// mixed into the stream (`gpspipe -w -r`), since gpsd's own decode of them is in the TPVs.
-public enum GPSDJSONReader {
+public struct GPSDJSONReader {
+    var report = TrackReport(format: .gpsdJSON)
+
+    public init() {}
+
+    /// Decodes a whole stream.
     public static func read(_ bytes: ArraySlice<UInt8>) -> TrackReport {
-        var report = TrackReport(format: .gpsdJSON)
-        forEachLine(bytes) { line, number in
-            guard let first = line.first(where: { $0 != 0x20 && $0 != 0x09 }) else { return }
-            guard first == UInt8(ascii: "{") else {
-                if first != UInt8(ascii: "$") && first != UInt8(ascii: "!") && first != UInt8(ascii: "#") {
-                    report.record(TrackProblem(line: number, reason: "not a JSON object"))
-                }
-                return
+        var reader = GPSDJSONReader()
+        forEachLine(bytes) { line, number in reader.feed(line, lineNumber: number) }
+        return reader.report
+    }
+
+    /// Takes one line; a TPV with a position is appended to the report's fixes.
+    public mutating func feed(_ line: ArraySlice<UInt8>, lineNumber number: Int) {
+        guard let first = line.first(where: { $0 != 0x20 && $0 != 0x09 }) else { return }
+        guard first == UInt8(ascii: "{") else {
+            if first != UInt8(ascii: "$") && first != UInt8(ascii: "!") && first != UInt8(ascii: "#") {
+                report.record(TrackProblem(line: number, reason: "not a JSON object"))
             }
-            let tpv: TPV
-            do {
-                tpv = try TPV(line)
-            } catch {
-                report.record(TrackProblem(line: number, reason: "malformed JSON"))
-                return
-            }
-            guard tpv.isTPV else { return }
-            switch tpv.fix() {
-            case .success(let fix?): report.fixes.append(fix)
-            case .success(nil): break
-            case .failure(let problem): report.record(TrackProblem(line: number, reason: problem.reason))
-            }
+            return
         }
-        return report
+        let tpv: TPV
+        do {
+            tpv = try TPV(line)
+        } catch {
+            report.record(TrackProblem(line: number, reason: "malformed JSON"))
+            return
+        }
+        guard tpv.isTPV else { return }
+        switch tpv.fix() {
+        case .success(let fix?): report.fixes.append(fix)
+        case .success(nil): break
+        case .failure(let problem): report.record(TrackProblem(line: number, reason: problem.reason))
+        }
     }
 
     /// Why a TPV could not be used.

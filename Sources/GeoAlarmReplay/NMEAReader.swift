@@ -19,7 +19,7 @@ public struct NMEAReader {
     static let rangeErrorWithoutDGPS = 19.0
     static let rangeErrorWithDGPS = 4.75
 
-    private(set) var report = TrackReport(format: .nmea)
+    var report = TrackReport(format: .nmea)
     /// Days since 1970-01-01 of the current UTC date, once known.
     private var day: Int?
     private var lastTimeOfDay: Double?

@@ -49,6 +49,13 @@ public struct TrackReport: Sendable {
     /// How many problems are kept for the summary.
     static let keptProblems = 5
 
+    /// The fixes decoded so far, leaving none: for a stream read a batch at a time.
+    mutating func takeFixes() -> [Fix] {
+        let taken = fixes
+        fixes.removeAll(keepingCapacity: true)
+        return taken
+    }
+
     mutating func record(_ problem: TrackProblem) {
         problemCount += 1
         if problems.count < Self.keptProblems { problems.append(problem) }
@@ -69,9 +76,10 @@ public enum TrackReader {
     }
 }
 
-/// Calls `body` with each line of `bytes` (without its line end, however many CRs it has) and its 1-based number.
-func forEachLine(_ bytes: ArraySlice<UInt8>, _ body: (ArraySlice<UInt8>, Int) -> Void) {
-    var number = 0
+/// Calls `body` with each line of `bytes` (without its line end, however many CRs it has) and
+/// its 1-based number, counting on from `linesBefore`.
+func forEachLine(_ bytes: ArraySlice<UInt8>, linesBefore: Int = 0, _ body: (ArraySlice<UInt8>, Int) -> Void) {
+    var number = linesBefore
     var start = bytes.startIndex
     while start < bytes.endIndex {
         let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex

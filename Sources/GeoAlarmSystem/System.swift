@@ -47,6 +47,11 @@ public enum System {
         try retrying("read") { buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
     }
 
+    /// Reads up to `count` bytes to `pointer`; how many (0 at the end of the file).
+    public static func read(_ descriptor: Int32, to pointer: UnsafeMutableRawPointer, count: Int) throws(SystemError) -> Int {
+        try retrying("read") { Glibc.read(descriptor, pointer, count) }
+    }
+
     /// Writes all of `bytes`, looping over short writes.
     public static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) throws(SystemError) {
         var offset = 0

@@ -4,6 +4,7 @@ import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmOutput
 import GeoAlarmReplay
+import GeoAlarmSystem
 
 /// `geoalarm replay`: runs recorded tracks through the reminders as fast as possible.
 struct Replay: ParsableCommand {
@@ -33,35 +34,46 @@ struct Replay: ParsableCommand {
         let writer = LineWriter(flushEachLine: false)
         var failed = false
         for track in tracks {
-            let name = track == "-" ? "<stdin>" : track
-            let bytes: [UInt8]
+            let name = track == "-" ? "<stdin>" : DisplayText.escaped(track)
+            let descriptor: Int32
             do {
-                bytes = try UserFile.contents(of: track)
+                descriptor = track == "-" ? STDIN_FILENO : try System.open(track, O_RDONLY)
             } catch {
-                log.error("\(name): cannot read: \(error)")
+                log.error("\(name): cannot read: \(error.reason)")
                 failed = true
                 continue
             }
-            let report = TrackReader.read(bytes)
+            defer { if descriptor != STDIN_FILENO { System.close(descriptor) } }
             var summary = TrackSummary()
-            for fix in report.fixes {
-                let outcome = engine.process(fix, receivedAt: Date())
-                summary.count(outcome)
-                for event in outcome.events {
-                    if announcer.decide(event) != nil {
-                        summary.silenced += 1
-                    } else {
-                        summary.announced += 1
-                        writer.write(format.line(for: event))
+            let report: TrackReport
+            do {
+                report = try TrackStream.read(descriptor) { fixes in
+                    summary.fixes += fixes.count
+                    for fix in fixes {
+                        let outcome = engine.process(fix, receivedAt: Date())
+                        summary.count(outcome)
+                        for event in outcome.events {
+                            if announcer.decide(event) != nil {
+                                summary.silenced += 1
+                            } else {
+                                summary.announced += 1
+                                writer.write(format.line(for: event))
+                            }
+                        }
                     }
                 }
+            } catch {
+                writer.flush()
+                log.error("\(name): \(error.description)")
+                failed = true
+                continue
             }
             writer.flush()
             if report.problemCount > 0 {
-                let examples = report.problems.map(\.description).joined(separator: "; ")
+                let examples = report.problems.map { DisplayText.escaped($0.description) }.joined(separator: "; ")
                 log.warning("\(name): skipped \(report.problemCount) bad lines (\(examples))")
             }
-            var counts = summary.describe(fixes: report.fixes.count)
+            var counts = summary.describe()
             if report.epochsWithoutFix > 0 { counts += ", \(report.epochsWithoutFix) epochs without a fix" }
             log.info("\(name): \(report.format.rawValue), \(counts)")
         }
@@ -71,6 +83,8 @@ struct Replay: ParsableCommand {
 
 /// Counts of what the engine made of a track's fixes.
 struct TrackSummary {
+    /// Fixes read from the track.
+    var fixes = 0
     private var accepted = 0
     private var rejected: [FixRejection: Int] = [:]
     /// Events printed, and events their reminders' schedules or lifecycles kept quiet.
@@ -86,7 +100,7 @@ struct TrackSummary {
         }
     }
 
-    func describe(fixes: Int) -> String {
+    func describe() -> String {
         var text = "\(fixes) fixes, \(accepted) used"
         let skipped = FixRejection.allCases.compactMap { reason in
             rejected[reason].map { "\($0) \(reason.rawValue)" }

@@ -14,7 +14,7 @@ guard arguments.count == 4, let count = Int(arguments[2]), let reminderCount = I
     FileHandle.standardError.write(Data("usage: LivePathCost FILE FIXES REMINDERS\n".utf8))
     exit(2)
 }
-let text = String(decoding: try UserFile.contents(of: arguments[1]), as: UTF8.self)
+let text = String(decoding: try UserFile.contents(of: arguments[1], limit: UserFile.collectionLimit), as: UTF8.self)
 let lines = text.split(separator: "\n").prefix(count).map(String.init)
 let reminders = reminderCount == 0 ? [] : Array(try hundredReminders().prefix(reminderCount))
 var engine = GeofenceEngine(reminders: reminders, settings: EngineSettings())

@@ -23,7 +23,7 @@ try writeWorkFile("walk-100k.json", gpsdJSONText(Array(fixes.prefix(100_000))))
 /// an announcer; returns the seconds taken, the fixes decoded and the events announced.
 func replay(_ path: String, parseOnly: Bool) throws -> (seconds: Double, fixes: Int, events: Int) {
     let start = ContinuousClock.now
-    let bytes = try UserFile.contents(of: path)
+    let bytes = try UserFile.contents(of: path, limit: UserFile.collectionLimit)
     let report = TrackReader.read(bytes)
     var events = 0
     if !parseOnly {
