@@ -185,7 +185,8 @@ public final class AlarmAgent: Service {
             state.alarms = config.alarms
             self.state.pruneHistory(keep: config.historyKeep, now: Date())
         } catch {
-            logger.error("reload of \(configPath) failed; the previous config stays in force:\n\(error.description)")
+            logger.error("reload of \(configPath) failed; the previous config stays in force:")
+            for diagnostic in error.diagnostics { logger.error("\(diagnostic.description)") }
         }
     }
 

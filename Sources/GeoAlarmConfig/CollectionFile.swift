@@ -207,7 +207,7 @@ enum CSVPlaces {
             func column(_ aliases: [String]) -> Int? { names.firstIndex { aliases.contains($0) } }
             guard let latitude = column(["lat", "latitude"]), let longitude = column(["lon", "lng", "long", "longitude"]) else {
                 throw CollectionFileError(
-                    "line \(lineNumber): the header \"\(header)\" needs lat and lon columns (separated by commas or semicolons)")
+                    "line \(lineNumber): the header \"\(DisplayText.excerpt(header.utf8))\" needs lat and lon columns (separated by commas or semicolons)")
             }
             self.latitude = latitude
             self.longitude = longitude

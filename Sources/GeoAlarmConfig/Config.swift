@@ -57,12 +57,13 @@ public struct ConfigDiagnostic: Sendable, Equatable, CustomStringConvertible {
 
     /// `FILE:LINE:COL: message` for syntax errors, `FILE:LINE: context: key: message` for
     /// problems of meaning (`FILE: ...` when no line is known).
+    /// Control characters from the file (in keys, values, paths) are shown escaped.
     public var description: String {
         if let line, let column {
-            return "\(file):\(line):\(column): \(message)"
+            return DisplayText.escaped("\(file):\(line):\(column): \(message)")
         }
         let place = line.map { "\(file):\($0)" } ?? file
-        return ([place] + [context, key].compactMap { $0 } + [message]).joined(separator: ": ")
+        return DisplayText.escaped(([place] + [context, key].compactMap { $0 } + [message]).joined(separator: ": "))
     }
 }
 
@@ -92,14 +93,16 @@ public struct CollectionLoad: Sendable {
 
     /// `FILE:LINE: message` for each kept problem, then a line saying how many more were skipped.
     public var shownProblems: [String] {
-        var lines = problems.map { "\(file):\($0.line): \($0.message); row skipped" }
-        if problemCount > problems.count { lines.append("\(file): \(problemCount - problems.count) more bad rows skipped") }
+        var lines = problems.map { DisplayText.escaped("\(file):\($0.line): \($0.message); row skipped") }
+        if problemCount > problems.count {
+            lines.append(DisplayText.escaped("\(file): \(problemCount - problems.count) more bad rows skipped"))
+        }
         return lines
     }
 
     /// "collection "cameras": 999998 places from FILE (2 bad rows skipped)".
     public var summary: String {
-        "collection \"\(collectionID)\": \(placeCount) places from \(file)"
+        "collection \"\(collectionID)\": \(placeCount) places from \(DisplayText.escaped(file))"
             + (problemCount == 0 ? "" : " (\(problemCount) bad rows skipped)")
     }
 }

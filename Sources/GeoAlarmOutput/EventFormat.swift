@@ -53,8 +53,8 @@ public enum EventFormat: Sendable {
         switch self {
         case .text:
             let time = record.time.map(Timestamp.iso8601) ?? "-"
-            let distance = record.distance.isFinite ? "\(Int(record.distance.rounded())) m" : "-"
-            return "\(time)  \(record.kind.rawValue)  \(record.reminderID)  \(JSONText.quote(record.title))  \(distance)"
+            let distance = record.distance.isFinite ? "\(Metres.rounded(record.distance)) m" : "-"
+            return "\(time)  \(record.kind.rawValue)  \(DisplayText.escaped(record.reminderID))  \(JSONText.quote(record.title))  \(distance)"
         case .json:
             var fields: [(String, String)] = [
                 ("time", record.time.map { JSONText.quote(Timestamp.iso8601($0)) } ?? "null"),

@@ -87,7 +87,7 @@ public struct GPSDJSONReader {
             var date: Date?
             if let time {
                 guard let parsed = ISOTime.parse(time[...]) else {
-                    return .failure(Problem(reason: "TPV time \"\(time)\" is not ISO 8601"))
+                    return .failure(Problem(reason: "TPV time \"\(DisplayText.excerpt(time.utf8))\" is not ISO 8601"))
                 }
                 date = parsed
             }

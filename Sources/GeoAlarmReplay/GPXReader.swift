@@ -41,7 +41,7 @@ public enum GPXReader {
                     text.removeAll(keepingCapacity: true)
                     if scanner.tag(tag, isNamed: "time") {
                         guard let time = ISOTime.parse(value[...]) else {
-                            report.record(TrackProblem(line: tag.line, reason: "time \"\(value)\" is not ISO 8601"))
+                            report.record(TrackProblem(line: tag.line, reason: "time \"\(DisplayText.excerpt(value.utf8))\" is not ISO 8601"))
                             point = nil
                             continue
                         }

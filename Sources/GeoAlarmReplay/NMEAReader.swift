@@ -118,7 +118,7 @@ public struct NMEAReader {
         bounds.append(start..<body.endIndex)
         let fields = Fields(sentence: body, bounds: bounds)
         if let problem = decode(&self, fields) {
-            report.record(TrackProblem(line: lineNumber, reason: "\(String(decoding: type, as: UTF8.self)): \(problem)"))
+            report.record(TrackProblem(line: lineNumber, reason: "\(DisplayText.excerpt(type, limit: 12)): \(problem)"))
         }
         fieldBuffer = fields.bounds
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmConfig
+import GeoAlarmCore
 import Logging
 
 /// Messages for the user on stderr: config problems verbatim, everything else through swift-log.
@@ -34,8 +35,10 @@ struct StderrLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// A message is one line, its control characters escaped, so that nothing it quotes (a
+    /// title, a file's text) can forge a log line or a colour.
     func log(event: LogEvent) {
-        var line = "geoalarm: \(event.level): \(event.message)"
+        var line = "geoalarm: \(event.level): \(DisplayText.escaped("\(event.message)"))"
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         if !merged.isEmpty {
             line += " (" + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") + ")"
