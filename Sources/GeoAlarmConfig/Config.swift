@@ -43,6 +43,14 @@ public struct Config: Sendable {
     }
 }
 
+extension Config {
+    /// Whether any reminder, collection or time alarm runs a command of its own (`exec`).
+    public var hasExecHooks: Bool {
+        reminders.contains { !$0.alert.command.isEmpty } || collections.contains { !$0.template.alert.command.isEmpty }
+            || alarms.contains { !$0.alert.command.isEmpty }
+    }
+}
+
 /// One problem found in a config file, worded for the person who wrote it.
 public struct ConfigDiagnostic: Sendable, Equatable, CustomStringConvertible {
     public var file: String

@@ -1,9 +1,11 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmSystem
 
 /// Reads and validates a reminders file, collecting every problem rather than stopping at the first.
 public enum ConfigLoader {
-    /// Reads the file at `path`.
+    /// Reads the file at `path`. A config with `exec` hooks that others could change is refused
+    /// (see ``FileSafety``).
     public static func load(path: String) throws(ConfigError) -> Config {
         let bytes: [UInt8]
         do {
@@ -11,7 +13,11 @@ public enum ConfigLoader {
         } catch {
             throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(error)")])
         }
-        return try parse(bytes, path: path)
+        let config = try parse(bytes, path: path)
+        if config.hasExecHooks, let problem = FileSafety.configProblem(path) {
+            throw ConfigError([ConfigDiagnostic(file: path, message: "refused: \(problem)")])
+        }
+        return config
     }
 
     /// Validates `text`; `path` is only used to name the file in diagnostics.

@@ -34,6 +34,7 @@ public enum HookOutcome: Sendable, Equatable {
 public final class HookRunner: EventSink {
     private let directory: String?
     private let supervisor: HookSupervisor
+    private let logger: Logger
 
     /// How much of a hook's stderr is kept for the log.
     public static let keptStderr = 2048
@@ -50,6 +51,7 @@ public final class HookRunner: EventSink {
         observer: (@Sendable ([String], HookOutcome) -> Void)? = nil
     ) {
         self.directory = directory
+        self.logger = logger
         // A hook that exits without reading its stdin must not take the agent down with SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         supervisor = HookSupervisor(timeout: timeout, logger: logger, observer: observer)
@@ -58,6 +60,10 @@ public final class HookRunner: EventSink {
     /// The commands that run for `event`, in order: the reminder's own, then the directory's.
     public func commands(for event: GeofenceEvent) -> [[String]] {
         var commands: [[String]] = event.reminder.alert.command.isEmpty ? [] : [event.reminder.alert.command]
+        if let directory, let problem = FileSafety.hooksFolderProblem(directory) {
+            logger.warning("hooks not run: \(problem)")
+            return commands
+        }
         if let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) {
             for name in names.sorted() where !name.hasPrefix(".") {
                 let path = "\(directory)/\(name)"

@@ -1,0 +1,37 @@
+import Glibc
+
+
+/// Refuses files that others could change to make geoalarm run their commands, as ssh refuses
+/// a writable `authorized_keys` and sudo a writable `sudoers`: a config holding `exec` hooks
+/// must be writable only by its owner (the user, or root), and so must the folder it sits in;
+/// a hooks folder must not be writable by others.
+public enum FileSafety {
+    /// Why a config with `exec` hooks at `path` cannot be trusted, with what to do; nil when it can.
+    public static func configProblem(_ path: String) -> String? {
+        guard let target = try? System.realPath(path) else { return nil }
+        if let problem = problem(target, kind: "it holds exec hooks, and the file", allowGroup: false) { return problem }
+        let folder = target.lastIndex(of: "/").map { String(target[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        return problem(folder, kind: "it holds exec hooks, and its folder", allowGroup: false)
+    }
+
+    /// Why the hooks in `folder` cannot be trusted, with what to do; nil when they can (or when
+    /// there is no such folder).
+    public static func hooksFolderProblem(_ folder: String) -> String? {
+        problem(folder, kind: "the hooks folder", allowGroup: true)
+    }
+
+    private static func problem(_ path: String, kind: String, allowGroup: Bool) -> String? {
+        guard let status = try? System.fileStatus(path) else { return nil }
+        let user = geteuid()
+        guard status.st_uid == user || status.st_uid == 0 else {
+            return "\(kind) \(path) belongs to user \(status.st_uid), neither you nor root: chown it to yourself"
+        }
+        let isFolder = status.st_mode & S_IFMT == S_IFDIR
+        // A sticky folder (/tmp) lets others add files but not replace this one.
+        if isFolder, status.st_mode & S_ISVTX != 0 { return nil }
+        let unsafeBits: mode_t = allowGroup ? 0o002 : 0o022
+        guard status.st_mode & unsafeBits != 0 else { return nil }
+        let who = allowGroup ? "o-w" : "go-w"
+        return "\(kind) \(path) is writable by \(allowGroup ? "others" : "group or others"): run chmod \(who) \(path)"
+    }
+}
