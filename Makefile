@@ -1,6 +1,7 @@
 # geoalarm: location reminders for Linux.
 #   make demo      build, then play the demo walk through a private gpsd (gpsfake) into `geoalarm run`
-#   make test      install what is missing, build, run every test
+#   make test      install what is missing, build, run every test and a short pass of every fuzz target
+#   make fuzz      fuzz every parser for FUZZ_SECONDS each (libFuzzer; crashes land in .build-fuzz/crashes)
 #   make install   build for release and install (PREFIX=/usr/local, DESTDIR for staging)
 
 SHELL := /bin/bash
@@ -21,7 +22,7 @@ INSTALL_CONFIGURATION ?= release
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon libsqlite3-dev sqlite3
 
-.PHONY: all deps build test demo replay-demo install clean
+.PHONY: all deps build test demo replay-demo install clean fuzz fuzz-build
 
 all: build
 
@@ -39,6 +40,17 @@ build:
 
 test: deps build
 	$(SWIFT) test
+	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+
+# Coverage-guided fuzzing (Fuzz/ is its own package, built with -sanitize=fuzzer,address).
+FUZZ_SECONDS ?= 60
+TEST_FUZZ_SECONDS ?= 10
+FUZZ_TARGETS = nmea gpsd-json gpx toml config csv geojson gpx-waypoints editor
+fuzz-build:
+	cd Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address
+
+fuzz: fuzz-build
+	Fuzz/run Fuzz/.build/release/geoalarm-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # The real path: gpsfake starts a private gpsd on a free port and plays the walk into it;
 # geoalarm connects, prints events as they happen, and is stopped with SIGTERM at the end.

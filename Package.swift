@@ -13,6 +13,8 @@ let package = Package(
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent",
                 "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore",
             ]),
+        // Every parser, for the fuzzing package (Fuzz/).
+        .library(name: "GeoAlarmParsers", targets: ["GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmConfig"]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
     ],

@@ -70,6 +70,11 @@ public enum CollectionFile {
         } catch {
             throw CollectionFileError("cannot read: \(error)")
         }
+        return try parse(bytes, format: format, defaultRadius: defaultRadius)
+    }
+
+    /// Reads the bytes of a collection file as `format`.
+    public static func parse(_ bytes: [UInt8], format: CollectionFormat, defaultRadius: Double) throws(CollectionFileError) -> PlaceList {
         switch format {
         case .csv: return try CSVPlaces.read(bytes, defaultRadius: defaultRadius)
         case .gpx: return try GPXWaypoints.read(bytes, defaultRadius: defaultRadius)

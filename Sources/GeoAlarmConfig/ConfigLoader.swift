@@ -532,23 +532,21 @@ struct ConfigReader {
             report(in: table, context, key, "must not be negative")
             return nil
         }
-        do {
-            return try Length.checked(metres, "\(value.int.map(String.init) ?? "\(metres)")")
-        } catch {
-            report(in: table, context, key, error.description)
+        guard metres <= Length.maximum else {
+            report(in: table, context, key, "\(metres) m is more than 20000 km")
             return nil
         }
+        return metres
     }
 
     private mutating func span(_ table: TOMLTable, _ key: String, context: String) -> Double? {
         guard let value = table[key] else { return nil }
         if let int = value.int, int >= 0 {
-            do {
-                return try Span.checked(Double(int), "\(int)")
-            } catch {
-                report(in: table, context, key, error.description)
+            guard Double(int) <= Span.maximum else {
+                report(in: table, context, key, "\(int) s is more than a year (365d)")
                 return nil
             }
+            return Double(int)
         }
         guard let text = value.string else {
             report(in: table, context, key, "must be a duration like \"90s\", \"2m\" or \"1h\", not \(describe(value))")

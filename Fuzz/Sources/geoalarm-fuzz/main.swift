@@ -1,0 +1,121 @@
+// geoalarm-fuzz TARGET [libFuzzer options] [corpus folders...]
+//
+// One libFuzzer target per parser. Each feeds the input to the parser and checks what must hold
+// whatever the input: no trap (libFuzzer reports any crash), positions inside the input, and for
+// the config editor that an edit changes exactly the reminder it is about.
+import CLibFuzzer
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmReplay
+
+/// The parsers that can be fuzzed, by the name given on the command line.
+enum FuzzTarget: String, CaseIterable {
+    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor
+
+    func run(_ bytes: [UInt8]) {
+        switch self {
+        case .nmea: checkTrack(NMEAReader.read(bytes[...]), bytes)
+        case .gpsdJSON: checkTrack(GPSDJSONReader.read(bytes[...]), bytes)
+        case .gpx: checkTrack(TrackReader.read(bytes), bytes)
+        case .toml: checkTOML(bytes)
+        case .config: _ = try? ConfigLoader.parse(bytes, path: "fuzz/config.toml")
+        case .csv: checkPlaces(bytes, .csv)
+        case .geojson: checkPlaces(bytes, .geojson)
+        case .gpxWaypoints: checkPlaces(bytes, .gpx)
+        case .editor: checkEditor(bytes)
+        }
+    }
+}
+
+/// Every problem a track reader names lies on a line of the input.
+func checkTrack(_ report: TrackReport, _ bytes: [UInt8]) {
+    let lines = bytes.count { $0 == UInt8(ascii: "\n") } + 1
+    for problem in report.problems where problem.line < 1 || problem.line > lines {
+        fatalError("problem on line \(problem.line) of a \(lines)-line input")
+    }
+}
+
+func checkPlaces(_ bytes: [UInt8], _ format: CollectionFormat) {
+    guard let list = try? CollectionFile.parse(bytes, format: format, defaultRadius: 100) else { return }
+    let lines = bytes.count { $0 == UInt8(ascii: "\n") } + 1
+    for problem in list.problems where problem.line < 1 || problem.line > lines {
+        fatalError("problem on line \(problem.line) of a \(lines)-line input")
+    }
+    for place in list.places where !place.center.isValid || !(place.radius > 0) {
+        fatalError("kept a place that is not valid: \(place)")
+    }
+}
+
+/// Every span the TOML reader keeps lies in the input, and every table's extent is ordered.
+func checkTOML(_ bytes: [UInt8]) {
+    guard let document = try? TOML.parse(bytes) else { return }
+    var pending = [document.root]
+    while let table = pending.popLast() {
+        guard table.extent.lowerBound >= 0, table.extent.upperBound <= bytes.count, table.start <= bytes.count else {
+            fatalError("table span \(table.extent) outside \(bytes.count) bytes")
+        }
+        for key in table.keys {
+            guard let value = table[key] else { fatalError("key \(key) listed but missing") }
+            guard value.keyOffset < bytes.count else { fatalError("key offset past the end") }
+            if let inner = value.table { pending.append(inner) }
+            for element in value.array ?? [] { if let inner = element.table { pending.append(inner) } }
+        }
+    }
+}
+
+/// Removing a reminder leaves every other reminder as it was; adding one adds just it.
+func checkEditor(_ bytes: [UInt8]) {
+    let path = "fuzz/config.toml"
+    guard let config = try? ConfigLoader.parse(bytes, path: path) else { return }
+    let ids = config.idsInFileOrder
+    if !ids.isEmpty {
+        let removedID = ids[bytes.count % ids.count]
+        if let edited = try? ConfigEditor.removingReminder(id: removedID, from: bytes, path: path) {
+            guard let after = try? ConfigLoader.parse(edited, path: path) else {
+                fatalError("removing \(removedID) made the config invalid")
+            }
+            guard after.idsInFileOrder == ids.filter({ $0 != removedID }),
+                  after.reminders == config.reminders.filter({ $0.id != removedID })
+            else { fatalError("removing \(removedID) changed other reminders") }
+        }
+    }
+    let isTableArray: Bool
+    if let value = try? TOML.parse(bytes).root["reminder"], case .array(let array) = value.content {
+        isTableArray = array.elements.allSatisfy { $0.table != nil } && !array.elements.isEmpty
+    } else {
+        isTableArray = (try? TOML.parse(bytes).root["reminder"]) == nil
+    }
+    guard isTableArray, !ids.contains("fuzz-added") else { return }
+    let added = ConfigEditor.appendingReminder(
+        [("id", "\"fuzz-added\""), ("title", "\"Added\""), ("location", "\"1,2\"")], to: bytes)
+    guard let after = try? ConfigLoader.parse(added, path: path) else { fatalError("adding a reminder made the config invalid") }
+    guard after.idsInFileOrder == ids + ["fuzz-added"], Array(after.reminders.dropLast()) == config.reminders else {
+        fatalError("adding a reminder changed the others")
+    }
+}
+
+nonisolated(unsafe) var selected = FuzzTarget.nmea
+
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size))
+    selected.run(bytes)
+    return 0
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2, let target = FuzzTarget(rawValue: arguments[1]) else {
+    FileHandle.standardError.write(Data((
+        "usage: geoalarm-fuzz TARGET [libFuzzer options] [corpus folders]\ntargets: "
+            + FuzzTarget.allCases.map(\.rawValue).joined(separator: " ") + "\n").utf8))
+    exit(2)
+}
+selected = target
+var driverArguments: [UnsafeMutablePointer<CChar>?] = ([arguments[0]] + arguments.dropFirst(2)).map { strdup($0) } + [nil]
+var count = Int32(driverArguments.count - 1)
+let status = driverArguments.withUnsafeMutableBufferPointer { buffer -> Int32 in
+    var pointer: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = buffer.baseAddress
+    return LLVMFuzzerRunDriver(&count, &pointer, fuzzOne)
+}
+exit(status)
