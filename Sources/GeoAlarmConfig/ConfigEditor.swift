@@ -28,7 +28,8 @@ public enum ConfigEditor {
     }
 
     /// `bytes` without the `[[reminder]]` table whose id is `id` (its header, keys and
-    /// sub-tables, as the parser spans them); the comments and blank lines around it stay.
+    /// sub-tables, as the parser spans them). The comments around it stay; of the blank lines
+    /// around it, one goes with it, so that no gap is left twice as wide.
     public static func removingReminder(id: String, from bytes: [UInt8], path: String) throws(EditError) -> [UInt8] {
         let document: TOMLDocument
         do {
@@ -47,15 +48,33 @@ public enum ConfigEditor {
         }
         guard let table = match else { throw EditError("\(path): no [[reminder]] table with id \"\(id)\"") }
         var start = table.extent.lowerBound
-        let end = table.extent.upperBound
-        // The last table of the file also takes the blank line that separated it from the one before.
-        if bytes[end...].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }), start >= 1,
-           bytes[start - 1] == UInt8(ascii: "\n") {
-            var blankStart = start - 1
-            while blankStart > 0, bytes[blankStart - 1] == 0x20 || bytes[blankStart - 1] == 0x09 { blankStart -= 1 }
-            if blankStart == 0 || bytes[blankStart - 1] == UInt8(ascii: "\n") { start = blankStart }
+        var end = table.extent.upperBound
+        let blankAfter = blankLine(startingAt: end, in: bytes) ?? (bytes[end...].allSatisfy(isBlank) ? end..<end : nil)
+        if let before = blankLine(endingAt: start, in: bytes), blankAfter != nil {
+            start = before.lowerBound
+        } else if start == 0, let after = blankAfter {
+            end = after.upperBound
         }
         return Array(bytes[..<start]) + Array(bytes[end...])
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
+    /// The blank line (blanks, then its newline) that starts at `offset`, if that line is blank.
+    private static func blankLine(startingAt offset: Int, in bytes: [UInt8]) -> Range<Int>? {
+        var end = offset
+        while end < bytes.count, bytes[end] == 0x20 || bytes[end] == 0x09 || bytes[end] == 0x0D { end += 1 }
+        guard end < bytes.count, bytes[end] == UInt8(ascii: "\n") else { return nil }
+        return offset..<(end + 1)
+    }
+
+    /// The blank line that ends (with its newline) just before `offset`, if there is one.
+    private static func blankLine(endingAt offset: Int, in bytes: [UInt8]) -> Range<Int>? {
+        guard offset >= 1, bytes[offset - 1] == UInt8(ascii: "\n") else { return nil }
+        var start = offset - 1
+        while start > 0, bytes[start - 1] == 0x20 || bytes[start - 1] == 0x09 || bytes[start - 1] == 0x0D { start -= 1 }
+        guard start == 0 || bytes[start - 1] == UInt8(ascii: "\n") else { return nil }
+        return start..<offset
     }
 
     /// Writes a new file at `path` (it must not exist), with `existing`'s mode and owner, and syncs it.

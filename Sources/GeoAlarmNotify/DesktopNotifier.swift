@@ -99,7 +99,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         }
         var shown: UnsafeMutablePointer<NotifyNotification>?
         guard let failure = geoalarm_notify_show(
-            content.summary, content.body, content.icon, Int32(content.urgency), Int32(clamping: content.timeoutMilliseconds),
+            content.summary, content.body, content.icon, Int32(content.urgency), content.timeoutMilliseconds,
             content.category, "geoalarm", handler, { context in
                 let binding = Unmanaged<ActionBinding>.fromOpaque(context!)
                 binding.takeUnretainedValue().notifier.forget(binding.takeUnretainedValue())

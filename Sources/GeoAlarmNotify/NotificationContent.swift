@@ -10,7 +10,9 @@ struct NotificationContent: Equatable {
     /// 0 low, 1 normal, 2 critical (libnotify's NotifyUrgency).
     var urgency: Int
     /// -1 for the server's default, 0 for never (critical pop-ups never expire), else milliseconds.
-    var timeoutMilliseconds: Int
+    /// libnotify's timeout: milliseconds, -1 for the server's default, 0 for never. A timeout
+    /// longer than an Int32 holds (about 24.8 days) is as good as never and is clamped to it.
+    var timeoutMilliseconds: Int32
     /// `x-geoalarm.arrive`, `x-geoalarm.leave` or `x-geoalarm.alarm`.
     var category: String
 
@@ -43,7 +45,7 @@ struct NotificationContent: Equatable {
         if reminder.alert.urgency == .critical {
             timeoutMilliseconds = 0
         } else {
-            timeoutMilliseconds = reminder.alert.timeout.map { Int((min($0, Span.maximum) * 1000).rounded()) } ?? -1
+            timeoutMilliseconds = reminder.alert.timeout.map { Int32(clamping: Int((min($0, Span.maximum) * 1000).rounded())) } ?? -1
         }
         category = "x-geoalarm.\(event.kind.rawValue)"
     }

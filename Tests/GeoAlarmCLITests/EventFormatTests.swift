@@ -19,6 +19,15 @@ struct EventFormatTests {
         #expect(EventFormat.json.line(for: Self.event) == #"{"time":"2026-11-21T08:06:30Z","event":"arrive","reminder":"parcel","title":"Pick up the \"big\" parcel","lat":38.72265,"lon":-9.1094,"distance_m":5.6,"notes":"Desk\n2"}"#)
     }
 
+    /// C1 controls, line separators and bidi controls are escaped in both formats: in the text
+    /// log they could start a line or reorder it; in JSON they are legal but trip up readers.
+    @Test func unsafeCharactersInTitlesAreEscaped() {
+        var event = Self.event
+        event.reminder.title = "a\u{1B}[31mb\u{85}c\u{2028}d\u{202E}e"
+        #expect(EventFormat.text.line(for: event).contains(#""a\u001b[31mb\u0085c\u2028d\u202ee""#))
+        #expect(EventFormat.json.line(for: event).contains(#""title":"a\u001b[31mb\u0085c\u2028d\u202ee""#))
+    }
+
     @Test func untimedFixesAndInitialEvents() {
         var event = Self.event
         event.fix.time = nil

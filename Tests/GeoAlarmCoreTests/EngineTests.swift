@@ -90,6 +90,21 @@ struct EngineTests {
         #expect(event.fix.time == Date(timeIntervalSince1970: 1_800_000_000 + 3601))
     }
 
+    /// One fix from a receiver with a bad date (20 years ahead) is set aside as in the future,
+    /// and the fixes at the true time that follow it are used at once.
+    @Test func aFixFarAheadOfTheClockDoesNotHoldBackTheTrueOnes() {
+        var e = engine()
+        let clock = Date(timeIntervalSince1970: 1_800_000_000 + 10)
+        #expect(e.process(Scene.fix(10, at: 0), receivedAt: clock) != .rejected(.future))
+        #expect(e.process(Scene.fix(10, at: 20 * 365 * 86400), receivedAt: clock) == .rejected(.future))
+        #expect(e.process(Scene.fix(10, at: 86400 + 11), receivedAt: clock) == .rejected(.future))
+        let next = e.process(Scene.fix(10, at: 1), receivedAt: clock)
+        #expect(next.events.map(\.kind) == [], "a true fix is used: the second one confirms inside, silently")
+        #expect(e.presence(of: "office") == .inside)
+        #expect(e.process(Scene.fix(5000, at: 86400), receivedAt: clock) != .rejected(.future), "a day ahead is still fine")
+        #expect(e.lastFixTime == Date(timeIntervalSince1970: 1_800_000_000 + 86400))
+    }
+
     @Test func timeGoingBackwardsIsIgnored() {
         var e = engine()
         _ = Scene.run(&e, [10, 10], start: 100)

@@ -36,4 +36,20 @@ struct NotificationContentTests {
         let critical = NotificationContent(event: Self.event(.arrive, alert: ReminderAlert(urgency: .critical, timeout: 5)), markup: false)
         #expect(critical.urgency == 2 && critical.timeoutMilliseconds == 0, "critical pop-ups never expire, as the spec says")
     }
+
+    /// 25 days of milliseconds do not fit libnotify's Int32 (the agent trapped at its first pop-up).
+    @Test func aTimeoutLongerThanLibnotifyTakesIsClamped() {
+        let long = NotificationContent(event: Self.event(.arrive, alert: ReminderAlert(timeout: 25 * 86400)), markup: false)
+        #expect(long.timeoutMilliseconds == Int32.max)
+    }
+
+    /// A time alarm has no place: its NaN centre and distance are never formatted.
+    @Test func aTimeAlarmsPopUpHasNoWhereabouts() {
+        let alarm = TimeAlarm(
+            id: "call", title: "Call mum", notes: "Her birthday", at: LocalDate(parsing: "2026-12-24T16:00")!,
+            alert: ReminderAlert(), isEnabled: true)
+        let content = NotificationContent(event: alarm.event(at: Date(timeIntervalSince1970: 1_798_128_000)), markup: false)
+        #expect(content.summary == "Reminder: Call mum")
+        #expect(content.body == "Her birthday")
+    }
 }

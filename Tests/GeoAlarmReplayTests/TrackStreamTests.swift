@@ -1,0 +1,79 @@
+import Foundation
+import GeoAlarmCore
+import GeoAlarmReplay
+import GeoAlarmTestSupport
+import Testing
+
+/// Reading a track as a stream, a chunk at a time, gives what reading it whole gives.
+struct TrackStreamTests {
+    /// The track written into a pipe by a thread, in pieces of `piece` bytes, read as a stream.
+    static func streamed(_ bytes: [UInt8], piece: Int = 4096) throws -> (fixes: [Fix], report: TrackReport) {
+        // The reader may stop early (a line too long): the feeder then gets EPIPE, not SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw POSIXError(.EMFILE) }
+        let (reader, writer) = (ends[0], ends[1])
+        let feeder = Thread {
+            var offset = 0
+            while offset < bytes.count {
+                let count = bytes[offset..<min(bytes.count, offset + piece)].withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                offset += count
+            }
+            close(writer)
+        }
+        feeder.start()
+        defer { close(reader) }
+        var fixes: [Fix] = []
+        let report = try TrackStream.read(reader) { fixes += $0 }
+        return (fixes, report)
+    }
+
+    static let captures: [String] = {
+        guard let root = TestData.root else { return [] }
+        let folders = ["gpsd", "gpx"]
+        return folders.flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path)) ?? [])
+                .filter { $0.hasSuffix(".log") || $0.hasSuffix(".chk") || $0.hasSuffix(".gpx") }.map { "\(folder)/\($0)" }
+        }.sorted()
+    }()
+
+    @Test(.enabled(if: !TestData.isAbsent, "../shared/testdata is absent (a clone elsewhere)"))
+    func everySharedCaptureStreamsAsItReadsWhole() throws {
+        #expect(Self.captures.count > 300)
+        for capture in Self.captures {
+            let bytes = try TestData.bytes(capture)
+            let whole = TrackReader.read(bytes)
+            let stream = try Self.streamed(bytes, piece: 1000 + bytes.count % 3000)
+            #expect(stream.fixes == whole.fixes, "\(capture)")
+            #expect(stream.report.format == whole.format, "\(capture)")
+            #expect(stream.report.problemCount == whole.problemCount, "\(capture)")
+            #expect(stream.report.epochsWithoutFix == whole.epochsWithoutFix, "\(capture)")
+        }
+    }
+
+    @Test func theDemoWalkStreamsByteByByteAsItReadsWhole() throws {
+        let bytes = Array(try Data(contentsOf: Command.root.appendingPathComponent("config/demo/walk.nmea")).prefix(20_000))
+        let whole = TrackReader.read(bytes)
+        #expect(!whole.fixes.isEmpty)
+        #expect(try Self.streamed(bytes, piece: 1).fixes == whole.fixes)
+        #expect(try Self.streamed([0xEF, 0xBB, 0xBF] + bytes, piece: 2).fixes == whole.fixes, "a byte-order mark is passed over")
+    }
+
+    @Test func aLineOverOneMegabyteIsAnErrorWithItsNumber() throws {
+        let long = Array("$GPGGA,1\n$GPRMC,2\n".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: (1 << 20) + 1) + [0x0A]
+        #expect(throws: TrackReadError.self) { try Self.streamed(long) }
+        do {
+            _ = try Self.streamed(long)
+        } catch {
+            #expect("\(error)" == "line 3 is longer than 1 MB: not a track")
+        }
+        let endless = [UInt8](repeating: 0, count: 3 << 20)
+        do {
+            _ = try Self.streamed(endless)
+            Issue.record("read 3 MB without a newline")
+        } catch {
+            #expect("\(error)" == "line 1 is longer than 1 MB: not a track")
+        }
+    }
+}
