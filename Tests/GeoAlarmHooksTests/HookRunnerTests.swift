@@ -89,6 +89,21 @@ struct HookRunnerTests {
         HookRunner(directory: directory, timeout: timeout, logger: log.logger) { outcomes.record($0, $1) }
     }
 
+    /// Anyone could drop a program into a hooks folder that others can write: its hooks are not
+    /// run, and the log says how to fix it; the reminder's own command still runs.
+    @Test func aHooksFolderOthersCanWriteIsNotUsed() throws {
+        let directory = try Self.hooks(["a-hook": "true"])
+        chmod(directory, 0o777)
+        var event = Self.event
+        event.reminder.alert.command = ["/bin/true"]
+        let log = CapturingLog()
+        let runner = HookRunner(directory: directory, timeout: 10, logger: log.logger)
+        #expect(runner.commands(for: event) == [["/bin/true"]])
+        #expect(log.messages == ["warning: hooks not run: the hooks folder \(directory) is writable by others: run chmod o-w \(directory)"])
+        chmod(directory, 0o775)
+        #expect(runner.commands(for: event) == [["/bin/true"], ["\(directory)/a-hook"]])
+    }
+
     @Test func aFailingHookIsLoggedWithItsStatusAndStderr() throws {
         let log = CapturingLog()
         let outcomes = Outcomes()

@@ -97,6 +97,30 @@ struct RestartTests {
         #expect(history.status == 0, "\(history.stderr)")
     }
 
+    /// An event is committed to the history before it is printed: whenever the agent is killed,
+    /// every event line it printed is in the state file.
+    @Test func everyPrintedEventIsInTheHistoryAfterKillDashNine() throws {
+        var printed = 0
+        for round in 0..<8 {
+            let state = Command.scratchState()
+            let gpsd = try GPSFake()
+            try gpsd.play("config/demo/walk.nmea", pace: 0.001)
+            let agent = try Background(["run", "-c", "config/demo.toml", "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
+            Thread.sleep(forTimeInterval: 0.5 + Double(round) * 0.45)
+            agent.signal(SIGKILL)
+            _ = agent.exitStatus()
+            gpsd.stop()
+            let lines = agent.stdoutLines
+            let history = try Command.run(["history", "--state", state])
+            let recorded = history.status == 0 ? history.stdoutLines : []
+            for line in lines {
+                #expect(recorded.contains(line), "round \(round): printed but not in the history: \(line)")
+            }
+            printed += lines.count
+        }
+        #expect(printed > 0, "some rounds printed events before the kill")
+    }
+
     @Test func anUnwritableStateFileIsNamedAndTheAgentRunsInMemory() throws {
         let gpsd = try GPSFake()
         try gpsd.play("config/demo/walk.nmea", pace: 0.002)
