@@ -10,11 +10,11 @@ let package = Package(
         .library(
             name: "GeoAlarmKit",
             targets: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent",
-                "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore",
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD",
+                "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore",
             ]),
         // Every parser, for the fuzzing package (Fuzz/).
-        .library(name: "GeoAlarmParsers", targets: ["GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmConfig"]),
+        .library(name: "GeoAlarmParsers", targets: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig"]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
     ],
@@ -35,10 +35,12 @@ let package = Package(
         // Adapter: the TOML reminders file and the collection files it names.
         .target(
             name: "GeoAlarmConfig",
-            dependencies: ["GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmSystem"]
+            dependencies: ["GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmScanners", "GeoAlarmSystem"]
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
-        .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore", "GeoAlarmSystem"]),
+        .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem"]),
+        // Byte-level JSON and XML pull readers and exact decimal reading, for tracks and collection files alike.
+        .target(name: "GeoAlarmScanners"),
         // libgps, through a shim that hides its API versions.
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // Adapter: live fixes from gpsd.
@@ -92,7 +94,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig", "GeoAlarmTestSupport"]),
-        .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),
+        .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmScanners", "GeoAlarmTestSupport"]),
         .testTarget(name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmTestSupport"]),
         // Finds the shared receiver captures for the tests that read them.
         .target(

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmScanners
 import GeoAlarmReplay
 
 /// The formats a `[[collection]]` file can be in.

@@ -1,4 +1,5 @@
 import GeoAlarmCore
+import GeoAlarmScanners
 import GeoAlarmReplay
 
 /// The waypoints (`wpt`) of a GPX 1.0 or 1.1 file: `lat` and `lon` attributes and a `<name>`

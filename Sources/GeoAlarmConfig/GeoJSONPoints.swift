@@ -1,4 +1,5 @@
 import GeoAlarmCore
+import GeoAlarmScanners
 import GeoAlarmReplay
 
 /// The Point features of a GeoJSON FeatureCollection (RFC 7946): `coordinates` are

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmScanners
 
 /// Decodes gpsd's JSON stream (`gpspipe -w`): one fix per TPV object.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmScanners
 
 /// Decodes GPX 1.0 and 1.1 tracks and routes: one fix per `trkpt` or `rtept`, in file order.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmScanners
 
 /// Decodes NMEA 0183 logs into one fix per reporting epoch, the way gpsd does.
 ///

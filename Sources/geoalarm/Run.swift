@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GeoAlarmAgent
 import GeoAlarmConfig
+import GeoAlarmCore
 import GeoAlarmGPSD
 import GeoAlarmHooks
 import GeoAlarmNotify

@@ -1,4 +1,4 @@
-import GeoAlarmReplay
+import GeoAlarmScanners
 import GeoAlarmTestSupport
 import Testing
 

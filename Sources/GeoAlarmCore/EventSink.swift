@@ -1,5 +1,3 @@
-import GeoAlarmCore
-
 /// Somewhere events go: the log on stdout, desktop pop-ups, command hooks.
 ///
 /// `deliver` is called on the agent's loop for every announced event, in order, and must return
@@ -15,19 +13,4 @@ public protocol EventSink: Sendable {
 extension EventSink {
     public func reminderCompleted(_ id: String) {}
     public func stop() {}
-}
-
-/// Every event as a line on stdout, written (and flushed) before any other sink sees it.
-public struct EventLog: EventSink {
-    private let format: EventFormat
-    private let writer: LineWriter
-
-    public init(format: EventFormat, writer: LineWriter = LineWriter(flushEachLine: true)) {
-        self.format = format
-        self.writer = writer
-    }
-
-    public func deliver(_ event: GeofenceEvent) {
-        writer.write(format.line(for: event))
-    }
 }
