@@ -11,7 +11,7 @@ let package = Package(
             name: "GeoAlarmKit",
             targets: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD",
-                "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore",
+                "GeoAlarmPipeline", "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore",
             ]),
         // Every parser, for the fuzzing package (Fuzz/).
         .library(name: "GeoAlarmParsers", targets: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig"]),
@@ -41,15 +41,22 @@ let package = Package(
         .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem"]),
         // Byte-level JSON and XML pull readers and exact decimal reading, for tracks and collection files alike.
         .target(name: "GeoAlarmScanners"),
+        // The one path of every fix: the undated rule, engine, announcer, state, then the sinks.
+        .target(
+            name: "GeoAlarmPipeline",
+            dependencies: [
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmStore", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // libgps, through a shim that hides its API versions.
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // Adapter: live fixes from gpsd.
-        .target(name: "GeoAlarmGPSD", dependencies: ["GeoAlarmCore", "CGPS"]),
+        .target(name: "GeoAlarmGPSD", dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "CGPS"]),
         // The live agent: a lifecycle service joining gpsd, the engine and the sinks.
         .target(
             name: "GeoAlarmAgent",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmGPSD", "GeoAlarmOutput", "GeoAlarmStore",
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmOutput", "GeoAlarmPipeline", "GeoAlarmStore", "GeoAlarmSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -60,7 +67,10 @@ let package = Package(
         // Adapter: desktop pop-ups as an event sink.
         .target(
             name: "GeoAlarmNotify",
-            dependencies: ["GeoAlarmCore", "GeoAlarmOutput", "CLibNotify", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "GeoAlarmCore", "GeoAlarmOutput", "CLibNotify", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         // Adapter: the SQLite state store (inside/outside per reminder, event history).
         .target(
@@ -80,8 +90,8 @@ let package = Package(
         .executableTarget(
             name: "geoalarm",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmAgent",
-                "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore",
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmPipeline",
+                "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,189 +1,172 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
-import GeoAlarmGPSD
 import GeoAlarmOutput
+import GeoAlarmPipeline
 import GeoAlarmStore
 import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// The live agent: fixes from gpsd through the engine and the announcer to the event sinks,
-/// as a lifecycle service.
+/// The agent's pipeline service: every input of the ``AgentChannel`` (the source's reports,
+/// changes to the config and state files, SIGHUP, its own timer) handled in order by one loop,
+/// so the engine needs no lock.
 ///
-/// Everything arrives on one stream and is handled in order by one loop, so the engine needs no
-/// lock: gpsd's reports, SIGHUP and changes to the config file (reload it), and a tick each
-/// second (notice a silent receiver, pick up commands' changes in the state store).
-/// Graceful shutdown (SIGTERM, SIGINT) ends the loop, stops the reader and returns.
+/// It sleeps until an input arrives: the only timer it sets is for what is due next (the
+/// notice of a silent receiver, a time alarm, the end of a snooze on one). Graceful shutdown
+/// ends the loop, then the sinks are stopped (hooks ended) and it returns.
 public final class AlarmAgent: Service {
-    /// What the loop reacts to.
-    enum Input: Sendable {
-        case gpsd(GPSDUpdate)
-        case reload
-        case configChanged
-        case tick
-    }
-
-    private let source: GPSDSource
+    private let channel: AgentChannel
+    private let sourceName: String
+    private let usesUndatedFixes: Bool
     private let configPath: String
     private let initialConfig: Config
     private let sinks: [any EventSink]
     private let state: StateKeeper
     private let logger: Logger
-    /// Records, per fix, the time from gpsd's report being read to its events being emitted.
+    /// Records, per fix, the time from the source reading it to its events being emitted.
     private let latency: (@Sendable (Duration) -> Void)?
 
     /// How long without a usable fix before the silence is logged.
     static let silenceBeforeNotice: Duration = .seconds(10)
+    /// How often at most the last fix is written for `geoalarm status`.
+    static let lastFixInterval: Duration = .seconds(10)
 
-    /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each report's delay.
-    public init(
-        source: GPSDSource, config: Config, state: StateKeeper, sinks: [any EventSink], logger: Logger,
-        latency: (@Sendable (Duration) -> Void)? = nil
+    /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each fix's delay.
+    public init<Source: FixSource>(
+        source: Source, channel: AgentChannel, config: Config, state: StateKeeper, sinks: [any EventSink],
+        logger: Logger, latency: (@Sendable (Duration) -> Void)? = nil
     ) {
+        self.channel = channel
+        sourceName = source.name
+        usesUndatedFixes = source.usesUndatedFixes
         self.state = state
-        self.source = source
-        self.configPath = config.path
-        self.initialConfig = config
+        configPath = config.path
+        initialConfig = config
         self.logger = logger
         self.latency = latency
         self.sinks = sinks
     }
 
     public func run() async throws {
-        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
-        let updates = source.updates()
-        let watcher = ConfigWatcher(path: configPath) { continuation.yield(.configChanged) }
-        if watcher == nil { logger.warning("cannot watch \(configPath) for changes; reload with SIGHUP") }
-        var loop = AgentState(
-            engine: state.engine(
-                reminders: initialConfig.reminders, collections: initialConfig.collections, settings: initialConfig.settings),
-            announcer: Announcer(timeZone: .current, lifecycles: state.lifecycles()),
-            alarms: initialConfig.alarms, endpoint: source.endpoint.description)
-        logger.info("watching \(Self.describe(loop.engine)) from \(configPath)")
-        fireDueAlarms(&loop)
+        var loop = AgentState(pipeline: FixPipeline(config: initialConfig, state: state, sinks: sinks))
+        logger.info("watching \(Self.describe(loop.pipeline.engine)) from \(configPath)")
+        loop.pipeline.fireDueAlarms(now: Date())
         state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
+        rearmTimer(&loop)
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await update in updates { continuation.yield(.gpsd(update)) }
+            group.addTask { [channel] in
+                for await _ in hangups { channel.continuation.yield(.reload) }
             }
-            group.addTask {
-                for await _ in hangups { continuation.yield(.reload) }
-            }
-            group.addTask {
-                while (try? await Task.sleep(for: .seconds(1))) != nil { continuation.yield(.tick) }
-            }
-            for await input in inputs.cancelOnGracefulShutdown() {
+            for await input in channel.stream.cancelOnGracefulShutdown() {
                 handle(input, state: &loop)
             }
-            source.stop()
-            watcher?.stop()
             group.cancelAll()
         }
-        for sink in sinks.reversed() { sink.stop() }
+        loop.timer?.cancel()
+        loop.pipeline.stopSinks()
         logger.info("stopped")
     }
 
-    private func handle(_ input: Input, state: inout AgentState) {
+    private func handle(_ input: AgentInput, state loop: inout AgentState) {
         switch input {
-        case .gpsd(.connected):
-            if state.connection != .connected { logger.info("connected to gpsd at \(state.endpoint)") }
-            state.connection = .connected
-        case .gpsd(.unavailable(let reason)):
-            if state.connection != .unavailable(reason) {
-                logger.warning("gpsd at \(state.endpoint) unavailable: \(reason); retrying")
+        case .source(.connected):
+            if loop.connection != .connected { logger.info("connected to \(sourceName)") }
+            loop.connection = .connected
+        case .source(.unavailable(let reason)):
+            if loop.connection != .unavailable(reason) { logger.warning("\(sourceName) unavailable: \(reason); retrying") }
+            loop.connection = .unavailable(reason)
+        case .source(.failed(let reason)):
+            logger.error("\(sourceName): \(reason)")
+        case .source(.fixes(let fixes, let readAt)):
+            for fix in fixes { handle(fix, readAt: readAt, state: &loop) }
+        case .timer:
+            loop.timer = nil
+            if loop.silentSince == nil, let last = loop.lastUsable, ContinuousClock.now - last.at >= Self.silenceBeforeNotice {
+                noticeSilence(&loop)
             }
-            state.connection = .unavailable(reason)
-        case .gpsd(.report(let fix, _)) where fix.time == nil && fix.mode >= .twoD:
-            // gpsd sends positions without a time until it trusts the receiver's date (just after
-            // it starts). Events carry their fix's time, so these wait for the first timed fix.
-            break
-        case .gpsd(.report(let fix, let readAt)):
-            let outcome = state.engine.process(fix, receivedAt: Date())
-            var announced: [GeofenceEvent] = []
-            for event in outcome.events {
-                if let silence = state.announcer.decide(event) {
-                    logger.info("\(event.kind.rawValue) \(DisplayText.escaped(event.reminder.id)) not announced: \(silence)")
-                    continue
-                }
-                announced.append(event)
-            }
-            // Committed to the history before anything is printed or shown: after a kill -9, every
-            // event that reached stdout or a pop-up is in the state file.
-            self.state.save(outcome, announced: announced, announcer: state.announcer)
-            for event in announced {
-                for sink in sinks { sink.deliver(event) }
-            }
-            if case .accepted = outcome, state.lastFixSaved.map({ ContinuousClock.now - $0 > .seconds(10) }) ?? true {
-                self.state.saveLastFix(fix)
-                state.lastFixSaved = ContinuousClock.now
-            }
-            latency?(ContinuousClock.now - readAt)
-            switch outcome {
-            case .accepted:
-                if state.silentSince != nil { logger.info("fixes are back at \(Self.clock(fix.time))") }
-                state.silentSince = nil
-                state.lastUsable = (ContinuousClock.now, fix.time)
-            case .rejected(.noFix) where state.silentSince == nil && state.lastUsable != nil:
-                noticeSilence(&state)
-            case .rejected:
-                break
-            }
-        case .tick:
-            if state.silentSince == nil, let last = state.lastUsable,
-               ContinuousClock.now - last.at > Self.silenceBeforeNotice {
-                noticeSilence(&state)
-            }
+            loop.pipeline.fireDueAlarms(now: Date())
+            rearmTimer(&loop)
+        case .stateChanged:
             // Commands (complete, snooze...) and the pop-up buttons write the store.
-            if self.state.isPersisting {
-                let lifecycles = self.state.lifecycles()
-                for (id, lifecycle) in lifecycles
-                where lifecycle.completedAt != nil && state.announcer.lifecycles[id]?.completedAt == nil {
-                    for sink in sinks { sink.reminderCompleted(id) }
-                }
-                state.announcer = Announcer(timeZone: state.announcer.timeZone, lifecycles: lifecycles)
-            }
-            fireDueAlarms(&state)
-
+            loop.pipeline.refreshLifecycles()
+            loop.pipeline.fireDueAlarms(now: Date())
+            rearmTimer(&loop)
         case .reload:
-            reload(&state)
+            reload(&loop)
         case .configChanged:
             logger.info("\(configPath) changed")
-            reload(&state)
+            reload(&loop)
         }
     }
 
-    /// Announces every time alarm whose time (or snooze's end) has come, by the wall clock:
-    /// also one that came while the agent was stopped.
-    private func fireDueAlarms(_ state: inout AgentState) {
-        let now = Date()
-        for alarm in state.alarms {
-            let lifecycle = state.announcer.lifecycles[alarm.id] ?? Lifecycle()
-            guard let due = alarm.firing(at: now, in: state.announcer.timeZone, lifecycle: lifecycle) else { continue }
-            let event = alarm.event(at: due)
-            state.announcer.noteFired(alarm.id, at: due)
-            self.state.saveAlarm(event)
-            for sink in sinks { sink.deliver(event) }
+    private func handle(_ fix: Fix, readAt: ContinuousClock.Instant, state loop: inout AgentState) {
+        let result = loop.pipeline.process(fix, receivedAt: Date(), undatedUsable: usesUndatedFixes)
+        for (event, silence) in result.silenced {
+            logger.info("\(event.kind.rawValue) \(event.reminder.id) not announced: \(silence)")
+        }
+        latency?(ContinuousClock.now - readAt)
+        switch result.outcome {
+        case .accepted:
+            if loop.lastFixSaved.map({ ContinuousClock.now - $0 >= Self.lastFixInterval }) ?? true {
+                state.saveLastFix(fix)
+                loop.lastFixSaved = ContinuousClock.now
+            }
+            if loop.silentSince != nil { logger.info("fixes are back at \(Self.clock(fix.time))") }
+            loop.futureNoticed = false
+            let wasWatching = loop.lastUsable != nil && loop.silentSince == nil
+            loop.silentSince = nil
+            loop.lastUsable = (ContinuousClock.now, fix.time)
+            // The silence timer is set when fixes start; while they flow it only moves on when it fires.
+            if !wasWatching { rearmTimer(&loop) }
+        case .rejected(.noFix) where loop.silentSince == nil && loop.lastUsable != nil:
+            noticeSilence(&loop)
+        case .rejected(.future) where !loop.futureNoticed:
+            loop.futureNoticed = true
+            logger.warning("""
+                fixes stamped \(fix.time.map(Timestamp.iso8601) ?? "?"), more than a day ahead of this system's clock, \
+                are ignored: the receiver's date (or gpsd's GPS week rollover guess) is wrong, or the system clock is
+                """)
+        case .rejected:
+            break
         }
     }
 
-    private func noticeSilence(_ state: inout AgentState) {
-        state.silentSince = ContinuousClock.now
-        logger.warning("no fix since \(Self.clock(state.lastUsable?.fixTime)); holding the last known state")
+    /// Sets the one timer for what is due next: the silence notice (10 s after the last usable
+    /// fix, while fixes were flowing) or the next time alarm or snooze end, whichever is first.
+    private func rearmTimer(_ loop: inout AgentState) {
+        loop.timer?.cancel()
+        loop.timer = nil
+        var delays: [Duration] = []
+        if loop.silentSince == nil, let last = loop.lastUsable {
+            delays.append(last.at + Self.silenceBeforeNotice - ContinuousClock.now)
+        }
+        if let due = loop.pipeline.nextDue() {
+            delays.append(.milliseconds(Int64(max(0, min(due.timeIntervalSinceNow, 86400 * 365)) * 1000)))
+        }
+        guard let delay = delays.min() else { return }
+        loop.timer = Task { [channel] in
+            guard (try? await Task.sleep(for: max(delay, .zero))) != nil else { return }
+            channel.continuation.yield(.timer)
+        }
     }
 
-    private func reload(_ state: inout AgentState) {
+    private func noticeSilence(_ loop: inout AgentState) {
+        loop.silentSince = ContinuousClock.now
+        logger.warning("no fix since \(Self.clock(loop.lastUsable?.fixTime)); holding the last known state")
+    }
+
+    private func reload(_ loop: inout AgentState) {
         do {
             let config = try ConfigLoader.load(path: configPath)
             Self.logCollections(of: config, to: logger)
-            let engine = GeofenceEngine(
-                reminders: config.reminders, collections: config.collections, settings: config.settings,
-                carryingStateFrom: state.engine)
+            loop.pipeline.reload(config)
+            let engine = loop.pipeline.engine
             logger.info("reloaded \(configPath): \(Self.describe(engine)), \(engine.keptStates) kept their state")
-            state.engine = engine
-            state.alarms = config.alarms
-            self.state.pruneHistory(keep: config.historyKeep, now: Date())
+            state.pruneHistory(keep: config.historyKeep, now: Date())
+            loop.pipeline.fireDueAlarms(now: Date())
+            rearmTimer(&loop)
         } catch {
             logger.error("reload of \(configPath) failed; the previous config stays in force:")
             for diagnostic in error.diagnostics { logger.error("\(diagnostic.description)") }
@@ -221,10 +204,7 @@ struct AgentState {
         case unavailable(String)
     }
 
-    var engine: GeofenceEngine
-    var announcer: Announcer
-    var alarms: [TimeAlarm]
-    let endpoint: String
+    var pipeline: FixPipeline
     /// When the last fix was written for `geoalarm status`.
     var lastFixSaved: ContinuousClock.Instant?
     var connection = Connection.connecting
@@ -232,4 +212,8 @@ struct AgentState {
     var lastUsable: (at: ContinuousClock.Instant, fixTime: Date?)?
     /// Set while the receiver is silent or has no fix (and it has been logged).
     var silentSince: ContinuousClock.Instant?
+    /// The task sleeping until the next due moment.
+    var timer: Task<Void, Never>?
+    /// Set once fixes from the future were logged, until a usable fix comes.
+    var futureNoticed = false
 }

@@ -51,6 +51,9 @@ public enum FixRejection: String, Sendable, CaseIterable {
     /// Time more than ``GeofenceEngine/futureTolerance`` ahead of the clock the fix was received by
     /// (a receiver's bad date): used, it would make every true fix after it "out of order".
     case future = "in the future"
+    /// A position without a time from a source whose positions carry times (set by the fix
+    /// pipeline, not the engine): the receiver does not know the date yet.
+    case noDate = "no date yet"
 }
 
 /// A reminder's confirmed side changed (announced or not): what a state store keeps.

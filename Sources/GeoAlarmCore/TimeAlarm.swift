@@ -26,9 +26,15 @@ public struct TimeAlarm: Sendable, Equatable, Identifiable {
     /// When the alarm should fire now (at `now`, in `zone`), given its lifecycle: its time, or
     /// the end of a snooze after it fired; nil when it has nothing to say.
     public func firing(at now: Date, in zone: TimeZone, lifecycle: Lifecycle) -> Date? {
+        guard let due = nextFiring(in: zone, lifecycle: lifecycle), now >= due else { return nil }
+        return due
+    }
+
+    /// When the alarm will next fire (its time, or the end of a snooze after it fired), past or
+    /// future; nil when it never will (disabled, completed, or fired already).
+    public func nextFiring(in zone: TimeZone, lifecycle: Lifecycle) -> Date? {
         guard isEnabled, lifecycle.completedAt == nil, let time = at.start(in: zone) else { return nil }
         let due = max(time, lifecycle.snoozedUntil ?? time)
-        guard now >= due else { return nil }
         if let fired = lifecycle.lastFired, fired >= due { return nil }
         return due
     }

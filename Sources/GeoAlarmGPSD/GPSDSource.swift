@@ -1,35 +1,44 @@
 internal import CGPS
 import Foundation
 import GeoAlarmCore
-import Synchronization
+import GeoAlarmSystem
 
-/// Live fixes from gpsd through libgps, read on a thread of their own.
+/// Live fixes from gpsd through libgps, read on a thread of its own, as a ``FixSource``.
 ///
-/// The read loop (`gps_open`, a JSON watch, `gps_waiting`, `gps_read`) runs off Swift's
-/// cooperative pool, since libgps blocks. It reconnects by itself: when gpsd is not running,
-/// restarts or dies, it reports `unavailable` and tries again after 1 s, doubling to 30 s,
-/// back to 1 s once connected.
-public final class GPSDSource: Sendable {
+/// The reader waits in `poll` on libgps's socket and on an eventfd that ``stop()`` writes, with
+/// no timeout: it wakes once per report from gpsd and once to stop. It reconnects by itself:
+/// when gpsd is not running, restarts or dies, it reports `unavailable` and tries again after
+/// 1 s, doubling to 30 s (one wait on the eventfd, which a stop cuts short), back to 1 s once
+/// connected.
+public final class GPSDSource: FixSource {
     public let endpoint: GPSDEndpoint
     /// Watch only this receiver (gpsd device path), or every one when nil.
     public let device: String?
-    private let stopping = Mutex(false)
+    /// Written by ``stop()``; nil when no eventfd could be made (then the reader cannot start).
+    private let stopEvent: Int32?
 
     static let firstRetry = 1.0
     static let longestRetry = 30.0
-    /// How long one wait for data lasts before the stop flag is looked at again.
-    static let waitMicroseconds: Int32 = 200_000
 
     public init(endpoint: GPSDEndpoint, device: String? = nil) {
         self.endpoint = endpoint
         self.device = device
+        stopEvent = try? System.eventDescriptor()
     }
 
-    /// Starts the reader thread; the stream finishes after `stop()`.
-    public func updates() -> AsyncStream<GPSDUpdate> {
-        let (stream, continuation) = AsyncStream.makeStream(of: GPSDUpdate.self)
+    public var name: String { "gpsd at \(endpoint)" }
+    public var usesUndatedFixes: Bool { false }
+
+    /// Starts the reader thread; the sequence ends after ``stop()``.
+    public func reports() -> AsyncStream<SourceReport> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SourceReport.self)
+        guard let stopEvent else {
+            continuation.yield(.failed("cannot make an eventfd to stop the reader"))
+            continuation.finish()
+            return stream
+        }
         let thread = Thread { [self] in
-            readLoop(continuation)
+            readLoop(continuation, stopEvent: stopEvent)
             continuation.finish()
         }
         thread.name = "gpsd reader"
@@ -37,59 +46,72 @@ public final class GPSDSource: Sendable {
         return stream
     }
 
-    /// Asks the reader thread to close its connection and end the stream (within about 0.2 s).
+    /// Wakes the reader, which closes its connection and ends the sequence at once.
     public func stop() {
-        stopping.withLock { $0 = true }
+        if let stopEvent { System.signalEvent(stopEvent) }
     }
 
-    private var isStopping: Bool { stopping.withLock { $0 } }
+    /// What one wait of the reader saw.
+    private enum Wake {
+        case data, stop, timeout
+    }
 
-    private func readLoop(_ continuation: AsyncStream<GPSDUpdate>.Continuation) {
+    /// Waits for `descriptor` to be readable (when given), for the stop event, or for `seconds`.
+    private func wait(for descriptor: Int32?, stopEvent: Int32, seconds: Double?) -> Wake {
+        var descriptors = [pollfd(fd: stopEvent, events: Int16(POLLIN), revents: 0)]
+        if let descriptor { descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
+        let deadline = seconds.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
+        while true {
+            let remaining = deadline.map { max(0, Int32((($0 - ContinuousClock.now) / .milliseconds(1)).rounded(.up))) } ?? -1
+            let ready = (try? System.poll(&descriptors, milliseconds: remaining)) ?? 0
+            if descriptors[0].revents != 0 { return .stop }
+            if descriptors.count > 1, descriptors[1].revents != 0 { return .data }
+            if ready == 0, let deadline, ContinuousClock.now >= deadline { return .timeout }
+        }
+    }
+
+    private func readLoop(_ continuation: AsyncStream<SourceReport>.Continuation, stopEvent: Int32) {
         guard let data = geoalarm_gps_new() else { return }
         defer { geoalarm_gps_free(data) }
         var retry = Self.firstRetry
         var message = [CChar](repeating: 0, count: 16_384)
-        /// Reports why gpsd cannot be used, waits, and doubles the next wait.
-        func backOff(_ reason: String) {
-            continuation.yield(.unavailable(reason: reason))
-            pause(seconds: retry)
-            retry = min(retry * 2, Self.longestRetry)
+        /// Reports why gpsd cannot be used, waits (false when stopped meanwhile), and doubles the next wait.
+        func backOff(_ reason: String) -> Bool {
+            continuation.yield(.unavailable(reason))
+            defer { retry = min(retry * 2, Self.longestRetry) }
+            return wait(for: nil, stopEvent: stopEvent, seconds: retry) == .timeout
         }
-        while !isStopping {
+        while true {
             guard gps_open(endpoint.host, String(endpoint.port), data) == 0 else {
-                backOff(String(cString: gps_errstr(errno)))
-                continue
+                if backOff(String(cString: gps_errstr(errno))) { continue }
+                return
             }
             guard geoalarm_gps_watch(data, device) >= 0 else {
                 gps_close(data)
-                backOff("gpsd refused the watch request")
-                continue
+                if backOff("gpsd refused the watch request") { continue }
+                return
             }
             continuation.yield(.connected)
             retry = Self.firstRetry
             var lost = false
-            while !isStopping {
-                guard gps_waiting(data, Self.waitMicroseconds) else { continue }
-                let count = message.withUnsafeMutableBufferPointer {
-                    geoalarm_gps_read(data, $0.baseAddress, Int32($0.count))
-                }
-                if count < 0 {
-                    lost = true
-                    break
-                }
-                guard count > 0, geoalarm_gps_message_is_tpv(message) != 0 else { continue }
-                var raw = geoalarm_gps_fix()
-                geoalarm_gps_copy_fix(data, &raw)
-                continuation.yield(.report(TPVConversion.fix(from: raw), readAt: .now))
+            reading: while wait(for: data.pointee.gps_fd, stopEvent: stopEvent, seconds: nil) == .data {
+                // One wake-up reads every report gpsd sent; libgps keeps what one read left over.
+                repeat {
+                    let count = message.withUnsafeMutableBufferPointer {
+                        geoalarm_gps_read(data, $0.baseAddress, Int32($0.count))
+                    }
+                    if count < 0 {
+                        lost = true
+                        break reading
+                    }
+                    guard count > 0, geoalarm_gps_message_is_tpv(message) != 0 else { continue }
+                    var raw = geoalarm_gps_fix()
+                    geoalarm_gps_copy_fix(data, &raw)
+                    continuation.yield(.fixes([TPVConversion.fix(from: raw)], readAt: .now))
+                } while gps_waiting(data, 0)
             }
             gps_close(data)
-            if lost { backOff("connection lost") }
+            guard lost, backOff("connection lost") else { return }
         }
-    }
-
-    /// Sleeps in short steps so that `stop()` is heard.
-    private func pause(seconds: Double) {
-        let end = Date().addingTimeInterval(seconds)
-        while !isStopping, Date() < end { Thread.sleep(forTimeInterval: 0.05) }
     }
 }

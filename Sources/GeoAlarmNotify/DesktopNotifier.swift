@@ -54,6 +54,15 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         ready.wait()
     }
 
+    /// Ends the GLib loop (at shutdown); pop-ups still on screen stay there.
+    public func quitLoop() {
+        geoalarm_main_loop_call({ context in
+            let notifier = Unmanaged<DesktopNotifier>.fromOpaque(context!).takeUnretainedValue()
+            geoalarm_main_loop_quit(notifier.loop)
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
     public func deliver(_ event: GeofenceEvent) {
         let overflow = waiting.withLock { queue -> Bool in
             queue.append(event)

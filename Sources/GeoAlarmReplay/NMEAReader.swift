@@ -11,8 +11,11 @@ import GeoAlarmScanners
 ///   fields are complete, as gpsd does. Bad lines are counted and skipped.
 /// - Sentences sharing a UTC time of day form one epoch; the epoch becomes a fix when a
 ///   sentence with another time arrives; within an epoch the last position given wins, as
-///   in gpsd. The date comes from RMC or ZDA and is carried
-///   forward (rolling over at midnight); until a date is seen, fixes have no time.
+///   in gpsd. The date comes from RMC or ZDA (or, for a log that never carries one, from the
+///   caller, as `replay --date` gives it) and is carried forward (rolling over at midnight);
+///   until a date is known, fixes have no time.
+/// - An epoch counts as without a fix only when a sentence said so (RMC or GLL status V, GGA
+///   quality 0, GNS mode N, or GSA mode 1 standing): an epoch of a ZDA or GST alone is not one.
 /// - The horizontal error is gpsd's: HDOP × 19 m, or × 4.75 m with DGPS. Only without any
 ///   HDOP does GST give it, as 2.45 × the RMS of its latitude and longitude deviations.
 public struct NMEAReader {
@@ -55,11 +58,14 @@ public struct NMEAReader {
         var dateSeen = false
     }
 
-    public init() {}
+    /// `startDay` (days since 1970-01-01) dates the log's first epochs until a sentence gives a date.
+    public init(startDay: Int? = nil) {
+        day = startDay
+    }
 
-    /// Decodes a whole log.
-    public static func read(_ bytes: ArraySlice<UInt8>) -> TrackReport {
-        var reader = NMEAReader()
+    /// Decodes a whole log; `startDay` as for ``init(startDay:)``.
+    public static func read(_ bytes: ArraySlice<UInt8>, startDay: Int? = nil) -> TrackReport {
+        var reader = NMEAReader(startDay: startDay)
         forEachLine(bytes) { line, number in reader.feed(line, lineNumber: number) }
         reader.finish()
         return reader.report
@@ -244,7 +250,7 @@ public struct NMEAReader {
         lastTimeOfDay = timeOfDay
         let noFix = epoch.hasFix.map { !$0 } ?? (gsaMode == .noFix)
         guard let coordinate = epoch.coordinate, !noFix else {
-            report.epochsWithoutFix += 1
+            if noFix { report.epochsWithoutFix += 1 }
             return
         }
         let mode = gsaMode.flatMap { $0 >= .twoD ? $0 : nil } ?? (epoch.hasAltitude ? .threeD : .twoD)

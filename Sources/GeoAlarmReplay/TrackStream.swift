@@ -24,7 +24,7 @@ public enum TrackReadError: Error, Sendable, CustomStringConvertible {
 /// The format is told from the start of the stream (as ``TrackFormat/detect(_:)`` does), as soon
 /// as it is certain: a `<gpx` or `{"class":` marker, 64 KB, or the end of the stream. GPX is
 /// XML, read whole once the stream ends, up to ``maximumGPX``.
-public enum TrackStream {
+public struct TrackStream {
     /// The longest line a track may have.
     public static let maximumLine = 1 << 20
     /// The largest GPX track read.
@@ -32,64 +32,83 @@ public enum TrackStream {
     /// How much of the stream's start is looked at to tell its format.
     static let detectionWindow = 1 << 16
 
-    /// Reads `descriptor` to its end, calling `deliver` with each batch of fixes in order;
-    /// returns the track's summary (format, problems, counts; its `fixes` are empty).
-    public static func read(_ descriptor: Int32, deliver: ([Fix]) -> Void) throws(TrackReadError) -> TrackReport {
-        var pending: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        // One of the two line decoders, once the format is known (mutated in place: a copy per
-        // line would copy the fixes decoded so far).
-        var nmea: NMEAReader?
-        var json: GPSDJSONReader?
-        var isGPX = false
-        var linesBefore = 0
-        var atEnd = false
-        var skippedMark = false
-        while !atEnd {
-            let count: Int
-            do {
-                count = try System.read(descriptor, into: &chunk)
-            } catch {
-                throw .system(error)
-            }
-            atEnd = count == 0
-            pending.append(contentsOf: chunk[..<count])
-            if !skippedMark, pending.count >= 3 || atEnd {
-                if pending.starts(with: [0xEF, 0xBB, 0xBF]) { pending.removeFirst(3) }
-                skippedMark = true
-            }
-            if nmea == nil, json == nil, !isGPX {
-                guard let format = detect(pending, atEnd: atEnd) else { continue }
-                switch format {
-                case .gpx: isGPX = true
-                case .gpsdJSON: json = GPSDJSONReader()
-                case .nmea: nmea = NMEAReader()
-                }
-            }
-            if isGPX {
-                guard pending.count <= maximumGPX else { throw .gpxTooLarge }
-                continue
-            }
-            // Every complete line; at the end, the last one without its newline too.
-            let end = atEnd ? pending.endIndex : (pending.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0)
-            var tooLong: Int?
-            forEachLine(pending[..<end], linesBefore: linesBefore) { line, number in
-                linesBefore = number
-                guard tooLong == nil else { return }
-                guard line.count <= maximumLine else { return tooLong = number }
-                nmea?.feed(line, lineNumber: number)
-                json?.feed(line, lineNumber: number)
-            }
-            if let tooLong { throw .lineTooLong(line: tooLong) }
-            pending.removeFirst(end)
-            if pending.count > maximumLine { throw .lineTooLong(line: linesBefore + 1) }
-            if atEnd { nmea?.finish() }
-            if let fixes = nmea?.report.takeFixes() ?? json?.report.takeFixes(), !fixes.isEmpty { deliver(fixes) }
+    private let descriptor: Int32
+    private let startDay: Int?
+    /// Bytes read but not yet decoded: a partial line, the start before the format is known, or a GPX file.
+    private var pending: [UInt8] = []
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    // One of the two line decoders, once the format is known (mutated in place: a copy per line
+    // would copy the fixes decoded so far).
+    private var nmea: NMEAReader?
+    private var json: GPSDJSONReader?
+    private var gpx: TrackReport?
+    private var isGPX = false
+    private var linesBefore = 0
+    private var atEnd = false
+    private var skippedMark = false
+
+    /// Reads `descriptor` (not closed here); `startDay` dates an NMEA log that carries no date
+    /// (days since 1970-01-01, see ``NMEAReader/init(startDay:)``).
+    public init(descriptor: Int32, startDay: Int? = nil) {
+        self.descriptor = descriptor
+        self.startDay = startDay
+    }
+
+    /// What the track held so far: its format, the lines skipped, the epochs without a fix (its
+    /// `fixes` are those not yet taken: none between calls to ``next()``).
+    public var report: TrackReport {
+        nmea?.report ?? json?.report ?? gpx ?? TrackReport(format: .nmea)
+    }
+
+    /// Reads one chunk and returns the fixes it completed (maybe none); nil once the track has ended.
+    public mutating func next() throws(TrackReadError) -> [Fix]? {
+        guard !atEnd else { return nil }
+        let count: Int
+        do {
+            count = try System.read(descriptor, into: &chunk)
+        } catch {
+            throw .system(error)
         }
-        if let report = nmea?.report ?? json?.report { return report }
-        var report = GPXReader.read(pending[...])
-        deliver(report.takeFixes())
-        return report
+        atEnd = count == 0
+        pending.append(contentsOf: chunk[..<count])
+        if !skippedMark, pending.count >= 3 || atEnd {
+            if pending.starts(with: [0xEF, 0xBB, 0xBF]) { pending.removeFirst(3) }
+            skippedMark = true
+        }
+        if nmea == nil, json == nil, !isGPX {
+            guard let format = Self.detect(pending, atEnd: atEnd) else { return [] }
+            switch format {
+            case .gpx: isGPX = true
+            case .gpsdJSON: json = GPSDJSONReader()
+            case .nmea: nmea = NMEAReader(startDay: startDay)
+            }
+        }
+        if isGPX {
+            guard pending.count <= Self.maximumGPX else { throw .gpxTooLarge }
+            guard atEnd else { return [] }
+            var report = GPXReader.read(pending[...])
+            pending = []
+            let fixes = report.takeFixes()
+            gpx = report
+            return fixes
+        }
+        // Every complete line; at the end, the last one without its newline too.
+        let end = atEnd ? pending.endIndex : (pending.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0)
+        var tooLong: Int?
+        var lines = linesBefore
+        forEachLine(pending[..<end], linesBefore: linesBefore) { line, number in
+            lines = number
+            guard tooLong == nil else { return }
+            guard line.count <= Self.maximumLine else { return tooLong = number }
+            nmea?.feed(line, lineNumber: number)
+            json?.feed(line, lineNumber: number)
+        }
+        linesBefore = lines
+        if let tooLong { throw .lineTooLong(line: tooLong) }
+        pending.removeFirst(end)
+        if pending.count > Self.maximumLine { throw .lineTooLong(line: linesBefore + 1) }
+        if atEnd { nmea?.finish() }
+        return nmea?.report.takeFixes() ?? json?.report.takeFixes() ?? []
     }
 
     /// The format of a stream that starts with `head`, once it is certain.

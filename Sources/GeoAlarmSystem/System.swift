@@ -165,6 +165,28 @@ public enum System {
         return descriptor
     }
 
+    /// A non-blocking inotify descriptor.
+    public static func inotify() throws(SystemError) -> Int32 {
+        try retrying("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
+    }
+
+    /// What a watch on a folder tells of its files.
+    public struct FileEvents: OptionSet, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// A file closed after writing, or put in place by a rename or a create (an editor's save).
+        public static let replaced = FileEvents(rawValue: UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE))
+        /// Any write, also to a file kept open (SQLite's write-ahead log), and each close after
+        /// writing: a writer's last event comes after its last write.
+        public static let modified = FileEvents(rawValue: UInt32(IN_MODIFY | IN_CREATE | IN_CLOSE_WRITE))
+    }
+
+    /// Adds `events` to what the watch on `folder` reports; the watch descriptor (the same for
+    /// every call on one folder).
+    public static func watch(_ inotify: Int32, folder: String, for events: FileEvents) throws(SystemError) -> Int32 {
+        try retrying("inotify_add_watch") { inotify_add_watch(inotify, folder, events.rawValue | UInt32(IN_MASK_ADD)) }
+    }
+
     /// A counter descriptor that wakes a `poll` when written (eventfd), non-blocking.
     public static func eventDescriptor() throws(SystemError) -> Int32 {
         try retrying("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }

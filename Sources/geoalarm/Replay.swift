@@ -3,20 +3,31 @@ import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmOutput
+import GeoAlarmPipeline
 import GeoAlarmReplay
-import GeoAlarmSystem
+import GeoAlarmStore
 
 /// `geoalarm replay`: runs recorded tracks through the reminders as fast as possible.
-struct Replay: ParsableCommand {
+struct Replay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Replay recorded tracks (NMEA 0183, gpsd JSON, GPX) and print every arrival and departure.",
-        discussion: "Tracks are replayed in the order given, as one journey. Events go to stdout; "
-            + "a summary of each track goes to stderr.")
+        discussion: "Tracks are replayed in the order given, as one journey, through the same pipeline as "
+            + "`run`. Events go to stdout; a summary of each track goes to stderr. State is kept in memory "
+            + "unless --state names a file.")
 
     @OptionGroup var options: ConfigOptions
 
     @Flag(help: "Print each event as a JSON object on one line.")
     var json = false
+
+    @Option(help: ArgumentHelp("Keep the state in this file, as the agent does (default: in memory only).", valueName: "path"))
+    var state: String?
+
+    @Option(help: ArgumentHelp(
+        "The date of the first fix, for NMEA logs that never carry one (GGA only; ZDA without a date): "
+            + "later days follow midnight rollovers. A date in the log wins.",
+        valueName: "YYYY-MM-DD"))
+    var date: CalendarDay?
 
     @Argument(help: ArgumentHelp("Track files to replay; - reads standard input.", valueName: "track"))
     var tracks: [String]
@@ -25,79 +36,82 @@ struct Replay: ParsableCommand {
         guard !tracks.isEmpty else { throw ValidationError("Give at least one track file (or - for stdin).") }
     }
 
-    func run() throws {
+    func run() async throws {
         let config = try options.load()
         let log = Diagnostics.logger
-        var engine = GeofenceEngine(reminders: config.reminders, collections: config.collections, settings: config.settings)
-        var announcer = Announcer(timeZone: .current)
-        let format: EventFormat = json ? .json : .text
         let writer = LineWriter(flushEachLine: false)
+        let pipeline = FixPipeline(
+            config: config, state: StateKeeper(path: state, logger: log),
+            sinks: [EventLog(format: json ? .json : .text, writer: writer)])
         var failed = false
         for track in tracks {
-            let name = track == "-" ? "<stdin>" : DisplayText.escaped(track)
-            let descriptor: Int32
-            do {
-                descriptor = track == "-" ? STDIN_FILENO : try System.open(track, O_RDONLY)
-            } catch {
-                log.error("\(name): cannot read: \(error.reason)")
-                failed = true
-                continue
-            }
-            defer { if descriptor != STDIN_FILENO { System.close(descriptor) } }
+            let source = TrackSource(path: track, startDay: date?.daysSince1970)
             var summary = TrackSummary()
-            let report: TrackReport
-            do {
-                report = try TrackStream.read(descriptor) { fixes in
-                    summary.fixes += fixes.count
-                    for fix in fixes {
-                        let outcome = engine.process(fix, receivedAt: Date())
-                        summary.count(outcome)
-                        for event in outcome.events {
-                            if announcer.decide(event) != nil {
-                                summary.silenced += 1
-                            } else {
-                                summary.announced += 1
-                                writer.write(format.line(for: event))
-                            }
-                        }
-                    }
+            for await report in source.reports() {
+                switch report {
+                case .fixes(let fixes, _):
+                    let now = Date()
+                    let undatedUsable = source.usesUndatedFixes
+                    for fix in fixes { summary.count(pipeline.process(fix, receivedAt: now, undatedUsable: undatedUsable)) }
+                case .failed(let reason):
+                    writer.flush()
+                    log.error("\(source.name): \(reason)")
+                    failed = true
+                case .connected, .unavailable:
+                    break
                 }
-            } catch {
-                writer.flush()
-                log.error("\(name): \(error.description)")
-                failed = true
-                continue
             }
             writer.flush()
+            let report = source.report
+            guard summary.fixes > 0 || report.problemCount > 0 || !failed else { continue }
             if report.problemCount > 0 {
                 let examples = report.problems.map { DisplayText.escaped($0.description) }.joined(separator: "; ")
-                log.warning("\(name): skipped \(report.problemCount) bad lines (\(examples))")
+                log.warning("\(source.name): skipped \(report.problemCount) bad lines (\(examples))")
             }
             var counts = summary.describe()
             if report.epochsWithoutFix > 0 { counts += ", \(report.epochsWithoutFix) epochs without a fix" }
-            log.info("\(name): \(report.format.rawValue), \(counts)")
+            log.info("\(source.name): \(report.format.rawValue), \(counts)")
         }
         if failed { throw ExitCode.failure }
     }
 }
 
-/// Counts of what the engine made of a track's fixes.
+/// A calendar day given on the command line (`2026-11-21`), as days since 1970-01-01.
+struct CalendarDay: ExpressibleByArgument {
+    let daysSince1970: Int
+
+    init?(argument: String) {
+        guard let date = LocalDate(parsing: argument), date.minuteOfDay == nil else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        // 2026-02-30 would roll over into March: refused.
+        guard let midnight = calendar.date(from: DateComponents(year: date.year, month: date.month, day: date.day)),
+              calendar.component(.day, from: midnight) == date.day
+        else { return nil }
+        daysSince1970 = Int((midnight.timeIntervalSince1970 / 86400).rounded(.down))
+    }
+}
+
+/// Counts of what the pipeline made of a track's fixes.
 struct TrackSummary {
     /// Fixes read from the track.
-    var fixes = 0
+    private(set) var fixes = 0
     private var accepted = 0
     private var rejected: [FixRejection: Int] = [:]
     /// Events printed, and events their reminders' schedules or lifecycles kept quiet.
-    var announced = 0
-    var silenced = 0
+    private var announced = 0
+    private var silenced = 0
 
-    mutating func count(_ outcome: FixOutcome) {
-        switch outcome {
+    mutating func count(_ result: FixResult) {
+        fixes += 1
+        switch result.outcome {
         case .accepted:
             accepted += 1
         case .rejected(let reason):
             rejected[reason, default: 0] += 1
         }
+        announced += result.announced.count
+        silenced += result.silenced.count
     }
 
     func describe() -> String {

@@ -11,7 +11,8 @@ import GeoAlarmOutput
 import Logging
 import ServiceLifecycle
 
-/// `geoalarm run`: the live agent on gpsd's fixes.
+/// `geoalarm run`: the live agent on gpsd's fixes, as a service group: the source, the file
+/// watcher, the pipeline and (with pop-ups) the notifier.
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Watch live fixes from gpsd and announce every arrival and departure.",
@@ -23,6 +24,9 @@ struct Run: AsyncParsableCommand {
             """)
 
     @OptionGroup var options: ConfigOptions
+
+    @Option(help: ArgumentHelp("Where fixes come from: gpsd (the default).", valueName: "source"))
+    var source: SourceKind = .gpsd
 
     @Option(help: ArgumentHelp("Where gpsd listens.", valueName: "host[:port]"))
     var gpsd: String?
@@ -54,11 +58,12 @@ struct Run: AsyncParsableCommand {
             option: gpsd.flatMap(GPSDEndpoint.init(parsing:)), config: fromConfig,
             environment: environment)
         var sinks: [any EventSink] = [EventLog(format: json ? .json : .text)]
+        var services: [any Service] = []
         if headless || !config.notify {
             logger.info("headless: events are logged, no pop-ups")
         } else {
             let statePath = stateOptions.path
-            sinks.append(DesktopNotifier(logger: logger) { action, reminder in
+            let notifier = DesktopNotifier(logger: logger) { action, reminder in
                 logger.info("\"\(action == .done ? "Done" : "Snooze 1 h")\" pressed for reminder \(reminder)")
                 do {
                     let store = try StateStore(path: statePath)
@@ -69,16 +74,28 @@ struct Run: AsyncParsableCommand {
                 } catch {
                     logger.error("\(error)")
                 }
-            })
+            }
+            sinks.append(notifier)
+            services.append(NotifierService(notifier: notifier))
         }
         sinks.append(HookRunner(
             directory: ConfigLocation.hooksDirectory(environment: environment), timeout: config.hookTimeout, logger: logger))
         let keeper = StateKeeper(path: stateOptions.path, logger: logger)
-        let agent = AlarmAgent(
-            source: GPSDSource(endpoint: endpoint, device: device), config: config, state: keeper, sinks: sinks,
-            logger: logger)
+        let channel = AgentChannel()
+        let fixes = GPSDSource(endpoint: endpoint, device: device)
+        services.append(AlarmAgent(source: fixes, channel: channel, config: config, state: keeper, sinks: sinks, logger: logger))
+        services.append(WatcherService(
+            configPath: config.path, statePath: keeper.isPersisting ? stateOptions.path : nil, channel: channel, logger: logger))
+        services.append(SourceService(source: fixes, channel: channel))
+        // Shut down in reverse order: the source stops first, the notifier's loop last.
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
+}
+
+/// The fix sources `run` knows.
+enum SourceKind: String, ExpressibleByArgument, CaseIterable {
+    case gpsd
 }

@@ -1,0 +1,109 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmStore
+import Logging
+
+/// What one fix did in the pipeline.
+public struct FixResult: Sendable {
+    /// The engine's outcome; `.rejected(.noDate)` for an undated position the pipeline held back.
+    public var outcome: FixOutcome
+    /// The events announced, in order: committed to the state, then given to every sink.
+    public var announced: [GeofenceEvent]
+    /// The events their reminders' schedules or lifecycles kept quiet, with why.
+    public var silenced: [(event: GeofenceEvent, reason: Silence)]
+}
+
+/// The one path every fix takes, whatever its source (gpsd, a recording) and whoever drives it
+/// (`run`, `replay`, the benchmarks): the rule for undated positions, the engine, the announcer,
+/// the state file, then the sinks, in that order, so that an event is committed before anything
+/// prints or shows it.
+///
+/// Used from one task at a time.
+public final class FixPipeline {
+    public private(set) var engine: GeofenceEngine
+    public private(set) var announcer: Announcer
+    public private(set) var alarms: [TimeAlarm]
+    /// Where the state is kept (in memory when it has no file).
+    public let state: StateKeeper
+    private let sinks: [any EventSink]
+
+    /// A pipeline for `config`'s reminders, starting from the state `state` saved, giving events
+    /// to `sinks` in order.
+    public init(config: Config, state: StateKeeper, sinks: [any EventSink], timeZone: TimeZone = .current) {
+        self.state = state
+        self.sinks = sinks
+        engine = state.engine(reminders: config.reminders, collections: config.collections, settings: config.settings)
+        announcer = Announcer(timeZone: timeZone, lifecycles: state.lifecycles())
+        alarms = config.alarms
+    }
+
+    /// Runs one fix through; `receivedAt` is the system clock when it arrived (a fix far ahead of
+    /// it is set aside, see ``GeofenceEngine/futureTolerance``). A position without a time is
+    /// used only where the source says so (``FixSource/usesUndatedFixes``, `undatedUsable`).
+    @discardableResult
+    public func process(_ fix: Fix, receivedAt: Date, undatedUsable: Bool) -> FixResult {
+        if fix.time == nil, fix.mode >= .twoD, fix.coordinate.isValid, !undatedUsable {
+            return FixResult(outcome: .rejected(.noDate), announced: [], silenced: [])
+        }
+        let outcome = engine.process(fix, receivedAt: receivedAt)
+        var result = FixResult(outcome: outcome, announced: [], silenced: [])
+        for event in outcome.events {
+            if let silence = announcer.decide(event) {
+                result.silenced.append((event, silence))
+            } else {
+                result.announced.append(event)
+            }
+        }
+        state.save(outcome, announced: result.announced, announcer: announcer)
+        for event in result.announced {
+            for sink in sinks { sink.deliver(event) }
+        }
+        return result
+    }
+
+    /// Takes a new config, keeping the state of every fence that did not change.
+    public func reload(_ config: Config) {
+        engine = GeofenceEngine(
+            reminders: config.reminders, collections: config.collections, settings: config.settings,
+            carryingStateFrom: engine)
+        alarms = config.alarms
+    }
+
+    /// Takes the lifecycles commands and pop-up buttons wrote to the state file (complete,
+    /// snooze); a reminder completed since is taken off every sink (its pop-up closed).
+    public func refreshLifecycles() {
+        guard state.isPersisting else { return }
+        let lifecycles = state.lifecycles()
+        for (id, lifecycle) in lifecycles where lifecycle.completedAt != nil && announcer.lifecycles[id]?.completedAt == nil {
+            for sink in sinks { sink.reminderCompleted(id) }
+        }
+        announcer = Announcer(timeZone: announcer.timeZone, lifecycles: lifecycles)
+    }
+
+    /// Announces every time alarm whose time (or snooze's end) has come by `now`, also one that
+    /// came while the agent was stopped: committed first, then given to the sinks.
+    public func fireDueAlarms(now: Date) {
+        for alarm in alarms {
+            let lifecycle = announcer.lifecycles[alarm.id] ?? Lifecycle()
+            guard let due = alarm.firing(at: now, in: announcer.timeZone, lifecycle: lifecycle) else { continue }
+            let event = alarm.event(at: due)
+            announcer.noteFired(alarm.id, at: due)
+            state.saveAlarm(event)
+            for sink in sinks { sink.deliver(event) }
+        }
+    }
+
+    /// When the next time alarm or snooze end is due, if any: what a timer needs to wait for.
+    public func nextDue() -> Date? {
+        let alarmsDue = alarms.compactMap { alarm in
+            alarm.nextFiring(in: announcer.timeZone, lifecycle: announcer.lifecycles[alarm.id] ?? Lifecycle())
+        }
+        return alarmsDue.min()
+    }
+
+    /// Ends what the sinks have under way (hooks, the pop-up loop), last sink first.
+    public func stopSinks() {
+        for sink in sinks.reversed() { sink.stop() }
+    }
+}
