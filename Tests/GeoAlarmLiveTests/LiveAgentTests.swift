@@ -117,7 +117,7 @@ struct LiveAgentTests {
         try Data((demo + "\n[[reminder]]\ntitle = \"Broken\"\nlat = 200\nlon = 0\n").utf8).write(to: URL(fileURLWithPath: config))
         agent.signal(SIGHUP)
         #expect(agent.waitUntil { $0.stderr.contains("failed; the previous config stays in force") })
-        #expect(agent.stderr.contains("\(config): reminder \"broken\" (#6): lat: 200 is out of range (-90 to 90)"))
+        #expect(agent.stderr.contains("\(config):49: reminder \"broken\" (#6): lat: 200 is out of range (-90 to 90)"))
 
         // Without the ferry reminder: it must not fire; the others keep their state and still fire.
         let withoutFerry = demo.components(separatedBy: "[[reminder]]\nid = \"ferry\"")[0]
@@ -173,7 +173,7 @@ struct LiveAgentTests {
     /// Binary receiver protocols decoded by gpsd reach the engine: the first position becomes an
     /// announced start state (`announce_initial`).
     @Test(.enabled(if: !TestData.isAbsent, "../shared/testdata is absent (a clone elsewhere)"),
-          arguments: ["ublox-neo-m8t.log", "sirf2.log"])
+          arguments: ["ublox-neo-m8t.log"])
     func binaryReceiverLogsGoThroughGpsd(log: String) throws {
         let root = try #require(TestData.root)
         let check = try String(contentsOf: root.appendingPathComponent("gpsd/\(log).chk"), encoding: .utf8)
@@ -209,5 +209,31 @@ struct LiveAgentTests {
         #expect(event["reminder"] as? String == "here")
         #expect(event["initial"] as? Bool == true)
         #expect((event["distance_m"] as? Double ?? .infinity) <= 2000)
+    }
+
+    /// gpsd 3.22 dates this SiRF II capture of 2021 in 2041 (its guess at a GPS week rollover):
+    /// those fixes are more than a day ahead of the clock, so they are ignored, and the log says why.
+    @Test(.enabled(if: !TestData.isAbsent, "../shared/testdata is absent (a clone elsewhere)"))
+    func fixesFromTheFutureAreIgnoredAndSaidSo() throws {
+        let root = try #require(TestData.root)
+        let config = try Command.temporaryFile("""
+            [defaults]
+            announce_initial = true
+            confirmations = 1
+            [[reminder]]
+            title = "Everywhere"
+            lat = 37.2938
+            lon = -121.9187
+            radius = "20000km"
+            """)
+        let gpsd = try GPSFake()
+        try gpsd.play(root.appendingPathComponent("gpsd/sirf2.log").path, pace: 0.002)
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", config, "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil { $0.stderr.contains("more than a day ahead of this system's clock") })
+        #expect(agent.stderr.contains("fixes stamped 2041-"))
+        gpsd.waitForEnd()
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines.isEmpty)
     }
 }

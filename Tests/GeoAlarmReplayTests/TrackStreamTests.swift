@@ -25,8 +25,9 @@ struct TrackStreamTests {
         feeder.start()
         defer { close(reader) }
         var fixes: [Fix] = []
-        let report = try TrackStream.read(reader) { fixes += $0 }
-        return (fixes, report)
+        var stream = TrackStream(descriptor: reader)
+        while let batch = try stream.next() { fixes += batch }
+        return (fixes, stream.report)
     }
 
     static let captures: [String] = {
