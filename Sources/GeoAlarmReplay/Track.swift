@@ -6,13 +6,38 @@ public enum TrackFormat: String, Sendable {
     case gpsdJSON = "gpsd JSON"
     case gpx = "GPX"
 
-    /// Guesses the format from the first bytes of a file: GPX when it holds `<gpx`, gpsd JSON when a
-    /// line starts with `{"class":` (as `gpspipe -w` writes), NMEA otherwise.
+    /// Tells the format from the lines that are neither blank nor `#` comments (gpsd's regression
+    /// logs quote gpsd's JSON in their comment headers): GPX (XML) when the first starts with `<`,
+    /// gpsd JSON when one of the first 20 starts with `{` (`gpspipe -w`, also mixed with raw NMEA
+    /// as `gpspipe -w -r` writes it), NMEA otherwise.
     public static func detect(_ bytes: ArraySlice<UInt8>) -> TrackFormat {
-        let head = String(decoding: bytes.prefix(65_536), as: UTF8.self)
-        if head.contains("<gpx") { return .gpx }
-        if head.contains("{\"class\":") || head.hasPrefix("{") { return .gpsdJSON }
-        return .nmea
+        detect(bytes, complete: true) ?? .nmea
+    }
+
+    /// How many lines of data are looked at for a JSON object before a stream counts as NMEA.
+    static let linesLookedAt = 20
+
+    /// As ``detect(_:)``, but nil while the start of a stream that goes on (unless `complete`)
+    /// does not tell yet.
+    static func detect(_ bytes: ArraySlice<UInt8>, complete: Bool) -> TrackFormat? {
+        var index = bytes.startIndex
+        var dataLines = 0
+        while index < bytes.endIndex, index - bytes.startIndex < 65_536 {
+            let byte = bytes[index]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A {
+                index += 1
+                continue
+            }
+            if dataLines == 0, byte == UInt8(ascii: "<") { return .gpx }
+            if byte == UInt8(ascii: "{") { return .gpsdJSON }
+            guard let end = bytes[index...].firstIndex(of: 0x0A) else { return complete ? .nmea : nil }
+            if byte != UInt8(ascii: "#") {
+                dataLines += 1
+                if dataLines == linesLookedAt { return .nmea }
+            }
+            index = end + 1
+        }
+        return complete || index - bytes.startIndex >= 65_536 ? .nmea : nil
     }
 }
 

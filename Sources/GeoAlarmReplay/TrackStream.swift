@@ -21,16 +21,14 @@ public enum TrackReadError: Error, Sendable, CustomStringConvertible {
 /// Reads a track from a file or a pipe a chunk at a time, handing on its fixes as they are
 /// decoded: NMEA and gpsd JSON in constant memory, however long the stream.
 ///
-/// The format is told from the start of the stream (as ``TrackFormat/detect(_:)`` does), as soon
-/// as it is certain: a `<gpx` or `{"class":` marker, 64 KB, or the end of the stream. GPX is
-/// XML, read whole once the stream ends, up to ``maximumGPX``.
+/// The format is told from the stream's first line that is not blank or a comment (as
+/// ``TrackFormat/detect(_:)`` does), as soon as it has arrived. GPX is XML, read whole once the
+/// stream ends, up to ``maximumGPX``.
 public struct TrackStream {
     /// The longest line a track may have.
     public static let maximumLine = 1 << 20
     /// The largest GPX track read.
     public static let maximumGPX = 1 << 30
-    /// How much of the stream's start is looked at to tell its format.
-    static let detectionWindow = 1 << 16
 
     private let descriptor: Int32
     private let startDay: Int?
@@ -76,7 +74,11 @@ public struct TrackStream {
             skippedMark = true
         }
         if nmea == nil, json == nil, !isGPX {
-            guard let format = Self.detect(pending, atEnd: atEnd) else { return [] }
+            guard let format = TrackFormat.detect(pending[...], complete: atEnd) else {
+                // Comment lines before any data: bounded like any other line.
+                if pending.count > Self.maximumLine { throw .lineTooLong(line: 1) }
+                return []
+            }
             switch format {
             case .gpx: isGPX = true
             case .gpsdJSON: json = GPSDJSONReader()
@@ -109,13 +111,5 @@ public struct TrackStream {
         if pending.count > Self.maximumLine { throw .lineTooLong(line: linesBefore + 1) }
         if atEnd { nmea?.finish() }
         return nmea?.report.takeFixes() ?? json?.report.takeFixes() ?? []
-    }
-
-    /// The format of a stream that starts with `head`, once it is certain.
-    private static func detect(_ head: [UInt8], atEnd: Bool) -> TrackFormat? {
-        let window = head.prefix(detectionWindow)
-        let format = TrackFormat.detect(window)
-        if format != .nmea || atEnd || head.count >= detectionWindow { return format }
-        return nil
     }
 }

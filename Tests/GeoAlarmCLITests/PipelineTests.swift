@@ -1,0 +1,72 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// `replay` through the one fix pipeline: undated positions, `--date`, state in a file.
+struct PipelineTests {
+    static let walk = Command.root.appendingPathComponent("config/demo/walk.nmea").path
+
+    /// The demo walk with only its GGA sentences: positions and times of day, never a date.
+    static func ggaOnly() throws -> String {
+        let lines = try String(contentsOfFile: walk, encoding: .utf8).split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$GPGGA") }
+        return try Command.temporaryFile(lines.joined(separator: "\n") + "\n", named: "gga.nmea")
+    }
+
+    @Test func aLogWithoutADateFiresNothingAndSaysWhy() throws {
+        let run = try Command.run(["replay", "-c", "config/demo.toml", try Self.ggaOnly()])
+        #expect(run.status == 0)
+        #expect(run.stdout.isEmpty, "no date, no time: these positions are not used")
+        #expect(run.stderr.contains("NMEA 0183, 1268 fixes, 0 used (ignored: 1268 no date yet), 0 events"))
+    }
+
+    @Test func dateGivesTheLogItsDay() throws {
+        let full = try Command.run(["replay", "-c", "config/demo.toml", Self.walk])
+        let dated = try Command.run(["replay", "-c", "config/demo.toml", "--date", "2026-11-21", try Self.ggaOnly()])
+        #expect(dated.status == 0, "\(dated.stderr)")
+        #expect(dated.stdoutLines.count == 5)
+        #expect(dated.stdoutLines == full.stdoutLines)
+        let json = try Command.run(["replay", "-c", "config/demo.toml", "--json", "--date", "2026-11-21", try Self.ggaOnly()])
+        #expect(!json.stdout.contains("\"time\":null"))
+    }
+
+    /// The next day begins when the time of day goes back past midnight.
+    @Test func theDateRollsOverAtMidnight() throws {
+        let sentences = ["235959.00", "000001.00", "000003.00"].map { time in
+            let body = "GPGGA,\(time),3842.8347,N,00908.0023,W,1,08,1.4,45.0,M,50.5,M,,"
+            let sum = body.utf8.reduce(UInt8(0), ^)
+            return "$\(body)*\(String(format: "%02X", sum))"
+        }
+        let track = try Command.temporaryFile(sentences.joined(separator: "\n") + "\n", named: "midnight.nmea")
+        let config = try Command.temporaryFile("""
+            [defaults]
+            announce_initial = true
+            confirmations = 1
+            [[reminder]]
+            title = "Here"
+            location = "38.71391,-9.13337"
+            """)
+        let run = try Command.run(["replay", "-c", config, "--date", "2025-12-31", track])
+        #expect(run.stdoutLines == ["2025-12-31T23:59:59Z  arrive  here  \"Here\"  0 m"])
+        #expect(run.stderr.contains("3 fixes, 3 used"))
+    }
+
+    @Test func aBadDateIsRefused() throws {
+        for bad in ["2026-02-30", "21-11-2026", "2026-11-21T10:00", "yesterday"] {
+            let run = try Command.run(["replay", "-c", "config/demo.toml", "--date", bad, Self.walk])
+            #expect(run.status == 64, "\(bad)")
+        }
+    }
+
+    @Test func replayKeepsStateInAFileOnlyWhenAsked() throws {
+        let state = Command.scratchState()
+        let first = try Command.run(["replay", "-c", "config/demo.toml", "--state", state, Self.walk])
+        #expect(first.stdoutLines.count == 5)
+        let history = try Command.run(["history", "--state", state])
+        #expect(history.stdoutLines == first.stdoutLines, "replay with --state records as the agent does")
+        let second = try Command.run(["replay", "-c", "config/demo.toml", "--state", state, Self.walk])
+        #expect(second.stderr.contains("restored the state of 5 reminders from \(state)"))
+        #expect(try Command.run(["history", "--state", state]).stdoutLines.count == 10)
+        let inMemory = try Command.run(["replay", "-c", "config/demo.toml", Self.walk])
+        #expect(inMemory.stdoutLines == first.stdoutLines)
+    }
+}

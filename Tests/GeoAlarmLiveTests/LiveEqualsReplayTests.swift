@@ -1,0 +1,110 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// The live agent (a real gpsd fed by gpsfake) and `replay` of the same real capture print the
+/// same events at the same times of day: both take every fix through one pipeline, with one rule
+/// for positions that have no date yet.
+///
+/// gpsd 3.22 dates some old captures (2012, 2014, 2015) two decades ahead, its guess at a GPS
+/// week rollover; the agent then ignores those fixes as more than a day ahead of the clock, and
+/// says so. For those the test checks that instead.
+@Suite(.serialized, .enabled(if: !TestData.isAbsent, "../shared/testdata is absent (a clone elsewhere)"))
+struct LiveEqualsReplayTests {
+    /// Captures left out, and why.
+    static let leftOut: [String: String] = [
+        "st-teseo-liv4f.log": "every sentence starts with a doubled '$$', which gpsd accepts and replay does not",
+        "tcp-torture.log": "a deliberately broken stream",
+        "bundg_zeus_9.log": "its GLL carries the next second's time; gpsd's cycle detection then ends epochs a sentence early",
+        "garmin48.log": "its GLL carries the next second's time; gpsd's cycle detection then ends epochs a sentence early",
+    ]
+
+    /// gpsd's own decode of a capture: the timed positions of its TPVs.
+    static func positions(_ log: String) -> [(lat: Double, lon: Double)] {
+        guard let root = TestData.root,
+              let check = try? String(contentsOf: root.appendingPathComponent("gpsd/\(log).chk"), encoding: .utf8)
+        else { return [] }
+        return check.split(whereSeparator: \.isNewline).compactMap { line in
+            guard line.contains("\"class\":\"TPV\""),
+                  let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  (object["mode"] as? Int ?? 0) >= 2, object["time"] != nil,
+                  let lat = object["lat"] as? Double, let lon = object["lon"] as? Double
+            else { return nil }
+            return (lat, lon)
+        }
+    }
+
+    /// Metres between two positions (an equirectangular approximation, plenty for choosing radii).
+    static func metres(_ a: (lat: Double, lon: Double), _ b: (lat: Double, lon: Double)) -> Double {
+        let x = (b.lon - a.lon) * cos((a.lat + b.lat) / 2 * .pi / 180)
+        return 6_371_000 * (x * x + (b.lat - a.lat) * (b.lat - a.lat)).squareRoot() * .pi / 180
+    }
+
+    /// Every NMEA capture of the shared folder whose receiver moved (or wandered) more than 10 m.
+    static let captures: [String] = {
+        guard let root = TestData.root?.appendingPathComponent("gpsd"),
+              let names = try? FileManager.default.contentsOfDirectory(atPath: root.path)
+        else { return [] }
+        return names.filter { name in
+            guard name.hasSuffix(".log"), leftOut[name] == nil,
+                  let log = FileManager.default.contents(atPath: root.appendingPathComponent(name).path)
+            else { return false }
+            let lines = String(decoding: log, as: UTF8.self).split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("#") }
+            guard !lines.isEmpty, lines.filter({ $0.hasPrefix("$") }).count * 10 >= lines.count * 9 else { return false }
+            let fixes = positions(name)
+            guard let first = fixes.first else { return false }
+            return fixes.contains { metres(first, $0) > 10 }
+        }.sorted()
+    }()
+
+    /// Reminders along the capture's path (at a third and two thirds of its fixes, each as wide as
+    /// a sixth of the distance covered), announcing both ways, with no accuracy filter.
+    static func config(for log: String) throws -> String {
+        let fixes = positions(log)
+        let span = fixes.map { metres(fixes[0], $0) }.max() ?? 0
+        let radius = max(10, span / 6)
+        var text = "[defaults]\nmax_error = \"10000km\"\nhysteresis = 3\n"
+        for (index, fraction) in [1.0 / 3, 2.0 / 3].enumerated() {
+            let centre = fixes[Int(Double(fixes.count - 1) * fraction)]
+            text += "\n[[reminder]]\nid = \"r\(index)\"\ntitle = \"R\(index)\"\nlat = \(centre.lat)\nlon = \(centre.lon)\n"
+                + "radius = \(radius)\nwhen = \"both\"\n"
+        }
+        return try Command.temporaryFile(text)
+    }
+
+    /// "08:06:30.500 arrive r0" for an event line: the time of day, the event and the reminder.
+    static func essence(_ line: String) -> String {
+        let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count >= 3, let t = parts[0].firstIndex(of: "T") else { return line }
+        return "\(parts[0][parts[0].index(after: t)...]) \(parts[1]) \(parts[2])"
+    }
+
+    @Test func theSharedFolderHoldsManyMovingNMEACaptures() {
+        #expect(Self.captures.count >= 20)
+    }
+
+    @Test(arguments: captures)
+    func liveAndReplayPrintTheSameEvents(log: String) throws {
+        let root = try #require(TestData.root)
+        let path = root.appendingPathComponent("gpsd/\(log)").path
+        let config = try Self.config(for: log)
+        let replay = try Command.run(["replay", "-c", config, path])
+        #expect(replay.status == 0, "\(replay.stderr)")
+
+        // gpsfake plays the log whether or not a client listens: slow enough for a short capture
+        // that the agent is connected before its first fix.
+        let lines = try String(contentsOfFile: path, encoding: .isoLatin1).split(whereSeparator: \.isNewline).count
+        let gpsd = try GPSFake()
+        try gpsd.play(path, pace: max(0.002, 5.0 / Double(lines)))
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", config, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= replay.stdoutLines.count }
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        if agent.stderr.contains("more than a day ahead of this system's clock") {
+            #expect(agent.stdoutLines.isEmpty, "\(log): gpsd dated it in the future")
+        } else {
+            #expect(agent.stdoutLines.map(Self.essence) == replay.stdoutLines.map(Self.essence), "\(log)")
+        }
+    }
+}
