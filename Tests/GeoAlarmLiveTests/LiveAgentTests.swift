@@ -237,3 +237,40 @@ struct LiveAgentTests {
         #expect(agent.stdoutLines.isEmpty)
     }
 }
+
+/// A stop request (SIGTERM) ends the agent within 100 ms, whatever it is waiting on: nothing
+/// in it polls a flag on a timeout.
+@Suite(.serialized)
+struct StopTests {
+    /// Signals `agent` and returns how long it took to end (reaped by `Background`).
+    static func timeToStop(_ agent: Background) -> Duration {
+        let start = ContinuousClock.now
+        agent.signal(SIGTERM)
+        while agent.isRunning, ContinuousClock.now - start < .seconds(10) { usleep(1000) }
+        return ContinuousClock.now - start
+    }
+
+    @Test func whileGpsdIsAwayAndTheAgentBacksOff() throws {
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", "config/demo.toml", "--headless", "--gpsd", "localhost:\(try GPSFake().port)"])
+        #expect(agent.waitUntil { $0.stderr.contains("unavailable") })
+        Thread.sleep(forTimeInterval: 0.3)
+        let took = Self.timeToStop(agent)
+        #expect(took < .milliseconds(100), "took \(took)")
+        #expect(agent.exitStatus() == 0)
+    }
+
+    @Test func whileConnectedBetweenReportsWithATimerSet() throws {
+        let config = try Command.temporaryFile(
+            try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+                + "\n[[reminder]]\nid = \"later\"\ntitle = \"Later\"\nat = \"2099-01-01T09:00\"\n")
+        let gpsd = try GPSFake()
+        try gpsd.play("config/demo/walk.nmea", pace: 0.2)
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", config, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil { $0.stderr.contains("connected to gpsd") })
+        Thread.sleep(forTimeInterval: 0.5)
+        let took = Self.timeToStop(agent)
+        #expect(took < .milliseconds(100), "took \(took)")
+        #expect(agent.exitStatus() == 0)
+        gpsd.stop()
+    }
+}
