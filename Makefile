@@ -102,5 +102,7 @@ bench: bench-deps
 	Benchmarks/.build/release/Instructions
 	Benchmarks/.build/release/StartupMemory
 	Benchmarks/.build/release/LiveLatency
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static
+	Benchmarks/.build/release/Wakeups .build/release/geoalarm .build-static/release/geoalarm
 	$(BENCH_VENV)/bin/python Benchmarks/peers/peers.py .build/release/geoalarm Benchmarks/.work/reminders-100.toml \
 		Benchmarks/.work/walk-100k.nmea:Benchmarks/.work/walk-1m.nmea Benchmarks/.work/walk-100k.json:Benchmarks/.work/walk-1m.json

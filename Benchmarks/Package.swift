@@ -21,7 +21,9 @@ let package = Package(
         // The live path minus the socket, for callgrind: decode, engine, announcer, event line.
         .executableTarget(
             name: "LivePathCost",
-            dependencies: ["Workload", .product(name: "GeoAlarmKit", package: "geoalarm")]
+            dependencies: [
+                "Workload", .product(name: "GeoAlarmKit", package: "geoalarm"), .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Instructions per fix of LivePathCost under callgrind, against a no-reminder baseline.
         .executableTarget(name: "Instructions", dependencies: ["Workload"]),
@@ -33,7 +35,9 @@ let package = Package(
         // Fixes per second through `replay`'s path (decode + engine) for NMEA and gpsd JSON.
         .executableTarget(
             name: "ReplayThroughput",
-            dependencies: ["Workload", .product(name: "GeoAlarmKit", package: "geoalarm")]
+            dependencies: [
+                "Workload", .product(name: "GeoAlarmKit", package: "geoalarm"), .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Delay from gpsd's report being read to its event lines being written, on a real gpsd.
         .executableTarget(
@@ -44,6 +48,11 @@ let package = Package(
                 .product(name: "GeoAlarmTestSupport", package: "geoalarm"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // Wake-ups, CPU and memory of `geoalarm run` against gpxlogger on the same gpsd.
+        .executableTarget(
+            name: "Wakeups",
+            dependencies: ["Workload", .product(name: "GeoAlarmTestSupport", package: "geoalarm")]
         ),
         // The engine's cost per fix, grid index against brute force, 1 to 1M fences.
         .executableTarget(

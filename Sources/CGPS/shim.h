@@ -1,7 +1,7 @@
 /*
- * geoalarm's view of libgps: a few flat functions and one plain struct, so that
- * the differences between libgps API versions (11 on Debian 12, 16 upstream)
- * stay here and Swift never touches gps_data_t's unions or variadic gps_send.
+ * geoalarm's view of libgps: the includes, and the two calls whose shape differs
+ * between libgps API versions (11 on Debian 12, 16 upstream): reading a report,
+ * and copying a fix out as plain values. Everything else is called from Swift.
  */
 #ifndef GEOALARM_CGPS_SHIM_H
 #define GEOALARM_CGPS_SHIM_H
@@ -25,28 +25,6 @@ typedef struct geoalarm_gps_fix {
     char device[GPS_PATH_MAX];
 } geoalarm_gps_fix;
 
-/* The libgps API major version this was built against. */
-static inline int geoalarm_gps_api_major(void) { return GPSD_API_MAJOR_VERSION; }
-
-/* Allocation helpers: gps_data_t is large and its layout varies between versions. */
-static inline struct gps_data_t *geoalarm_gps_new(void) {
-    struct gps_data_t *data = (struct gps_data_t *)calloc(1, sizeof(struct gps_data_t));
-    return data;
-}
-
-static inline void geoalarm_gps_free(struct gps_data_t *data) { free(data); }
-
-/* Starts a JSON watch of every device, or of `device` alone when it is not NULL/empty. */
-static inline int geoalarm_gps_watch(struct gps_data_t *data, const char *device) {
-    unsigned int flags = WATCH_ENABLE | WATCH_JSON;
-    void *argument = NULL;
-    if (device != NULL && device[0] != '\0') {
-        flags |= WATCH_DEVICE;
-        argument = (void *)device;
-    }
-    return gps_stream(data, flags, argument);
-}
-
 /* Reads one report into `data`, copying the raw JSON into `message`; < 0 on error or end of stream. */
 static inline int geoalarm_gps_read(struct gps_data_t *data, char *message, int message_length) {
 #if GPSD_API_MAJOR_VERSION >= 7
@@ -56,11 +34,6 @@ static inline int geoalarm_gps_read(struct gps_data_t *data, char *message, int 
     if (message_length > 0) message[0] = '\0';
     return status;
 #endif
-}
-
-/* True when the last report read was a TPV (told by its raw JSON, which every API version has). */
-static inline int geoalarm_gps_message_is_tpv(const char *message) {
-    return strstr(message, "\"class\":\"TPV\"") != NULL;
 }
 
 /* Copies the fix part of `data` out as plain values. */

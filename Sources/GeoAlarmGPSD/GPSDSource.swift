@@ -8,8 +8,8 @@ import GeoAlarmSystem
 /// The reader waits in `poll` on libgps's socket and on an eventfd that ``stop()`` writes, with
 /// no timeout: it wakes once per report from gpsd and once to stop. It reconnects by itself:
 /// when gpsd is not running, restarts or dies, it reports `unavailable` and tries again after
-/// 1 s, doubling to 30 s (one wait on the eventfd, which a stop cuts short), back to 1 s once
-/// connected.
+/// 1 s, doubling to 60 s (one wait on the eventfd, which a stop cuts short), back to 1 s once
+/// connected: a laptop whose gpsd is off wakes it once a minute.
 public final class GPSDSource: FixSource {
     public let endpoint: GPSDEndpoint
     /// Watch only this receiver (gpsd device path), or every one when nil.
@@ -18,7 +18,7 @@ public final class GPSDSource: FixSource {
     private let stopEvent: Int32?
 
     static let firstRetry = 1.0
-    static let longestRetry = 30.0
+    static let longestRetry = 60.0
 
     public init(endpoint: GPSDEndpoint, device: String? = nil) {
         self.endpoint = endpoint
@@ -71,8 +71,8 @@ public final class GPSDSource: FixSource {
     }
 
     private func readLoop(_ continuation: AsyncStream<SourceReport>.Continuation, stopEvent: Int32) {
-        guard let data = geoalarm_gps_new() else { return }
-        defer { geoalarm_gps_free(data) }
+        let data = LibGPS.newData()
+        defer { data.deallocate() }
         var retry = Self.firstRetry
         var message = [CChar](repeating: 0, count: 16_384)
         /// Reports why gpsd cannot be used, waits (false when stopped meanwhile), and doubles the next wait.
@@ -86,7 +86,7 @@ public final class GPSDSource: FixSource {
                 if backOff(String(cString: gps_errstr(errno))) { continue }
                 return
             }
-            guard geoalarm_gps_watch(data, device) >= 0 else {
+            guard LibGPS.watch(data, device: device) >= 0 else {
                 gps_close(data)
                 if backOff("gpsd refused the watch request") { continue }
                 return
@@ -104,7 +104,7 @@ public final class GPSDSource: FixSource {
                         lost = true
                         break reading
                     }
-                    guard count > 0, geoalarm_gps_message_is_tpv(message) != 0 else { continue }
+                    guard count > 0, message.withUnsafeBufferPointer({ LibGPS.isTPV($0.baseAddress!) }) else { continue }
                     var raw = geoalarm_gps_fix()
                     geoalarm_gps_copy_fix(data, &raw)
                     continuation.yield(.fixes([TPVConversion.fix(from: raw)], readAt: .now))

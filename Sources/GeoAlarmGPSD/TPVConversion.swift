@@ -27,21 +27,19 @@ enum TPVConversion {
 public final class TPVDecoder {
     private let data: UnsafeMutablePointer<gps_data_t>
 
-    /// nil when libgps's data cannot be allocated.
-    public init?() {
-        guard let data = geoalarm_gps_new() else { return nil }
-        self.data = data
+    public init() {
+        data = LibGPS.newData()
     }
 
     deinit {
-        geoalarm_gps_free(data)
+        data.deallocate()
     }
 
     /// The fix of a TPV line; nil for any other line.
     public func decode(_ line: String) -> Fix? {
         var bytes = Array(line.utf8CString)
         let status = bytes.withUnsafeMutableBufferPointer { gps_unpack($0.baseAddress, data) }
-        guard status == 0, geoalarm_gps_message_is_tpv(line) != 0 else { return nil }
+        guard status == 0, line.withCString(LibGPS.isTPV) else { return nil }
         var raw = geoalarm_gps_fix()
         geoalarm_gps_copy_fix(data, &raw)
         return TPVConversion.fix(from: raw)

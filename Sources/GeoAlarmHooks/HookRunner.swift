@@ -87,25 +87,27 @@ public final class HookRunner: EventSink {
         }
     }
 
-    /// Runs one command as a hook (for the tests and for callers outside the event path).
-    func run(_ command: [String], environment: [String: String], input: String) {
-        supervisor.submit(HookRequest(command: command, environment: environment, input: Array(input.utf8)))
-    }
-
     /// Stops every running hook's process group (SIGTERM, then SIGKILL after the grace period),
     /// drops those still queued, reaps every child, and returns when none is left.
     public func stop() {
         supervisor.shutdown()
     }
 
+    /// The longest text a `GEOALARM_*` variable holds: Linux refuses to start a program with a
+    /// variable over 128 KiB. The whole text is always in the JSON line on stdin.
+    public static let longestVariable = 32 * 1024
+
     /// The `GEOALARM_*` variables describing `event` (position and distance empty for a time alarm).
     public static func variables(for event: GeofenceEvent) -> [String: String] {
         func number(_ value: Double) -> String { value.isFinite ? JSONText.number(value) : "" }
+        func text(_ value: String) -> String {
+            value.utf8.count <= longestVariable ? value : String(decoding: value.utf8.prefix(longestVariable), as: UTF8.self)
+        }
         return [
             "GEOALARM_EVENT": event.kind.rawValue,
             "GEOALARM_REMINDER": event.reminder.id,
-            "GEOALARM_TITLE": event.reminder.title,
-            "GEOALARM_NOTES": event.reminder.notes ?? "",
+            "GEOALARM_TITLE": text(event.reminder.title),
+            "GEOALARM_NOTES": text(event.reminder.notes ?? ""),
             "GEOALARM_LAT": number(event.fix.coordinate.latitude),
             "GEOALARM_LON": number(event.fix.coordinate.longitude),
             "GEOALARM_DISTANCE_M": number((event.distance * 10).rounded() / 10),

@@ -7,7 +7,7 @@ import Testing
 
 /// libgps's own decode (`gps_unpack`) of TPV lines, converted to fixes.
 struct TPVConversionTests {
-    let decoder = TPVDecoder()!
+    let decoder = TPVDecoder()
 
     @Test func aFullTPV() throws {
         let fix = try #require(decoder.decode(

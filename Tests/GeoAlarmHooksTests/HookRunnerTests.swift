@@ -14,6 +14,14 @@ struct HookRunnerTests {
         fix: Fix(time: Date(timeIntervalSince1970: 1_795_248_390), coordinate: Coordinate(latitude: 38.7236, longitude: -9.1094)),
         distance: 111.2)
 
+    /// The test event, with `command` as its reminder's own hook and `notes` (the size of its JSON line).
+    static func event(running command: [String], notes: String? = nil) -> GeofenceEvent {
+        var event = Self.event
+        event.reminder.alert.command = command
+        event.reminder.notes = notes
+        return event
+    }
+
     /// A fresh directory with executable scripts `name: body`.
     static func hooks(_ scripts: [String: String]) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-hooks-\(UUID().uuidString)").path
@@ -108,16 +116,16 @@ struct HookRunnerTests {
         let log = CapturingLog()
         let outcomes = Outcomes()
         let runner = Self.runner(timeout: 10, log: log, outcomes: outcomes)
-        runner.run(["/bin/sh", "-c", "echo 'no speaker' >&2; exit 3"], environment: [:], input: "{}\n")
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", "echo 'no speaker' >&2; exit 3"]))
         #expect(outcomes.wait(for: 1) == [.failed(status: 3)])
         #expect(log.messages == ["warning: hook /bin/sh -c echo 'no speaker' >&2; exit 3 failed with exit status 3: no speaker"])
-        runner.run(["/nonexistent/hook"], environment: [:], input: "{}\n")
+        runner.deliver(Self.event(running: ["/nonexistent/hook"]))
         #expect(outcomes.wait(for: 2).last == .notRun("cannot start /nonexistent/hook: No such file or directory"))
         #expect(log.messages.last == "warning: hook /nonexistent/hook not run: cannot start /nonexistent/hook: No such file or directory")
-        runner.run(["/bin/true"], environment: [:], input: "{}\n")
+        runner.deliver(Self.event(running: ["/bin/true"]))
         #expect(outcomes.wait(for: 3).last == .succeeded)
         #expect(log.messages.last == "debug: hook /bin/true done")
-        runner.run(["/bin/sh", "-c", "printf 'bad\\033[31m red\\n' >&2; exit 1"], environment: [:], input: "{}\n")
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", "printf 'bad\\033[31m red\\n' >&2; exit 1"]))
         _ = outcomes.wait(for: 4)
         #expect(log.messages.last == "warning: hook /bin/sh -c printf 'bad\\033[31m red\\n' >&2; exit 1 failed with exit status 1: bad\\u{1B}[31m red",
                 "a hook's stderr is logged with its control characters escaped")
@@ -128,7 +136,7 @@ struct HookRunnerTests {
         let outcomes = Outcomes()
         let marker = FileManager.default.temporaryDirectory.appendingPathComponent("hook-child-\(UUID().uuidString)").path
         let runner = Self.runner(timeout: 0.5, log: log, outcomes: outcomes)
-        runner.run(["/bin/sh", "-c", "(sleep 3; touch \(marker)) & sleep 30"], environment: [:], input: "{}\n")
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", "(sleep 3; touch \(marker)) & sleep 30"]))
         #expect(outcomes.wait(for: 1) == [.timedOut])
         #expect(log.messages == ["warning: hook /bin/sh -c (sleep 3; touch \(marker)) & sleep 30 still running after 0.5 s; stopped it"])
         Thread.sleep(forTimeInterval: 3.5)
@@ -145,14 +153,14 @@ struct HookRunnerTests {
     func aHookThatHoldsOnIsStoppedAtItsTimeout(script: String) throws {
         let outcomes = Outcomes()
         let runner = Self.runner(timeout: 0.3, log: CapturingLog(), outcomes: outcomes)
-        runner.run(["/bin/sh", "-c", script], environment: [:], input: String(repeating: "x", count: 1 << 20))
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", script], notes: String(repeating: "x", count: 1 << 20)))
         #expect(outcomes.wait(for: 1) == [.timedOut])
     }
 
     @Test func aHookThatIgnoresStdinDoesNotHurt() throws {
         let outcomes = Outcomes()
         let runner = Self.runner(timeout: 10, log: CapturingLog(), outcomes: outcomes)
-        runner.run(["/bin/true"], environment: [:], input: String(repeating: "x", count: 200_000))
+        runner.deliver(Self.event(running: ["/bin/true"], notes: String(repeating: "x", count: 200_000)))
         #expect(outcomes.wait(for: 1) == [.succeeded])
     }
 
@@ -161,7 +169,7 @@ struct HookRunnerTests {
     @Test func aHookIsDoneWhenItEndsEvenWithADetachedChildHoldingItsPipes() throws {
         let outcomes = Outcomes()
         let runner = Self.runner(timeout: 2, log: CapturingLog(), outcomes: outcomes)
-        runner.run(["/bin/sh", "-c", "setsid sleep 5 & exit 0"], environment: [:], input: "{}\n")
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", "setsid sleep 5 & exit 0"]))
         #expect(outcomes.wait(for: 1) == [.succeeded])
     }
 
@@ -169,8 +177,8 @@ struct HookRunnerTests {
         let outcomes = Outcomes()
         let marker = FileManager.default.temporaryDirectory.appendingPathComponent("hook-left-\(UUID().uuidString)").path
         let runner = Self.runner(timeout: 60, log: CapturingLog(), outcomes: outcomes)
-        runner.run(["/bin/sh", "-c", "(sleep 2; touch \(marker)) & sleep 30"], environment: [:], input: "{}\n")
-        runner.run(["/bin/sh", "-c", "trap '' TERM; sleep 30"], environment: [:], input: "{}\n")
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", "(sleep 2; touch \(marker)) & sleep 30"]))
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", "trap '' TERM; sleep 30"]))
         Thread.sleep(forTimeInterval: 0.3)
         runner.stop()
         #expect(outcomes.all == [.stoppedAtShutdown, .stoppedAtShutdown])

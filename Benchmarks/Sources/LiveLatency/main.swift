@@ -27,21 +27,20 @@ func measure(reminders: [Reminder]) async throws -> (delays: [Duration], events:
     logger.logLevel = .error
     let config = Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders)
     let counter = EventCounter()
+    let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port))
+    let channel = AgentChannel()
     let agent = AlarmAgent(
-        source: GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port)), config: config,
-        state: StateKeeper(path: nil, logger: logger), sinks: [EventLog(format: .text, writer: sink), counter], logger: logger,
+        source: source, channel: channel, config: config, state: StateKeeper(path: nil, logger: logger),
+        sinks: [EventLog(format: .text, writer: sink), counter], logger: logger,
         latency: { delay in delays.withLock { $0.append(delay) } })
+    let feeding = Task { for await report in source.reports() { channel.continuation.yield(.source(report)) } }
     let running = Task { try await agent.run() }
     while gpsd.fake?.isRunning == true { try await Task.sleep(for: .milliseconds(50)) }
+    source.stop()
+    await feeding.value
     running.cancel()
     try? await running.value
     return (delays.withLock { $0 }, counter.count.withLock { $0 })
-}
-
-/// Counts the events the agent announced.
-final class EventCounter: EventSink {
-    let count = Mutex(0)
-    func deliver(_ event: GeofenceEvent) { count.withLock { $0 += 1 } }
 }
 
 func percentile(_ sorted: [Double], _ fraction: Double) -> Double {

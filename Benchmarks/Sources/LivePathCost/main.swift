@@ -7,6 +7,9 @@ import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
 import GeoAlarmOutput
+import GeoAlarmPipeline
+import GeoAlarmStore
+import Logging
 import Workload
 
 let arguments = CommandLine.arguments
@@ -17,16 +20,15 @@ guard arguments.count == 4, let count = Int(arguments[2]), let reminderCount = I
 let text = String(decoding: try UserFile.contents(of: arguments[1], limit: UserFile.collectionLimit), as: UTF8.self)
 let lines = text.split(separator: "\n").prefix(count).map(String.init)
 let reminders = reminderCount == 0 ? [] : Array(try hundredReminders().prefix(reminderCount))
-var engine = GeofenceEngine(reminders: reminders, settings: EngineSettings())
-var announcer = Announcer(timeZone: TimeZone(identifier: "UTC")!)
 let log = EventLog(format: .text, writer: LineWriter(handle: FileHandle(forWritingAtPath: "/dev/null")!, flushEachLine: true))
-guard let decoder = TPVDecoder() else { exit(1) }
+let pipeline = FixPipeline(
+    config: Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders),
+    state: StateKeeper(path: nil, logger: Logger(label: "bench")), sinks: [log], timeZone: TimeZone(identifier: "UTC")!)
+let decoder = TPVDecoder()
 var events = 0
+let now = Date()
 for line in lines {
     guard let fix = decoder.decode(line) else { continue }
-    for event in engine.process(fix).events where announcer.decide(event) == nil {
-        log.deliver(event)
-        events += 1
-    }
+    events += pipeline.process(fix, receivedAt: now, undatedUsable: false).announced.count
 }
 print("\(lines.count) lines, \(events) events")

@@ -4,7 +4,10 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmPipeline
 import GeoAlarmReplay
+import GeoAlarmStore
+import Logging
 import Workload
 
 let fixCount = 1_000_000
@@ -19,22 +22,27 @@ try writeWorkFile("reminders-100.toml", configText(reminders))
 try writeWorkFile("walk-100k.nmea", nmeaText(Array(fixes.prefix(100_000))))
 try writeWorkFile("walk-100k.json", gpsdJSONText(Array(fixes.prefix(100_000))))
 
-/// Reads the file, decodes it and (unless `parseOnly`) runs every fix through a new engine and
-/// an announcer; returns the seconds taken, the fixes decoded and the events announced.
-func replay(_ path: String, parseOnly: Bool) throws -> (seconds: Double, fixes: Int, events: Int) {
+/// Reads the file as `replay` does (a ``TrackSource``) and (unless `parseOnly`) runs every fix
+/// through `replay`'s pipeline, state in memory; returns the seconds taken, the fixes decoded and
+/// the events announced.
+func replay(_ path: String, parseOnly: Bool) async -> (seconds: Double, fixes: Int, events: Int) {
     let start = ContinuousClock.now
-    let bytes = try UserFile.contents(of: path, limit: UserFile.collectionLimit)
-    let report = TrackReader.read(bytes)
-    var events = 0
-    if !parseOnly {
-        var engine = GeofenceEngine(reminders: reminders, settings: EngineSettings())
-        var announcer = Announcer(timeZone: TimeZone(identifier: "UTC")!)
-        for fix in report.fixes {
-            for event in engine.process(fix).events where announcer.decide(event) == nil { events += 1 }
-        }
+    let counter = EventCounter()
+    let config = Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders)
+    let pipeline = FixPipeline(
+        config: config, state: StateKeeper(path: nil, logger: Logger(label: "bench")), sinks: [counter],
+        timeZone: TimeZone(identifier: "UTC")!)
+    let source = TrackSource(path: path)
+    var count = 0
+    for await report in source.reports() {
+        guard case .fixes(let fixes, _) = report else { continue }
+        count += fixes.count
+        guard !parseOnly else { continue }
+        let now = Date()
+        for fix in fixes { pipeline.process(fix, receivedAt: now, undatedUsable: false) }
     }
     let elapsed = ContinuousClock.now - start
-    return (seconds(elapsed), report.fixes.count, events)
+    return (seconds(elapsed), count, counter.count.withLock { $0 })
 }
 
 print("replay throughput, \(fixCount) fixes, 100 reminders; fixes per second, median of 3 runs (low-high)")
@@ -43,8 +51,8 @@ print("| --- | ---: | ---: | ---: | ---: | ---: |")
 for (name, path) in files {
     var parse: [Double] = [], full: [Double] = [], events = 0
     for _ in 0..<3 {
-        let alone = try replay(path, parseOnly: true)
-        let both = try replay(path, parseOnly: false)
+        let alone = await replay(path, parseOnly: true)
+        let both = await replay(path, parseOnly: false)
         guard alone.fixes == fixCount, both.fixes == fixCount else {
             FileHandle.standardError.write(Data("\(path): decoded \(both.fixes) fixes, expected \(fixCount)\n".utf8))
             exit(1)

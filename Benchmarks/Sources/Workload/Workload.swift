@@ -4,6 +4,7 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import Synchronization
 import GeoAlarmTestSupport
 
 /// The repository root (Benchmarks/Sources/Workload/Workload.swift is four levels down).
@@ -143,4 +144,13 @@ private func angle(_ value: Double, degreeDigits: Int, positive: String, negativ
 private func sentence(_ body: String) -> String {
     let checksum = body.utf8.reduce(0) { $0 ^ $1 }
     return "$" + body + String(format: "*%02X\r\n", checksum)
+}
+
+/// Counts the events it is given: the sink the benchmarks use where a count is all they need.
+public final class EventCounter: EventSink {
+    public let count = Mutex(0)
+
+    public init() {}
+
+    public func deliver(_ event: GeofenceEvent) { count.withLock { $0 += 1 } }
 }
