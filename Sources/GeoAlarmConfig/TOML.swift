@@ -401,20 +401,14 @@ struct TOMLParser {
         guard depth <= TOML.maximumDepth else { throw fail("nested more than \(TOML.maximumDepth) levels deep") }
         guard let byte = peek() else { throw fail("expected a value") }
         switch byte {
-        case UInt8(ascii: "\""):
-            if peek(1) == UInt8(ascii: "\""), peek(2) == UInt8(ascii: "\"") {
+        case UInt8(ascii: "\""), UInt8(ascii: "'"):
+            let literal = byte == UInt8(ascii: "'")
+            if peek(1) == byte, peek(2) == byte {
                 position += 3
-                return .string(try parseMultilineString(literal: false))
+                return .string(try parseMultilineString(literal: literal))
             }
             position += 1
-            return .string(try parseBasicString())
-        case UInt8(ascii: "'"):
-            if peek(1) == UInt8(ascii: "'"), peek(2) == UInt8(ascii: "'") {
-                position += 3
-                return .string(try parseMultilineString(literal: true))
-            }
-            position += 1
-            return .string(try parseLiteralString())
+            return .string(literal ? try parseLiteralString() : try parseBasicString())
         case UInt8(ascii: "["):
             return try parseArray(depth: depth)
         case UInt8(ascii: "{"):

@@ -74,17 +74,24 @@ struct RestartTests {
         })
     }
 
+    /// Plays the demo walk into a new gpsd with an agent on `state`, and kills the agent with
+    /// SIGKILL after `seconds`.
+    static func killedDuringTheWalk(state: String, after seconds: Double) throws -> Background {
+        let gpsd = try GPSFake()
+        try gpsd.play("config/demo/walk.nmea", pace: 0.001)
+        let agent = try Background(["run", "-c", "config/demo.toml", "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
+        Thread.sleep(forTimeInterval: seconds)
+        agent.signal(SIGKILL)
+        _ = agent.exitStatus()
+        gpsd.stop()
+        return agent
+    }
+
     @Test func killDashNineAtAnyMomentLeavesAConsistentFile() throws {
         let state = Command.scratchState()
         var lastCount = 0
         for round in 0..<5 {
-            let gpsd = try GPSFake()
-            try gpsd.play("config/demo/walk.nmea", pace: 0.001)
-            let agent = try Background(["run", "-c", "config/demo.toml", "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
-            Thread.sleep(forTimeInterval: 0.5 + Double(round) * 0.7)
-            agent.signal(SIGKILL)
-            _ = agent.exitStatus()
-            gpsd.stop()
+            _ = try Self.killedDuringTheWalk(state: state, after: 0.5 + Double(round) * 0.7)
             let check = try Command.run([state, "PRAGMA integrity_check;"], executable: "/usr/bin/sqlite3")
             #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "round \(round): \(check.stdout)\(check.stderr)")
             let count = try Command.run([state, "SELECT count(*) FROM history;"], executable: "/usr/bin/sqlite3")
@@ -103,14 +110,7 @@ struct RestartTests {
         var printed = 0
         for round in 0..<8 {
             let state = Command.scratchState()
-            let gpsd = try GPSFake()
-            try gpsd.play("config/demo/walk.nmea", pace: 0.001)
-            let agent = try Background(["run", "-c", "config/demo.toml", "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
-            Thread.sleep(forTimeInterval: 0.5 + Double(round) * 0.45)
-            agent.signal(SIGKILL)
-            _ = agent.exitStatus()
-            gpsd.stop()
-            let lines = agent.stdoutLines
+            let lines = try Self.killedDuringTheWalk(state: state, after: 0.5 + Double(round) * 0.45).stdoutLines
             let history = try Command.run(["history", "--state", state])
             let recorded = history.status == 0 ? history.stdoutLines : []
             for line in lines {
