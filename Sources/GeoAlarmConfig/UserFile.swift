@@ -64,7 +64,7 @@ public enum UserFile {
         guard buffer.count >= 4 * hugePage, let base = buffer.baseAddress else { return }
         let start = (Int(bitPattern: base) + hugePage - 1) & ~(hugePage - 1)
         let end = (Int(bitPattern: base) + buffer.count) & ~(hugePage - 1)
-        guard end > start else { return }
-        _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_HUGEPAGE)
+        guard end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        System.adviseHugePages(address, end - start)
     }
 }

@@ -53,7 +53,7 @@ public final class HookRunner: EventSink {
         self.directory = directory
         self.logger = logger
         // A hook that exits without reading its stdin must not take the agent down with SIGPIPE.
-        signal(SIGPIPE, SIG_IGN)
+        System.ignoreBrokenPipes()
         supervisor = HookSupervisor(timeout: timeout, logger: logger, observer: observer)
     }
 

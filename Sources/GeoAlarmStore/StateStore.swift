@@ -59,7 +59,7 @@ public final class StateStore: Sendable {
             let info = try System.fstat(descriptor)
             if info.st_mode & 0o077 != 0, info.st_uid == geteuid() {
                 try System.fchmod(descriptor, 0o600)
-                for suffix in ["-wal", "-shm"] { chmod(path + suffix, 0o600) }
+                for suffix in ["-wal", "-shm"] { try System.chmod(path + suffix, 0o600) }
             }
             try System.lockExclusive(descriptor)
         } catch {

@@ -104,6 +104,25 @@ public enum System {
         _ = try retrying("rename") { Glibc.rename(from, to) }
     }
 
+    /// Sets a file's mode; a file that is not there is not an error.
+    public static func chmod(_ path: String, _ mode: mode_t) throws(SystemError) {
+        do {
+            _ = try retrying("chmod") { Glibc.chmod(path, mode) }
+        } catch where error.code == ENOENT {
+            return
+        }
+    }
+
+    /// Asks for transparent huge pages under `count` bytes at `address` (a hint: never an error).
+    public static func adviseHugePages(_ address: UnsafeMutableRawPointer, _ count: Int) {
+        _ = madvise(address, count, MADV_HUGEPAGE)
+    }
+
+    /// Ignores SIGPIPE: a write to a pipe whose reader has gone then fails with EPIPE.
+    public static func ignoreBrokenPipes() {
+        _ = Glibc.signal(SIGPIPE, SIG_IGN)
+    }
+
     public static func unlink(_ path: String) {
         _ = Glibc.unlink(path)
     }

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A child process started with posix_spawn, the way a daemon should start one.
 ///
