@@ -82,7 +82,7 @@ clean:
 
 # Benchmarks (their own package in Benchmarks/): figures are reported against a baseline of the same run.
 # valgrind counts instructions; the Python peers get pynmea2, shapely and NumPy from PyPI in a venv.
-BENCH_PACKAGES = valgrind binutils python3-venv
+BENCH_PACKAGES = valgrind binutils python3-venv linux-perf
 BENCH_VENV = Benchmarks/.work/venv
 .PHONY: bench bench-deps
 bench-deps: deps

@@ -75,9 +75,12 @@ public final class GPSDSource: FixSource {
         defer { data.deallocate() }
         var retry = Self.firstRetry
         var message = [CChar](repeating: 0, count: 16_384)
-        /// Reports why gpsd cannot be used, waits (false when stopped meanwhile), and doubles the next wait.
+        var lastReason: String?
+        /// Reports why gpsd cannot be used (once while the reason stays the same: each report wakes
+        /// the agent), waits (false when stopped meanwhile), and doubles the next wait.
         func backOff(_ reason: String) -> Bool {
-            continuation.yield(.unavailable(reason))
+            if reason != lastReason { continuation.yield(.unavailable(reason)) }
+            lastReason = reason
             defer { retry = min(retry * 2, Self.longestRetry) }
             return wait(for: nil, stopEvent: stopEvent, seconds: retry) == .timeout
         }
@@ -93,6 +96,7 @@ public final class GPSDSource: FixSource {
             }
             continuation.yield(.connected)
             retry = Self.firstRetry
+            lastReason = nil
             var lost = false
             reading: while wait(for: data.pointee.gps_fd, stopEvent: stopEvent, seconds: nil) == .data {
                 // One wake-up reads every report gpsd sent; libgps keeps what one read left over.

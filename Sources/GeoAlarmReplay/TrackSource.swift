@@ -4,14 +4,17 @@ import GeoAlarmSystem
 import Synchronization
 
 /// A recorded track (NMEA 0183, gpsd JSON or GPX; a file, or standard input for "-") as a
-/// ``FixSource``, read as fast as it goes: each step reads one chunk on a queue of its own and
-/// hands on the fixes it completed, so a slow consumer slows the reading (nothing piles up).
+/// ``FixSource``, read as fast as it goes: each step reads and decodes one chunk on a queue of
+/// its own, one step ahead of the consumer (so decoding and the engine share the two cores),
+/// and no further, so a slow consumer slows the reading and nothing piles up.
 public final class TrackSource: FixSource, Sendable {
     public let path: String
     private let startDay: Int?
     /// The reader's state, touched only on `queue`.
     private let reader = Mutex<Reader>(Reader())
     private let queue = DispatchQueue(label: "track reader")
+    /// The format, once told: read by the consumer while the reader works ahead.
+    private let format = Mutex<TrackFormat?>(nil)
 
     private struct Reader {
         var descriptor: Int32?
@@ -29,7 +32,7 @@ public final class TrackSource: FixSource, Sendable {
     public var name: String { path == "-" ? "<stdin>" : DisplayText.escaped(path) }
 
     /// Only GPX points are recorded without a time on purpose (a route drawn by hand).
-    public var usesUndatedFixes: Bool { report.format == .gpx }
+    public var usesUndatedFixes: Bool { format.withLock { $0 } == .gpx }
 
     /// What the track held so far (format, lines skipped, epochs without a fix).
     public var report: TrackReport {
@@ -48,12 +51,51 @@ public final class TrackSource: FixSource, Sendable {
 
         public struct Iterator: AsyncIteratorProtocol {
             let source: TrackSource
+            /// The step started ahead of the consumer.
+            private var ahead: Step?
+
+            init(source: TrackSource) {
+                self.source = source
+            }
 
             public mutating func next() async -> SourceReport? {
-                let source = source
-                return await withCheckedContinuation { continuation in
-                    source.queue.async { continuation.resume(returning: source.step()) }
+                let step = ahead ?? Step(source)
+                ahead = nil
+                let report = await step.result()
+                if case .fixes? = report { ahead = Step(source) }
+                return report
+            }
+        }
+    }
+
+    /// One step of the reader, started at once on its queue; its result is awaited later.
+    final class Step: Sendable {
+        private let state = Mutex<(done: Bool, report: SourceReport?, waiting: CheckedContinuation<SourceReport?, Never>?)>(
+            (false, nil, nil))
+
+        init(_ source: TrackSource) {
+            source.queue.async { [self] in
+                let report = source.step()
+                let waiting = state.withLock { state in
+                    state.done = true
+                    state.report = report
+                    defer { state.waiting = nil }
+                    return state.waiting
                 }
+                waiting?.resume(returning: report)
+            }
+        }
+
+        func result() async -> SourceReport? {
+            await withCheckedContinuation { continuation in
+                let report = state.withLock { state -> SourceReport?? in
+                    guard state.done else {
+                        state.waiting = continuation
+                        return nil
+                    }
+                    return .some(state.report)
+                }
+                if let report { continuation.resume(returning: report) }
             }
         }
     }
@@ -77,7 +119,10 @@ public final class TrackSource: FixSource, Sendable {
             }
             do {
                 while let fixes = try reader.stream!.next() {
-                    if !fixes.isEmpty { return .fixes(fixes, readAt: .now) }
+                    if !fixes.isEmpty {
+                        format.withLock { $0 = reader.stream!.report.format }
+                        return .fixes(fixes, readAt: .now)
+                    }
                 }
             } catch {
                 finish(&reader)

@@ -18,23 +18,44 @@ let gpxlogger = URL(fileURLWithPath: "/usr/bin/gpxlogger")
 let walk = repository.appendingPathComponent("config/demo/walk.nmea").path
 let config = try writeWorkFile("reminders-100.toml", configText(try hundredReminders()))
 
-/// What /proc says of a process: context switches and CPU nanoseconds summed over its threads.
-struct Sample {
-    var switches = 0
-    var cpuNanoseconds = 0
+/// A program run under `perf stat -I 1000`, which counts context switches and CPU time of all its
+/// threads (also those that come and go), a second at a time.
+struct Measured {
+    let perf: Background
+    let output: String
 
-    init(_ pid: pid_t) {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        for task in tasks {
-            let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
-            for line in status.split(separator: "\n") {
-                if line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
-                    switches += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
-                }
-            }
-            let schedstat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8)) ?? ""
-            cpuNanoseconds += Int(schedstat.split(separator: " ").first ?? "0") ?? 0
+    init(_ program: URL, _ arguments: [String]) throws {
+        output = FileManager.default.temporaryDirectory.appendingPathComponent("perf-\(UUID().uuidString).csv").path
+        perf = try Background(
+            ["stat", "-I", "1000", "-x", ",", "-e", "context-switches,task-clock", "-o", output, "--", program.path] + arguments,
+            executable: URL(fileURLWithPath: "/usr/bin/perf"))
+    }
+
+    /// The measured program's process id (perf's child).
+    var pid: pid_t {
+        let children = (try? String(contentsOfFile: "/proc/\(perf.pid)/task/\(perf.pid)/children", encoding: .utf8)) ?? ""
+        return pid_t(children.split(separator: " ").first ?? "") ?? perf.pid
+    }
+
+    /// Stops the program (SIGINT, as a terminal would) and waits for perf's last lines.
+    func stop() {
+        kill(pid, SIGINT)
+        _ = perf.exitStatus(within: 15)
+        perf.stop()
+    }
+
+    /// Context switches and CPU seconds in the intervals that ended after `from` and by `to` seconds.
+    func counts(from: Double, to: Double) -> (switches: Double, cpuSeconds: Double) {
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        var switches = 0.0, cpu = 0.0
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count >= 4, let time = Double(fields[0].trimmingCharacters(in: .whitespaces)),
+                  time > from, time <= to + 0.5, let value = Double(fields[1]) else { continue }
+            if fields[3] == "context-switches" { switches += value }
+            if fields[3] == "task-clock" { cpu += value / 1000 }
         }
+        return (switches, cpu)
     }
 }
 
@@ -50,30 +71,24 @@ func memory(_ pid: pid_t) -> (resident: Double, privateMB: Double, icu: Bool) {
             maps.contains("libicu") || maps.contains("FoundationInternationalization"))
 }
 
-/// Starts a fresh agent (or gpxlogger) on `port`.
-func start(_ program: URL, port: Int) throws -> Background {
+/// Starts a fresh agent (or gpxlogger) on `port`, under perf.
+func start(_ program: URL, port: Int) throws -> Measured {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("wakeups-\(UUID().uuidString)/state.sqlite").path
     if program == gpxlogger {
-        return try Background(["-e", "sockets", "-r", "-f", "/dev/null", "localhost:\(port)"], executable: program)
+        return try Measured(program, ["-e", "sockets", "-r", "-f", "/dev/null", "localhost:\(port)"])
     }
-    return try Background(
-        ["run", "-c", config, "--headless", "--state", state, "--gpsd", "localhost:\(port)"], executable: program)
+    return try Measured(program, ["run", "-c", config, "--headless", "--state", state, "--gpsd", "localhost:\(port)"])
 }
 
-/// Runs `programs` for `settle` seconds, then measures them over `window` seconds.
-func measure(_ programs: [Background], settle: Double, window: Double) -> [(Sample, Sample)] {
-    Thread.sleep(forTimeInterval: settle)
-    let before = programs.map { Sample($0.pid) }
-    Thread.sleep(forTimeInterval: window)
-    let after = programs.map { Sample($0.pid) }
-    return Array(zip(before, after))
-}
-
-func stopAll(_ programs: [Background]) {
-    for program in programs {
-        program.signal(SIGTERM)
-        _ = program.exitStatus(within: 10)
-        program.stop()
+/// Runs `programs` for `settle` then `window` seconds, stops them, and returns what each did in the window.
+func measure(_ programs: [Measured], settle: Double, window: Double, memoryAtEnd: Bool = false)
+    -> [(switches: Double, cpuSeconds: Double, memory: (resident: Double, privateMB: Double, icu: Bool)?)] {
+    Thread.sleep(forTimeInterval: settle + window + 0.7)
+    let memories = programs.map { memoryAtEnd ? memory($0.pid) : nil }
+    for program in programs { program.stop() }
+    return zip(programs, memories).map { program, memory in
+        let (switches, cpu) = program.counts(from: settle, to: settle + window)
+        return (switches, cpu, memory)
     }
 }
 
@@ -85,57 +100,55 @@ for rate in [1.0, 10.0] {
     let gpsd = try GPSFake()
     try gpsd.play(walk, pace: 1 / (3 * rate))
     let programs = [try start(geoalarm, port: gpsd.port), try start(gpxlogger, port: gpsd.port)]
-    let window = rate == 1 ? 30.0 : 20.0
-    let results = measure(programs, settle: 5, window: window)
+    let window = rate == 1 ? 60.0 : 30.0
+    let results = measure(programs, settle: 5, window: window, memoryAtEnd: rate == 1)
     let fixes = rate * window
-    for (name, (before, after)) in zip(["geoalarm", "gpxlogger"], results) {
-        let perFix = Double(after.switches - before.switches) / fixes
-        let cpuPerHour = Double(after.cpuNanoseconds - before.cpuNanoseconds) / 1e9 * 3600 / window
+    for (name, result) in zip(["geoalarm", "gpxlogger"], results) {
+        let perFix = result.switches / fixes
         figures["\(name) \(Int(rate))"] = perFix
-        rows.append(String(format: "| %@ | %.0f fix/s | %.2f wake-ups per fix | %.2f CPU s per hour |", name, rate, perFix, cpuPerHour))
-    }
-    if rate == 1 {
-        for (name, program) in zip(["geoalarm", "gpxlogger"], programs) {
-            let (resident, privateMB, icu) = memory(program.pid)
+        rows.append(String(format: "| %@ | %.0f fix/s | %.2f wake-ups per fix | %.2f CPU s per hour |",
+                           name, rate, perFix, result.cpuSeconds * 3600 / window))
+        if let (resident, privateMB, icu) = result.memory {
             rows.append(String(format: "| %@ | memory at 1 fix/s | %.1f MB resident | %.1f MB private%@ |",
                                name, resident, privateMB, icu ? ", ICU mapped" : ""))
         }
     }
-    stopAll(programs)
     gpsd.stop()
 }
 
-/// Idle: gpsd down (nothing listens on the port), then gpsd up with no receiver.
+/// Idle: gpsd down (nothing listens; measured after the back-off has grown to its longest), then
+/// gpsd up with no receiver (a control socket keeps it running without a device).
 let closedPort = try GPSFake().port
-let downPrograms = [try start(geoalarm, port: closedPort), try start(gpxlogger, port: closedPort)]
-let down = measure(downPrograms, settle: 5, window: 120)
-for (name, (before, after)) in zip(["geoalarm", "gpxlogger"], down) {
-    let alive = downPrograms[name == "geoalarm" ? 0 : 1].isRunning
-    rows.append(String(format: "| %@ | gpsd down | %.1f wake-ups per minute%@ | |", name,
-                       Double(after.switches - before.switches) / 2, alive ? "" : " (it exited)"))
+let down = measure([try start(geoalarm, port: closedPort), try start(gpxlogger, port: closedPort)], settle: 130, window: 120)
+for (name, result) in zip(["geoalarm", "gpxlogger"], down) {
+    rows.append(String(format: "| %@ | gpsd down | %.1f wake-ups per minute | %.3f CPU s per hour |", name,
+                       result.switches / 2, result.cpuSeconds * 30))
 }
-stopAll(downPrograms)
 
 let idlePort = try GPSFake().port
-let gpsdAlone = try Background(["-N", "-S", String(idlePort)], executable: URL(fileURLWithPath: "/usr/sbin/gpsd"))
+let control = FileManager.default.temporaryDirectory.appendingPathComponent("gpsd-\(UUID().uuidString).sock").path
+let gpsdAlone = try Background(["-N", "-S", String(idlePort), "-F", control], executable: URL(fileURLWithPath: "/usr/sbin/gpsd"))
 Thread.sleep(forTimeInterval: 1)
 var idlePrograms = [try start(geoalarm, port: idlePort), try start(gpxlogger, port: idlePort)]
-if let staticGeoalarm { idlePrograms.append(try start(staticGeoalarm, port: idlePort)) }
-let idle = measure(idlePrograms, settle: 5, window: 60)
-for (name, (before, after)) in zip(["geoalarm", "gpxlogger", "geoalarm (static stdlib)"], idle) {
-    rows.append(String(format: "| %@ | gpsd up, no receiver | %.1f wake-ups per minute | |", name, Double(after.switches - before.switches)))
+var idleNames = ["geoalarm", "gpxlogger"]
+if let staticGeoalarm {
+    idlePrograms.append(try start(staticGeoalarm, port: idlePort))
+    idleNames.append("geoalarm, static Swift runtime")
 }
-for (name, program) in zip(["geoalarm", "gpxlogger", "geoalarm (static stdlib)"], idlePrograms) {
-    let (resident, privateMB, icu) = memory(program.pid)
-    rows.append(String(format: "| %@ | memory, connected and idle | %.1f MB resident | %.1f MB private%@ |",
-                       name, resident, privateMB, icu ? ", ICU mapped" : ""))
+let idle = measure(idlePrograms, settle: 5, window: 60, memoryAtEnd: true)
+for (name, result) in zip(idleNames, idle) {
+    rows.append(String(format: "| %@ | gpsd up, no receiver | %.1f wake-ups per minute | %.3f CPU s per hour |", name,
+                       result.switches, result.cpuSeconds * 60))
+    if let (resident, privateMB, icu) = result.memory {
+        rows.append(String(format: "| %@ | memory, connected and idle | %.1f MB resident | %.1f MB private%@ |",
+                           name, resident, privateMB, icu ? ", ICU mapped" : ""))
+    }
 }
-stopAll(idlePrograms)
 gpsdAlone.signal(SIGTERM)
 _ = gpsdAlone.exitStatus(within: 5)
 gpsdAlone.stop()
 
-print("wake-ups (context switches of all threads), CPU and memory: geoalarm (100 reminders) against gpxlogger on the same gpsd")
+print("wake-ups (context switches of all threads, from perf), CPU and memory: geoalarm (100 reminders) against gpxlogger on the same gpsd")
 print("| program | case | figure | |")
 print("| --- | --- | --- | --- |")
 for row in rows { print(row) }

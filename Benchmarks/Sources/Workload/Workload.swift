@@ -55,7 +55,8 @@ public func walk(_ count: Int) -> [Fix] {
     var random = SplitMix(seed: 42)
     var position = Coordinate(latitude: 38.71, longitude: -9.136)
     var heading = 0.0
-    let start = 1_795_248_000.0  // 2026-11-21T08:00:00Z
+    // In the past, and a million seconds before today: fixes more than a day ahead of the clock are ignored.
+    let start = 1_791_792_000.0  // 2026-10-12T08:00:00Z
     return (0..<count).map { second in
         heading += random.double(in: -0.3...0.3)
         let step = random.double(in: 0.5...3) / Haversine.earthRadius * 180 / .pi
