@@ -15,6 +15,20 @@ public enum ConfigLocation {
         return paths
     }
 
+    /// Where a user's own config goes when there is none yet: `$XDG_CONFIG_HOME/geoalarm/config.toml`,
+    /// else `~/.config/geoalarm/config.toml`; nil without either variable.
+    public static func userPath(environment: [String: String]) -> String? {
+        searchPaths(environment: environment).first { !$0.hasPrefix("/etc/") }
+    }
+
+    /// The text of a config `geoalarm add` creates: a header pointing to the example.
+    public static let newConfigHeader = """
+        # geoalarm reminders, in TOML. Every key is described in the example config:
+        # /usr/share/doc/geoalarm/example.toml once installed, config/example.toml in the source.
+        # `geoalarm check` validates this file; `geoalarm add` and `geoalarm remove` edit it.
+
+        """
+
     /// Where command hooks live: `$XDG_CONFIG_HOME/geoalarm/hooks`, else `~/.config/geoalarm/hooks`.
     public static func hooksDirectory(environment: [String: String]) -> String? {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return "\(xdg)/geoalarm/hooks" }

@@ -3,10 +3,13 @@ import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 
-/// Runs one locked, validated, atomic edit of the reminders file, or explains why not and exits 1.
-private func edit(_ path: String, _ change: ([UInt8]) throws(ConfigEditor.EditError) -> [UInt8]) throws {
+/// Runs one locked, validated, atomic edit of the reminders file (starting it from `creating`
+/// when it does not exist), or explains why not and exits 1.
+private func edit(
+    _ path: String, creating: String? = nil, _ change: ([UInt8]) throws(ConfigEditor.EditError) -> [UInt8]
+) throws {
     do {
-        try ConfigEditor.edit(path: path, change)
+        try ConfigEditor.edit(path: path, creating: creating, change)
     } catch {
         Diagnostics.error(error.description)
         throw ExitCode.failure
@@ -48,8 +51,31 @@ struct Add: ParsableCommand {
         guard (at == nil) != (place == nil) else { throw ValidationError("Give exactly one of --at LAT,LON and --place NAME.") }
     }
 
+    /// The config to add to: the one given or found, else the user's own, made now (its folder
+    /// 0700, the file 0600) with a header pointing to the example.
+    private func target() throws -> (path: String, creating: String?) {
+        let environment = ProcessInfo.processInfo.environment
+        if let explicit = options.config {
+            return (explicit, FileManager.default.fileExists(atPath: explicit) ? nil : ConfigLocation.newConfigHeader)
+        }
+        if let found = try? ConfigLocation.resolve(
+            explicit: nil, environment: environment, exists: { FileManager.default.fileExists(atPath: $0) }) {
+            return (found, nil)
+        }
+        guard let path = ConfigLocation.userPath(environment: environment) else { return (try options.resolvedPath(), nil) }
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            Diagnostics.error("\(folder): cannot create it: \(error.localizedDescription)")
+            throw ExitCode.failure
+        }
+        return (path, ConfigLocation.newConfigHeader)
+    }
+
     func run() throws {
-        let path = try options.resolvedPath()
+        let (path, creating) = try target()
         var fields: [(String, String)] = []
         if let id { fields.append(("id", ConfigEditor.quote(id))) }
         fields.append(("title", ConfigEditor.quote(title)))
@@ -59,7 +85,8 @@ struct Add: ParsableCommand {
         if let radius { fields.append(("radius", ConfigEditor.quote(radius))) }
         if let when { fields.append(("when", ConfigEditor.quote(when))) }
         if let repetition { fields.append(("repeat", ConfigEditor.quote(repetition))) }
-        try edit(path) { ConfigEditor.appendingReminder(fields, to: $0) }
+        try edit(path, creating: creating) { ConfigEditor.appendingReminder(fields, to: $0) }
+        if creating != nil { print("created \(path)") }
         print("added \(id ?? Reminder.slug(title)) to \(path)")
     }
 }

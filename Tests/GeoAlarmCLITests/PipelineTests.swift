@@ -70,3 +70,35 @@ struct PipelineTests {
         #expect(inMemory.stdoutLines == first.stdoutLines)
     }
 }
+
+/// The first thing a new user does works: `add` on an account with no config makes one.
+struct FirstUseTests {
+    @Test func theFirstAddCreatesTheUsersConfig() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("home-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
+        let added = try Command.run(["add", "--title", "Buy milk", "--at", "38.71,-9.13"], environment: environment)
+        #expect(added.status == 0, "\(added.stderr)")
+        let path = "\(home)/.config/geoalarm/config.toml"
+        #expect(added.stdoutLines == ["created \(path)", "added buy-milk to \(path)"])
+        let folder = try FileManager.default.attributesOfItem(atPath: "\(home)/.config/geoalarm")
+        #expect((folder[.posixPermissions] as? Int) == 0o700)
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o600)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.hasPrefix("# geoalarm reminders, in TOML."))
+        #expect(text.contains("example.toml"))
+        let list = try Command.run(["list"], environment: environment)
+        #expect(list.stdoutLines.last?.hasPrefix("buy-milk  Buy milk") == true, "\(list.stdout)\(list.stderr)")
+        // The second add finds the file and adds to it.
+        let second = try Command.run(["add", "--title", "Post a letter", "--at", "38.72,-9.14"], environment: environment)
+        #expect(second.stdoutLines == ["added post-a-letter to \(path)"])
+    }
+
+    @Test func addWithAConfigThatIsNotThereYetCreatesIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("new-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let run = try Command.run(["add", "-c", "\(folder)/mine.toml", "--title", "Bread", "--at", "1,2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try Command.run(["check", "-c", "\(folder)/mine.toml"]).status == 0)
+    }
+}
