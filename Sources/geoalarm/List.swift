@@ -23,6 +23,9 @@ struct List: ParsableCommand {
     @Option(help: ArgumentHelp("Show distances from this point.", valueName: "lat,lon"))
     var from: String?
 
+    @Flag(help: "Print one JSON object per line (keys in the man page) instead of a table.")
+    var json = false
+
     func validate() throws {
         if let from, case .failure(let error) = ReminderRules.parseLocation(from) {
             throw ValidationError("--from: \(error.description)")
@@ -50,7 +53,13 @@ struct List: ParsableCommand {
             }
         }
         var rows = [["ID", "TITLE", "WHERE", "RADIUS", "WHEN"] + (origin == nil ? [] : ["DISTANCE"])]
+        var lines: [JSONLine] = []
         for reminder in sorted {
+            var line = JSONLine()
+            line.add("id", reminder.id)
+            line.add("title", reminder.title)
+            line.add("kind", "place")
+            lines.append(Self.placeMembers(reminder, into: line, completed: completed.contains(reminder.id), distance: distance(reminder)))
             let place = reminder.placeName.map { "\($0) (\(reminder.center))" } ?? reminder.center.description
             var row = [
                 reminder.id, reminder.title, place, Self.metres(reminder.radius),
@@ -70,10 +79,21 @@ struct List: ParsableCommand {
                 "\(collection.id)/*", template.title, "\(collection.places.count) places from \(file)", radius,
                 template.trigger.rawValue + (template.isEnabled ? "" : " (disabled)"),
             ]
-            if let origin {
-                row.append(collection.nearestDistance(from: origin).map { "\(Self.metres($0)) (nearest)" } ?? "-")
-            }
+            let nearest = origin.flatMap { collection.nearestDistance(from: $0) }
+            if origin != nil { row.append(nearest.map { "\(Self.metres($0)) (nearest)" } ?? "-") }
             rows.append(row)
+            var line = JSONLine()
+            line.add("id", "\(collection.id)/*")
+            line.add("title", template.title)
+            line.add("kind", "collection")
+            line.add("places", number: Double(collection.places.count))
+            line.add("file", file)
+            line.add("radius_m_min", number: smallest)
+            line.add("radius_m_max", number: largest)
+            line.add("when", template.trigger.rawValue)
+            line.add("enabled", template.isEnabled)
+            if origin != nil { line.add("nearest_m", number: nearest) }
+            lines.append(line)
         }
         let alarms = (all ? config.alarms : config.alarms.filter { !completed.contains($0.id) })
             .sorted { ($0.at.start(in: .current) ?? .distantFuture) < ($1.at.start(in: .current) ?? .distantFuture) }
@@ -81,8 +101,34 @@ struct List: ParsableCommand {
             var row = [alarm.id, alarm.title, "at \(alarm.at)", "-", "alarm" + (completed.contains(alarm.id) ? " (completed)" : "")]
             if origin != nil { row.append("-") }
             rows.append(row)
+            var line = JSONLine()
+            line.add("id", alarm.id)
+            line.add("title", alarm.title)
+            line.add("kind", "alarm")
+            line.add("at", alarm.at.description.replacingOccurrences(of: " ", with: "T"))
+            line.add("enabled", alarm.isEnabled)
+            line.add("completed", completed.contains(alarm.id))
+            lines.append(line)
         }
-        for line in TextTable.lines(rows) { print(line) }
+        if json {
+            for line in lines { print(line.text) }
+        } else {
+            for line in TextTable.lines(rows) { print(line) }
+        }
+    }
+
+    /// A reminder's members after its id, title and kind.
+    private static func placeMembers(_ reminder: Reminder, into line: JSONLine, completed: Bool, distance: Double?) -> JSONLine {
+        var line = line
+        line.add("lat", degrees: reminder.center.latitude)
+        line.add("lon", degrees: reminder.center.longitude)
+        line.add("place", reminder.placeName)
+        line.add("radius_m", number: reminder.radius)
+        line.add("when", reminder.trigger.rawValue)
+        line.add("enabled", reminder.isEnabled)
+        line.add("completed", completed)
+        if let distance { line.add("distance_m", number: distance) }
+        return line
     }
 
     private static func metres(_ value: Double) -> String {

@@ -12,6 +12,9 @@ struct Status: ParsableCommand {
     @OptionGroup var options: ConfigOptions
     @OptionGroup var stateOptions: StateOptions
 
+    @Flag(help: "Print one JSON object per line (keys in the man page) instead of a table.")
+    var json = false
+
     func run() throws {
         let config = try options.load()
         let store = try stateOptions.openForReading()
@@ -28,20 +31,39 @@ struct Status: ParsableCommand {
         }
         let now = Date()
         var rows = [["ID", "TITLE", "STATE", "DISTANCE", "NOTES", "LAST FIRED"]]
+        var lines: [JSONLine] = []
         for reminder in config.reminders {
             let lifecycle = lifecycles[reminder.id] ?? Lifecycle()
             var notes = reminder.isEnabled ? [] : ["disabled"]
             notes += Self.lifecycleNotes(lifecycle, now: now)
-            if let due = reminder.schedule.due?.moment(in: .current), due < now { notes.append("overdue") }
+            let overdue = reminder.schedule.due?.moment(in: .current).map { $0 < now } ?? false
+            if overdue { notes.append("overdue") }
             rows.append(Self.row(reminder, saved: saved[reminder.id], lifecycle: lifecycle, lastFix: lastFix, notes: notes))
+            lines.append(Self.line(reminder, kind: "place", saved: saved[reminder.id], lifecycle: lifecycle, lastFix: lastFix, now: now, overdue: overdue))
         }
         for collection in config.collections {
-            rows += collectionRows(collection, saved: saved, lifecycles: lifecycles, lastFix: lastFix, now: now)
+            let (collectionRows, collectionLines) = entries(
+                collection, saved: saved, lifecycles: lifecycles, lastFix: lastFix, now: now)
+            rows += collectionRows
+            lines += collectionLines
         }
         for alarm in config.alarms {
             let lifecycle = lifecycles[alarm.id] ?? Lifecycle()
             let notes = ["at \(alarm.at)"] + Self.lifecycleNotes(lifecycle, now: now)
             rows.append([alarm.id, alarm.title, "alarm", "-", notes.joined(separator: ", "), lifecycle.lastFired.map(Timestamp.iso8601) ?? "-"])
+            var line = JSONLine()
+            line.add("id", alarm.id)
+            line.add("title", alarm.title)
+            line.add("kind", "alarm")
+            line.add("state", "unknown")
+            line.add("distance_m", number: nil)
+            Self.addLifecycle(lifecycle, to: &line, now: now)
+            line.add("at", alarm.at.description.replacingOccurrences(of: " ", with: "T"))
+            lines.append(line)
+        }
+        if json {
+            for line in lines { print(line.text) }
+            return
         }
         for line in TextTable.lines(rows) { print(line) }
         if let lastFix {
@@ -59,12 +81,41 @@ struct Status: ParsableCommand {
         return notes
     }
 
+    /// A reminder's (or collection place's) JSON object: the row's facts as values.
+    private static func line(
+        _ reminder: Reminder, kind: String, saved: SavedPresence?, lifecycle: Lifecycle, lastFix: Fix?, now: Date, overdue: Bool
+    ) -> JSONLine {
+        var line = JSONLine()
+        line.add("id", reminder.id)
+        line.add("title", reminder.title)
+        line.add("kind", kind)
+        line.add("state", presence(reminder, saved: saved).rawValue)
+        line.add("distance_m", number: lastFix.map { Haversine.distance($0.coordinate, reminder.center) }.flatMap { $0.isFinite ? $0 : nil })
+        addLifecycle(lifecycle, to: &line, now: now)
+        line.add("enabled", reminder.isEnabled)
+        line.add("overdue", overdue)
+        return line
+    }
+
+    /// completed, completed_at, snoozed_until (only while it lasts) and last_fired.
+    private static func addLifecycle(_ lifecycle: Lifecycle, to line: inout JSONLine, now: Date) {
+        line.add("completed", lifecycle.completedAt != nil)
+        line.add("completed_at", time: lifecycle.completedAt)
+        line.add("snoozed_until", time: lifecycle.snoozedUntil.flatMap { $0 > now ? $0 : nil })
+        line.add("last_fired", time: lifecycle.lastFired)
+    }
+
+    /// The side saved for a reminder, when saved for its fence as it is now.
+    private static func presence(_ reminder: Reminder, saved: SavedPresence?) -> Presence {
+        saved.flatMap { $0.fenceKey == reminder.fenceKey ? $0.presence : nil } ?? .unknown
+    }
+
     /// A reminder's (or collection place's) row: its saved side, when saved for its fence as it
     /// is now; its distance from the last fix; `notes`; when it last fired.
     private static func row(
         _ reminder: Reminder, saved: SavedPresence?, lifecycle: Lifecycle, lastFix: Fix?, notes: [String]
     ) -> [String] {
-        let presence = saved.flatMap { $0.fenceKey == reminder.fenceKey ? $0.presence : nil } ?? .unknown
+        let presence = presence(reminder, saved: saved)
         let distance = lastFix.map { "\(Metres.rounded(Haversine.distance($0.coordinate, reminder.center))) m" } ?? "-"
         return [
             reminder.id, reminder.title, presence.rawValue, distance, notes.isEmpty ? "-" : notes.joined(separator: ", "),
@@ -75,10 +126,10 @@ struct Status: ParsableCommand {
     /// One row for the collection (how many places are inside, the nearest one), then one per
     /// place the state file knows something of: inside, completed, snoozed or fired. Only the
     /// ids in the state file are looked at, not every place of a large collection.
-    private func collectionRows(
+    private func entries(
         _ collection: ReminderCollection, saved: [String: SavedPresence], lifecycles: [String: Lifecycle], lastFix: Fix?,
         now: Date
-    ) -> [[String]] {
+    ) -> (rows: [[String]], lines: [JSONLine]) {
         var inside = 0
         var known: [Int] = []
         for id in Set(saved.keys).union(lifecycles.keys) {
@@ -92,13 +143,25 @@ struct Status: ParsableCommand {
             "\(collection.id)/*", collection.template.title, "\(inside) of \(collection.places.count) inside",
             nearest.map { "\(Metres.rounded($0)) m (nearest)" } ?? "-", collection.template.isEnabled ? "-" : "disabled", "-",
         ]]
+        var summary = JSONLine()
+        summary.add("id", "\(collection.id)/*")
+        summary.add("title", collection.template.title)
+        summary.add("kind", "collection")
+        summary.add("inside", number: Double(inside))
+        summary.add("places", number: Double(collection.places.count))
+        summary.add("nearest_m", number: nearest)
+        summary.add("enabled", collection.template.isEnabled)
+        var lines = [summary]
         for place in known.sorted() {
             let member = collection.member(place)
             let lifecycle = lifecycles[member.id] ?? Lifecycle()
             rows.append(Self.row(
                 member, saved: saved[member.id], lifecycle: lifecycle, lastFix: lastFix,
                 notes: Self.lifecycleNotes(lifecycle, now: now)))
+            lines.append(Self.line(
+                member, kind: "collection place", saved: saved[member.id], lifecycle: lifecycle, lastFix: lastFix, now: now,
+                overdue: false))
         }
-        return rows
+        return (rows, lines)
     }
 }

@@ -102,3 +102,39 @@ struct FirstUseTests {
         #expect(try Command.run(["check", "-c", "\(folder)/mine.toml"]).status == 0)
     }
 }
+
+/// `list --json` and `status --json`: one object per line with the documented keys.
+struct JSONOutputTests {
+    static func objects(_ run: Command) throws -> [[String: Any]] {
+        try run.stdoutLines.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test func listAndStatusSpeakJSON() throws {
+        let state = Command.scratchState()
+        _ = try Command.run(["replay", "-c", "config/demo.toml", "--state", state, "config/demo/walk.nmea"])
+        #expect(try Command.run(["complete", "bread", "-c", "config/demo.toml", "--state", state]).status == 0)
+        #expect(try Command.run(["snooze", "parcel", "2h", "-c", "config/demo.toml", "--state", state]).status == 0)
+
+        let list = try Self.objects(try Command.run(["list", "-c", "config/demo.toml", "--state", state, "--json", "--all"]))
+        #expect(list.count == 5)
+        let bread = try #require(list.first { $0["id"] as? String == "bread" })
+        #expect(bread["title"] as? String == "Buy bread" && bread["kind"] as? String == "place")
+        #expect(bread["place"] as? String == "bakery" && bread["radius_m"] as? Double == 30 && bread["completed"] as? Bool == true)
+        #expect(bread["lat"] as? Double == 38.7105 && bread["lon"] as? Double == -9.1366)
+
+        let status = try Self.objects(try Command.run(["status", "-c", "config/demo.toml", "--state", state, "--json"]))
+        #expect(status.count == 5)
+        for object in status {
+            for key in ["id", "title", "state", "distance_m", "completed", "snoozed_until", "last_fired"] {
+                #expect(object.keys.contains(key), "\(key) in \(object)")
+            }
+        }
+        let ferry = try #require(status.first { $0["id"] as? String == "ferry" })
+        #expect(ferry["state"] as? String == "inside" && ferry["last_fired"] as? String == "2026-11-21T08:20:19Z")
+        let parcel = try #require(status.first { $0["id"] as? String == "parcel" })
+        #expect(parcel["state"] as? String == "outside" && (parcel["snoozed_until"] as? String)?.hasPrefix("20") == true)
+        #expect(status.first { $0["id"] as? String == "bread" }?["completed"] as? Bool == true)
+    }
+}

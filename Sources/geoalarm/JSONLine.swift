@@ -1,0 +1,32 @@
+import Foundation
+import GeoAlarmOutput
+
+/// One JSON object printed on a line of its own, members in the order added (`list --json`,
+/// `status --json`).
+struct JSONLine {
+    private var members: [String] = []
+
+    mutating func add(_ key: String, _ text: String?) {
+        members.append(JSONText.quote(key) + ":" + (text.map(JSONText.quote) ?? "null"))
+    }
+
+    /// Degrees as they are (lat, lon).
+    mutating func add(_ key: String, degrees: Double) {
+        members.append(JSONText.quote(key) + ":" + JSONText.number(degrees))
+    }
+
+    /// Metres and counts, to a tenth.
+    mutating func add(_ key: String, number: Double?) {
+        members.append(JSONText.quote(key) + ":" + (number.map { JSONText.number(($0 * 10).rounded() / 10) } ?? "null"))
+    }
+
+    mutating func add(_ key: String, _ flag: Bool) {
+        members.append(JSONText.quote(key) + ":" + (flag ? "true" : "false"))
+    }
+
+    mutating func add(_ key: String, time: Date?) {
+        add(key, time.map(Timestamp.iso8601))
+    }
+
+    var text: String { "{" + members.joined(separator: ",") + "}" }
+}
