@@ -17,13 +17,18 @@ struct ConfigOptions: ParsableArguments {
     /// The path of the file to read, explained on stderr when there is none.
     func resolvedPath() throws -> String {
         do {
-            return try ConfigLocation.resolve(
-                explicit: config, environment: ProcessInfo.processInfo.environment,
-                exists: { FileManager.default.fileExists(atPath: $0) })
+            return try resolvedPathQuietly()
         } catch {
-            Diagnostics.error(error.description)
+            Diagnostics.error("\(error)")
             throw ExitCode.failure
         }
+    }
+
+    /// The path of the config file to read; throws ``ConfigNotFound`` (and says nothing) when there is none.
+    func resolvedPathQuietly() throws -> String {
+        try ConfigLocation.resolve(
+            explicit: config, environment: ProcessInfo.processInfo.environment,
+            exists: { FileManager.default.fileExists(atPath: $0) })
     }
 
     /// Loads and validates the config, printing every problem and failing when there are any.

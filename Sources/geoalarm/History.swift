@@ -9,6 +9,7 @@ struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print past events, oldest first, as the agent printed them.")
 
+    @OptionGroup var options: ConfigOptions
     @OptionGroup var stateOptions: StateOptions
 
     @Option(help: ArgumentHelp(
@@ -41,6 +42,11 @@ struct History: ParsableCommand {
     }
 
     func run() throws {
+        // With a config (given, or found where commands look), an unknown --reminder is named.
+        if let reminder, options.config != nil || (try? options.resolvedPathQuietly()) != nil {
+            let config = try options.load()
+            if config.collections.allSatisfy({ $0.memberIndex(of: reminder) == nil }) { _ = try position(of: reminder, in: config) }
+        }
         guard let store = try stateOptions.openForReading() else {
             Diagnostics.error("state file \(stateOptions.path) does not exist yet: no event has been recorded (or pass --state)")
             throw ExitCode.failure

@@ -138,3 +138,16 @@ struct JSONOutputTests {
         #expect(status.first { $0["id"] as? String == "bread" }?["completed"] as? Bool == true)
     }
 }
+
+/// `history` takes `--config` as the other commands do: it names an unknown reminder.
+struct HistoryConfigTests {
+    @Test func historyTakesConfigAndNamesAnUnknownReminder() throws {
+        let state = Command.scratchState()
+        _ = try Command.run(["replay", "-c", "config/demo.toml", "--state", state, "config/demo/walk.nmea"])
+        let known = try Command.run(["history", "-c", "config/demo.toml", "--state", state, "--reminder", "bread"])
+        #expect(known.stdoutLines == ["2026-11-21T08:06:39Z  arrive  bread  \"Buy bread\"  28 m"])
+        let unknown = try Command.run(["history", "-c", "config/demo.toml", "--state", state, "--reminder", "bred"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no reminder \"bred\" in config/demo.toml; there are: "))
+    }
+}
