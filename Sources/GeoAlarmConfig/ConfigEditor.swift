@@ -27,6 +27,38 @@ public enum ConfigEditor {
         return result
     }
 
+    /// `bytes` with the place `name` at `location` ("LAT,LON") added to `[places]`: as the first
+    /// key under its header, or in a new `[places]` table at the end. A place of that name
+    /// already there, or a `[places]` not written as a header table, is an error.
+    public static func definingPlace(_ name: String, at location: String, in bytes: [UInt8], path: String) throws(EditError) -> [UInt8] {
+        let document: TOMLDocument
+        do {
+            document = try ConfigLoader.document(bytes, path: path)
+        } catch {
+            throw EditError(error.description)
+        }
+        let isBare = !name.isEmpty && name.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+        }
+        let line = Array("\(isBare ? name : quote(name)) = \(quote(location))\n".utf8)
+        guard let places = document.root["places"] else {
+            var result = bytes
+            if !result.isEmpty, result.last != UInt8(ascii: "\n") { result.append(UInt8(ascii: "\n")) }
+            if !result.isEmpty { result.append(UInt8(ascii: "\n")) }
+            return result + Array("[places]\n".utf8) + line
+        }
+        guard let table = places.table, table.extent.lowerBound < table.extent.upperBound else {
+            throw EditError("\(path): [places] is not written as a [places] table; add the place by hand")
+        }
+        if table[name] != nil {
+            throw EditError("\(path): there is a place \"\(name)\" already; give --place alone to use it")
+        }
+        // Right after the header line: a key there belongs to [places], whatever sub-tables follow.
+        let headerEnd = bytes[table.extent].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? table.extent.upperBound
+        let prefix = headerEnd == bytes.count && bytes.last != UInt8(ascii: "\n") ? [UInt8(ascii: "\n")] : []
+        return Array(bytes[..<headerEnd]) + prefix + line + Array(bytes[headerEnd...])
+    }
+
     /// `bytes` without the `[[reminder]]` table whose id is `id` (its header, keys and
     /// sub-tables, as the parser spans them). The comments around it stay; of the blank lines
     /// around it, one goes with it, so that no gap is left twice as wide.

@@ -48,7 +48,9 @@ struct Add: ParsableCommand {
     var id: String?
 
     func validate() throws {
-        guard (at == nil) != (place == nil) else { throw ValidationError("Give exactly one of --at LAT,LON and --place NAME.") }
+        guard at != nil || place != nil else {
+            throw ValidationError("Give --at LAT,LON, --place NAME, or both to define the place NAME at LAT,LON.")
+        }
     }
 
     /// The config to add to: the one given or found, else the user's own, made now (its folder
@@ -80,13 +82,21 @@ struct Add: ParsableCommand {
         if let id { fields.append(("id", ConfigEditor.quote(id))) }
         fields.append(("title", ConfigEditor.quote(title)))
         if let notes { fields.append(("notes", ConfigEditor.quote(notes))) }
-        if let at { fields.append(("location", ConfigEditor.quote(at))) }
-        if let place { fields.append(("place", ConfigEditor.quote(place))) }
+        if let place {
+            fields.append(("place", ConfigEditor.quote(place)))
+        } else if let at {
+            fields.append(("location", ConfigEditor.quote(at)))
+        }
         if let radius { fields.append(("radius", ConfigEditor.quote(radius))) }
         if let when { fields.append(("when", ConfigEditor.quote(when))) }
         if let repetition { fields.append(("repeat", ConfigEditor.quote(repetition))) }
-        try edit(path, creating: creating) { ConfigEditor.appendingReminder(fields, to: $0) }
+        try edit(path, creating: creating) { (bytes) throws(ConfigEditor.EditError) in
+            var bytes = bytes
+            if let place, let at { bytes = try ConfigEditor.definingPlace(place, at: at, in: bytes, path: path) }
+            return ConfigEditor.appendingReminder(fields, to: bytes)
+        }
         if creating != nil { print("created \(path)") }
+        if let place, at != nil { print("defined place \(place) in \(path)") }
         print("added \(id ?? Reminder.slug(title)) to \(path)")
     }
 }

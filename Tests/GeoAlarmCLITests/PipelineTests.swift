@@ -151,3 +151,39 @@ struct HistoryConfigTests {
         #expect(unknown.stderr.contains("no reminder \"bred\" in config/demo.toml; there are: "))
     }
 }
+
+/// `add --place NAME --at LAT,LON` defines the place and uses it.
+struct AddPlaceTests {
+    @Test func addDefinesANewPlaceUnderItsHeaderOrInANewTable() throws {
+        let config = try Command.temporaryFile("""
+            # mine
+            [places]   # where I go
+            home = { lat = 38.7139, lon = -9.1334 }
+
+            [places.office]
+            lat = 38.7226
+            lon = -9.1094
+
+            [[reminder]]
+            title = "Water the plants"
+            place = "home"
+            when = "leave"
+
+            """)
+        let run = try Command.run(["add", "-c", config, "--title", "Buy bread", "--place", "bakery", "--at", "38.7105,-9.1366"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdoutLines.contains("defined place bakery in \(config)"))
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        #expect(text.hasPrefix("# mine\n[places]   # where I go\nbakery = \"38.7105,-9.1366\"\nhome = {"))
+        #expect(text.hasSuffix("[[reminder]]\ntitle = \"Buy bread\"\nplace = \"bakery\"\n"))
+        let again = try Command.run(["add", "-c", config, "--title", "More bread", "--place", "bakery", "--at", "1,2"])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("there is a place \"bakery\" already"))
+
+        let bare = try Command.temporaryFile("[[reminder]]\ntitle = \"A\"\nlat = 1\nlon = 2\n")
+        #expect(try Command.run(["add", "-c", bare, "--title", "Post", "--place", "post office", "--at", "3,4"]).status == 0)
+        let added = try String(contentsOfFile: bare, encoding: .utf8)
+        #expect(added.contains("\n[places]\n\"post office\" = \"3,4\"\n"))
+        #expect(try Command.run(["check", "-c", bare]).status == 0)
+    }
+}
