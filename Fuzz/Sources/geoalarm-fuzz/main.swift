@@ -93,6 +93,15 @@ func checkEditor(_ bytes: [UInt8]) {
     guard after.idsInFileOrder == ids + ["fuzz-added"], Array(after.reminders.dropLast()) == config.reminders else {
         fatalError("adding a reminder changed the others")
     }
+    // Defining a place (add --place NAME --at LAT,LON) adds just that place, where it is allowed at all.
+    if let defined = try? ConfigEditor.definingPlace("fuzz-place", at: "1,2", in: bytes, path: path) {
+        guard let withPlace = try? ConfigLoader.parse(defined, path: path) else { fatalError("defining a place made the config invalid") }
+        var expected = config.places
+        expected["fuzz-place"] = Coordinate(latitude: 1, longitude: 2)
+        guard withPlace.places == expected, withPlace.reminders == config.reminders else {
+            fatalError("defining a place changed something else")
+        }
+    }
 }
 
 nonisolated(unsafe) var selected = FuzzTarget.nmea
