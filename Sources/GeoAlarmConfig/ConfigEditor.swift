@@ -20,10 +20,16 @@ public enum ConfigEditor {
 
     /// `bytes` with a `[[reminder]]` table of `fields` (key and TOML value text, in order) appended.
     public static func appendingReminder(_ fields: [(String, String)], to bytes: [UInt8]) -> [UInt8] {
+        appendingTable("[[reminder]]", fields, to: bytes)
+    }
+
+    /// `bytes` with a table (`header`, then a `key = value` line per field) at the end, a blank
+    /// line before it.
+    private static func appendingTable(_ header: String, _ fields: [(String, String)], to bytes: [UInt8]) -> [UInt8] {
         var result = bytes
         if !result.isEmpty, result.last != UInt8(ascii: "\n") { result.append(UInt8(ascii: "\n")) }
         if !result.isEmpty { result.append(UInt8(ascii: "\n")) }
-        result += Array(("[[reminder]]\n" + fields.map { "\($0.0) = \($0.1)\n" }.joined()).utf8)
+        result += Array((header + "\n" + fields.map { "\($0.0) = \($0.1)\n" }.joined()).utf8)
         return result
     }
 
@@ -37,16 +43,8 @@ public enum ConfigEditor {
         } catch {
             throw EditError(error.description)
         }
-        let isBare = !name.isEmpty && name.utf8.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
-        }
-        let line = Array("\(isBare ? name : quote(name)) = \(quote(location))\n".utf8)
-        guard let places = document.root["places"] else {
-            var result = bytes
-            if !result.isEmpty, result.last != UInt8(ascii: "\n") { result.append(UInt8(ascii: "\n")) }
-            if !result.isEmpty { result.append(UInt8(ascii: "\n")) }
-            return result + Array("[places]\n".utf8) + line
-        }
+        let field = (TOML.isBareKey(name) ? name : quote(name), quote(location))
+        guard let places = document.root["places"] else { return appendingTable("[places]", [field], to: bytes) }
         guard let table = places.table, table.extent.lowerBound < table.extent.upperBound else {
             throw EditError("\(path): [places] is not written as a [places] table; add the place by hand")
         }
@@ -56,7 +54,7 @@ public enum ConfigEditor {
         // Right after the header line: a key there belongs to [places], whatever sub-tables follow.
         let headerEnd = bytes[table.extent].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? table.extent.upperBound
         let prefix = headerEnd == bytes.count && bytes.last != UInt8(ascii: "\n") ? [UInt8(ascii: "\n")] : []
-        return Array(bytes[..<headerEnd]) + prefix + line + Array(bytes[headerEnd...])
+        return Array(bytes[..<headerEnd]) + prefix + Array("\(field.0) = \(field.1)\n".utf8) + Array(bytes[headerEnd...])
     }
 
     /// `bytes` without the `[[reminder]]` table whose id is `id` (its header, keys and

@@ -5,6 +5,19 @@ public enum TOML {
     /// How deep arrays, inline tables and dotted keys may nest together.
     public static let maximumDepth = 64
 
+    /// Whether `name` can be written as a bare key (letters, digits, `_` and `-`), not quoted.
+    public static func isBareKey(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy(isBareKeyByte)
+    }
+
+    static func isBareKeyByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "_"), UInt8(ascii: "-"): true
+        default: false
+        }
+    }
+
     /// Parses a whole document. NUL bytes, invalid UTF-8 and every syntax error are reported
     /// with their byte offset (``TOMLDocument/position(of:)`` turns it into a line and column).
     public static func parse(_ bytes: [UInt8]) throws(TOMLError) -> TOMLDocument {
@@ -358,13 +371,7 @@ struct TOMLParser {
         }
     }
 
-    private func isBareKeyByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "_"), UInt8(ascii: "-"): true
-        default: false
-        }
-    }
+    private func isBareKeyByte(_ byte: UInt8) -> Bool { TOML.isBareKeyByte(byte) }
 
     /// `key = value` into `table`, the dotted parts of the key making (or entering) tables.
     private mutating func parseKeyValue(into table: TOMLTable, depth: Int) throws(TOMLError) {
