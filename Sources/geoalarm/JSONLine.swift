@@ -1,4 +1,5 @@
 import Foundation
+import GeoAlarmCore
 import GeoAlarmOutput
 
 /// One JSON object printed on a line of its own, members in the order added (`list --json`,
@@ -22,6 +23,11 @@ struct JSONLine {
 
     mutating func add(_ key: String, _ flag: Bool) {
         members.append(JSONText.quote(key) + ":" + (flag ? "true" : "false"))
+    }
+
+    /// A local date or date-time as ISO 8601 without a zone: `2026-12-24T16:00`.
+    mutating func add(_ key: String, localDate: LocalDate) {
+        add(key, localDate.description.replacingOccurrences(of: " ", with: "T"))
     }
 
     mutating func add(_ key: String, time: Date?) {

@@ -105,7 +105,7 @@ struct List: ParsableCommand {
             line.add("id", alarm.id)
             line.add("title", alarm.title)
             line.add("kind", "alarm")
-            line.add("at", alarm.at.description.replacingOccurrences(of: " ", with: "T"))
+            line.add("at", localDate: alarm.at)
             line.add("enabled", alarm.isEnabled)
             line.add("completed", completed.contains(alarm.id))
             lines.append(line)

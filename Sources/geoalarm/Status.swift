@@ -58,7 +58,7 @@ struct Status: ParsableCommand {
             line.add("state", "unknown")
             line.add("distance_m", number: nil)
             Self.addLifecycle(lifecycle, to: &line, now: now)
-            line.add("at", alarm.at.description.replacingOccurrences(of: " ", with: "T"))
+            line.add("at", localDate: alarm.at)
             lines.append(line)
         }
         if json {
