@@ -47,10 +47,9 @@ struct LiveEqualsReplayTests {
         else { return [] }
         return names.filter { name in
             guard name.hasSuffix(".log"), leftOut[name] == nil,
-                  let log = FileManager.default.contents(atPath: root.appendingPathComponent(name).path)
+                  let log = FileManager.default.contents(atPath: root.appendingPathComponent(name).path),
+                  TestData.isNMEA(log)
             else { return false }
-            let lines = String(decoding: log, as: UTF8.self).split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("#") }
-            guard !lines.isEmpty, lines.filter({ $0.hasPrefix("$") }).count * 10 >= lines.count * 9 else { return false }
             let fixes = positions(name)
             guard let first = fixes.first else { return false }
             return fixes.contains { metres(first, $0) > 10 }

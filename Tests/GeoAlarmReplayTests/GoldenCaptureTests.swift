@@ -23,18 +23,12 @@ struct GoldenCaptureTests {
         return names.filter { name in
             guard name.hasSuffix(".log"), known[name] == nil,
                   let log = FileManager.default.contents(atPath: root.appendingPathComponent(name).path),
-                  isNMEA(log),
+                  TestData.isNMEA(log),
                   let check = FileManager.default.contents(atPath: root.appendingPathComponent(name + ".chk").path)
             else { return false }
             return String(decoding: check, as: UTF8.self).contains("\"time\":")
         }.sorted()
     }()
-
-    /// Most lines that are not comments are sentences (the binary captures are for gpsd, not us).
-    static func isNMEA(_ log: Data) -> Bool {
-        let lines = String(decoding: log, as: UTF8.self).split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("#") }
-        return !lines.isEmpty && lines.filter { $0.hasPrefix("$") }.count * 10 >= lines.count * 9
-    }
 
     @Test func theSharedFolderHoldsManyNMEACaptures() {
         #expect(Self.nmeaCaptures.count >= 50)
