@@ -71,9 +71,10 @@ public final class FixPipeline {
     }
 
     /// Takes the lifecycles commands and pop-up buttons wrote to the state file (complete,
-    /// snooze); a reminder completed since is taken off every sink (its pop-up closed).
+    /// snooze); a reminder completed since is taken off every sink (its pop-up closed). Nothing is
+    /// read when only this process wrote the file since the last look.
     public func refreshLifecycles() {
-        guard state.isPersisting else { return }
+        guard state.changedByOthers() else { return }
         let lifecycles = state.lifecycles()
         for (id, lifecycle) in lifecycles where lifecycle.completedAt != nil && announcer.lifecycles[id]?.completedAt == nil {
             for sink in sinks { sink.reminderCompleted(id) }

@@ -8,6 +8,8 @@ import Logging
 public final class StateKeeper: @unchecked Sendable {
     private var store: StateStore?
     private let logger: Logger
+    /// The store's data version when ``changedByOthers()`` last looked.
+    private var seenVersion: Int?
 
     /// Opens the store at `path` (none: memory only). A store that cannot be opened is logged
     /// with its file and cause, and the keeper runs in memory.
@@ -50,6 +52,20 @@ public final class StateKeeper: @unchecked Sendable {
             if removed > 0 { logger.info("pruned \(removed) events older than the history's keep from \(store.path)") }
         } catch {
             fail(error)
+        }
+    }
+
+    /// Whether another process wrote the store since the last call (true the first time): the
+    /// agent's own writes do not count, so a change of the file that it made itself is not read back.
+    public func changedByOthers() -> Bool {
+        guard let store else { return false }
+        do {
+            let version = try store.dataVersion()
+            defer { seenVersion = version }
+            return version != seenVersion
+        } catch {
+            fail(error)
+            return false
         }
     }
 

@@ -161,6 +161,12 @@ public final class StateStore: Sendable {
         return migrator
     }
 
+    /// SQLite's data version as the writing connection sees it: it changes only when another
+    /// connection (a command, a pop-up button's) has committed since it was last read.
+    public func dataVersion() throws(StoreError) -> Int {
+        try writing { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+    }
+
     /// Every reminder's lifecycle (completed, snoozed, last fired), by id.
     public func lifecycles() throws(StoreError) -> [String: Lifecycle] {
         try reading { db in
