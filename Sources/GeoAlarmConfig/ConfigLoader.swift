@@ -39,9 +39,7 @@ public enum ConfigLoader {
         do {
             return try TOML.parse(bytes)
         } catch {
-            let bytesForPosition = bytes
-            let (line, column) = TOMLDocument.position(
-                of: error.offset, in: bytesForPosition, lineStarts: TOMLDocument.lineStarts(of: bytesForPosition))
+            let (line, column) = TOMLDocument.position(of: error.offset, in: bytes, lineStarts: TOMLDocument.lineStarts(of: bytes))
             throw ConfigError([ConfigDiagnostic(file: path, line: line, column: column, message: error.message)])
         }
     }
