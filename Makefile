@@ -3,6 +3,7 @@
 #   make test      install what is missing, build, run every test and a short pass of every fuzz target
 #   make fuzz      fuzz every parser for FUZZ_SECONDS each (libFuzzer; crashes land in .build-fuzz/crashes)
 #   make install   build for release and install (PREFIX=/usr/local, DESTDIR for staging)
+#   make deb       build geoalarm_VERSION_ARCH.deb (the Swift runtime linked in) and check it with lintian
 
 SHELL := /bin/bash
 SWIFT_BIN_DIR ?= $(firstword $(wildcard /opt/swift/usr/bin) $(dir $(shell command -v swift 2>/dev/null)))
@@ -14,15 +15,19 @@ BIN = .build/$(CONFIGURATION)/geoalarm
 PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_CONFIGURATION ?= release
+# The binary `make install` copies (`make deb` passes its statically linked one).
+BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 
 # Debian packages the build and the tests use: libgps for the gpsd adapter, gpsd and gpsfake
 # (gpsd-clients) for the live tests and the demo, systemd and man-db for checking the units,
 # libnotify for pop-ups, and dunst, Xvfb and D-Bus for the tests on a real notification server,
 # SQLite for the state store (and its command-line shell for the tests).
+# dpkg-dev, binutils, lintian and debootstrap build the Debian package and test installing it.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
-	libnotify-dev libnotify-bin dunst xvfb dbus-daemon libsqlite3-dev sqlite3
+	libnotify-dev libnotify-bin dunst xvfb dbus-daemon libsqlite3-dev sqlite3 \
+	dpkg-dev binutils lintian debootstrap
 
-.PHONY: all deps build test demo replay-demo install clean fuzz fuzz-build
+.PHONY: all deps build test demo replay-demo install clean fuzz fuzz-build deb test-package
 
 all: build
 
@@ -40,7 +45,25 @@ build:
 
 test: deps build
 	$(SWIFT) test
+	$(MAKE) test-package
 	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+
+# The Debian package: a release build with the Swift runtime linked statically, laid out by
+# `make install PREFIX=/usr`, Depends from dpkg-shlibdeps, then lintian (no error allowed).
+DEB_VERSION = $(shell dpkg-parsechangelog -l packaging/debian/changelog -S Version)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB = geoalarm_$(DEB_VERSION)_$(DEB_ARCH).deb
+# No $$ORIGIN rpath: nothing is loaded from beside the binary.
+STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --scratch-path .build-static
+deb: deps
+	$(STATIC_BUILD)
+	packaging/debian/build-deb .build-static/release/geoalarm .
+	lintian --fail-on error --tag-display-limit 0 $(DEB)
+
+# The package's contents, then installing it into a fresh minimal Debian root (debootstrap,
+# cached in $$GEOALARM_ROOT_CACHE) that has no Swift, and using it there.
+test-package: deb
+	packaging/debian/test-package $(DEB) $(BIN)
 
 # Coverage-guided fuzzing (Fuzz/ is its own package, built with -sanitize=fuzzer,address).
 FUZZ_SECONDS ?= 60
@@ -66,12 +89,17 @@ demo: deps build
 replay-demo: build
 	$(BIN) replay --config config/demo.toml config/demo/walk.nmea
 
+# Completions come from the argument parser of the binary being installed.
 install: $(if $(NO_BUILD),,install-build)
-	install -D -m 0755 .build/$(INSTALL_CONFIGURATION)/geoalarm $(DESTDIR)$(PREFIX)/bin/geoalarm
+	install -D -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/geoalarm
 	sed 's|@BINDIR@|$(PREFIX)/bin|' packaging/systemd/geoalarm.service | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/systemd/user/geoalarm.service
 	sed 's|@BINDIR@|$(PREFIX)/bin|' packaging/systemd/geoalarm-headless.service | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/systemd/system/geoalarm-headless.service
-	install -D -m 0644 config/example.toml $(DESTDIR)$(PREFIX)/share/doc/geoalarm/example.toml
 	install -D -m 0644 packaging/man/geoalarm.1 $(DESTDIR)$(PREFIX)/share/man/man1/geoalarm.1
+	$(BINARY) --generate-completion-script bash | sed '1{/^#!/d}' | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/bash-completion/completions/geoalarm
+	$(BINARY) --generate-completion-script zsh | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_geoalarm
+	$(BINARY) --generate-completion-script fish | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/geoalarm.fish
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/geoalarm config/example.toml config/demo.toml README.md
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/geoalarm/demo config/demo/walk.nmea
 
 .PHONY: install-build
 install-build:
@@ -102,7 +130,7 @@ bench: bench-deps
 	Benchmarks/.build/release/Instructions
 	Benchmarks/.build/release/StartupMemory
 	Benchmarks/.build/release/LiveLatency
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static
+	$(STATIC_BUILD)
 	Benchmarks/.build/release/Wakeups .build/release/geoalarm .build-static/release/geoalarm
 	$(BENCH_VENV)/bin/python Benchmarks/peers/peers.py .build/release/geoalarm Benchmarks/.work/reminders-100.toml \
 		Benchmarks/.work/walk-100k.nmea:Benchmarks/.work/walk-1m.nmea Benchmarks/.work/walk-100k.json:Benchmarks/.work/walk-1m.json
