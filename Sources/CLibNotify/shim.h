@@ -6,34 +6,12 @@
 #define GEOALARM_CLIBNOTIFY_SHIM_H
 
 #include <libnotify/notify.h>
-#include <string.h>
 
 /* Called on the GLib thread when a button is pressed: the action's id and the context given at show. */
 typedef void (*geoalarm_action_handler)(const char *action, void *context);
 
 static inline int geoalarm_notify_init(const char *app_name) {
     return notify_is_initted() ? 1 : notify_init(app_name);
-}
-
-/* The notification server's name (free with g_free), or NULL when none answers on the session bus. */
-static inline char *geoalarm_notify_server_name(void) {
-    char *name = NULL, *vendor = NULL, *version = NULL, *spec = NULL;
-    if (!notify_get_server_info(&name, &vendor, &version, &spec)) return NULL;
-    g_free(vendor);
-    g_free(version);
-    g_free(spec);
-    return name;
-}
-
-/* 1 when the server advertises `capability` ("actions", "body-markup"...), else 0. */
-static inline int geoalarm_notify_server_has(const char *capability) {
-    GList *caps = notify_get_server_caps();
-    int found = 0;
-    for (GList *item = caps; item != NULL; item = item->next) {
-        if (strcmp((const char *)item->data, capability) == 0) found = 1;
-    }
-    g_list_free_full(caps, g_free);
-    return found;
 }
 
 typedef struct geoalarm_action_binding {
@@ -116,7 +94,5 @@ static inline void geoalarm_main_loop_quit(GMainLoop *loop) { g_main_loop_quit(l
 static inline void geoalarm_main_loop_call(int (*function)(void *), void *context) {
     g_idle_add((GSourceFunc)function, context);
 }
-
-static inline void geoalarm_free(void *pointer) { g_free(pointer); }
 
 #endif

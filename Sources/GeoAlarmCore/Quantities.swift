@@ -74,6 +74,16 @@ public enum Span {
         return try checked(total, text)
     }
 
+    /// A span for people, in its two largest units: "40 s", "12 min", "3 h 5 min", "2 d 4 h".
+    /// Negative and non-finite spans read "0 s".
+    public static func describe(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 1 else { return "0 s" }
+        let whole = seconds >= Double(Int.max) ? Int.max : Int(seconds)
+        let parts: [(Int, String)] = [(whole / 86400, "d"), (whole % 86400 / 3600, "h"), (whole % 3600 / 60, "min"), (whole % 60, "s")]
+        guard let first = parts.firstIndex(where: { $0.0 > 0 }) else { return "0 s" }
+        return parts[first...].prefix(2).filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: " ")
+    }
+
     /// The longest span accepted (timeouts, snoozes, cooldowns, dwell, history's keep): a year.
     public static let maximum = 365 * 86400.0
 

@@ -64,17 +64,26 @@ public final class HookRunner: EventSink {
             logger.warning("hooks not run: \(problem)")
             return commands
         }
-        if let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) {
-            for name in names.sorted() where !name.hasPrefix(".") {
-                let path = "\(directory)/\(name)"
-                var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                   FileManager.default.isExecutableFile(atPath: path) {
-                    commands.append([path])
-                }
+        if let directory { commands += Self.hooks(in: directory).executable.map { ["\(directory)/\($0)"] } }
+        return commands
+    }
+
+    /// The files in a hooks folder, by name, sorted: those that run (executable regular files)
+    /// and those skipped for not being executable. Dot files and folders are not hooks.
+    public static func hooks(in directory: String) -> (executable: [String], notExecutable: [String]) {
+        var found: (executable: [String], notExecutable: [String]) = ([], [])
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return found }
+        for name in names.sorted() where !name.hasPrefix(".") {
+            let path = "\(directory)/\(name)"
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            if FileManager.default.isExecutableFile(atPath: path) {
+                found.executable.append(name)
+            } else {
+                found.notExecutable.append(name)
             }
         }
-        return commands
+        return found
     }
 
     public func deliver(_ event: GeofenceEvent) {

@@ -121,7 +121,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
             }
             return
         }
-        defer { geoalarm_free(failure) }
+        defer { g_free(failure) }
         serverLost(String(cString: failure))
     }
 
@@ -145,18 +145,16 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
     }
 
     private func lookForServer() {
-        guard let name = geoalarm_notify_server_name() else {
+        guard let found = NotificationServer.current() else {
             serverLost("nothing answers as org.freedesktop.Notifications")
             return
         }
-        defer { geoalarm_free(name) }
         let wasMissing = server == .missing
-        server = .available(
-            actions: geoalarm_notify_server_has("actions") != 0, markup: geoalarm_notify_server_has("body-markup") != 0)
+        server = .available(actions: found.showsButtons, markup: found.capabilities.contains("body-markup"))
         if wasMissing {
-            logger.info("notification server \(String(cString: name)) is back; showing pop-ups again")
+            logger.info("notification server \(found.name) is back; showing pop-ups again")
         } else {
-            logger.info("showing pop-ups through \(String(cString: name))")
+            logger.info("showing pop-ups through \(found.name)")
         }
     }
 

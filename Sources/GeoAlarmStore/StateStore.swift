@@ -161,6 +161,23 @@ public final class StateStore: Sendable {
         return migrator
     }
 
+    /// How many schema changes this build knows (the newest schema's number).
+    public static var knownSchemaVersion: Int { migrator.migrations.count }
+
+    /// The file's schema: how many of this build's schema changes it has, and the names of any
+    /// it has that this build does not know (written by a newer geoalarm).
+    public func schemaVersion() throws(StoreError) -> (applied: Int, unknown: [String]) {
+        do {
+            return try reader.read { db in
+                let known = Set(Self.migrator.migrations)
+                let applied = try Self.migrator.appliedIdentifiers(db)
+                return (applied.intersection(known).count, applied.subtracting(known).sorted())
+            }
+        } catch {
+            throw StoreError(path: path, reason: Self.describe(error))
+        }
+    }
+
     /// SQLite's data version as the writing connection sees it: it changes only when another
     /// connection (a command, a pop-up button's) has committed since it was last read.
     public func dataVersion() throws(StoreError) -> Int {

@@ -5,18 +5,32 @@ import GeoAlarmConfig
 /// `geoalarm check`: validates a reminders file and explains every problem in it.
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check a reminders file; exits 0 when it is valid, 1 otherwise.",
+        abstract: "Check a reminders file (and with --state, the state file); exits 0 when valid, 1 otherwise.",
         discussion: "Syntax errors are printed as FILE:LINE:COL: message, other problems as "
-            + "FILE: reminder \"id\" (#N): key: message, one per line on stderr.")
+            + "FILE: reminder \"id\" (#N): key: message, one per line on stderr. With --state, the state "
+            + "file is checked as `doctor` checks it.")
 
     @OptionGroup var options: ConfigOptions
 
+    @OptionGroup var stateOptions: StateOptions
+
     func run() throws {
         let config = try options.load()
-        let enabled = config.reminders.filter(\.isEnabled).count
-        let alarms = config.alarms.isEmpty ? "" : ", \(config.alarms.count) time alarms"
-        let places = config.collections.reduce(0) { $0 + $1.places.count }
-        let collections = config.collections.isEmpty ? "" : ", \(config.collections.count) collections (\(places) places)"
-        print("\(config.path): OK, \(config.reminders.count) reminders (\(enabled) enabled)\(alarms)\(collections), \(config.places.count) places")
+        print("\(config.path): OK, \(config.summary)")
+        guard stateOptions.state != nil else { return }
+        let state = stateOptions.inspect()
+        print(state.line)
+        if state.verdict == .fail { throw ExitCode.failure }
+    }
+}
+
+extension Config {
+    /// "4 reminders (4 enabled), 1 time alarms, 2 places", with collections when there are some.
+    var summary: String {
+        let enabled = reminders.filter(\.isEnabled).count
+        let alarms = alarms.isEmpty ? "" : ", \(alarms.count) time alarms"
+        let placeCount = collections.reduce(0) { $0 + $1.places.count }
+        let collections = collections.isEmpty ? "" : ", \(collections.count) collections (\(placeCount) places)"
+        return "\(reminders.count) reminders (\(enabled) enabled)\(alarms)\(collections), \(places.count) places"
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmGPSD
 
 /// Runs one locked, validated, atomic edit of the reminders file (starting it from `creating`
 /// when it does not exist), or explains why not and exits 1.
@@ -17,9 +18,14 @@ private func edit(
 }
 
 /// `geoalarm add`: appends a reminder to the config file, keeping the rest of it as it was.
-struct Add: ParsableCommand {
+struct Add: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Add a reminder to the config file (validated first, written atomically, the rest kept byte for byte).")
+        abstract: "Add a reminder to the config file (validated first, written atomically, the rest kept byte for byte).",
+        discussion: """
+            With no config file yet, the user's own is created. --here waits up to --wait seconds for a fix \
+            from gpsd (found as `run` finds it) within max_error, and otherwise takes the last fix the agent \
+            recorded in the state file, saying how old it is.
+            """)
 
     @OptionGroup var options: ConfigOptions
 
@@ -29,7 +35,10 @@ struct Add: ParsableCommand {
     @Option(help: ArgumentHelp("Where: a point.", valueName: "lat,lon"))
     var at: String?
 
-    @Option(help: ArgumentHelp("Where: a name from [places].", valueName: "name"))
+    @Flag(help: "Where: here, gpsd's position now (else the last fix the agent recorded).")
+    var here = false
+
+    @Option(help: ArgumentHelp("Where: a name from [places] (with --at or --here: define it there).", valueName: "name"))
     var place: String?
 
     @Option(help: ArgumentHelp("The circle: metres or \"150m\", \"1km\"...", valueName: "radius"))
@@ -47,10 +56,22 @@ struct Add: ParsableCommand {
     @Option(help: "The reminder's id (default: a slug of the title).")
     var id: String?
 
+    @OptionGroup var gpsdOptions: GPSDOptions
+
+    @Option(help: ArgumentHelp("With --here: how long to wait for a good fix from gpsd.", valueName: "seconds"))
+    var wait: Double = 10
+
+    @OptionGroup var stateOptions: StateOptions
+
     func validate() throws {
-        guard at != nil || place != nil else {
-            throw ValidationError("Give --at LAT,LON, --place NAME, or both to define the place NAME at LAT,LON.")
+        guard at != nil || here || place != nil else {
+            throw ValidationError("Give --at LAT,LON, --here or --place NAME (with --at or --here, NAME is defined there).")
         }
+        if at != nil, here { throw ValidationError("--at and --here both say where: give one.") }
+        if !here, gpsdOptions.gpsd != nil || gpsdOptions.device != nil {
+            throw ValidationError("--gpsd and --device say where --here asks: give them with --here.")
+        }
+        guard wait.isFinite, (0...600).contains(wait) else { throw ValidationError("--wait \(wait): give 0 to 600 seconds.") }
     }
 
     /// The config to add to: the one given or found, else the user's own, made now (its folder
@@ -76,8 +97,9 @@ struct Add: ParsableCommand {
         return (path, ConfigLocation.newConfigHeader)
     }
 
-    func run() throws {
+    func run() async throws {
         let (path, creating) = try target()
+        let at = here ? try await herePosition(config: creating == nil ? path : nil).description : at
         var fields: [(String, String)] = []
         if let id { fields.append(("id", ConfigEditor.quote(id))) }
         fields.append(("title", ConfigEditor.quote(title)))
@@ -98,6 +120,50 @@ struct Add: ParsableCommand {
         if creating != nil { print("created \(path)") }
         if let place, at != nil { print("defined place \(place) in \(path)") }
         print("added \(id ?? Reminder.slug(title)) to \(path)")
+    }
+
+    /// Where --here is: gpsd's first position within the config's `max_error` (unknown errors
+    /// accepted, as the engine does), else the last fix in the state file; exits 1 with both
+    /// reasons when neither is to be had.
+    private func herePosition(config path: String?) async throws -> Coordinate {
+        // An invalid config is reported by the edit itself; its gpsd and max_error are not used meanwhile.
+        let config = path.flatMap { try? ConfigLoader.load(path: $0) }
+        let maxError = (config?.settings ?? EngineSettings()).maxError
+        let endpoint = gpsdOptions.endpoint(config: config, environment: ProcessInfo.processInfo.environment)
+        let sample = await GPSDSample.take(
+            from: endpoint, device: gpsdOptions.device, patience: .milliseconds(Int64(wait * 1000))
+        ) { fix in
+            guard let maxError, let error = fix.horizontalError else { return true }
+            return error <= maxError
+        }
+        if let fix = sample.accepted {
+            let error = fix.horizontalError.map { " (±\(Metres.rounded($0)) m)" } ?? ""
+            print("here: \(fix.coordinate)\(error), from gpsd at \(endpoint)")
+            return fix.coordinate
+        }
+        var why = "gpsd at \(endpoint): "
+        if let unreachable = sample.unreachable {
+            why += unreachable
+        } else if let best = sample.latestPosition, let error = best.horizontalError, let maxError {
+            why += "no fix within max_error (\(Metres.rounded(maxError)) m) in \(Span.describe(wait)); the last was ±\(Metres.rounded(error)) m"
+        } else {
+            why += "no fix in \(Span.describe(wait))" + (sample.reports > 0 ? " (the receiver reports no position)" : "")
+        }
+        let lastFix: Fix?
+        do {
+            lastFix = try stateOptions.openForReading()?.lastFix()
+        } catch {
+            Diagnostics.error("\(error)")
+            lastFix = nil
+        }
+        guard let lastFix else {
+            Diagnostics.error("\(why); and \(stateOptions.path) holds no fix: give --at LAT,LON")
+            throw ExitCode.failure
+        }
+        let age = lastFix.time.map { "\(Span.describe(Date().timeIntervalSince($0))) old" } ?? "of unknown age"
+        Diagnostics.logger.warning("\(why); using the last fix the agent recorded, \(age)")
+        print("here: \(lastFix.coordinate), the last fix recorded in \(stateOptions.path) (\(age))")
+        return lastFix.coordinate
     }
 }
 

@@ -8,7 +8,8 @@ struct GeoAlarm: AsyncParsableCommand {
         abstract: "Location reminders: tells you when you arrive at or leave the places you care about.",
         version: "0.2.0",
         subcommands: [
-            Run.self, Check.self, Replay.self, List.self, Status.self, History.self, Add.self, Remove.self, Complete.self,
+            Run.self, Check.self, Doctor.self, Replay.self, List.self, Status.self, History.self, Add.self, Remove.self,
+            Complete.self,
             Uncomplete.self,
             Snooze.self,
         ]

@@ -28,11 +28,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where fixes come from: gpsd (the default).", valueName: "source"))
     var source: SourceKind = .gpsd
 
-    @Option(help: ArgumentHelp("Where gpsd listens.", valueName: "host[:port]"))
-    var gpsd: String?
-
-    @Option(help: ArgumentHelp("Watch only this receiver (its gpsd device path).", valueName: "path"))
-    var device: String?
+    @OptionGroup var gpsdOptions: GPSDOptions
 
     @Flag(help: "Print each event as a JSON object on one line.")
     var json = false
@@ -42,21 +38,11 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var stateOptions: StateOptions
 
-    func validate() throws {
-        if let gpsd, GPSDEndpoint(parsing: gpsd) == nil {
-            throw ValidationError("--gpsd \(gpsd): expected HOST, HOST:PORT or [IPv6]:PORT with a port from 1 to 65535.")
-        }
-    }
-
     func run() async throws {
         let config = try options.load()
         let logger = Diagnostics.logger
         let environment = ProcessInfo.processInfo.environment
-        let fromConfig = (config.gpsdHost != nil || config.gpsdPort != nil)
-            ? GPSDEndpoint(host: config.gpsdHost ?? "localhost", port: config.gpsdPort ?? GPSDEndpoint.defaultPort) : nil
-        let endpoint = GPSDEndpoint.resolve(
-            option: gpsd.flatMap(GPSDEndpoint.init(parsing:)), config: fromConfig,
-            environment: environment)
+        let endpoint = gpsdOptions.endpoint(config: config, environment: environment)
         var sinks: [any EventSink] = [EventLog(format: json ? .json : .text)]
         var services: [any Service] = []
         if headless || !config.notify {
@@ -82,7 +68,7 @@ struct Run: AsyncParsableCommand {
             directory: ConfigLocation.hooksDirectory(environment: environment), timeout: config.hookTimeout, logger: logger))
         let keeper = StateKeeper(path: stateOptions.path, logger: logger)
         let channel = AgentChannel()
-        let fixes = GPSDSource(endpoint: endpoint, device: device)
+        let fixes = GPSDSource(endpoint: endpoint, device: gpsdOptions.device)
         services.append(AlarmAgent(source: fixes, channel: channel, config: config, state: keeper, sinks: sinks, logger: logger))
         services.append(WatcherService(
             configPath: config.path, statePath: keeper.isPersisting ? stateOptions.path : nil, channel: channel, logger: logger))

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GeoAlarmStore
+import GeoAlarmSystem
 
 /// The `--state` option shared by every command that uses the state file.
 struct StateOptions: ParsableArguments {
@@ -30,5 +31,46 @@ struct StateOptions: ParsableArguments {
             Diagnostics.error(error.description)
             throw ExitCode.failure
         }
+    }
+}
+
+extension StateOptions {
+    /// The state file as the agent needs it: private, writable, with a schema this build reads;
+    /// or, when there is none yet, a folder it can be created in.
+    func inspect() -> Finding {
+        guard let status = (try? System.fileStatus(path)) ?? nil else {
+            var folder = (path as NSString).deletingLastPathComponent
+            while !folder.isEmpty, folder != "/", !FileManager.default.fileExists(atPath: folder) {
+                folder = (folder as NSString).deletingLastPathComponent
+            }
+            guard FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) else {
+                return Finding(.fail, "state", "\(path) does not exist and \(folder) is not writable",
+                               advice: "give --state a path you can write, or make \(folder) yours")
+            }
+            return Finding(.ok, "state", "\(path) does not exist yet; the agent creates it (0600) at its first fix")
+        }
+        let mode = String(status.st_mode & 0o777, radix: 8)
+        guard FileManager.default.isWritableFile(atPath: path) else {
+            return Finding(.fail, "state", "\(path) (mode \(mode)) is not writable: the agent could not record anything",
+                           advice: "chown it to the user the agent runs as, or chmod u+w \(path)")
+        }
+        let schema: (applied: Int, unknown: [String])
+        do {
+            guard let store = try StateStore(readingFrom: path) else { return Finding(.fail, "state", "\(path) vanished") }
+            schema = try store.schemaVersion()
+        } catch {
+            return Finding(.fail, "state", "\(error)", advice: "move \(path) aside (the agent starts a new one); keep it for its history")
+        }
+        let version = "schema \(schema.applied) of \(StateStore.knownSchemaVersion)"
+        if !schema.unknown.isEmpty {
+            return Finding(.fail, "state", "\(path) was written by a newer geoalarm (\(schema.unknown.joined(separator: ", ")))",
+                           advice: "upgrade geoalarm, or give --state another file")
+        }
+        if status.st_mode & 0o077 != 0 {
+            return Finding(.fail, "state", "\(path) (mode \(mode), \(version)) is readable by others: it holds where you have been",
+                           advice: "chmod 600 \(path)")
+        }
+        let migration = schema.applied < StateStore.knownSchemaVersion ? " (brought up to date when next opened)" : ""
+        return Finding(.ok, "state", "\(path): mode \(mode), writable, \(version)\(migration)")
     }
 }

@@ -1,0 +1,51 @@
+import GeoAlarmCore
+
+/// What a short look at gpsd found: for `add --here` and `doctor`, which ask once and go.
+public struct GPSDSample: Sendable {
+    /// Why gpsd could not be reached (or was lost), when it could not; nil when it answered.
+    public var unreachable: String?
+    /// How many reports gpsd sent, fix or not.
+    public var reports = 0
+    /// The newest report that carried a position (mode 2D or 3D).
+    public var latestPosition: Fix?
+    /// The newest report of any mode (says "no fix" when the receiver has none).
+    public var latest: Fix?
+    /// The first position that `accept` took, which ended the look early.
+    public var accepted: Fix?
+
+    /// Connects to gpsd at `endpoint` and reads its reports until `accept` takes a position or
+    /// `patience` has passed, whichever is first; gives up at once when gpsd cannot be reached.
+    public static func take(
+        from endpoint: GPSDEndpoint, device: String? = nil, patience: Duration,
+        accept: @escaping @Sendable (Fix) -> Bool
+    ) async -> GPSDSample {
+        let source = GPSDSource(endpoint: endpoint, device: device)
+        let deadline = Task {
+            try? await Task.sleep(for: patience)
+            source.stop()
+        }
+        defer { deadline.cancel() }
+        var sample = GPSDSample()
+        for await report in source.reports() {
+            switch report {
+            case .connected:
+                sample.unreachable = nil
+            case .unavailable(let reason), .failed(let reason):
+                sample.unreachable = reason
+                source.stop()
+            case .fixes(let fixes, _):
+                for fix in fixes where sample.accepted == nil {
+                    sample.reports += 1
+                    sample.latest = fix
+                    guard fix.mode >= .twoD else { continue }
+                    sample.latestPosition = fix
+                    if accept(fix) {
+                        sample.accepted = fix
+                        source.stop()
+                    }
+                }
+            }
+        }
+        return sample
+    }
+}

@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmGPSD
+import GeoAlarmHooks
+import GeoAlarmNotify
+import GeoAlarmSystem
+
+/// `geoalarm doctor`: checks everything `run` needs, one line per check with what to do.
+struct Doctor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the setup: config, gpsd, the receiver's fix, pop-ups, state file, hooks, systemd unit.",
+        discussion: """
+            One line per check: ok; note (not a fault, with a step worth taking); skip (does not apply \
+            here); FAIL, with what to do. gpsd is found as `run` finds it. Exits 0 when nothing failed, 1 \
+            otherwise.
+            """)
+
+    @OptionGroup var options: ConfigOptions
+
+    @OptionGroup var gpsdOptions: GPSDOptions
+
+    @Flag(help: "Skip the notification server, as `run --headless` shows no pop-ups.")
+    var headless = false
+
+    @Option(help: ArgumentHelp("How long to wait for a fix from gpsd.", valueName: "seconds"))
+    var wait: Double = 5
+
+    @OptionGroup var stateOptions: StateOptions
+
+    func validate() throws {
+        guard wait.isFinite, (0...600).contains(wait) else { throw ValidationError("--wait \(wait): give 0 to 600 seconds.") }
+    }
+
+    func run() async throws {
+        var failed = false
+        func report(_ finding: Finding) {
+            print(finding.line)
+            if finding.verdict == .fail { failed = true }
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let config = checkConfig(report)
+        await checkGPSD(config: config, environment: environment, report)
+        report(checkNotifications(config: config, environment: environment))
+        report(stateOptions.inspect())
+        report(checkHooks(environment: environment))
+        report(checkSystemd(environment: environment))
+        if failed { throw ExitCode.failure }
+    }
+
+    /// The config, loaded as `check` loads it; nil when there is none or it is invalid.
+    private func checkConfig(_ report: (Finding) -> Void) -> Config? {
+        let path: String
+        do {
+            path = try options.resolvedPathQuietly()
+        } catch {
+            report(Finding(.fail, "config", "\(error)", advice: "make one with geoalarm add --title TITLE --here (or --at LAT,LON)"))
+            return nil
+        }
+        do {
+            let config = try ConfigLoader.load(path: path)
+            report(Finding(.ok, "config", "\(path): \(config.summary)"))
+            return config
+        } catch {
+            let first = error.diagnostics.first.map { DisplayText.escaped($0.description) } ?? "unreadable"
+            report(Finding(.fail, "config", "\(error.diagnostics.count) problem(s); the first: \(first)",
+                           advice: "geoalarm check --config \(path) lists them all"))
+            return nil
+        }
+    }
+
+    /// gpsd reachable, then a receiver with a usable fix.
+    private func checkGPSD(config: Config?, environment: [String: String], _ report: (Finding) -> Void) async {
+        let endpoint = gpsdOptions.endpoint(config: config, environment: environment)
+        let maxError = (config?.settings ?? EngineSettings()).maxError
+        let sample = await GPSDSample.take(
+            from: endpoint, device: gpsdOptions.device, patience: .milliseconds(Int64(wait * 1000))
+        ) { fix in
+            // The agent uses a fix only once the receiver knows the date.
+            guard fix.time != nil else { return false }
+            guard let maxError, let error = fix.horizontalError else { return true }
+            return error <= maxError
+        }
+        if let reason = sample.unreachable {
+            report(Finding(.fail, "gpsd", "\(endpoint): \(reason)",
+                           advice: "start gpsd (sudo systemctl start gpsd.socket), or give --gpsd HOST:PORT or [gpsd] in the config"))
+            report(Finding(.skip, "fix", "gpsd cannot be asked"))
+            return
+        }
+        report(Finding(.ok, "gpsd", "\(endpoint) answers"))
+        let receiver = gpsdOptions.device.map { "receiver \($0)" } ?? "a receiver"
+        guard let latest = sample.latest else {
+            report(Finding(.fail, "fix", "no report from \(receiver) in \(Span.describe(wait))",
+                           advice: "plug the receiver in and check that gpsd knows it (gpspipe -w shows its DEVICES)"))
+            return
+        }
+        guard let position = sample.accepted ?? sample.latestPosition else {
+            report(Finding(.fail, "fix", "\(receiver) reports no position (mode \(latest.mode.rawValue))",
+                           advice: "give the antenna a view of the sky and wait a few minutes for a first fix"))
+            return
+        }
+        let mode = position.mode == .threeD ? "3D" : "2D"
+        let error = position.horizontalError.map { "±\(Metres.rounded($0)) m" } ?? "error unknown"
+        guard let time = position.time else {
+            report(Finding(.fail, "fix", "\(mode) fix at \(position.coordinate), \(error), but no date yet: the agent waits for one",
+                           advice: "wait for the receiver to learn the date (an RMC or ZDA sentence), or give --wait more time"))
+            return
+        }
+        let age = Date().timeIntervalSince(time)
+        let detail = "\(mode) fix at \(position.coordinate), \(error), \(Span.describe(age)) old"
+        if sample.accepted == nil, let maxError {
+            report(Finding(.fail, "fix", "\(detail): worse than max_error (\(Metres.rounded(maxError)) m), so ignored",
+                           advice: "wait for a better fix (open sky), or raise max_error in [defaults]"))
+        } else if age > 60 {
+            report(Finding(.note, "fix", "\(detail): the receiver's time is behind this machine's clock",
+                           advice: "if this is no recording played through gpsd, check the receiver and the system clock"))
+        } else {
+            report(Finding(.ok, "fix", detail))
+        }
+    }
+
+    /// The notification server, unless pop-ups are off.
+    private func checkNotifications(config: Config?, environment: [String: String]) -> Finding {
+        if headless { return Finding(.skip, "notifications", "--headless: no pop-ups") }
+        if config?.notify == false { return Finding(.skip, "notifications", "pop-ups are off ([output] notify = false)") }
+        guard let server = NotificationServer.current() else {
+            let bus = environment["DBUS_SESSION_BUS_ADDRESS"].map { "on \($0)" } ?? "(no DBUS_SESSION_BUS_ADDRESS: no session bus)"
+            return Finding(.fail, "notifications", "no notification server answers \(bus)",
+                           advice: "start one (dunst, or your desktop's), or run headless ([output] notify = false or run --headless)")
+        }
+        let buttons = server.showsButtons ? "shows buttons (Done, Snooze 1 h)" : "shows no buttons: use geoalarm complete and snooze"
+        return Finding(.ok, "notifications", "\(server.name) \(server.version) (\(server.vendor)), \(buttons)")
+    }
+
+    /// The hooks folder: safe to run from, and what in it runs.
+    private func checkHooks(environment: [String: String]) -> Finding {
+        guard let folder = ConfigLocation.hooksDirectory(environment: environment) else {
+            return Finding(.skip, "hooks", "no home folder, so no hooks folder")
+        }
+        guard FileManager.default.fileExists(atPath: folder) else { return Finding(.ok, "hooks", "none (\(folder) does not exist)") }
+        if let problem = FileSafety.hooksFolderProblem(folder) { return Finding(.fail, "hooks", problem) }
+        let hooks = HookRunner.hooks(in: folder)
+        let running = hooks.executable.isEmpty ? "none runs" : "\(hooks.executable.joined(separator: ", ")) run"
+        guard hooks.notExecutable.isEmpty else {
+            return Finding(.note, "hooks", "\(folder): \(running); \(hooks.notExecutable.joined(separator: ", ")) not executable, so skipped",
+                           advice: "chmod +x the ones meant to run")
+        }
+        return Finding(.ok, "hooks", "\(folder): \(running)")
+    }
+
+    /// The units: installed, enabled, running, where systemd runs.
+    private func checkSystemd(environment: [String: String]) -> Finding {
+        guard SystemdUnitState.systemdIsRunning else { return Finding(.skip, "systemd", "systemd does not run this machine") }
+        var units: [(name: String, user: Bool)] = [("geoalarm-headless.service", false)]
+        if geteuid() != 0 { units.insert(("geoalarm.service", true), at: 0) }
+        var described: [String] = []
+        var installed: [(name: String, user: Bool, state: SystemdUnitState)] = []
+        for unit in units {
+            let scope = unit.user ? "user" : "system"
+            guard let state = SystemdUnitState.query(unit.name, user: unit.user, environment: environment) else {
+                described.append("\(unit.name) (\(scope)): systemctl does not answer")
+                continue
+            }
+            guard state.isInstalled else { continue }
+            installed.append((unit.name, unit.user, state))
+            described.append("\(unit.name) (\(scope)): \(state.isEnabled ? "enabled" : "not enabled"), \(state.activeState)")
+        }
+        if let broken = installed.first(where: { $0.state.hasFailed }) {
+            return Finding(.fail, "systemd", described.joined(separator: "; "),
+                           advice: "see why: journalctl \(broken.user ? "--user " : "")-u \(broken.name)")
+        }
+        if installed.isEmpty {
+            return Finding(.note, "systemd", "no geoalarm unit installed" + (described.isEmpty ? "" : " (\(described.joined(separator: "; ")))"),
+                           advice: "install the package (or make install) to run geoalarm with your session")
+        }
+        if !installed.contains(where: { $0.state.isRunning }) {
+            let first = installed[0]
+            return Finding(.note, "systemd", described.joined(separator: "; "),
+                           advice: "systemctl \(first.user ? "--user " : "")enable --now \(first.name)")
+        }
+        return Finding(.ok, "systemd", described.joined(separator: "; "))
+    }
+}
