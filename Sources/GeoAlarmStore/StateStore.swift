@@ -206,6 +206,17 @@ public final class StateStore: Sendable {
         try setLifecycle(id, column: "completed_at", to: time)
     }
 
+    /// Forgets a removed reminder's state (inside/outside, completed, snoozed, last fired), so
+    /// that a reminder added later with its id starts afresh; its history stays. Returns how
+    /// many events of it the history keeps.
+    @discardableResult
+    public func forget(_ id: String) throws(StoreError) -> Int {
+        try writing { db in
+            try db.execute(sql: "DELETE FROM reminder_state WHERE reminder = ?", arguments: [id])
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM history WHERE reminder = ?", arguments: [id]) ?? 0
+        }
+    }
+
     /// Snoozes a reminder until `until` (nil ends the snooze).
     public func snooze(_ id: String, until: Date?) throws(StoreError) {
         try setLifecycle(id, column: "snoozed_until", to: until)

@@ -3,6 +3,7 @@ import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
+import GeoAlarmStore
 
 /// Runs one locked, validated, atomic edit of the reminders file (starting it from `creating`
 /// when it does not exist), or explains why not and exits 1.
@@ -98,8 +99,10 @@ struct Add: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Where --here is comes first: when there is no position, nothing is created.
+        let existing = (try? options.resolvedPathQuietly()).flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+        let at = here ? try await herePosition(config: existing).description : at
         let (path, creating) = try target()
-        let at = here ? try await herePosition(config: creating == nil ? path : nil).description : at
         var fields: [(String, String)] = []
         if let id { fields.append(("id", ConfigEditor.quote(id))) }
         fields.append(("title", ConfigEditor.quote(title)))
@@ -167,12 +170,17 @@ struct Add: AsyncParsableCommand {
     }
 }
 
-/// `geoalarm remove ID`: deletes that reminder's table from the config file, and nothing else.
+/// `geoalarm remove ID`: deletes that reminder's table from the config file, and nothing else,
+/// then forgets its state in the state file (its history stays).
 struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Remove a reminder from the config file (the rest kept byte for byte, written atomically).")
+        abstract: "Remove a reminder from the config file (the rest kept byte for byte, written atomically).",
+        discussion: "Its state in the state file (inside/outside, completed, snoozed) is forgotten, so that a "
+            + "reminder added later with the same id starts afresh; its past events stay in the history.")
 
     @OptionGroup var options: ConfigOptions
+
+    @OptionGroup var stateOptions: StateOptions
 
     @Argument(help: ArgumentHelp("The reminder's id (see geoalarm list).", valueName: "id"))
     var id: String
@@ -184,5 +192,13 @@ struct Remove: ParsableCommand {
             try ConfigEditor.removingReminder(id: id, from: bytes, path: config.path)
         }
         print("removed \(id) from \(config.path)")
+        guard FileManager.default.fileExists(atPath: stateOptions.path) else { return }
+        do {
+            let kept = try StateStore(path: stateOptions.path).forget(id)
+            print("forgot its state in \(stateOptions.path)" + (kept > 0 ? "; its \(kept) past events stay in the history" : ""))
+        } catch {
+            // The reminder is gone from the config all the same; only its stale state stays.
+            Diagnostics.logger.warning("\(error)")
+        }
     }
 }

@@ -74,6 +74,25 @@ struct LifecycleCommandTests {
         #expect(try String(contentsOfFile: config, encoding: .utf8) == expected)
     }
 
+    @Test func removeForgetsTheRemindersStateButKeepsItsHistory() throws {
+        let config = try Command.temporaryFile(Self.commented)
+        let state = Command.scratchState()
+        #expect(try Command.run(["replay", "-c", config, "--state", state, "config/demo/walk.nmea"]).status == 0)
+        #expect(try Command.run(["complete", "bread", "-c", config, "--state", state]).status == 0)
+        let events = try Command.run(["history", "-c", config, "--state", state, "--reminder", "bread"]).stdoutLines.count
+        #expect(events > 0, "the walk passes the bakery")
+
+        let removed = try Command.run(["remove", "bread", "-c", config, "--state", state])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(removed.stdoutLines == [
+            "removed bread from \(config)", "forgot its state in \(state); its \(events) past events stay in the history",
+        ])
+        // Added again, it starts afresh: not completed, and its old events are still there.
+        #expect(try Command.run(["add", "-c", config, "--id", "bread", "--title", "Buy bread", "--at", "38.71050,-9.13660"]).status == 0)
+        #expect(try Command.run(["list", "-c", config, "--state", state]).stdoutLines.contains { $0.hasPrefix("bread ") })
+        #expect(try Command.run(["history", "-c", config, "--state", state]).stdoutLines.filter { $0.contains("  bread  ") }.count == events)
+    }
+
     @Test func editsThatWouldBreakTheFileAreRefusedAndNothingIsWritten() throws {
         let config = try Command.temporaryFile(Self.commented)
         let clash = try Command.run(["add", "-c", config, "--id", "bread", "--title", "More bread", "--at", "1,2"])

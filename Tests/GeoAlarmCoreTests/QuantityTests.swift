@@ -51,4 +51,17 @@ struct QuantityTests {
         #expect(Reminder.slug("Café  Ólá 2") == "cafe-ola-2")
         #expect(Reminder.slug("!!!") == "")
     }
+
+    @Test func spansAreDescribedInTheirTwoLargestUnits() {
+        #expect(Span.describe(0.4) == "0 s")
+        #expect(Span.describe(-5) == "0 s")
+        #expect(Span.describe(.nan) == "0 s")
+        #expect(Span.describe(40) == "40 s")
+        #expect(Span.describe(60) == "1 min")
+        #expect(Span.describe(725) == "12 min 5 s")
+        #expect(Span.describe(3 * 3600 + 5 * 60 + 59) == "3 h 5 min")
+        #expect(Span.describe(3 * 3600 + 59) == "3 h", "an empty middle unit is left out, not the one after it")
+        #expect(Span.describe(2 * 86400 + 4 * 3600 + 30) == "2 d 4 h")
+        #expect(Span.describe(1e300).hasPrefix("106751991167300 d "), "a huge span does not trap")
+    }
 }

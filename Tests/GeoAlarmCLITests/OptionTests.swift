@@ -1,0 +1,55 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// Options that mean the same on every command.
+struct OptionTests {
+    static let commands = [
+        "run", "check", "doctor", "replay", "list", "status", "history", "add", "remove", "complete", "uncomplete", "snooze",
+    ]
+
+    @Test(arguments: commands)
+    func everyCommandTakesConfigAndState(_ command: String) throws {
+        let help = try Command.run([command, "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("-c, --config <file>"), "\(command) --help")
+        #expect(help.stdout.contains("--state <path>"), "\(command) --help")
+    }
+
+    @Test func everyCommandIsListedHere() throws {
+        let help = try Command.run(["--help"])
+        // A command's line is indented by two spaces; its wrapped description by many more.
+        let listed = help.stdout.components(separatedBy: "SUBCOMMANDS:")[1].split(separator: "\n")
+            .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+            .filter { $0 != "See" }
+        #expect(Set(listed) == Set(Self.commands), "a new command must take --config and --state too")
+    }
+
+    @Test func checkWithStateChecksTheStateFileToo() throws {
+        let state = Command.scratchState()
+        #expect(try Command.run(["replay", "-c", "config/demo.toml", "--state", state, "config/demo/walk.nmea"]).status == 0)
+        let good = try Command.run(["check", "-c", "config/demo.toml", "--state", state])
+        #expect(good.status == 0)
+        #expect(good.stdoutLines.last == "ok    state: \(state): mode 600, writable, schema 3 of 3")
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: state)
+        let open = try Command.run(["check", "-c", "config/demo.toml", "--state", state])
+        #expect(open.status == 1)
+        #expect(open.stdoutLines.last?.hasPrefix("FAIL  state: \(state) (mode 640") == true)
+    }
+
+    @Test(arguments: ["localhost:0", "host:70000", "host:port", "[::1]x", ""])
+    func aBadGPSDEndpointIsRefusedBeforeAnythingRuns(_ endpoint: String) throws {
+        for command in [["run"], ["doctor"], ["add", "--title", "x", "--here"]] {
+            let result = try Command.run(command + ["-c", "config/demo.toml", "--gpsd", endpoint])
+            #expect(result.status == 64, "\(command) --gpsd \(endpoint)")
+            #expect(result.stderr.contains("--gpsd"))
+        }
+    }
+
+    @Test func gpsdAndDeviceBelongToHere() throws {
+        let result = try Command.run(["add", "-c", "config/demo.toml", "--title", "x", "--at", "1,2", "--gpsd", "localhost:2000"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("give them with --here"))
+    }
+}
