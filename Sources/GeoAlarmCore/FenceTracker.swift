@@ -8,13 +8,25 @@ public enum Presence: String, Sendable {
     case outside
 }
 
-/// The inside/outside state machine of one fence, fed the distance of every accepted fix.
+/// What one fix says of one fence, before the tracker weighs it.
+public enum FenceEvidence: Sendable, Equatable {
+    /// Within the circle's radius, or inside the area.
+    case inside
+    /// In the margin: beyond the radius but within radius + hysteresis, or outside the area
+    /// but within hysteresis of its edge.
+    case margin
+    /// Farther out than that.
+    case outside
+}
+
+/// The inside/outside state machine of one fence, fed the evidence of every accepted fix.
 ///
 /// Rules, chosen against the usual geofencing complaints:
-/// - A fix is *evidence for inside* when its distance is at most the radius, *evidence for
-///   outside* when it is beyond radius + hysteresis. In the band between, it is evidence for
-///   the side already confirmed, or for outside when nothing is confirmed yet: so jitter around
-///   the boundary of a place you are in cannot make you leave it.
+/// - A fix is *evidence for inside* when it is within the fence (a circle's radius, an area's
+///   rings), *evidence for outside* when it is beyond the fence by more than the hysteresis.
+///   In the margin between, it is evidence for the side already confirmed, or for outside
+///   when nothing is confirmed yet: so jitter around the boundary of a place you are in
+///   cannot make you leave it.
 /// - A new side is confirmed only by `confirmations` consecutive fixes of evidence for it, so
 ///   one stray fix changes nothing; a fix of evidence for the current side resets the count.
 /// - "Inside" additionally needs the streak to last `dwell` seconds of fix time (when both ends
@@ -52,17 +64,16 @@ public struct FenceTracker: Sendable, Equatable {
     /// True when nothing but a fix inside the fence's reach can change this tracker.
     public var isSettledOutside: Bool { presence == .outside && streakSide == nil }
 
-    /// Feeds one accepted fix's distance from the centre; returns the newly confirmed side, if the side changed.
+    /// Feeds one accepted fix's evidence; returns the newly confirmed side, if the side changed.
+    /// `dwell` is the seconds a streak inside must last before "arrive".
     public mutating func observe(
-        distance: Double, at time: Date?, fence: FenceShape, confirmations: Int
+        _ zone: FenceEvidence, at time: Date?, dwell: Double, confirmations: Int
     ) -> Presence? {
         let evidence: Presence
-        if distance <= fence.radius {
-            evidence = .inside
-        } else if distance > fence.reach {
-            evidence = .outside
-        } else {
-            evidence = presence == .inside ? .inside : .outside
+        switch zone {
+        case .inside: evidence = .inside
+        case .outside: evidence = .outside
+        case .margin: evidence = presence == .inside ? .inside : .outside
         }
         guard evidence != presence else {
             endStreak()
@@ -74,8 +85,8 @@ public struct FenceTracker: Sendable, Equatable {
             (streakSide, streakCount, streakStart) = (evidence, 1, Self.seconds(time))
         }
         guard Int(streakCount) >= max(1, confirmations) else { return nil }
-        if evidence == .inside, fence.dwell > 0, let since = Self.date(streakStart), let time,
-           time.timeIntervalSince(since) < fence.dwell {
+        if evidence == .inside, dwell > 0, let since = Self.date(streakStart), let time,
+           time.timeIntervalSince(since) < dwell {
             return nil
         }
         presence = evidence

@@ -24,7 +24,7 @@ public struct GeofenceEvent: Sendable, Equatable {
     public var reminder: Reminder
     /// The fix that confirmed the crossing.
     public var fix: Fix
-    /// Metres from that fix to the reminder's centre.
+    /// Metres from that fix to the reminder's centre, or to its area's edge (0 inside).
     public var distance: Double
     /// True for the announced start state (`announce_initial`), false for a real crossing.
     public var isInitial: Bool
@@ -121,6 +121,8 @@ public struct GeofenceEngine: Sendable {
     private var trackers: [FenceTracker]
     /// Each fence's circle, apart from its text, so that the per-fix loop reads little memory.
     private let shapes: [FenceShape]
+    /// The areas of the fences that are areas, by their shape's ``FenceShape/areaNumber``.
+    private let areas: [Area]
     private let index: GridIndex
     private var unsettled: Set<Int32>
     /// Storage for each fix's sorted copy of `unsettled`, kept from fix to fix.
@@ -133,6 +135,8 @@ public struct GeofenceEngine: Sendable {
     public private(set) var lastFixTime: Date?
     /// How many fences kept a known side from the engine or the saved state this one started from.
     public private(set) var keptStates = 0
+    /// How many area edges the fixes so far were tested against (for the benchmarks).
+    public private(set) var edgesTested = 0
 
     /// Tracks the enabled ones of `reminders` and `collections`, all starting undecided.
     public init(reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings = EngineSettings()) {
@@ -141,17 +145,25 @@ public struct GeofenceEngine: Sendable {
         self.reminders = reminders
         self.collections = collections
         self.settings = settings
-        var shapes = reminders.map(\.shape)
+        var areas: [Area] = []
+        func areaShape(_ area: Area, of template: Reminder) -> FenceShape {
+            areas.append(area)
+            return FenceShape(area: area, number: Int32(areas.count - 1), hysteresis: template.hysteresis, dwell: template.dwell)
+        }
+        var shapes = reminders.map { reminder in reminder.area.map { areaShape($0, of: reminder) } ?? reminder.shape }
         var starts: [Int] = []
         for collection in collections {
             starts.append(shapes.count)
-            shapes.append(contentsOf: collection.places.indices.lazy.map(collection.shape))
+            shapes.append(contentsOf: collection.places.indices.lazy.map { place in
+                collection.places[place].area.map { areaShape($0, of: collection.template) } ?? collection.shape(place)
+            })
         }
         self.shapes = shapes
+        self.areas = areas
         collectionStarts = starts
         reminderSlots = Dictionary(reminders.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         trackers = Array(repeating: FenceTracker(), count: shapes.count)
-        index = GridIndex(fences: shapes)
+        index = GridIndex(fences: shapes, areas: areas)
         unsettled = Set(minimumCapacity: shapes.count)
         for slot in shapes.indices { unsettled.insert(Int32(slot)) }
     }
@@ -176,7 +188,9 @@ public struct GeofenceEngine: Sendable {
             guard old.template.hysteresis == collection.template.hysteresis else { continue }
             for place in collection.places.indices where place < old.places.count {
                 let (center, radius) = (collection.places[place].center, collection.places[place].radius)
-                guard old.places[place].center == center, old.places[place].radius == radius else { continue }
+                guard old.places[place].center == center, old.places[place].radius == radius,
+                      old.places[place].area?.key == collection.places[place].area?.key
+                else { continue }
                 keep(previous.trackers[previous.collectionStarts[oldNumber] + place], at: collectionStarts[number] + place)
             }
         }
@@ -291,16 +305,33 @@ public struct GeofenceEngine: Sendable {
             }
             let slot = Int(position)
             let shape = shapes[slot]
-            // A settled-outside fence that the fix is farther from in latitude alone than its
-            // reach cannot change: skip the haversine.
-            if trackers[slot].isSettledOutside,
-               abs(fix.coordinate.latitude - shape.center.latitude) * Self.metresPerDegree > shape.reach {
-                continue
+            let distance: Double
+            let evidence: FenceEvidence
+            if shape.areaNumber < 0 {
+                // A settled-outside circle that the fix is farther from in latitude alone than
+                // its reach cannot change: skip the haversine.
+                if trackers[slot].isSettledOutside,
+                   abs(fix.coordinate.latitude - shape.center.latitude) * Self.metresPerDegree > shape.reach {
+                    continue
+                }
+                distance = origin.distance(to: shape.center)
+                evidence = shape.circleEvidence(distance: distance)
+            } else {
+                let area = areas[Int(shape.areaNumber)]
+                // Outside its box by more than the hysteresis: outside, and farther than that from every edge.
+                if area.isBeyond(fix.coordinate, margin: shape.reach) {
+                    if trackers[slot].isSettledOutside { continue }
+                    (distance, evidence) = (.infinity, .outside)
+                } else if area.contains(fix.coordinate, tested: &edgesTested) {
+                    (distance, evidence) = (0, .inside)
+                } else {
+                    distance = area.distanceToEdge(from: fix.coordinate, tested: &edgesTested)
+                    evidence = distance > shape.reach ? .outside : .margin
+                }
             }
-            let distance = origin.distance(to: shape.center)
             let before = trackers[slot].presence
             let changed = trackers[slot].observe(
-                distance: distance, at: fix.time, fence: shape, confirmations: settings.confirmations)
+                evidence, at: fix.time, dwell: shape.dwell, confirmations: settings.confirmations)
             let isSettled = trackers[slot].isSettledOutside
             if isSettled, wasUnsettled {
                 unsettled.remove(position)
@@ -315,8 +346,10 @@ public struct GeofenceEngine: Sendable {
             if isInitial && !settings.announceInitial { continue }
             let kind: EventKind = after == .inside ? .arrive : .leave
             guard reminder.trigger.announces(kind) else { continue }
+            // An area left from beyond its box: measured now, for the event only.
+            let shown = distance.isFinite ? distance : reminder.distance(from: fix.coordinate)
             events.append(GeofenceEvent(
-                kind: kind, reminder: reminder, fix: fix, distance: distance, isInitial: isInitial))
+                kind: kind, reminder: reminder, fix: fix, distance: shown, isInitial: isInitial))
         }
         if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
             // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).

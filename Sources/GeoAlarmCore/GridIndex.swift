@@ -2,7 +2,8 @@ import Foundation
 
 /// A latitude/longitude grid that finds the fences whose reach may hold a point.
 ///
-/// Design: every fence is filed under each cell its reach's bounding box overlaps; a lookup
+/// Design: every fence is filed under each cell its reach's bounding box overlaps (a circle's
+/// centre ± radius plus hysteresis; an area's box widened by its hysteresis); a lookup
 /// reads the one cell holding the point. A cell is twice the fences' typical reach wide (so a
 /// fence lands in about four cells and a cell holds only the fences near it), at least 0.001°
 /// (about 110 m). "Typical" is the median reach, or the 90th or 99th percentile or the largest
@@ -34,11 +35,13 @@ public struct GridIndex: Sendable {
     /// numbers stay below 2^36 (360,000 × 180,000 cells of the smallest size), positions below 2^28.
     private static let positionBits = 28
 
-    /// Files fence `i` of `fences` under the cells its reach (centre, radius plus hysteresis) touches.
-    /// At most 2^28 (268 million) fences.
-    public init(fences: [FenceShape]) {
+    /// Files fence `i` of `fences` under the cells its reach touches: a circle's centre and radius
+    /// plus hysteresis, or (for an area fence) its area's bounding box in `areas` widened by its
+    /// hysteresis. At most 2^28 (268 million) fences.
+    public init(fences: [FenceShape], areas: [Area] = []) {
         precondition(fences.count < 1 << Self.positionBits, "too many fences for the grid")
-        let wanted = Self.cellDegrees(forReaches: fences.map(\.reach))
+        let boxes = fences.map { Self.box(of: $0, areas: areas) }
+        let wanted = Self.cellDegrees(forSpans: boxes.map(\.span))
         longitudeCells = Int((360 / wanted).rounded(.up))
         cellDegrees = 360 / Double(longitudeCells)
         latitudeCells = Int((180 / cellDegrees).rounded(.up))
@@ -48,8 +51,8 @@ public struct GridIndex: Sendable {
         var filed: [UInt64] = []
         filed.reserveCapacity(fences.count * 4)
         var largestCell = 0
-        for (position, fence) in fences.enumerated() {
-            forEachCell(covering: fence.center, reach: fence.reach) { cell in
+        for (position, box) in boxes.enumerated() {
+            forEachCell(covering: box) { cell in
                 filed.append(UInt64(cell) << Self.positionBits | UInt64(position))
                 largestCell = max(largestCell, cell)
             }
@@ -74,22 +77,52 @@ public struct GridIndex: Sendable {
         return members[start..<(start + Int(run & 0xFFFF_FFFF))]
     }
 
-    /// The cell size (degrees) for fences of these reaches: see the design note above.
-    private static func cellDegrees(forReaches reaches: [Double]) -> Double {
-        let sorted = reaches.sorted()
+    /// The cell size (degrees) for fences whose boxes span these many degrees (the larger
+    /// side): see the design note above.
+    private static func cellDegrees(forSpans spans: [Double]) -> Double {
+        let sorted = spans.sorted()
         guard let largest = sorted.last else { return minimumCell }
         let budget = 4 * Double(sorted.count) + 10_000
         let percentiles = [0.5, 0.9, 0.99].map { sorted[Int(Double(sorted.count - 1) * $0)] } + [largest]
-        let sizes = percentiles.map { min(max(2 * degrees(forMetres: $0), minimumCell), 90) }
+        let sizes = percentiles.map { min(max($0, minimumCell), 90) }
         for cell in sizes.dropLast() {
             // Cells a fence's bounding box spans, on each axis (ignoring the widening towards the poles).
-            let filed = sorted.reduce(0.0) { total, reach in
-                let side = (2 * degrees(forMetres: reach) / cell).rounded(.up) + 1
+            let filed = sorted.reduce(0.0) { total, span in
+                let side = (span / cell).rounded(.up) + 1
                 return total + side * side
             }
             if filed <= budget { return cell }
         }
         return sizes.last!
+    }
+
+    /// A fence's bounding box in degrees; `west` and `east` may pass ±180 (they wrap onto cells).
+    private struct Box {
+        var south: Double
+        var north: Double
+        var west: Double
+        var east: Double
+        /// A box that reaches a pole (or is half the globe wide) covers every longitude.
+        var everyLongitude: Bool
+        /// Its larger side, in degrees of arc (longitudes scaled at its middle latitude).
+        var span: Double {
+            let width = everyLongitude ? 360 : (east - west) * cos(min(abs((south + north) / 2), 89) * .pi / 180)
+            return max(north - south, width)
+        }
+    }
+
+    /// The box of a circle's reach, or of an area's box widened by its hysteresis.
+    private static func box(of fence: FenceShape, areas: [Area]) -> Box {
+        let spread = degrees(forMetres: fence.reach)
+        let area = fence.areaNumber >= 0 ? areas[Int(fence.areaNumber)] : nil
+        let south = (area?.south ?? fence.center.latitude) - spread
+        let north = (area?.north ?? fence.center.latitude) + spread
+        let poleward = max(abs(south), abs(north))
+        guard poleward < 89.99, spread < 90 else { return Box(south: south, north: north, west: 0, east: 0, everyLongitude: true) }
+        let widening = spread / cos(poleward * .pi / 180)
+        let west = (area?.west ?? fence.center.longitude) - widening
+        let east = (area?.east ?? fence.center.longitude) + widening
+        return Box(south: south, north: north, west: west, east: east, everyLongitude: east - west >= 360)
     }
 
     /// The smallest cell, about 110 m: smaller ones would only multiply the cells of each fence.
@@ -111,20 +144,15 @@ public struct GridIndex: Sendable {
 
     private func cellKey(x: Int, y: Int) -> Int { y * longitudeCells + x }
 
-    /// Calls `body` with each cell that a reach of `reach` metres around `center` overlaps.
-    private func forEachCell(covering center: Coordinate, reach: Double, _ body: (Int) -> Void) {
-        let spread = Self.degrees(forMetres: reach)
-        let south = center.latitude - spread
-        let north = center.latitude + spread
-        let poleward = max(abs(south), abs(north))
+    /// Calls `body` with each cell that `box` overlaps.
+    private func forEachCell(covering box: Box, _ body: (Int) -> Void) {
         var columns = 0..<longitudeCells
-        if poleward < 89.99, spread < 90 {
-            let halfWidth = spread / cos(poleward * .pi / 180)
-            let west = Int(((center.longitude - halfWidth + 180) / cellDegrees).rounded(.down))
-            let east = Int(((center.longitude + halfWidth + 180) / cellDegrees).rounded(.down))
+        if !box.everyLongitude {
+            let west = Int(((box.west + 180) / cellDegrees).rounded(.down))
+            let east = Int(((box.east + 180) / cellDegrees).rounded(.down))
             if east - west + 1 < longitudeCells { columns = west..<(east + 1) }
         }
-        for y in row(south)...row(north) {
+        for y in row(box.south)...row(box.north) {
             for x in columns { body(cellKey(x: ((x % longitudeCells) + longitudeCells) % longitudeCells, y: y)) }
         }
     }

@@ -52,21 +52,39 @@ public struct ReminderAlert: Sendable, Equatable {
     }
 }
 
-/// A fence's circle and timing, small and free of references, for the engine's per-fix loop.
+/// A fence's circle (or its area's number) and timing, small and free of references, for the
+/// engine's per-fix loop.
 public struct FenceShape: Sendable, Equatable {
+    /// A circle's centre; an area's middle.
     public var center: Coordinate
-    /// Metres from the centre that count as inside.
+    /// Metres from the centre that count as inside; 0 for an area.
     public var radius: Double
-    /// Radius plus hysteresis: beyond it a fix counts as outside.
+    /// Radius plus hysteresis: beyond it a fix counts as outside. For an area, the hysteresis:
+    /// metres beyond its edge.
     public var reach: Double
     /// Seconds a streak inside must last before "arrive".
     public var dwell: Double
+    /// The area's number in the engine's list of areas; -1 for a circle.
+    public var areaNumber: Int32
 
     public init(center: Coordinate, radius: Double, hysteresis: Double, dwell: Double) {
         self.center = center
         self.radius = radius
         self.reach = radius + hysteresis
         self.dwell = dwell
+        areaNumber = -1
+    }
+
+    /// The shape of an area fence: area number `areaNumber` of the engine's, `hysteresis` metres of margin.
+    public init(area: Area, number: Int32, hysteresis: Double, dwell: Double) {
+        self.init(center: area.center, radius: 0, hysteresis: hysteresis, dwell: dwell)
+        areaNumber = number
+    }
+
+    /// What a fix `distance` metres from a circle's centre says of it.
+    @inline(__always)
+    public func circleEvidence(distance: Double) -> FenceEvidence {
+        distance <= radius ? .inside : distance > reach ? .outside : .margin
     }
 }
 
@@ -77,12 +95,15 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     public var title: String
     /// Free text for the notification body.
     public var notes: String?
+    /// A circle's centre; an area's middle (the centre of its bounding box).
     public var center: Coordinate
     /// The `[places]` name the centre came from, if any.
     public var placeName: String?
-    /// Metres from the centre that count as inside.
+    /// Metres from the centre that count as inside (unused for an area).
     public var radius: Double
-    /// Extra metres beyond the radius before a fix counts as outside.
+    /// The polygon (or multipolygon) that is the fence instead of a circle, when there is one.
+    public var area: Area?
+    /// Extra metres beyond the radius (an area's edge) before a fix counts as outside.
     public var hysteresis: Double
     /// Seconds a fix must keep staying inside before "arrive" is confirmed (0: no dwell).
     public var dwell: Double
@@ -95,15 +116,16 @@ public struct Reminder: Sendable, Equatable, Identifiable {
 
     public init(
         id: String, title: String, notes: String? = nil, center: Coordinate, placeName: String? = nil,
-        radius: Double, hysteresis: Double = 0, dwell: Double = 0, trigger: Trigger = .arrive,
+        radius: Double, area: Area? = nil, hysteresis: Double = 0, dwell: Double = 0, trigger: Trigger = .arrive,
         isEnabled: Bool = true, alert: ReminderAlert = ReminderAlert(), schedule: ReminderSchedule = ReminderSchedule()
     ) {
         self.id = id
         self.title = title
         self.notes = notes
-        self.center = center
+        self.center = area?.center ?? center
         self.placeName = placeName
-        self.radius = radius
+        self.radius = area == nil ? radius : 0
+        self.area = area
         self.hysteresis = hysteresis
         self.dwell = dwell
         self.trigger = trigger
@@ -115,14 +137,22 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     /// How far from the centre a fix can still be not outside: radius plus hysteresis.
     public var reach: Double { radius + hysteresis }
 
-    /// The geometry and timing the tracker needs, without the text.
+    /// The circle and timing the tracker needs, without the text (an area's is made by the engine, which numbers them).
     public var shape: FenceShape { FenceShape(center: center, radius: radius, hysteresis: hysteresis, dwell: dwell) }
 
-    /// The fence's geometry as text (centre, radius, hysteresis): a side confirmed for one fence
-    /// is kept for another only when their keys are equal, so editing the place or the radius
-    /// resets that reminder and nothing else.
+    /// The fence's geometry as text (centre and radius, or the area's digest; and the
+    /// hysteresis): a side confirmed for one fence is kept for another only when their keys are
+    /// equal, so editing the place, the radius or the area resets that reminder and nothing else.
     public var fenceKey: String {
-        "\(center.latitude),\(center.longitude);\(radius);\(hysteresis)"
+        if let area { return "area:\(area.key);\(hysteresis)" }
+        return "\(center.latitude),\(center.longitude);\(radius);\(hysteresis)"
+    }
+
+    /// Metres from `point` to the fence: to a circle's centre, or to an area's edge (0 inside it).
+    public func distance(from point: Coordinate) -> Double {
+        guard let area else { return Haversine.distance(point, center) }
+        var tested = 0
+        return area.contains(point, tested: &tested) ? 0 : area.distanceToEdge(from: point, tested: &tested)
     }
 
     /// A lowercase identifier made of the title's letters and digits joined by dashes ("Buy bread!" → "buy-bread").

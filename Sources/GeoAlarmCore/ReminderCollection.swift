@@ -1,17 +1,26 @@
 import Foundation
 
-/// One place of a collection: where it is, how wide its circle is, and what it is called.
+/// One place of a collection: where it is, how wide its circle is (or its area), and what it is called.
 public struct CollectionPlace: Sendable, Equatable {
+    /// A circle's centre; an area's middle.
     public var center: Coordinate
-    /// Metres from the centre that count as inside.
+    /// Metres from the centre that count as inside (0 for an area).
     public var radius: Double
     /// The place's own name; empty when the file gave none.
     public var name: String
+    /// The polygon that is this place instead of a circle, when the file gave one.
+    public var area: Area?
 
     public init(center: Coordinate, radius: Double, name: String = "") {
         self.center = center
         self.radius = radius
         self.name = name
+    }
+
+    /// A place that is an area.
+    public init(area: Area, name: String = "") {
+        self.init(center: area.center, radius: 0, name: name)
+        self.area = area
     }
 }
 
@@ -43,19 +52,25 @@ public struct ReminderCollection: Sendable, Equatable {
         reminder.placeName = place.name.isEmpty ? nil : place.name
         reminder.center = place.center
         reminder.radius = place.radius
+        reminder.area = place.area
         return reminder
     }
 
-    /// The circle and timing of the place at `index`.
+    /// The circle and timing of the place at `index` (an area's is made by the engine, which numbers them).
     public func shape(_ index: Int) -> FenceShape {
         let place = places[index]
         return FenceShape(center: place.center, radius: place.radius, hysteresis: template.hysteresis, dwell: template.dwell)
     }
 
-    /// Metres from `point` to the nearest place's centre; nil when there are no places.
+    /// Metres from `point` to the nearest place (a circle's centre, an area's edge, 0 inside
+    /// one); nil when there are no places.
     public func nearestDistance(from point: Coordinate) -> Double? {
         let origin = Haversine.Origin(point)
-        return places.lazy.map { origin.distance(to: $0.center) }.min()
+        var tested = 0
+        return places.lazy.map { place in
+            guard let area = place.area else { return origin.distance(to: place.center) }
+            return area.contains(point, tested: &tested) ? 0 : area.distanceToEdge(from: point, tested: &tested)
+        }.min()
     }
 
     /// The index of the place a member id (`ID/n`) names, or nil when it names none of this collection's.

@@ -123,8 +123,10 @@ private struct FullScan {
         for index in fences.indices {
             let before = fences[index].tracker.presence
             let distance = Haversine.distance(fix.coordinate, fences[index].shape.center)
+            let shape = fences[index].shape
             guard let after = fences[index].tracker.observe(
-                distance: distance, at: fix.time, fence: fences[index].shape, confirmations: settings.confirmations)
+                distance <= shape.radius ? .inside : distance > shape.reach ? .outside : .margin,
+                at: fix.time, dwell: shape.dwell, confirmations: settings.confirmations)
             else { continue }
             let initial = before == .unknown
             if initial, after == .outside, fences[index].isCollectionPlace { continue }

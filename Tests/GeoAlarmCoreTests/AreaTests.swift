@@ -1,0 +1,172 @@
+import Foundation
+import GeoAlarmCore
+import GeoAlarmTestSupport
+import Testing
+
+/// Areas against brute force on random polygons, and walks that must give the right events.
+struct AreaTests {
+    typealias Ring = [Coordinate]
+
+    /// A star-shaped ring around `center` (a simple polygon: one vertex per angle, in order,
+    /// no two neighbours more than half a turn apart): convex when every vertex is at `outer`
+    /// degrees, concave when `inner` < `outer`.
+    static func star(around center: Coordinate, vertices: Int, inner: Double, outer: Double, _ random: inout SplitMix) -> Ring {
+        let angles = (0..<vertices).map { 2 * .pi * (Double($0) + random.double(in: 0...0.4)) / Double(vertices) }
+        return angles.map { angle in
+            let reach = random.double(in: inner...outer)
+            return Coordinate(
+                latitude: center.latitude + reach * sin(angle),
+                longitude: Area.wrapped(center.longitude + reach * cos(angle) / cos(center.latitude * .pi / 180)))
+        }
+    }
+
+    /// Brute force inside: the winding number of each ring (not even-odd), in longitudes
+    /// unwrapped next to `reference`; inside an outer ring and in none of its holes.
+    static func bruteContains(_ polygons: [[Ring]], _ point: Coordinate, reference: Double) -> Bool {
+        func unwrap(_ longitude: Double) -> Double {
+            var value = longitude
+            while value - reference > 180 { value -= 360 }
+            while value - reference < -180 { value += 360 }
+            return value
+        }
+        func winding(_ ring: Ring) -> Int {
+            var count = 0
+            let (x, y) = (unwrap(point.longitude), point.latitude)
+            for index in ring.indices {
+                let a = ring[index], b = ring[(index + 1) % ring.count]
+                let (ax, ay, bx, by) = (unwrap(a.longitude), a.latitude, unwrap(b.longitude), b.latitude)
+                let side = (bx - ax) * (y - ay) - (x - ax) * (by - ay)
+                if ay <= y, by > y, side > 0 { count += 1 }
+                if ay > y, by <= y, side < 0 { count -= 1 }
+            }
+            return count
+        }
+        return polygons.contains { rings in winding(rings[0]) != 0 && rings.dropFirst().allSatisfy { winding($0) == 0 } }
+    }
+
+    /// Brute force distance: haversine to points every 1/400 of each edge (straight in lon/lat).
+    static func bruteDistance(_ polygons: [[Ring]], _ point: Coordinate, reference: Double) -> (distance: Double, step: Double) {
+        var best = Double.infinity, step = 0.0
+        for ring in polygons.joined() {
+            for index in ring.indices {
+                let a = ring[index], b = ring[(index + 1) % ring.count]
+                var turn = b.longitude - a.longitude
+                if turn > 180 { turn -= 360 } else if turn < -180 { turn += 360 }
+                step = max(step, Haversine.distance(a, b) / 400)
+                for k in 0...400 {
+                    let t = Double(k) / 400
+                    let sample = Coordinate(latitude: a.latitude + t * (b.latitude - a.latitude), longitude: Area.wrapped(a.longitude + t * turn))
+                    best = min(best, Haversine.distance(point, sample))
+                }
+            }
+        }
+        return (best, step)
+    }
+
+    enum Kind: String, CaseIterable { case convex, concave, holes, antimeridian }
+
+    static func polygons(_ kind: Kind, _ random: inout SplitMix) -> (polygons: [[Ring]], center: Coordinate) {
+        let center = kind == .antimeridian
+            ? Coordinate(latitude: random.double(in: -60...60), longitude: [179.995, -179.995].randomElement(using: &random)!)
+            : Coordinate(latitude: random.double(in: -80...80), longitude: random.double(in: -179...179))
+        let size = random.double(in: 0.002...0.05)
+        let vertices = Int.random(in: 3...(kind == .holes ? 90 : 60), using: &random)
+        switch kind {
+        case .convex:
+            return ([[star(around: center, vertices: vertices, inner: size, outer: size, &random)]], center)
+        case .concave, .antimeridian:
+            return ([[star(around: center, vertices: vertices, inner: size * 0.2, outer: size, &random)]], center)
+        case .holes:
+            let outer = star(around: center, vertices: vertices, inner: size * 0.5, outer: size, &random)
+            let hole = star(around: center, vertices: Int.random(in: 3...40, using: &random), inner: size * 0.1, outer: size * 0.4, &random)
+            return ([[outer, hole]], center)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func insideAndDistanceAgreeWithBruteForce(_ kind: Kind) throws {
+        var random = SplitMix(seed: 0xA5EA + UInt64(kind.rawValue.count))
+        var checked = 0, inside = 0
+        for _ in 0..<60 {
+            let (polygons, center) = Self.polygons(kind, &random)
+            let area = try Area(polygons: polygons)
+            for _ in 0..<40 {
+                let spread = (area.north - area.south) * 0.8
+                let point = Coordinate(
+                    latitude: center.latitude + random.double(in: -spread...spread),
+                    longitude: Area.wrapped(center.longitude + random.double(in: -spread...spread) / cos(center.latitude * .pi / 180)))
+                var tested = 0
+                let contains = area.contains(point, tested: &tested)
+                #expect(contains == Self.bruteContains(polygons, point, reference: center.longitude),
+                        "\(kind): \(point) in \(polygons)")
+                let distance = area.distanceToEdge(from: point, tested: &tested)
+                let brute = Self.bruteDistance(polygons, point, reference: center.longitude)
+                // Sampled brute force overstates by at most half a step; the projection errs by tan|φ|·d/R.
+                let tolerance = brute.step + brute.distance * (0.001 + abs(tan(point.latitude * .pi / 180)) * brute.distance / Haversine.earthRadius) + 0.01
+                #expect(abs(distance - brute.distance) <= tolerance, "\(kind): \(distance) vs \(brute.distance) at \(point)")
+                checked += 1
+                if contains { inside += 1 }
+            }
+        }
+        #expect(inside > checked / 10 && inside < checked * 9 / 10, "the points fall on both sides: \(inside) of \(checked)")
+    }
+
+    @Test func largeRingsUseBandsAndStillAgree() throws {
+        var random = SplitMix(seed: 77)
+        let center = Coordinate(latitude: 47.5, longitude: 8.5)
+        let ring = Self.star(around: center, vertices: 3000, inner: 0.05, outer: 0.3, &random)
+        let area = try Area(polygons: [[ring]])
+        var testedBanded = 0, checked = 0
+        for _ in 0..<300 {
+            let point = Coordinate(latitude: center.latitude + random.double(in: -0.35...0.35), longitude: center.longitude + random.double(in: -0.5...0.5))
+            var tested = 0
+            #expect(area.contains(point, tested: &tested) == Self.bruteContains([[ring]], point, reference: center.longitude))
+            testedBanded += tested
+            checked += 1
+        }
+        #expect(testedBanded / checked < area.edgeCount / 10, "a test reads a band, not every edge: \(testedBanded / checked) of \(area.edgeCount)")
+    }
+
+    @Test func badGeometryIsRefusedWithItsReason() {
+        let square = [(0.0, 0.0), (0, 1), (1, 1), (1, 0)].map { Coordinate(latitude: $0.0, longitude: $0.1) }
+        #expect(throws: AreaProblem.tooFewPoints(polygon: 0, ring: 0, count: 2)) {
+            try Area(polygons: [[[square[0], square[1], square[0]]]])
+        }
+        #expect(throws: AreaProblem.noSurface(polygon: 0, ring: 0)) {
+            try Area(polygons: [[[Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 1, longitude: 1), Coordinate(latitude: 2, longitude: 2)]]])
+        }
+        let bowTie = [(0.0, 0.0), (1, 1), (1, 0), (0, 1)].map { Coordinate(latitude: $0.0, longitude: $0.1) }
+        #expect(throws: AreaProblem.self) { try Area(polygons: [[bowTie]]) }
+        do {
+            _ = try Area(polygons: [[bowTie]])
+        } catch {
+            #expect(error.description.hasPrefix("the outer ring crosses itself near "))
+        }
+        #expect(throws: AreaProblem.nearPole(polygon: 0, ring: 0, latitude: 86)) {
+            try Area(polygons: [[[Coordinate(latitude: 80, longitude: 0), Coordinate(latitude: 86, longitude: 10), Coordinate(latitude: 80, longitude: 20)]]])
+        }
+        #expect(throws: AreaProblem.self) {
+            try Area(polygons: [[[Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 91, longitude: 1), Coordinate(latitude: 1, longitude: 0)]]])
+        }
+        #expect(throws: AreaProblem.noPolygon) { try Area(polygons: []) }
+        // A closing repeat of the first point is dropped, not counted.
+        #expect(throws: Never.self) { try Area(polygons: [[square + [square[0]]]]) }
+    }
+
+    @Test func theDigestFollowsTheGeometry() throws {
+        let square = [(0.0, 0.0), (0, 1), (1, 1), (1, 0)].map { Coordinate(latitude: $0.0, longitude: $0.1) }
+        let moved = square.map { Coordinate(latitude: $0.latitude + 0.0001, longitude: $0.longitude) }
+        #expect(try Area(polygons: [[square]]).key == Area(polygons: [[square + [square[0]]]]).key)
+        #expect(try Area(polygons: [[square]]).key != Area(polygons: [[moved]]).key)
+    }
+}
+
+extension Area {
+    /// A longitude moved into -180...180, for building test rings.
+    static func wrapped(_ longitude: Double) -> Double {
+        var value = longitude
+        while value > 180 { value -= 360 }
+        while value < -180 { value += 360 }
+        return value
+    }
+}
