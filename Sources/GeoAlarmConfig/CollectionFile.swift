@@ -79,7 +79,7 @@ public enum CollectionFile {
         switch format {
         case .csv: return try CSVPlaces.read(bytes, defaultRadius: defaultRadius)
         case .gpx: return try GPXWaypoints.read(bytes, defaultRadius: defaultRadius)
-        case .geojson: return try GeoJSONPoints.read(bytes, defaultRadius: defaultRadius)
+        case .geojson: return try GeoJSONPlaces.read(bytes, defaultRadius: defaultRadius)
         }
     }
 }

@@ -72,9 +72,11 @@ struct ConfigReader {
     static let activeKeys = ["days", "from", "to"]
     static let placeKeys = ["lat", "lon"]
     static let reminderKeys = [
-        "id", "title", "notes", "lat", "lon", "place", "location", "radius", "hysteresis", "dwell", "when",
-        "enabled", "at",
+        "id", "title", "notes", "lat", "lon", "place", "location", "area", "area_feature", "polygon", "radius",
+        "hysteresis", "dwell", "when", "enabled", "at",
     ] + alertKeys + scheduleKeys
+    /// The keys that say where a reminder is.
+    static let whereKeys = ["lat", "lon", "place", "location", "area", "area_feature", "polygon"]
     static let collectionKeys = [
         "id", "file", "format", "title", "notes", "radius", "hysteresis", "dwell", "when", "enabled",
     ] + alertKeys + scheduleKeys
@@ -308,7 +310,10 @@ struct ConfigReader {
             guard diagnostics.count == before, let id, let title, let at = alarm.at else { return nil }
             return .time(TimeAlarm(id: id, title: title, notes: notes, at: at, alert: alarm.alert, isEnabled: alarm.enabled))
         }
-        let (center, placeName) = reminderCenter(table, context: context, places: places)
+        let (center, placeName, area) = reminderCenter(table, context: context, places: places)
+        if area != nil, table["radius"] != nil {
+            report(in: table, context, "radius", "does not apply to an area (hysteresis is its margin beyond the edge)")
+        }
         var radius = length(table, "radius", context: context) ?? 0
         if radius == 0 { radius = defaults.radius }
         let hysteresis = length(table, "hysteresis", context: context) ?? defaults.hysteresis
@@ -319,7 +324,7 @@ struct ConfigReader {
         let schedule = schedule(table, context: context, defaults: defaults)
         guard diagnostics.count == before, let id, let title, let center else { return nil }
         return .place(Reminder(
-            id: id, title: title, notes: notes, center: center, placeName: placeName, radius: radius,
+            id: id, title: title, notes: notes, center: center, placeName: placeName, radius: radius, area: area,
             hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled, alert: alert,
             schedule: schedule))
     }
@@ -419,7 +424,7 @@ struct ConfigReader {
     private mutating func timeAlarm(
         _ table: TOMLTable, context: String, defaults: ReminderDefaults
     ) -> (at: LocalDate?, alert: ReminderAlert, enabled: Bool) {
-        for key in ["lat", "lon", "place", "location"] where table[key] != nil {
+        for key in Self.whereKeys where table[key] != nil {
             report(in: table, context, key, "a reminder has a place or an at time, not both")
         }
         for key in Self.placeOnlyKeys where table[key] != nil {
@@ -433,23 +438,29 @@ struct ConfigReader {
         return (at, alert(table, context: context, inheriting: defaults.alert), bool(table, "enabled", context: context) ?? true)
     }
 
+    /// Where a reminder is: a point (with the `[places]` name it came from), or an area (its
+    /// `center` is the area's middle).
     private mutating func reminderCenter(
         _ table: TOMLTable, context: String, places: [String: Coordinate]
-    ) -> (Coordinate?, String?) {
+    ) -> (Coordinate?, String?, Area?) {
         let given = ["lat/lon": table["lat"] != nil || table["lon"] != nil,
-                     "place": table["place"] != nil, "location": table["location"] != nil]
+                     "place": table["place"] != nil, "location": table["location"] != nil,
+                     "area": table["area"] != nil, "polygon": table["polygon"] != nil]
             .filter(\.value).map(\.key).sorted()
+        if table["area_feature"] != nil, table["area"] == nil {
+            report(in: table, context, "area_feature", "only applies with area = \"FILE.geojson\"")
+        }
         guard given.count == 1 else {
             if given.isEmpty {
-                report(in: table, context, "location", "missing: give lat and lon, place, or location")
+                report(in: table, context, "location", "missing: give lat and lon, place, location, area or polygon")
             } else {
-                report(in: table, context, given.joined(separator: ", "), "give only one of lat/lon, place or location")
+                report(in: table, context, given.joined(separator: ", "), "give only one of lat/lon, place, location, area or polygon")
             }
-            return (nil, nil)
+            return (nil, nil, nil)
         }
         switch given[0] {
         case "place":
-            guard let name = string(table, "place", context: context) else { return (nil, nil) }
+            guard let name = string(table, "place", context: context) else { return (nil, nil, nil) }
             guard let place = places[name] else {
                 let known = places.keys.sorted()
                 var message = "unknown place \"\(name)\""
@@ -459,14 +470,91 @@ struct ConfigReader {
                     message += " (there is no [places] table)"
                 }
                 report(in: table, context, "place", message)
-                return (nil, nil)
+                return (nil, nil, nil)
             }
-            return (place, name)
+            return (place, name, nil)
         case "location":
-            guard let text = string(table, "location", context: context) else { return (nil, nil) }
-            return (location(text, at: table["location"]?.keyOffset, context: context, key: "location"), nil)
+            guard let text = string(table, "location", context: context) else { return (nil, nil, nil) }
+            return (location(text, at: table["location"]?.keyOffset, context: context, key: "location"), nil, nil)
+        case "area":
+            let area = areaFromFile(table, context: context)
+            return (area?.center, nil, area)
+        case "polygon":
+            let area = inlinePolygon(table, context: context)
+            return (area?.center, nil, area)
         default:
-            return (coordinate(table, context: context, required: true), nil)
+            return (coordinate(table, context: context, required: true), nil, nil)
+        }
+    }
+
+    /// `polygon = [[lat, lon], ...]`: one ring, closed by itself, no holes.
+    private mutating func inlinePolygon(_ table: TOMLTable, context: String) -> Area? {
+        let shape = "an array of [lat, lon] pairs, such as [[38.71, -9.14], [38.72, -9.14], [38.72, -9.13]]"
+        guard let pairs = table["polygon"]?.array else {
+            report(in: table, context, "polygon", "must be \(shape)")
+            return nil
+        }
+        var ring: [Coordinate] = []
+        for (index, pair) in pairs.enumerated() {
+            let numbers = pair.array?.compactMap { $0.double ?? $0.int.map(Double.init) }
+            guard let numbers, numbers.count == 2, pair.array?.count == 2 else {
+                report(at: pair.keyOffset, context, "polygon", "point \(index + 1) is not [lat, lon]: it must be \(shape)")
+                return nil
+            }
+            ring.append(Coordinate(latitude: numbers[0], longitude: numbers[1]))
+        }
+        do {
+            return try Area(polygons: [[ring]])
+        } catch {
+            report(in: table, context, "polygon", error.description)
+            return nil
+        }
+    }
+
+    /// `area = "FILE.geojson"` (relative to the config's folder), and `area_feature` to pick
+    /// one of several Polygon or MultiPolygon features by its name or id.
+    private mutating func areaFromFile(_ table: TOMLTable, context: String) -> Area? {
+        guard let path = string(table, "area", context: context) else { return nil }
+        let wanted = string(table, "area_feature", context: context)
+        let resolved = path.hasPrefix("/") ? path : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)
+        let features: [GeoJSONPlaces.Feature]
+        do {
+            features = try GeoJSONPlaces.areas(try UserFile.contents(of: resolved, limit: UserFile.collectionLimit))
+        } catch let error as CollectionFileError {
+            report(in: table, context, "area", "\(resolved): \(error)")
+            return nil
+        } catch {
+            report(in: table, context, "area", "\(resolved): cannot read: \(error)")
+            return nil
+        }
+        let names = features.map { $0.name ?? $0.propertyID ?? $0.id ?? "line \($0.line)" }
+        let listed = names.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (names.count > 10 ? "..." : "")
+        let chosen: GeoJSONPlaces.Feature
+        if let wanted {
+            guard let match = features.first(where: { $0.isNamed(wanted) }) else {
+                let known = features.isEmpty ? "it has none" : "it has \(listed)"
+                report(in: table, context, "area_feature", "no Polygon or MultiPolygon feature named \"\(wanted)\" in \(resolved) (\(known))")
+                return nil
+            }
+            chosen = match
+        } else {
+            guard features.count == 1 else {
+                report(in: table, context, "area", features.isEmpty
+                    ? "\(resolved) has no Polygon or MultiPolygon feature"
+                    : "\(resolved) has \(features.count) areas: choose one with area_feature (\(listed))")
+                return nil
+            }
+            chosen = features[0]
+        }
+        switch chosen.place() {
+        case .success(.area(let area)):
+            return area
+        case .success(.point):
+            return nil
+        case .failure(let problem):
+            let name = chosen.name.map { " \"\($0)\"" } ?? ""
+            report(in: table, context, "area", "\(resolved):\(chosen.line): feature\(name): \(problem.message)")
+            return nil
         }
     }
 

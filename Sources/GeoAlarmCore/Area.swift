@@ -240,6 +240,7 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
 
     /// `degrees` moved by whole turns into -180...180.
     static func shortestTurn(_ degrees: Double) -> Double {
+        if degrees >= -180, degrees <= 180 { return degrees }
         let turned = (degrees + 180).truncatingRemainder(dividingBy: 360)
         return (turned < 0 ? turned + 360 : turned) - 180
     }
@@ -273,7 +274,12 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
                 let apart = abs(edge - other)
                 guard apart != 1, apart != count - 1 else { continue }
                 let (c, d) = (ring[other], ring[(other + 1) % count])
-                if properlyCross(a, b, c, d) { return a }
+                guard properlyCross(a, b, c, d) else { continue }
+                // Where they cross: a + t (b - a), with t from the cross products.
+                let (abx, aby) = (b.longitude - a.longitude, b.latitude - a.latitude)
+                let (cdx, cdy) = (d.longitude - c.longitude, d.latitude - c.latitude)
+                let t = ((c.longitude - a.longitude) * cdy - (c.latitude - a.latitude) * cdx) / (abx * cdy - aby * cdx)
+                return (a.longitude + t * abx, a.latitude + t * aby)
             }
             active.append(edge)
         }

@@ -21,7 +21,10 @@ struct NotificationContent: Equatable {
         let reminder = event.reminder
         // A time alarm has no place: its centre and distance are NaN, and are never shown.
         var place: String { reminder.placeName ?? reminder.center.description }
-        var distance: String { "\(Metres.rounded(event.distance)) m from its centre" }
+        var distance: String {
+            guard reminder.area != nil else { return "\(Metres.rounded(event.distance)) m from its centre" }
+            return event.distance > 0 ? "\(Metres.rounded(event.distance)) m beyond its edge" : "inside it"
+        }
         let whereabouts: String?
         switch event.kind {
         case .arrive:

@@ -96,6 +96,11 @@ public struct JSONScanner {
         return true
     }
 
+    /// Whether the next value is an array (nothing is consumed).
+    public var nextIsArray: Bool {
+        mutating get { peek() == UInt8(ascii: "[") }
+    }
+
     /// Passes over one whole value without building it.
     public mutating func skipValue() throws(Failure) {
         switch peek() {

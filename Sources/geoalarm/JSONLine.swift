@@ -11,9 +11,10 @@ struct JSONLine {
         members.append(JSONText.quote(key) + ":" + (text.map(JSONText.quote) ?? "null"))
     }
 
-    /// Degrees as they are (lat, lon).
+    /// Degrees (lat, lon), to 1e-8.
     mutating func add(_ key: String, degrees: Double) {
-        members.append(JSONText.quote(key) + ":" + JSONText.number(degrees))
+        // To 1e-8 degrees (a millimetre): what was written stays, an area's computed middle loses its float noise.
+        members.append(JSONText.quote(key) + ":" + JSONText.number((degrees * 1e8).rounded() / 1e8))
     }
 
     /// Metres and counts, to a tenth.

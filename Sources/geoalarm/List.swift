@@ -38,7 +38,7 @@ struct List: ParsableCommand {
         let completed = try completedIDs()
         let origin = from.flatMap { try? ReminderRules.parseLocation($0).get() }
         func distance(_ reminder: Reminder) -> Double? {
-            origin.map { Haversine.distance($0, reminder.center) }
+            origin.map { reminder.distance(from: $0) }
         }
         let shown = all ? config.reminders : config.reminders.filter { !completed.contains($0.id) }
         func due(_ reminder: Reminder) -> Date { reminder.schedule.due?.moment(in: .current) ?? .distantFuture }
@@ -60,9 +60,10 @@ struct List: ParsableCommand {
             line.add("title", reminder.title)
             line.add("kind", "place")
             lines.append(Self.placeMembers(reminder, into: line, completed: completed.contains(reminder.id), distance: distance(reminder)))
-            let place = reminder.placeName.map { "\($0) (\(reminder.center))" } ?? reminder.center.description
+            let place = reminder.placeName.map { "\($0) (\(reminder.center))" }
+                ?? reminder.area.map { _ in "area around \(reminder.center)" } ?? reminder.center.description
             var row = [
-                reminder.id, reminder.title, place, Self.metres(reminder.radius),
+                reminder.id, reminder.title, place, reminder.area.map { "\($0.edgeCount) edges" } ?? Self.metres(reminder.radius),
                 reminder.trigger.rawValue + (reminder.isEnabled ? "" : " (disabled)")
                     + (completed.contains(reminder.id) ? " (completed)" : ""),
             ]
@@ -71,9 +72,11 @@ struct List: ParsableCommand {
         }
         for collection in config.collections {
             let template = collection.template
-            let radii = collection.places.lazy.map(\.radius)
+            let radii = collection.places.lazy.filter { $0.area == nil }.map(\.radius)
+            let areas = collection.places.lazy.filter { $0.area != nil }.count
             let (smallest, largest) = (radii.min() ?? template.radius, radii.max() ?? template.radius)
-            let radius = smallest == largest ? Self.metres(smallest) : "\(Self.metres(smallest))-\(Self.metres(largest))"
+            var radius = smallest == largest ? Self.metres(smallest) : "\(Self.metres(smallest))-\(Self.metres(largest))"
+            if areas == collection.places.count { radius = "areas" } else if areas > 0 { radius += " and areas" }
             let file = config.collectionLoads.first { $0.collectionID == collection.id }?.file ?? "?"
             var row = [
                 "\(collection.id)/*", template.title, "\(collection.places.count) places from \(file)", radius,
@@ -88,8 +91,9 @@ struct List: ParsableCommand {
             line.add("kind", "collection")
             line.add("places", number: Double(collection.places.count))
             line.add("file", file)
-            line.add("radius_m_min", number: smallest)
-            line.add("radius_m_max", number: largest)
+            line.add("radius_m_min", number: areas == collection.places.count ? nil : smallest)
+            line.add("radius_m_max", number: areas == collection.places.count ? nil : largest)
+            line.add("areas", number: Double(areas))
             line.add("when", template.trigger.rawValue)
             line.add("enabled", template.isEnabled)
             if origin != nil { line.add("nearest_m", number: nearest) }
@@ -123,7 +127,11 @@ struct List: ParsableCommand {
         line.add("lat", degrees: reminder.center.latitude)
         line.add("lon", degrees: reminder.center.longitude)
         line.add("place", reminder.placeName)
-        line.add("radius_m", number: reminder.radius)
+        line.add("radius_m", number: reminder.area == nil ? reminder.radius : nil)
+        if let area = reminder.area {
+            line.add("area_polygons", number: Double(area.polygons.count))
+            line.add("area_edges", number: Double(area.edgeCount))
+        }
         line.add("when", reminder.trigger.rawValue)
         line.add("enabled", reminder.isEnabled)
         line.add("completed", completed)

@@ -90,7 +90,7 @@ struct Status: ParsableCommand {
         line.add("title", reminder.title)
         line.add("kind", kind)
         line.add("state", presence(reminder, saved: saved).rawValue)
-        line.add("distance_m", number: lastFix.map { Haversine.distance($0.coordinate, reminder.center) }.flatMap { $0.isFinite ? $0 : nil })
+        line.add("distance_m", number: lastFix.map { reminder.distance(from: $0.coordinate) }.flatMap { $0.isFinite ? $0 : nil })
         addLifecycle(lifecycle, to: &line, now: now)
         line.add("enabled", reminder.isEnabled)
         line.add("overdue", overdue)
@@ -116,7 +116,7 @@ struct Status: ParsableCommand {
         _ reminder: Reminder, saved: SavedPresence?, lifecycle: Lifecycle, lastFix: Fix?, notes: [String]
     ) -> [String] {
         let presence = presence(reminder, saved: saved)
-        let distance = lastFix.map { "\(Metres.rounded(Haversine.distance($0.coordinate, reminder.center))) m" } ?? "-"
+        let distance = lastFix.map { "\(Metres.rounded(reminder.distance(from: $0.coordinate))) m" } ?? "-"
         return [
             reminder.id, reminder.title, presence.rawValue, distance, notes.isEmpty ? "-" : notes.joined(separator: ", "),
             lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",

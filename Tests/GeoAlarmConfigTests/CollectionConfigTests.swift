@@ -111,7 +111,7 @@ struct CollectionConfigTests {
             CollectionPlace(center: Coordinate(latitude: 46.7, longitude: 8.0), radius: 50, name: ""),
         ])
         #expect(config.collectionLoads[1].problems == [
-            PlaceProblem(line: 5, message: "geometry is not a Point"),
+            PlaceProblem(line: 5, message: "geometry is not a Point, Polygon or MultiPolygon"),
             PlaceProblem(line: 7, message: "a Point needs coordinates [lon, lat]"),
         ])
     }
