@@ -495,13 +495,13 @@ struct ConfigReader {
             return nil
         }
         var ring: [Coordinate] = []
-        for (index, pair) in pairs.enumerated() {
-            let numbers = pair.array?.compactMap { $0.double ?? $0.int.map(Double.init) }
-            guard let numbers, numbers.count == 2, pair.array?.count == 2 else {
-                report(at: pair.keyOffset, context, "polygon", "point \(index + 1) is not [lat, lon]: it must be \(shape)")
+        for index in pairs.indices {
+            let pair = pairs[index].array ?? []
+            guard pair.count == 2, let latitude = Self.degrees(pair[0]), let longitude = Self.degrees(pair[1]) else {
+                report(at: pairs[index].keyOffset, context, "polygon", "point \(index + 1) is not [lat, lon]: it must be \(shape)")
                 return nil
             }
-            ring.append(Coordinate(latitude: numbers[0], longitude: numbers[1]))
+            ring.append(Coordinate(latitude: latitude, longitude: longitude))
         }
         do {
             return try Area(polygons: [[ring]])
@@ -509,6 +509,11 @@ struct ConfigReader {
             report(in: table, context, "polygon", error.description)
             return nil
         }
+    }
+
+    /// A number of degrees written as a float or an integer.
+    private static func degrees(_ value: TOMLValue) -> Double? {
+        value.double ?? value.int.map(Double.init)
     }
 
     /// `area = "FILE.geojson"` (relative to the config's folder), and `area_feature` to pick

@@ -75,8 +75,10 @@ for count in [1, 100, 10_000, 1_000_000] {
     var settledTrackers = Array(repeating: FenceTracker(), count: reminders.count)
     for fix in warmUp {
         for (slot, reminder) in reminders.enumerated() {
+            let shape = reminder.shape
             _ = settledTrackers[slot].observe(
-                distance: Haversine.distance(fix.coordinate, reminder.center), at: fix.time, fence: reminder.shape, confirmations: 2)
+                shape.circleEvidence(distance: Haversine.distance(fix.coordinate, reminder.center)), at: fix.time,
+                dwell: shape.dwell, confirmations: 2)
         }
     }
     func indexRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
@@ -91,7 +93,9 @@ for count in [1, 100, 10_000, 1_000_000] {
             var events = 0
             for (slot, shape) in shapes.enumerated() {
                 let distance = Haversine.distance(fix.coordinate, shape.center)
-                if trackers[slot].observe(distance: distance, at: fix.time, fence: shape, confirmations: 2) != nil { events += 1 }
+                if trackers[slot].observe(shape.circleEvidence(distance: distance), at: fix.time, dwell: shape.dwell, confirmations: 2) != nil {
+                    events += 1
+                }
             }
             return events
         }
@@ -109,4 +113,51 @@ for count in [1, 100, 10_000, 1_000_000] {
         FileHandle.standardError.write(Data("the index and brute force disagree with \(count) fences\n".utf8))
         exit(1)
     }
+}
+
+// Areas beside circles: the same fences, each once as its circle and once as a polygon of 6 to
+// 16 vertices around the same centre (inscribed in the circle, its vertices 70-100% of the
+// radius out), so that both cost what their shape costs and nothing else differs.
+print("")
+print("areas beside circles: the same fences as circles and as 6-16-vertex polygons, nanoseconds per fix, median of 5 rounds (low-high)")
+print("| fences | circles ns/fix | areas ns/fix | areas / circles | area edges tested per fix | events, circles | events, areas |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for count in [10_000, 1_000_000] {
+    let fixes = track(count >= 1_000_000 ? 2_000 : 20_000, &random)
+    let circles = fences(count, along: fixes, reach: min(fixes.count, 500), &random)
+    let areas = circles.map { circle -> Reminder in
+        let vertices = Int.random(in: 6...16, using: &random)
+        let ring = (0..<vertices).map { index -> Coordinate in
+            let angle = 2 * Double.pi * (Double(index) + Double.random(in: 0...0.4, using: &random)) / Double(vertices)
+            let reach = circle.radius * Double.random(in: 0.7...1, using: &random) / Haversine.earthRadius * 180 / .pi
+            return Coordinate(
+                latitude: circle.center.latitude + reach * sin(angle),
+                longitude: circle.center.longitude + reach * cos(angle) / cos(circle.center.latitude * .pi / 180))
+        }
+        var area = circle
+        area.area = try! Area(polygons: [[ring]])
+        return area
+    }
+    func run(_ reminders: [Reminder]) -> (samples: [Double], events: Int, edges: Double) {
+        var settled = GeofenceEngine(reminders: reminders, settings: EngineSettings())
+        for offset in [-2.0, -1.0] {
+            _ = settled.process(Fix(time: fixes[0].time!.addingTimeInterval(offset), coordinate: fixes[0].coordinate, horizontalError: 5))
+        }
+        var edges = 0.0
+        let (samples, events) = nanosecondsPerFix(fixes, rounds: 5) { fixes, timed in
+            var engine = settled
+            _ = engine.process(fixes[0])
+            let before = engine.edgesTested
+            let events = timed { fixes.dropFirst().reduce(0) { $0 + engine.process($1).events.count } }
+            edges = Double(engine.edgesTested - before) / Double(fixes.count - 1)
+            return events
+        }
+        return (samples, events, edges)
+    }
+    let circleRun = run(circles), areaRun = run(areas)
+    let (circleCost, areaCost) = (spread(circleRun.samples), spread(areaRun.samples))
+    print(String(
+        format: "| %d | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.2fx | %.1f | %d | %d |", count, circleCost.median, circleCost.low,
+        circleCost.high, areaCost.median, areaCost.low, areaCost.high, areaCost.median / circleCost.median, areaRun.edges,
+        circleRun.events, areaRun.events))
 }
