@@ -127,3 +127,46 @@ struct CLITests {
         #expect(invalid.stderr.contains("--sort distance needs --from LAT,LON."))
     }
 }
+
+/// Areas from the command line: a walk replayed past a GeoJSON area and an inline polygon.
+struct AreaCommandTests {
+    @Test func replayListAndStatusSpeakOfEdges() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-area-cli-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // The demo walk starts at home (38.71390,-9.13340) and passes the bakery (38.71050,-9.13660).
+        let area = """
+            {"type": "Feature", "properties": {"name": "Baixa block"}, "geometry": {"type": "Polygon", "coordinates": [[
+              [-9.1375, 38.7100], [-9.1355, 38.7100], [-9.1355, 38.7112], [-9.1375, 38.7112], [-9.1375, 38.7100]]]}}
+            """
+        try area.write(toFile: "\(folder)/block.geojson", atomically: true, encoding: .utf8)
+        let config = """
+            [[reminder]]
+            id = "block"
+            title = "In the block"
+            area = "block.geojson"
+            when = "both"
+
+            [[reminder]]
+            id = "home"
+            title = "Home square"
+            polygon = [[38.7135, -9.1340], [38.7135, -9.1328], [38.7143, -9.1328], [38.7143, -9.1340]]
+            when = "leave"
+            """
+        try config.write(toFile: "\(folder)/config.toml", atomically: true, encoding: .utf8)
+        let state = Command.scratchState()
+        let replay = try Command.run(["replay", "-c", "\(folder)/config.toml", "--state", state, "--json", "config/demo/walk.nmea"])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let events = replay.stdoutLines
+        #expect(events.count >= 3, "\(replay.stdout)")
+        #expect(events.first?.contains(#""event":"leave","reminder":"home""#) == true, "leaving the home square first: \(events)")
+        let arrive = try #require(events.first { $0.contains(#""event":"arrive","reminder":"block""#) })
+        #expect(arrive.contains(#""distance_m":0"#), "inside an area is 0 m from it")
+        #expect(events.contains { $0.contains(#""event":"leave","reminder":"block""#) })
+
+        let list = try Command.run(["list", "-c", "\(folder)/config.toml"])
+        #expect(list.stdoutLines.contains { $0.hasPrefix("block ") && $0.contains("area around 38.710600,-9.136500") && $0.contains("4 edges") },
+                "\(list.stdout)")
+        let status = try Command.run(["status", "-c", "\(folder)/config.toml", "--state", state, "--json"])
+        #expect(status.stdoutLines.count == 2)
+    }
+}

@@ -29,6 +29,19 @@ struct NotificationContentTests {
         #expect(content.category == "x-geoalarm.leave")
     }
 
+    @Test func anAreaSaysInsideItOrHowFarBeyondItsEdge() throws {
+        let park = try Area(polygons: [[[
+            Coordinate(latitude: 47.0, longitude: 8.0), Coordinate(latitude: 47.0, longitude: 8.01),
+            Coordinate(latitude: 47.01, longitude: 8.01), Coordinate(latitude: 47.01, longitude: 8.0),
+        ]]])
+        let reminder = Reminder(id: "park", title: "Walk the dog", center: park.center, radius: 0, area: park)
+        let fix = Fix(time: nil, coordinate: Coordinate(latitude: 47.005, longitude: 8.005))
+        let arrived = NotificationContent(event: GeofenceEvent(kind: .arrive, reminder: reminder, fix: fix, distance: 0), markup: false)
+        #expect(arrived.body == "At 47.005000,8.005000, inside it")
+        let left = NotificationContent(event: GeofenceEvent(kind: .leave, reminder: reminder, fix: fix, distance: 26.4), markup: false)
+        #expect(left.body == "Left 47.005000,8.005000, now 26 m beyond its edge")
+    }
+
     @Test func urgencyIconAndTimeout() {
         let low = NotificationContent(event: Self.event(.arrive, alert: ReminderAlert(urgency: .low, icon: "/usr/share/icons/bread.png", timeout: 7.5), notes: nil), markup: false)
         #expect(low.urgency == 0 && low.icon == "/usr/share/icons/bread.png" && low.timeoutMilliseconds == 7500)
