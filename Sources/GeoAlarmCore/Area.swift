@@ -334,14 +334,28 @@ struct EdgeBands: Sendable {
 
     init(edges: [Double], south: Double, north: Double) {
         let edgeCount = edges.count / 4
-        let bandCount = max(1, min(edgeCount / 4, 4096))
+        // Fewer bands while edges spanning many of them would file more than 8 entries an edge
+        // (a comb of tall teeth): memory stays linear in the edges whatever the shape.
+        var bandCount = max(1, min(edgeCount / 4, 4096))
+        while bandCount > 1 {
+            let height = max((north - south) / Double(bandCount), 1e-9)
+            var entries = 0
+            for edge in 0..<edgeCount {
+                let (y0, y1) = (edges[edge * 4 + 1], edges[edge * 4 + 3])
+                entries += Self.band(of: max(y0, y1), south: south, height: height, count: bandCount)
+                    - Self.band(of: min(y0, y1), south: south, height: height, count: bandCount) + 1
+            }
+            if entries <= 8 * edgeCount { break }
+            bandCount /= 2
+        }
         let height = max((north - south) / Double(bandCount), 1e-9)
         (self.bandCount, self.south, self.height) = (bandCount, south, height)
         var counts = [Int32](repeating: 0, count: bandCount + 1)
+        let finalCount = bandCount
         func span(_ edge: Int) -> ClosedRange<Int> {
             let (y0, y1) = (edges[edge * 4 + 1], edges[edge * 4 + 3])
-            return Self.band(of: min(y0, y1), south: south, height: height, count: bandCount)
-                ... Self.band(of: max(y0, y1), south: south, height: height, count: bandCount)
+            return Self.band(of: min(y0, y1), south: south, height: height, count: finalCount)
+                ... Self.band(of: max(y0, y1), south: south, height: height, count: finalCount)
         }
         for edge in 0..<edgeCount { for band in span(edge) { counts[band + 1] += 1 } }
         for band in 0..<bandCount { counts[band + 1] += counts[band] }

@@ -170,3 +170,26 @@ extension Area {
         return value
     }
 }
+
+/// A comb of tall teeth: every edge spans nearly the whole area's height, the worst case for
+/// latitude bands (they are coarsened for it); it is still answered right.
+struct AreaCombTests {
+    @Test func aCombOfTallTeethIsAnsweredRight() throws {
+        var ring: [Coordinate] = [Coordinate(latitude: 46.0, longitude: 8.0)]
+        let teeth = 2000
+        for tooth in 0..<teeth {
+            let west = 8.0 + Double(tooth) * 0.001
+            ring.append(Coordinate(latitude: 47.0, longitude: west + 0.0002))
+            ring.append(Coordinate(latitude: 46.01, longitude: west + 0.0008))
+        }
+        ring.append(Coordinate(latitude: 46.0, longitude: 8.0 + Double(teeth) * 0.001))
+        let area = try Area(polygons: [[ring]])
+        var tested = 0
+        #expect(area.contains(Coordinate(latitude: 46.005, longitude: 8.5), tested: &tested), "the comb's back")
+        #expect(area.contains(Coordinate(latitude: 46.5, longitude: 8.0003), tested: &tested), "inside the first tooth")
+        #expect(!area.contains(Coordinate(latitude: 46.9, longitude: 8.0011), tested: &tested), "between two teeth")
+        #expect(tested <= 3 * area.edgeCount)
+        let near = area.distanceToEdge(from: Coordinate(latitude: 46.9, longitude: 8.0011), tested: &tested)
+        #expect(near > 0 && near < 10, "between two teeth, a few metres from one: \(near)")
+    }
+}
