@@ -122,11 +122,11 @@ struct ConfigTests {
 
     @Test func locationProblems() {
         #expect(problems("[[reminder]]\ntitle = \"A\"\n") == [
-            "r.toml:1: reminder \"a\" (#1): location: missing: give lat and lon, place, or location",
+            "r.toml:1: reminder \"a\" (#1): location: missing: give lat and lon, place, location, area or polygon",
         ])
         #expect(problems("[[reminder]]\ntitle = \"A\"\nlat = 1\n") == ["r.toml:1: reminder \"a\" (#1): lon: missing"])
         #expect(problems("[[reminder]]\ntitle = \"A\"\nlat = 1\nlon = 2\nplace = \"x\"\n") == [
-            "r.toml:1: reminder \"a\" (#1): lat/lon, place: give only one of lat/lon, place or location",
+            "r.toml:1: reminder \"a\" (#1): lat/lon, place: give only one of lat/lon, place, location, area or polygon",
         ])
         #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"north\"\n") == [
             "r.toml:3: reminder \"a\" (#1): location: \"north\" is not \"LAT,LON\" or \"geo:LAT,LON\"",
