@@ -42,8 +42,23 @@ func checkPlaces(_ bytes: [UInt8], _ format: CollectionFormat) {
     for problem in list.problems where problem.line < 1 || problem.line > lines {
         fatalError("problem on line \(problem.line) of a \(lines)-line input")
     }
-    for place in list.places where !place.center.isValid || !(place.radius > 0) {
-        fatalError("kept a place that is not valid: \(place)")
+    for place in list.places {
+        guard place.center.isValid else { fatalError("kept a place that is not valid: \(place)") }
+        guard let area = place.area else {
+            if !(place.radius > 0) { fatalError("kept a circle without a radius: \(place)") }
+            continue
+        }
+        // An area kept has at least a triangle, lies within the latitude limit, and answers
+        // inside and distance for its middle and a point beyond its box.
+        guard area.edgeCount >= 3, area.south >= -Area.latitudeLimit, area.north <= Area.latitudeLimit,
+              area.east - area.west <= 180
+        else { fatalError("kept an area that is not valid: \(area)") }
+        var tested = 0
+        for point in [area.center, Coordinate(latitude: min(area.north + 1, 90), longitude: area.center.longitude)] {
+            _ = area.contains(point, tested: &tested)
+            let distance = area.distanceToEdge(from: point, tested: &tested)
+            if !(distance >= 0) { fatalError("distance \(distance) to the edge of \(area)") }
+        }
     }
 }
 
