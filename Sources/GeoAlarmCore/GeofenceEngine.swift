@@ -11,6 +11,13 @@ public struct EngineSettings: Sendable, Equatable {
 
     public static let defaultConfirmations = 2
 
+    /// Whether a fix's horizontal error estimate is within `maxError`; a fix without an
+    /// estimate (or with no limit set) is admitted.
+    public func admitsError(of fix: Fix) -> Bool {
+        guard let maxError, let error = fix.horizontalError else { return true }
+        return !(error > maxError)
+    }
+
     public init(maxError: Double? = 100, confirmations: Int = defaultConfirmations, announceInitial: Bool = false) {
         self.maxError = maxError
         self.confirmations = confirmations
@@ -266,9 +273,7 @@ public struct GeofenceEngine: Sendable {
     /// does not hold back the fixes at the true time that follow it. Nil skips that check.
     public mutating func process(_ fix: Fix, receivedAt: Date? = nil) -> FixOutcome {
         guard fix.mode >= .twoD, fix.coordinate.isValid else { return .rejected(.noFix) }
-        if let maxError = settings.maxError, let error = fix.horizontalError, error > maxError {
-            return .rejected(.inaccurate)
-        }
+        guard settings.admitsError(of: fix) else { return .rejected(.inaccurate) }
         if let time = fix.time {
             if let receivedAt, time.timeIntervalSince(receivedAt) > Self.futureTolerance { return .rejected(.future) }
             if let last = lastFixTime, time <= last { return .rejected(time == last ? .repeated : .outOfOrder) }

@@ -41,7 +41,7 @@ struct Doctor: AsyncParsableCommand {
         }
         let environment = ProcessInfo.processInfo.environment
         let config = checkConfig(report)
-        await checkGPSD(config: config, environment: environment, report)
+        await checkGPSD(config: config, report)
         report(checkNotifications(config: config, environment: environment))
         report(stateOptions.inspect())
         report(checkHooks(environment: environment))
@@ -71,17 +71,10 @@ struct Doctor: AsyncParsableCommand {
     }
 
     /// gpsd reachable, then a receiver with a usable fix.
-    private func checkGPSD(config: Config?, environment: [String: String], _ report: (Finding) -> Void) async {
-        let endpoint = gpsdOptions.endpoint(config: config, environment: environment)
+    private func checkGPSD(config: Config?, _ report: (Finding) -> Void) async {
         let maxError = (config?.settings ?? EngineSettings()).maxError
-        let sample = await GPSDSample.take(
-            from: endpoint, device: gpsdOptions.device, patience: .milliseconds(Int64(wait * 1000))
-        ) { fix in
-            // The agent uses a fix only once the receiver knows the date.
-            guard fix.time != nil else { return false }
-            guard let maxError, let error = fix.horizontalError else { return true }
-            return error <= maxError
-        }
+        // The agent uses a fix only once the receiver knows the date.
+        let (endpoint, sample) = await gpsdOptions.look(config: config, seconds: wait, dated: true)
         if let reason = sample.unreachable {
             report(Finding(.fail, "gpsd", "\(endpoint): \(reason)",
                            advice: "start gpsd (sudo systemctl start gpsd.socket), or give --gpsd HOST:PORT or [gpsd] in the config"))

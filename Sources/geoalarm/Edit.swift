@@ -132,13 +132,7 @@ struct Add: AsyncParsableCommand {
         // An invalid config is reported by the edit itself; its gpsd and max_error are not used meanwhile.
         let config = path.flatMap { try? ConfigLoader.load(path: $0) }
         let maxError = (config?.settings ?? EngineSettings()).maxError
-        let endpoint = gpsdOptions.endpoint(config: config, environment: ProcessInfo.processInfo.environment)
-        let sample = await GPSDSample.take(
-            from: endpoint, device: gpsdOptions.device, patience: .milliseconds(Int64(wait * 1000))
-        ) { fix in
-            guard let maxError, let error = fix.horizontalError else { return true }
-            return error <= maxError
-        }
+        let (endpoint, sample) = await gpsdOptions.look(config: config, seconds: wait, dated: false)
         if let fix = sample.accepted {
             let error = fix.horizontalError.map { " (±\(Metres.rounded($0)) m)" } ?? ""
             print("here: \(fix.coordinate)\(error), from gpsd at \(endpoint)")

@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import GeoAlarmConfig
+import GeoAlarmCore
 import GeoAlarmGPSD
 
 extension GPSDEndpoint: ExpressibleByArgument {
@@ -27,5 +29,17 @@ struct GPSDOptions: ParsableArguments {
                 ? GPSDEndpoint(host: config.gpsdHost ?? "localhost", port: config.gpsdPort ?? GPSDEndpoint.defaultPort) : nil
         }
         return GPSDEndpoint.resolve(option: gpsd, config: fromConfig, environment: environment)
+    }
+
+    /// Reads gpsd (found as ``endpoint(config:environment:)`` finds it) for up to `seconds`,
+    /// until a fix the engine would take with `config`'s settings (`max_error`, else the
+    /// default): with `dated`, also only once the receiver knows the date.
+    func look(config: Config?, seconds: Double, dated: Bool) async -> (endpoint: GPSDEndpoint, sample: GPSDSample) {
+        let endpoint = endpoint(config: config, environment: ProcessInfo.processInfo.environment)
+        let settings = config?.settings ?? EngineSettings()
+        let sample = await GPSDSample.take(from: endpoint, device: device, patience: .milliseconds(Int64(seconds * 1000))) { fix in
+            (!dated || fix.time != nil) && settings.admitsError(of: fix)
+        }
+        return (endpoint, sample)
     }
 }
