@@ -522,7 +522,7 @@ struct ConfigReader {
         guard let path = string(table, "area", context: context) else { return nil }
         let wanted = string(table, "area_feature", context: context)
         let resolved = path.hasPrefix("/") ? path : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)
-        let features: [GeoJSONPlaces.Feature]
+        let features: [(feature: GeoJSONPlaces.Feature, area: Result<Area, GeoJSONPlaces.FeatureProblem>)]
         do {
             features = try GeoJSONPlaces.areas(try UserFile.contents(of: resolved, limit: UserFile.collectionLimit))
         } catch let error as CollectionFileError {
@@ -532,11 +532,11 @@ struct ConfigReader {
             report(in: table, context, "area", "\(resolved): cannot read: \(error)")
             return nil
         }
-        let names = features.map { $0.name ?? $0.propertyID ?? $0.id ?? "line \($0.line)" }
+        let names = features.map { $0.feature.name ?? $0.feature.propertyID ?? $0.feature.id ?? "line \($0.feature.line)" }
         let listed = names.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (names.count > 10 ? "..." : "")
-        let chosen: GeoJSONPlaces.Feature
+        let chosen: (feature: GeoJSONPlaces.Feature, area: Result<Area, GeoJSONPlaces.FeatureProblem>)
         if let wanted {
-            guard let match = features.first(where: { $0.isNamed(wanted) }) else {
+            guard let match = features.first(where: { $0.feature.isNamed(wanted) }) else {
                 let known = features.isEmpty ? "it has none" : "it has \(listed)"
                 report(in: table, context, "area_feature", "no Polygon or MultiPolygon feature named \"\(wanted)\" in \(resolved) (\(known))")
                 return nil
@@ -551,14 +551,12 @@ struct ConfigReader {
             }
             chosen = features[0]
         }
-        switch chosen.place() {
-        case .success(.area(let area)):
+        switch chosen.area {
+        case .success(let area):
             return area
-        case .success(.point):
-            return nil
         case .failure(let problem):
-            let name = chosen.name.map { " \"\($0)\"" } ?? ""
-            report(in: table, context, "area", "\(resolved):\(chosen.line): feature\(name): \(problem.message)")
+            let name = chosen.feature.name.map { " \"\($0)\"" } ?? ""
+            report(in: table, context, "area", "\(resolved):\(chosen.feature.line): feature\(name): \(problem.message)")
             return nil
         }
     }

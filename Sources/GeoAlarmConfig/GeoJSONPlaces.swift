@@ -31,10 +31,10 @@ enum GeoJSONPlaces {
 
     /// The area features of a reminder's `area` file (a FeatureCollection, one Feature, or a
     /// bare Polygon or MultiPolygon), each with what names it and its area or what is wrong with it.
-    static func areas(_ bytes: [UInt8]) throws(CollectionFileError) -> [Feature] {
-        var found: [Feature] = []
+    static func areas(_ bytes: [UInt8]) throws(CollectionFileError) -> [(feature: Feature, area: Result<Area, FeatureProblem>)] {
+        var found: [(Feature, Result<Area, FeatureProblem>)] = []
         try features(bytes, requireCollection: false) { feature in
-            if feature.geometry?.isArea == true { found.append(feature) }
+            if let geometry = feature.geometry, geometry.isArea { found.append((feature, geometry.area())) }
         }
         return found
     }
@@ -219,28 +219,35 @@ enum GeoJSONPlaces {
                 guard case .position(let longitude?, let latitude?) = coordinates else { return .failure(Problem.noPosition) }
                 return .success(.point(latitude: latitude, longitude: longitude))
             case "Polygon", "MultiPolygon":
-                let polygons: [Nesting]
-                if type == "Polygon" {
-                    polygons = [coordinates]
-                } else if case .list(let list) = coordinates {
-                    polygons = list
-                } else {
-                    return .failure("a MultiPolygon needs coordinates [[[[lon, lat], ...]]]")
-                }
-                var rings: [[[Coordinate]]] = []
-                for (number, polygon) in polygons.enumerated() {
-                    switch Self.rings(polygon, polygon: polygons.count > 1 ? number + 1 : nil) {
-                    case .success(let found): rings.append(found)
-                    case .failure(let problem): return .failure(problem)
-                    }
-                }
-                do {
-                    return .success(.area(try Area(polygons: rings)))
-                } catch {
-                    return .failure(FeatureProblem(error.description))
-                }
+                return area().map(Place.area)
             default:
                 return .failure(Problem.unsupported)
+            }
+        }
+
+        /// A Polygon's or MultiPolygon's area, or what is wrong with it.
+        func area() -> Result<Area, FeatureProblem> {
+            let polygons: [Nesting]
+            if type == "Polygon" {
+                polygons = [coordinates]
+            } else if type == "MultiPolygon", case .list(let list) = coordinates {
+                polygons = list
+            } else if type == "MultiPolygon" {
+                return .failure("a MultiPolygon needs coordinates [[[[lon, lat], ...]]]")
+            } else {
+                return .failure("geometry is a \(type), not a Polygon or MultiPolygon")
+            }
+            var rings: [[[Coordinate]]] = []
+            for (number, polygon) in polygons.enumerated() {
+                switch Self.rings(polygon, polygon: polygons.count > 1 ? number + 1 : nil) {
+                case .success(let found): rings.append(found)
+                case .failure(let problem): return .failure(problem)
+                }
+            }
+            do {
+                return .success(try Area(polygons: rings))
+            } catch {
+                return .failure(FeatureProblem(error.description))
             }
         }
 

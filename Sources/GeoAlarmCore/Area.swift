@@ -104,7 +104,8 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
                     if points.last != point { points.append(point) }
                 }
                 if points.count > 1, points.first == points.last { points.removeLast() }
-                guard Set(points).count >= 3 else { throw .tooFewPoints(polygon: number, ring: ringNumber, count: Set(points).count) }
+                let distinct = Set(points).count
+                guard distinct >= 3 else { throw .tooFewPoints(polygon: number, ring: ringNumber, count: distinct) }
                 kept.append(points)
             }
             if !kept.isEmpty { polygons.append(kept) }
@@ -133,7 +134,7 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
                 }
                 if let crossing = Self.firstCrossing(points) {
                     throw .selfCrossing(polygon: number, ring: ringNumber, near: Coordinate(
-                        latitude: crossing.latitude, longitude: Self.normalized(crossing.longitude)))
+                        latitude: crossing.latitude, longitude: Self.shortestTurn(crossing.longitude)))
                 }
                 guard abs(Self.shoelace(points)) > 1e-14 else { throw .noSurface(polygon: number, ring: ringNumber) }
                 unwrapped.append(points)
@@ -144,7 +145,7 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
         guard east - west <= 180 else { throw .tooWide(degrees: east - west) }
         let south = all.map(\.latitude).min()!, north = all.map(\.latitude).max()!
         let middle = (west + east) / 2
-        let turn = Self.normalized(middle) - middle
+        let turn = Self.shortestTurn(middle) - middle
         (self.south, self.north, self.west, self.east) = (south, north, west + turn, east + turn)
         center = Coordinate(latitude: (south + north) / 2, longitude: middle + turn)
 
@@ -183,6 +184,11 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
             tested += edges.count / 4
         }
         return inside
+    }
+
+    /// Metres from `point` to the area: 0 inside it, else to its nearest edge.
+    public func distance(from point: Coordinate, tested: inout Int) -> Double {
+        contains(point, tested: &tested) ? 0 : distanceToEdge(from: point, tested: &tested)
     }
 
     /// Metres from `point` to the nearest edge (whether the point is inside or not).
@@ -238,15 +244,13 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
         center.longitude + Self.shortestTurn(longitude - center.longitude)
     }
 
-    /// `degrees` moved by whole turns into -180...180.
+    /// `degrees` moved by whole turns into -180...180: the short way round for a step between
+    /// two longitudes, and a longitude in its usual range.
     static func shortestTurn(_ degrees: Double) -> Double {
         if degrees >= -180, degrees <= 180 { return degrees }
         let turned = (degrees + 180).truncatingRemainder(dividingBy: 360)
         return (turned < 0 ? turned + 360 : turned) - 180
     }
-
-    /// A longitude moved into -180...180.
-    static func normalized(_ longitude: Double) -> Double { shortestTurn(longitude) }
 
     /// Twice the signed surface of a ring in square degrees.
     private static func shoelace(_ ring: [(longitude: Double, latitude: Double)]) -> Double {

@@ -157,7 +157,7 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     public func distance(from point: Coordinate) -> Double {
         guard let area else { return Haversine.distance(point, center) }
         var tested = 0
-        return area.contains(point, tested: &tested) ? 0 : area.distanceToEdge(from: point, tested: &tested)
+        return area.distance(from: point, tested: &tested)
     }
 
     /// A lowercase identifier made of the title's letters and digits joined by dashes ("Buy bread!" → "buy-bread").

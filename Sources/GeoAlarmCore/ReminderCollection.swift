@@ -68,8 +68,7 @@ public struct ReminderCollection: Sendable, Equatable {
         let origin = Haversine.Origin(point)
         var tested = 0
         return places.lazy.map { place in
-            guard let area = place.area else { return origin.distance(to: place.center) }
-            return area.contains(point, tested: &tested) ? 0 : area.distanceToEdge(from: point, tested: &tested)
+            place.area?.distance(from: point, tested: &tested) ?? origin.distance(to: place.center)
         }.min()
     }
 
