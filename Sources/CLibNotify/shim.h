@@ -1,6 +1,7 @@
 /*
  * geoalarm's view of libnotify and the bit of GLib it needs: flat functions taking
- * plain C values, so that Swift never handles GObject signals, GVariant or GList.
+ * plain C values, so that Swift never handles GObject signals or GVariant (the server's
+ * details, a GList of strings, are read in Swift: NotificationServer).
  */
 #ifndef GEOALARM_CLIBNOTIFY_SHIM_H
 #define GEOALARM_CLIBNOTIFY_SHIM_H
@@ -9,10 +10,6 @@
 
 /* Called on the GLib thread when a button is pressed: the action's id and the context given at show. */
 typedef void (*geoalarm_action_handler)(const char *action, void *context);
-
-static inline int geoalarm_notify_init(const char *app_name) {
-    return notify_is_initted() ? 1 : notify_init(app_name);
-}
 
 typedef struct geoalarm_action_binding {
     geoalarm_action_handler handler;

@@ -42,7 +42,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
     public init(logger: Logger, onAction: @escaping @Sendable (NotificationAction, String) -> Void) {
         self.logger = logger
         self.onAction = onAction
-        _ = geoalarm_notify_init("geoalarm")
+        NotificationServer.initialize()
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             loop = geoalarm_main_loop_new()

@@ -14,10 +14,16 @@ public struct NotificationServer: Sendable, Equatable {
     /// Whether it shows a pop-up's buttons ("Done", "Snooze 1 h").
     public var showsButtons: Bool { capabilities.contains("actions") }
 
+    /// Starts libnotify under geoalarm's name, once per process; false when it cannot start.
+    @discardableResult
+    static func initialize() -> Bool {
+        notify_is_initted() != 0 || notify_init("geoalarm") != 0
+    }
+
     /// Asks the session bus; nil when nothing answers as org.freedesktop.Notifications (no
     /// session bus, or no server on it). May block up to D-Bus's timeout on a hung server.
     public static func current() -> NotificationServer? {
-        guard notify_is_initted() != 0 || notify_init("geoalarm") != 0 else { return nil }
+        guard initialize() else { return nil }
         var name: UnsafeMutablePointer<CChar>?
         var vendor: UnsafeMutablePointer<CChar>?
         var version: UnsafeMutablePointer<CChar>?
