@@ -40,8 +40,9 @@ public struct GridIndex: Sendable {
     /// hysteresis. At most 2^28 (268 million) fences.
     public init(fences: [FenceShape], areas: [Area] = []) {
         precondition(fences.count < 1 << Self.positionBits, "too many fences for the grid")
-        let boxes = fences.map { Self.box(of: $0, areas: areas) }
-        let wanted = Self.cellDegrees(forSpans: boxes.map(\.span))
+        // Boxes are made again while filing rather than kept: a million of them would be 48 MB
+        // held through the build, for a few trigonometric calls saved.
+        let wanted = Self.cellDegrees(forSpans: fences.map { Self.box(of: $0, areas: areas).span })
         longitudeCells = Int((360 / wanted).rounded(.up))
         cellDegrees = 360 / Double(longitudeCells)
         latitudeCells = Int((180 / cellDegrees).rounded(.up))
@@ -51,8 +52,8 @@ public struct GridIndex: Sendable {
         var filed: [UInt64] = []
         filed.reserveCapacity(fences.count * 4)
         var largestCell = 0
-        for (position, box) in boxes.enumerated() {
-            forEachCell(covering: box) { cell in
+        for (position, fence) in fences.enumerated() {
+            forEachCell(covering: Self.box(of: fence, areas: areas)) { cell in
                 filed.append(UInt64(cell) << Self.positionBits | UInt64(position))
                 largestCell = max(largestCell, cell)
             }
