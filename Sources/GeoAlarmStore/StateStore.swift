@@ -2,6 +2,7 @@ import Foundation
 import GeoAlarmCore
 import GeoAlarmSystem
 internal import GRDB
+import Synchronization
 
 /// The agent's memory on disk: each reminder's confirmed side and the history of events, in
 /// one SQLite file (WAL mode, so the daemon and any number of commands use it at once; file
@@ -21,6 +22,8 @@ public final class StateStore: Sendable {
         public var title: String
         public var coordinate: Coordinate
         public var distance: Double
+        /// The tracked device (OwnTracks `user/device`) the event was of; nil for this machine's own.
+        public var device: String?
     }
 
     /// `$XDG_STATE_HOME/geoalarm/state.sqlite`, else `~/.local/state/geoalarm/state.sqlite`.
@@ -50,11 +53,10 @@ public final class StateStore: Sendable {
         // gives the same mode) is private from the start.
         let descriptor: Int32
         do {
-            descriptor = try System.open(path, O_RDWR | O_CREAT, mode: 0o600)
+            descriptor = try StateFileDescriptors.shared.descriptor(for: path)
         } catch {
             throw StoreError(path: path, reason: error.reason)
         }
-        defer { System.close(descriptor) }
         do {
             let info = try System.fstat(descriptor)
             if info.st_mode & 0o077 != 0, info.st_uid == geteuid() {
@@ -65,6 +67,7 @@ public final class StateStore: Sendable {
         } catch {
             throw StoreError(path: path, reason: "\(error.call): \(error.reason)")
         }
+        defer { System.unlock(descriptor) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         do {
@@ -158,6 +161,25 @@ public final class StateStore: Sendable {
                 CREATE INDEX history_by_time ON history(time);
                 """)
         }
+        migrator.registerMigration("4: tracked devices and the MQTT outbox") { db in
+            try db.execute(sql: """
+                CREATE TABLE device_state (
+                    device TEXT NOT NULL,
+                    reminder TEXT NOT NULL,
+                    presence TEXT NOT NULL,
+                    confirmed_at REAL,
+                    fence TEXT NOT NULL,
+                    PRIMARY KEY (device, reminder)
+                ) WITHOUT ROWID;
+                ALTER TABLE history ADD COLUMN device TEXT;
+                CREATE TABLE mqtt_outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    topic TEXT NOT NULL,
+                    payload BLOB NOT NULL
+                );
+                CREATE TABLE mqtt_discovery (topic TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -213,6 +235,7 @@ public final class StateStore: Sendable {
     public func forget(_ id: String) throws(StoreError) -> Int {
         try writing { db in
             try db.execute(sql: "DELETE FROM reminder_state WHERE reminder = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM device_state WHERE reminder = ?", arguments: [id])
             return try Int.fetchOne(db, sql: "SELECT count(*) FROM history WHERE reminder = ?", arguments: [id]) ?? 0
         }
     }
@@ -252,11 +275,17 @@ public final class StateStore: Sendable {
     }
 
 
-    /// The saved side of every reminder, by id.
-    public func savedPresence() throws(StoreError) -> [String: SavedPresence] {
+    /// The saved side of every reminder, by id: this machine's own, or a tracked `device`'s.
+    public func savedPresence(device: String? = nil) throws(StoreError) -> [String: SavedPresence] {
         try reading { db in
             var saved: [String: SavedPresence] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT reminder, presence, confirmed_at, fence FROM reminder_state") {
+            let rows = if let device {
+                try Row.fetchAll(
+                    db, sql: "SELECT reminder, presence, confirmed_at, fence FROM device_state WHERE device = ?", arguments: [device])
+            } else {
+                try Row.fetchAll(db, sql: "SELECT reminder, presence, confirmed_at, fence FROM reminder_state")
+            }
+            for row in rows {
                 guard let presence = Presence(rawValue: row["presence"]) else { continue }
                 let time: Double? = row["confirmed_at"]
                 saved[row["reminder"]] = SavedPresence(
@@ -266,14 +295,26 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Keeps what one fix changed, in one transaction: the new sides, the announced events,
-    /// and the completions they caused (a `once` reminder's event).
+    /// Keeps what one fix changed, in one transaction: the new sides (this machine's, or a
+    /// tracked `device`'s), the announced events, and the completions they caused (a `once`
+    /// reminder's event). A reminder's lifecycle (completed, snoozed, last fired) is one for
+    /// every device.
     public func record(
-        _ changes: [PresenceChange], events: [GeofenceEvent], completed: [String: Date] = [:]
+        _ changes: [PresenceChange], events: [GeofenceEvent], completed: [String: Date] = [:], device: String? = nil
     ) throws(StoreError) {
         guard !changes.isEmpty || !events.isEmpty else { return }
         try writing { db in
             for change in changes {
+                if let device {
+                    try db.execute(
+                        sql: """
+                            INSERT OR REPLACE INTO device_state (device, reminder, presence, confirmed_at, fence)
+                            VALUES (?, ?, ?, ?, ?)
+                            """,
+                        arguments: [device, change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970,
+                                    change.fenceKey])
+                    continue
+                }
                 try db.execute(
                     sql: """
                         INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
@@ -286,11 +327,12 @@ public final class StateStore: Sendable {
             for event in events {
                 try db.execute(
                     sql: """
-                        INSERT INTO history (time, event, reminder, title, lat, lon, distance_m) VALUES (?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO history (time, event, reminder, title, lat, lon, distance_m, device)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [event.fix.time?.timeIntervalSince1970, event.kind.rawValue, event.reminder.id,
                                 event.reminder.title, finite(event.fix.coordinate.latitude),
-                                finite(event.fix.coordinate.longitude), finite(event.distance)])
+                                finite(event.fix.coordinate.longitude), finite(event.distance), device])
                 try db.execute(
                     sql: """
                         INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES (?, 'unknown', '', ?)
@@ -329,7 +371,7 @@ public final class StateStore: Sendable {
                     return HistoryEntry(
                         time: time.map(Date.init(timeIntervalSince1970:)), kind: kind, reminderID: row["reminder"],
                         title: row["title"], coordinate: Coordinate(latitude: lat ?? .nan, longitude: lon ?? .nan),
-                        distance: distance ?? .nan)
+                        distance: distance ?? .nan, device: row["device"])
                 }
         }
     }
@@ -340,6 +382,57 @@ public final class StateStore: Sendable {
         try writing { db in
             try db.execute(sql: "DELETE FROM history WHERE time < ?", arguments: [cutoff.timeIntervalSince1970])
             return db.changesCount
+        }
+    }
+
+    // MARK: The MQTT outbox
+
+    /// Adds a message to the end of the outbox, then drops the oldest beyond `limit`; how many
+    /// were dropped.
+    @discardableResult
+    public func enqueue(_ message: OutboxMessage, limit: Int) throws(StoreError) -> Int {
+        try writing { db in
+            try db.execute(
+                sql: "INSERT INTO mqtt_outbox (topic, payload) VALUES (?, ?)", arguments: [message.topic, Data(message.payload)])
+            try db.execute(
+                sql: "DELETE FROM mqtt_outbox WHERE id <= (SELECT id FROM mqtt_outbox ORDER BY id DESC LIMIT 1 OFFSET ?)",
+                arguments: [limit])
+            return db.changesCount
+        }
+    }
+
+    /// Up to `limit` messages of the outbox after the one numbered `after`, oldest first.
+    public func outbox(after: Int64, limit: Int) throws(StoreError) -> [OutboxMessage] {
+        try reading { db in
+            try Row.fetchAll(
+                db, sql: "SELECT id, topic, payload FROM mqtt_outbox WHERE id > ? ORDER BY id LIMIT ?", arguments: [after, limit]
+            ).map { row in
+                let payload: Data = row["payload"]
+                return OutboxMessage(number: row["id"], topic: row["topic"], payload: Array(payload))
+            }
+        }
+    }
+
+    /// How many messages wait in the outbox.
+    public func outboxCount() throws(StoreError) -> Int {
+        try reading { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM mqtt_outbox") ?? 0 }
+    }
+
+    /// Deletes an acknowledged message from the outbox.
+    public func removeFromOutbox(_ number: Int64) throws(StoreError) {
+        try writing { db in try db.execute(sql: "DELETE FROM mqtt_outbox WHERE id = ?", arguments: [number]) }
+    }
+
+    /// The retained discovery topics published last (to clear those of removed reminders).
+    public func discoveryTopics() throws(StoreError) -> Set<String> {
+        try reading { db in Set(try String.fetchAll(db, sql: "SELECT topic FROM mqtt_discovery")) }
+    }
+
+    /// Notes the retained discovery topics now published.
+    public func setDiscoveryTopics(_ topics: Set<String>) throws(StoreError) {
+        try writing { db in
+            try db.execute(sql: "DELETE FROM mqtt_discovery")
+            for topic in topics { try db.execute(sql: "INSERT INTO mqtt_discovery (topic) VALUES (?)", arguments: [topic]) }
         }
     }
 
@@ -368,6 +461,39 @@ public final class StateStore: Sendable {
             return database.message ?? "\(database.resultCode)"
         }
         return "\(error)"
+    }
+}
+
+/// One descriptor per state file for the whole process, never closed: closing any descriptor of
+/// a file drops every POSIX lock the process holds on it, SQLite's among them; another process
+/// (a command) would then think the agent gone, and on closing delete the write-ahead log the
+/// agent still writes to, so that the agent's later writes reach nobody.
+final class StateFileDescriptors: Sendable {
+    static let shared = StateFileDescriptors()
+    private let descriptors = Mutex<[String: Int32]>([:])
+
+    /// The descriptor of `path`, opened (and created, mode 0600) the first time.
+    func descriptor(for path: String) throws(SystemError) -> Int32 {
+        try descriptors.withLock { (open: inout [String: Int32]) throws(SystemError) -> Int32 in
+            if let known = open[path] { return known }
+            let descriptor = try System.open(path, O_RDWR | O_CREAT, mode: 0o600)
+            open[path] = descriptor
+            return descriptor
+        }
+    }
+}
+
+/// A message waiting in the outbox for the broker.
+public struct OutboxMessage: Sendable, Equatable {
+    /// Its place in the outbox (0 for one not stored yet).
+    public var number: Int64
+    public var topic: String
+    public var payload: [UInt8]
+
+    public init(number: Int64 = 0, topic: String, payload: [UInt8]) {
+        self.number = number
+        self.topic = topic
+        self.payload = payload
     }
 }
 

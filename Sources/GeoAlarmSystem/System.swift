@@ -132,6 +132,11 @@ public enum System {
         _ = try retrying("flock") { flock(descriptor, LOCK_EX) }
     }
 
+    /// Releases a `flock` without closing the descriptor.
+    public static func unlock(_ descriptor: Int32) {
+        _ = flock(descriptor, LOCK_UN)
+    }
+
     /// The absolute path with every symbolic link resolved.
     public static func realPath(_ path: String) throws(SystemError) -> String {
         guard let resolved = Glibc.realpath(path, nil) else { throw SystemError(call: "realpath", code: errno) }
