@@ -66,6 +66,7 @@ public final class AlarmAgent: Service {
         }
         loop.timer?.cancel()
         loop.pipeline.stopSinks()
+        if !loop.trackers.isEmpty || loop.ignored > 0 { logger.info("\(Self.describeTracking(loop))") }
         logger.info("stopped")
     }
 
@@ -79,6 +80,12 @@ public final class AlarmAgent: Service {
             loop.connection = .unavailable(reason)
         case .source(.failed(let reason)):
             logger.error("\(sourceName): \(reason)")
+        case .source(.ignored(let reason)):
+            loop.ignored += 1
+            // The first ones each, then one line in a thousand: a flood of junk must not flood the log.
+            if loop.ignored <= Self.ignoredShown || loop.ignored % 1000 == 0 {
+                logger.warning("\(sourceName): ignored \(reason) (\(loop.ignored) so far)")
+            }
         case .source(.fixes(let fixes, let readAt)):
             for fix in fixes { handle(fix, readAt: readAt, state: &loop) }
         case .timer:
@@ -90,7 +97,9 @@ public final class AlarmAgent: Service {
             rearmTimer(&loop)
         case .stateChanged:
             // Commands (complete, snooze...) and the pop-up buttons write the store.
-            loop.pipeline.refreshLifecycles()
+            if let lifecycles = loop.pipeline.refreshLifecycles() {
+                for tracked in loop.trackers.values { tracked.takeLifecycles(lifecycles) }
+            }
             loop.pipeline.fireDueAlarms(now: Date())
             rearmTimer(&loop)
         case .reload:
@@ -102,6 +111,7 @@ public final class AlarmAgent: Service {
     }
 
     private func handle(_ fix: Fix, readAt: ContinuousClock.Instant, state loop: inout AgentState) {
+        if let tracker = fix.tracker { return handle(fix, of: tracker, readAt: readAt, state: &loop) }
         let result = loop.pipeline.process(fix, receivedAt: Date(), undatedUsable: usesUndatedFixes)
         for (event, silence) in result.silenced {
             logger.info("\(event.kind.rawValue) \(event.reminder.id) not announced: \(silence)")
@@ -133,6 +143,40 @@ public final class AlarmAgent: Service {
         }
     }
 
+    /// A tracked device's fix (OwnTracks): through that device's own pipeline, made when its
+    /// first fix comes. Rejections (repeated, out of order, inaccurate) are counted, not logged.
+    private func handle(_ fix: Fix, of tracker: String, readAt: ContinuousClock.Instant, state loop: inout AgentState) {
+        let pipeline: FixPipeline
+        if let known = loop.trackers[tracker] {
+            pipeline = known
+        } else {
+            pipeline = loop.pipeline.pipeline(forTracker: tracker)
+            loop.trackers[tracker] = pipeline
+            if loop.trackers.count <= Self.ignoredShown {
+                logger.info("tracking \(DisplayText.escaped(tracker)) (\(pipeline.engine.keptStates) sides restored)")
+            }
+        }
+        let result = pipeline.process(fix, receivedAt: Date(), undatedUsable: false)
+        for (event, silence) in result.silenced {
+            logger.info("\(event.kind.rawValue) \(event.reminder.id) for \(DisplayText.escaped(tracker)) not announced: \(silence)")
+        }
+        latency?(ContinuousClock.now - readAt)
+        if case .rejected(let why) = result.outcome { loop.rejections[why, default: 0] += 1 }
+    }
+
+    /// How many tracked devices were seen, and what their messages came to.
+    static func describeTracking(_ loop: AgentState) -> String {
+        var parts = ["\(loop.trackers.count) devices tracked"]
+        for rejection in FixRejection.allCases {
+            if let count = loop.rejections[rejection] { parts.append("\(count) fixes \(rejection.rawValue)") }
+        }
+        if loop.ignored > 0 { parts.append("\(loop.ignored) messages ignored") }
+        return parts.joined(separator: ", ")
+    }
+
+    /// How many ignored messages, and new tracked devices, are logged one by one.
+    static let ignoredShown = 20
+
     /// Sets the one timer for what is due next: the silence notice (10 s after the last usable
     /// fix, while fixes were flowing) or the next time alarm or snooze end, whichever is first.
     private func rearmTimer(_ loop: inout AgentState) {
@@ -162,6 +206,7 @@ public final class AlarmAgent: Service {
             let config = try ConfigLoader.load(path: configPath)
             Self.logCollections(of: config, to: logger)
             loop.pipeline.reload(config)
+            for tracked in loop.trackers.values { tracked.reload(following: loop.pipeline) }
             let engine = loop.pipeline.engine
             logger.info("reloaded \(configPath): \(Self.describe(engine)), \(engine.keptStates) kept their state")
             state.pruneHistory(keep: config.historyKeep, now: Date())
@@ -216,4 +261,10 @@ struct AgentState {
     var timer: Task<Void, Never>?
     /// Set once fixes from the future were logged, until a usable fix comes.
     var futureNoticed = false
+    /// The pipeline of each tracked device (``Fix/tracker``) seen so far.
+    var trackers: [String: FixPipeline] = [:]
+    /// Tracked devices' fixes rejected, by why.
+    var rejections: [FixRejection: Int] = [:]
+    /// Messages of the source that carried no usable fix.
+    var ignored = 0
 }

@@ -28,11 +28,15 @@ public struct Fix: Sendable, Equatable {
     public var course: Double?
     /// The receiver that produced it (a device path for gpsd), when known.
     public var device: String?
+    /// The tracked device the fix is of, when a source tracks several (OwnTracks `user/device`);
+    /// nil for this machine's own receiver. Each tracked device has its own inside/outside state.
+    public var tracker: String?
 
     public init(
         time: Date?, coordinate: Coordinate, mode: FixMode = .threeD, horizontalError: Double? = nil,
-        speed: Double? = nil, course: Double? = nil, device: String? = nil
+        speed: Double? = nil, course: Double? = nil, device: String? = nil, tracker: String? = nil
     ) {
+        self.tracker = tracker
         self.time = time
         self.coordinate = coordinate
         self.mode = mode

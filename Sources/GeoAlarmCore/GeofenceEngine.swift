@@ -183,6 +183,52 @@ public struct GeofenceEngine: Sendable {
         carryingStateFrom previous: GeofenceEngine
     ) {
         self.init(reminders: reminders, collections: collections, settings: settings)
+        adoptState(from: previous)
+    }
+
+    /// An engine that starts from sides confirmed earlier (a state store's, after a restart):
+    /// `saved` maps fence ids to a side, restored where the fence is unchanged (same
+    /// ``Reminder/fenceKey``). The others start undecided.
+    public init(
+        reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings,
+        restoring saved: [String: SavedPresence]
+    ) {
+        self.init(reminders: reminders, collections: collections, settings: settings)
+        restore(saved)
+    }
+
+    /// A copy tracking the same fences for another device, restored from `saved` as
+    /// ``init(reminders:collections:settings:restoring:)`` does. It shares the fences, their
+    /// index and areas with this engine: a tracked device costs only its trackers.
+    public func freshCopy(restoring saved: [String: SavedPresence]) -> GeofenceEngine {
+        var copy = self
+        copy.reset()
+        copy.restore(saved)
+        return copy
+    }
+
+    /// A copy tracking the same fences for the device `previous` tracked (after a reload), keeping
+    /// what it knew as ``init(reminders:collections:settings:carryingStateFrom:)`` does, and
+    /// sharing the fences, their index and areas with this engine.
+    public func freshCopy(carryingStateFrom previous: GeofenceEngine) -> GeofenceEngine {
+        var copy = self
+        copy.reset()
+        copy.adoptState(from: previous)
+        return copy
+    }
+
+    /// Every fence undecided, no fix seen.
+    private mutating func reset() {
+        trackers = Array(repeating: FenceTracker(), count: shapes.count)
+        unsettled = Set(minimumCapacity: shapes.count)
+        for slot in shapes.indices { unsettled.insert(Int32(slot)) }
+        unsettledBuffer = []
+        lastFixTime = nil
+        keptStates = 0
+        edgesTested = 0
+    }
+
+    private mutating func adoptState(from previous: GeofenceEngine) {
         lastFixTime = previous.lastFixTime
         for (slot, reminder) in self.reminders.enumerated() {
             guard let old = previous.reminderSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
@@ -203,14 +249,7 @@ public struct GeofenceEngine: Sendable {
         }
     }
 
-    /// An engine that starts from sides confirmed earlier (a state store's, after a restart):
-    /// `saved` maps fence ids to a side, restored where the fence is unchanged (same
-    /// ``Reminder/fenceKey``). The others start undecided.
-    public init(
-        reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings,
-        restoring saved: [String: SavedPresence]
-    ) {
-        self.init(reminders: reminders, collections: collections, settings: settings)
+    private mutating func restore(_ saved: [String: SavedPresence]) {
         for (id, side) in saved where side.presence != .unknown {
             guard let slot = slot(of: id), reminder(atSlot: slot).fenceKey == side.fenceKey else { continue }
             keep(FenceTracker(presence: side.presence, confirmedAt: side.time), at: slot)

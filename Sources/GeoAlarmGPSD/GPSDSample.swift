@@ -30,6 +30,8 @@ public struct GPSDSample: Sendable {
             switch report {
             case .connected:
                 sample.unreachable = nil
+            case .ignored:
+                break
             case .unavailable(let reason), .failed(let reason):
                 sample.unreachable = reason
                 source.stop()

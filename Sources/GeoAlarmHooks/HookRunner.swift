@@ -121,6 +121,7 @@ public final class HookRunner: EventSink {
             "GEOALARM_LON": number(event.fix.coordinate.longitude),
             "GEOALARM_DISTANCE_M": number((event.distance * 10).rounded() / 10),
             "GEOALARM_TIME": event.fix.time.map(Timestamp.iso8601) ?? "",
+            "GEOALARM_DEVICE": text(event.fix.tracker ?? ""),
         ]
     }
 }

@@ -37,6 +37,7 @@ struct NotificationContent: Equatable {
             summary = "Reminder: " + reminder.title
             whereabouts = nil
         }
+        if let device = event.fix.tracker { summary += " (\(device))" }
         let text = [reminder.notes, whereabouts].compactMap { $0 }.joined(separator: "\n")
         body = markup ? Self.escaped(text) : text
         icon = reminder.alert.icon ?? DesktopNotifier.defaultIcon

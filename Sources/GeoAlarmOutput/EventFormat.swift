@@ -13,11 +13,14 @@ public struct EventRecord: Sendable, Equatable {
     /// Metres from the fix to the reminder's centre.
     public var distance: Double
     public var isInitial: Bool
+    /// The tracked device (OwnTracks `user/device`) the event is of; nil for this machine's own.
+    public var device: String?
 
     public init(
         time: Date?, kind: EventKind, reminderID: String, title: String, notes: String? = nil,
-        coordinate: Coordinate, distance: Double, isInitial: Bool = false
+        coordinate: Coordinate, distance: Double, isInitial: Bool = false, device: String? = nil
     ) {
+        self.device = device
         self.time = time
         self.kind = kind
         self.reminderID = reminderID
@@ -32,13 +35,14 @@ public struct EventRecord: Sendable, Equatable {
         self.init(
             time: event.fix.time, kind: event.kind, reminderID: event.reminder.id, title: event.reminder.title,
             notes: event.reminder.notes, coordinate: event.fix.coordinate, distance: event.distance,
-            isInitial: event.isInitial)
+            isInitial: event.isInitial, device: event.fix.tracker)
     }
 }
 
 /// How events are written as lines.
 public enum EventFormat: Sendable {
-    /// `2026-11-21T08:06:30Z  arrive  parcel  "Pick up the parcel"  12 m` (a time alarm has `-` for the distance)
+    /// `2026-11-21T08:06:30Z  arrive  parcel  "Pick up the parcel"  12 m` (a time alarm has `-` for
+    /// the distance); a tracked device's event ends with `  device alice/phone`.
     case text
     /// One JSON object per line with `time`, `event`, `reminder`, `title`, `lat`, `lon`, `distance_m`.
     case json
@@ -54,7 +58,8 @@ public enum EventFormat: Sendable {
         case .text:
             let time = record.time.map(Timestamp.iso8601) ?? "-"
             let distance = record.distance.isFinite ? "\(Metres.rounded(record.distance)) m" : "-"
-            return "\(time)  \(record.kind.rawValue)  \(DisplayText.escaped(record.reminderID))  \(JSONText.quote(record.title))  \(distance)"
+            let line = "\(time)  \(record.kind.rawValue)  \(DisplayText.escaped(record.reminderID))  \(JSONText.quote(record.title))  \(distance)"
+            return record.device.map { line + "  device \(DisplayText.escaped($0))" } ?? line
         case .json:
             var fields: [(String, String)] = [
                 ("time", record.time.map { JSONText.quote(Timestamp.iso8601($0)) } ?? "null"),
@@ -67,6 +72,7 @@ public enum EventFormat: Sendable {
             ]
             if let notes = record.notes { fields.append(("notes", JSONText.quote(notes))) }
             if record.isInitial { fields.append(("initial", "true")) }
+            if let device = record.device { fields.append(("device", JSONText.quote(device))) }
             return "{" + fields.map { "\(JSONText.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
         }
     }

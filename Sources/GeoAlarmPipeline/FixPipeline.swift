@@ -28,6 +28,34 @@ public final class FixPipeline {
     public let state: StateKeeper
     private let sinks: [any EventSink]
 
+    private init(engine: GeofenceEngine, announcer: Announcer, state: StateKeeper, sinks: [any EventSink]) {
+        self.engine = engine
+        self.announcer = announcer
+        self.state = state
+        self.sinks = sinks
+        alarms = []
+    }
+
+    /// A pipeline for a tracked device (``Fix/tracker``): the same reminders and sinks, starting
+    /// from the sides the state file keeps for that device and the lifecycles this one has. It
+    /// shares the fences and their index with this pipeline's engine; time alarms stay with this one.
+    public func pipeline(forTracker device: String) -> FixPipeline {
+        let keeper = state.scoped(to: device)
+        return FixPipeline(
+            engine: engine.freshCopy(restoring: keeper.savedPresence()), announcer: announcer, state: keeper, sinks: sinks)
+    }
+
+    /// Takes a reloaded config's fences from `base` (the pipeline that reloaded it), keeping the
+    /// state of every fence that did not change.
+    public func reload(following base: FixPipeline) {
+        engine = base.engine.freshCopy(carryingStateFrom: engine)
+    }
+
+    /// Takes lifecycles another pipeline read from the state file (see ``refreshLifecycles()``).
+    public func takeLifecycles(_ lifecycles: [String: Lifecycle]) {
+        announcer = Announcer(timeZone: announcer.timeZone, lifecycles: lifecycles)
+    }
+
     /// A pipeline for `config`'s reminders, starting from the state `state` saved, giving events
     /// to `sinks` in order.
     public init(config: Config, state: StateKeeper, sinks: [any EventSink], timeZone: TimeZone = .current) {
@@ -59,6 +87,9 @@ public final class FixPipeline {
         for event in result.announced {
             for sink in sinks { sink.deliver(event) }
         }
+        if case .accepted = outcome {
+            for sink in sinks { sink.positionUsed(fix) }
+        }
         return result
     }
 
@@ -68,18 +99,22 @@ public final class FixPipeline {
             reminders: config.reminders, collections: config.collections, settings: config.settings,
             carryingStateFrom: engine)
         alarms = config.alarms
+        for sink in sinks { sink.remindersChanged(engine.reminders, collections: engine.collections) }
     }
 
     /// Takes the lifecycles commands and pop-up buttons wrote to the state file (complete,
     /// snooze); a reminder completed since is taken off every sink (its pop-up closed). Nothing is
-    /// read when only this process wrote the file since the last look.
-    public func refreshLifecycles() {
-        guard state.changedByOthers() else { return }
+    /// read when only this process wrote the file since the last look. The lifecycles read, for
+    /// the pipelines of tracked devices (``takeLifecycles(_:)``); nil when nothing changed.
+    @discardableResult
+    public func refreshLifecycles() -> [String: Lifecycle]? {
+        guard state.changedByOthers() else { return nil }
         let lifecycles = state.lifecycles()
         for (id, lifecycle) in lifecycles where lifecycle.completedAt != nil && announcer.lifecycles[id]?.completedAt == nil {
             for sink in sinks { sink.reminderCompleted(id) }
         }
-        announcer = Announcer(timeZone: announcer.timeZone, lifecycles: lifecycles)
+        takeLifecycles(lifecycles)
+        return lifecycles
     }
 
     /// Announces every time alarm whose time (or snooze's end) has come by `now`, also one that

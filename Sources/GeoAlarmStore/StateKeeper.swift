@@ -10,11 +10,14 @@ public final class StateKeeper: @unchecked Sendable {
     private let logger: Logger
     /// The store's data version when ``changedByOthers()`` last looked.
     private var seenVersion: Int?
+    /// The tracked device whose sides this keeper keeps; nil for this machine's own.
+    public let device: String?
 
     /// Opens the store at `path` (none: memory only). A store that cannot be opened is logged
     /// with its file and cause, and the keeper runs in memory.
     public init(path: String?, logger: Logger) {
         self.logger = logger
+        device = nil
         guard let path else { return }
         do {
             store = try StateStore(path: path)
@@ -23,22 +26,40 @@ public final class StateKeeper: @unchecked Sendable {
         }
     }
 
+    private init(store: StateStore?, logger: Logger, device: String) {
+        self.store = store
+        self.logger = logger
+        self.device = device
+    }
+
+    /// A keeper of a tracked device's sides in the same store (lifecycles are one for every device).
+    public func scoped(to device: String) -> StateKeeper {
+        StateKeeper(store: store, logger: logger, device: device)
+    }
+
     /// Whether state is being written to disk.
     public var isPersisting: Bool { store != nil }
+
+    /// The open store, for an adapter that keeps more in it (the MQTT outbox); nil in memory.
+    public var sharedStore: StateStore? { store }
+
+    /// The saved sides of this keeper's device's fences (none in memory).
+    public func savedPresence() -> [String: SavedPresence] {
+        guard let store else { return [:] }
+        do {
+            return try store.savedPresence(device: device)
+        } catch {
+            fail(error)
+            return [:]
+        }
+    }
 
     /// An engine for `reminders` and `collections` that starts from the saved side of every
     /// fence that is unchanged.
     public func engine(
         reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings
     ) -> GeofenceEngine {
-        var saved: [String: SavedPresence] = [:]
-        if let store {
-            do {
-                saved = try store.savedPresence()
-            } catch {
-                fail(error)
-            }
-        }
+        let saved = savedPresence()
         let engine = GeofenceEngine(reminders: reminders, collections: collections, settings: settings, restoring: saved)
         if engine.keptStates > 0, let store { logger.info("restored the state of \(engine.keptStates) reminders from \(store.path)") }
         return engine
@@ -89,7 +110,7 @@ public final class StateKeeper: @unchecked Sendable {
             if let time = announcer.lifecycles[event.reminder.id]?.completedAt { completed[event.reminder.id] = time }
         }
         do {
-            try store.record(outcome.changes, events: announced, completed: completed)
+            try store.record(outcome.changes, events: announced, completed: completed, device: device)
         } catch {
             fail(error)
         }

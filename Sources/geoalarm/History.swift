@@ -62,7 +62,7 @@ struct History: ParsableCommand {
         for entry in entries {
             print(format.line(for: EventRecord(
                 time: entry.time, kind: entry.kind, reminderID: entry.reminderID, title: entry.title,
-                coordinate: entry.coordinate, distance: entry.distance)))
+                coordinate: entry.coordinate, distance: entry.distance, device: entry.device)))
         }
     }
 }

@@ -57,7 +57,7 @@ struct Replay: AsyncParsableCommand {
                     writer.flush()
                     log.error("\(source.name): \(reason)")
                     failed = true
-                case .connected, .unavailable:
+                case .connected, .unavailable, .ignored:
                     break
                 }
             }
