@@ -11,7 +11,7 @@ let package = Package(
             name: "GeoAlarmKit",
             targets: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD",
-                "GeoAlarmPipeline", "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore",
+                "GeoAlarmPipeline", "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmMQTT",
             ]),
         // Every parser, for the fuzzing package (Fuzz/).
         .library(name: "GeoAlarmParsers", targets: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig"]),
@@ -79,6 +79,16 @@ let package = Package(
                 "GeoAlarmCore", "GeoAlarmSystem", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libmosquitto, through a header that only includes it and checks its version.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // Adapter: an MQTT broker as an event sink (OwnTracks, Home Assistant) and as a fix source (OwnTracks).
+        .target(
+            name: "GeoAlarmMQTT",
+            dependencies: [
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmOutput", "GeoAlarmReplay", "GeoAlarmStore", "GeoAlarmSystem",
+                "CMosquitto", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Adapter: command hooks (child processes) as an event sink.
         .target(
             name: "GeoAlarmHooks",
@@ -91,7 +101,7 @@ let package = Package(
             name: "geoalarm",
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmPipeline",
-                "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem",
+                "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

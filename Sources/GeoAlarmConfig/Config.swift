@@ -28,6 +28,8 @@ public struct Config: Sendable {
     public var hookTimeout: Double = 10
     /// `[history] keep`: seconds of event history to keep; nil keeps everything.
     public var historyKeep: Double?
+    /// `[mqtt]`, when given: the broker events and positions go to, and locations come from.
+    public var mqtt: MQTTSettings?
 
     public init(
         path: String, settings: EngineSettings, places: [String: Coordinate], reminders: [Reminder],

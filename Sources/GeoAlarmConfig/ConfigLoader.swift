@@ -61,7 +61,11 @@ struct ConfigReader {
     let document: TOMLDocument
     private(set) var diagnostics: [ConfigDiagnostic] = []
 
-    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history"]
+    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history", "mqtt"]
+    static let mqttKeys = [
+        "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "homeassistant", "discovery_prefix",
+        "qos", "subscribe", "location_interval", "outbox_limit",
+    ]
     static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
     static let outputKeys = ["notify", "hook_timeout"]
@@ -166,10 +170,91 @@ struct ConfigReader {
                 if timeout > 0 { config.hookTimeout = timeout } else { report(in: table, "output", "hook_timeout", "must be above 0") }
             }
         }
+        if let table = table(root, "mqtt", context: "top level") {
+            config.mqtt = readMQTT(table)
+        }
         return config
     }
 
     // MARK: Sections
+
+    /// `[mqtt]`: nil (with diagnostics) when it cannot be used.
+    private mutating func readMQTT(_ table: TOMLTable) -> MQTTSettings? {
+        let context = "mqtt"
+        checkKeys(of: table, allowed: Self.mqttKeys, context: context)
+        if table["password"] != nil {
+            report(in: table, context, "password", "a password is not written in the config: put it in a file only you can read and name it with password_file")
+        }
+        guard let url = string(table, "url", context: context) else {
+            if table["url"] == nil { report(in: table, context, "url", "missing: give the broker as url = \"mqtt://HOST:PORT\"") }
+            return nil
+        }
+        var settings: MQTTSettings
+        switch MQTTSettings.parseURL(url) {
+        case .success(let parsed):
+            settings = MQTTSettings(host: parsed.host, port: parsed.port, usesTLS: parsed.tls)
+        case .failure(let problem):
+            report(in: table, context, "url", "\(DisplayText.escaped(url)) \(problem.message)")
+            return nil
+        }
+        let folder = (file as NSString).deletingLastPathComponent
+        func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : (folder as NSString).appendingPathComponent(path) }
+        if let cafile = string(table, "cafile", context: context) {
+            if !settings.usesTLS { report(in: table, context, "cafile", "only applies to an mqtts:// url") }
+            let resolved = resolve(cafile)
+            if ((try? System.fileStatus(resolved)) ?? nil) == nil { report(in: table, context, "cafile", "\(resolved): no such file") }
+            settings.caFile = resolved
+        }
+        settings.username = string(table, "username", context: context)
+        if let passwordFile = string(table, "password_file", context: context) {
+            let resolved = resolve(passwordFile)
+            switch PasswordFile.read(resolved) {
+            case .success(let password): settings.password = password
+            case .failure(let problem): report(in: table, context, "password_file", "\(resolved): \(problem.message)")
+            }
+            if settings.username == nil { report(in: table, context, "password_file", "needs a username") }
+        }
+        if let clientID = string(table, "client_id", context: context) {
+            if clientID.isEmpty || clientID.utf8.count > 65535 {
+                report(in: table, context, "client_id", "must be 1 to 65535 bytes")
+            } else {
+                settings.clientID = clientID
+            }
+        }
+        if let topic = string(table, "owntracks_topic", context: context) {
+            if let problem = Self.topicProblem(topic) { report(in: table, context, "owntracks_topic", problem) } else { settings.owntracksTopic = topic }
+        }
+        settings.homeAssistant = bool(table, "homeassistant", context: context) ?? false
+        if let prefix = string(table, "discovery_prefix", context: context) {
+            if let problem = Self.topicProblem(prefix) { report(in: table, context, "discovery_prefix", problem) } else { settings.discoveryPrefix = prefix }
+        }
+        if let qos = typed(table, "qos", context: context, expected: "0, 1 or 2", { $0.int }) {
+            if (0...2).contains(qos) { settings.qos = qos } else { report(in: table, context, "qos", "\(qos) is not 0, 1 or 2") }
+        }
+        if let filter = string(table, "subscribe", context: context) {
+            if filter.isEmpty || filter.contains("\u{0}") {
+                report(in: table, context, "subscribe", "must be a topic filter such as \"owntracks/+/+\"")
+            } else {
+                settings.subscribe = filter
+            }
+        }
+        if let interval = span(table, "location_interval", context: context) {
+            if interval >= 1 { settings.locationInterval = interval } else { report(in: table, context, "location_interval", "must be at least 1s") }
+        }
+        if let limit = typed(table, "outbox_limit", context: context, expected: "a number of events", { $0.int }) {
+            if (1...10_000_000).contains(limit) { settings.outboxLimit = limit } else { report(in: table, context, "outbox_limit", "\(limit) is not 1-10000000") }
+        }
+        return settings
+    }
+
+    /// Why `topic` cannot be published to, or nil.
+    static func topicProblem(_ topic: String) -> String? {
+        if topic.isEmpty { return "must not be empty" }
+        if topic.contains("+") || topic.contains("#") { return "must not hold the wildcards + or #" }
+        if topic.contains("\u{0}") { return "must not hold a NUL character" }
+        if topic.hasSuffix("/") { return "must not end with /" }
+        return nil
+    }
 
     private mutating func readDefaults(
         _ table: TOMLTable, settings: inout EngineSettings, defaults: inout ReminderDefaults

@@ -1,0 +1,15 @@
+/*
+ * geoalarm's view of libmosquitto: the include, and a check of its API version.
+ * Everything is called from Swift (Sources/GeoAlarmMQTT/MQTTClient.swift).
+ */
+#ifndef GEOALARM_CMOSQUITTO_SHIM_H
+#define GEOALARM_CMOSQUITTO_SHIM_H
+
+#include <mosquitto.h>
+
+/* mosquitto_int_option (MQTT 3.1.1 chosen explicitly) and mosquitto_connack_string need 1.6. */
+#if LIBMOSQUITTO_VERSION_NUMBER < 1006000
+#error "geoalarm needs libmosquitto 1.6 or later"
+#endif
+
+#endif

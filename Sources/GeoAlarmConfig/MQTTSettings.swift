@@ -1,0 +1,130 @@
+/// The `[mqtt]` table: which broker, as whom, and what goes to it.
+public struct MQTTSettings: Sendable, Equatable {
+    /// The broker's host name or address.
+    public var host: String
+    /// 1883 for `mqtt://`, 8883 for `mqtts://` unless the URL gives one.
+    public var port: Int
+    /// `mqtts://`: TLS, checked against `caFile` (else the system's certificates).
+    public var usesTLS: Bool
+    /// `cafile`: the certificate authority the broker's certificate must come from.
+    public var caFile: String?
+    public var username: String?
+    /// Read from `password_file`, a file only its owner can read.
+    public var password: String?
+    /// `client_id`; nil: `geoalarm-HOSTNAME`.
+    public var clientID: String?
+    /// `owntracks_topic`; nil: `owntracks/USER/HOSTNAME`.
+    public var owntracksTopic: String?
+    /// `homeassistant`: publish Home Assistant discovery and presence.
+    public var homeAssistant: Bool
+    /// `discovery_prefix`: Home Assistant's discovery topic prefix.
+    public var discoveryPrefix: String
+    /// `qos`: 0, 1 or 2 for everything published and subscribed.
+    public var qos: Int
+    /// `subscribe`: the topic filter `run --source owntracks` reads locations from.
+    public var subscribe: String
+    /// `location_interval`: seconds between location messages while no event happens.
+    public var locationInterval: Double
+    /// `outbox_limit`: how many events wait for the broker at most; the oldest go first.
+    public var outboxLimit: Int
+
+    public static let defaultPort = 1883
+    public static let defaultTLSPort = 8883
+    public static let defaultOutboxLimit = 10_000
+
+    public init(
+        host: String, port: Int = defaultPort, usesTLS: Bool = false, caFile: String? = nil, username: String? = nil,
+        password: String? = nil, clientID: String? = nil, owntracksTopic: String? = nil, homeAssistant: Bool = false,
+        discoveryPrefix: String = "homeassistant", qos: Int = 1, subscribe: String = "owntracks/+/+",
+        locationInterval: Double = 60, outboxLimit: Int = defaultOutboxLimit
+    ) {
+        self.host = host
+        self.port = port
+        self.usesTLS = usesTLS
+        self.caFile = caFile
+        self.username = username
+        self.password = password
+        self.clientID = clientID
+        self.owntracksTopic = owntracksTopic
+        self.homeAssistant = homeAssistant
+        self.discoveryPrefix = discoveryPrefix
+        self.qos = qos
+        self.subscribe = subscribe
+        self.locationInterval = locationInterval
+        self.outboxLimit = outboxLimit
+    }
+
+    /// "mqtt://host:port" or "mqtts://host:port".
+    public var url: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "\(usesTLS ? "mqtts" : "mqtt")://\(shownHost):\(port)"
+    }
+
+    /// The client id to connect with: the configured one, else `geoalarm-HOSTNAME`.
+    public func clientID(hostName: String) -> String {
+        clientID ?? "geoalarm-\(hostName)"
+    }
+
+    /// Where this agent's OwnTracks messages go: the configured topic, else `owntracks/USER/HOSTNAME`.
+    public func owntracksTopic(user: String, hostName: String) -> String {
+        owntracksTopic ?? "owntracks/\(Self.topicLevel(user))/\(Self.topicLevel(hostName))"
+    }
+
+    /// `text` made fit for one topic level: no `/`, `+`, `#` or NUL.
+    static func topicLevel(_ text: String) -> String {
+        let cleaned = String(text.map { "/+#\u{0}".contains($0) ? "_" : $0 })
+        return cleaned.isEmpty ? "unknown" : cleaned
+    }
+
+    /// Reads `mqtt://host[:port]` or `mqtts://host[:port]` (an IPv6 address in brackets):
+    /// host, port and TLS, or why not.
+    public static func parseURL(_ text: String) -> Result<(host: String, port: Int, tls: Bool), URLProblem> {
+        let tls: Bool
+        let rest: Substring
+        if text.hasPrefix("mqtt://") {
+            (tls, rest) = (false, text.dropFirst("mqtt://".count))
+        } else if text.hasPrefix("mqtts://") {
+            (tls, rest) = (true, text.dropFirst("mqtts://".count))
+        } else {
+            return .failure(URLProblem("must start with mqtt:// or mqtts://"))
+        }
+        var authority = rest
+        if authority.hasSuffix("/") { authority = authority.dropLast() }
+        if authority.contains("@") { return .failure(URLProblem("must not hold credentials: use username and password_file")) }
+        if authority.contains("/") || authority.contains("?") { return .failure(URLProblem("must not have a path")) }
+        var host: Substring
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return .failure(URLProblem("has an unclosed [")) }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { return .failure(URLProblem("has text after ]")) }
+                portText = after.dropFirst()
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = authority[..<colon]
+            portText = authority[authority.index(after: colon)...]
+        } else {
+            host = authority
+        }
+        guard !host.isEmpty else { return .failure(URLProblem("has no host")) }
+        guard host.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
+            return .failure(URLProblem("has a host with spaces or non-ASCII characters"))
+        }
+        var port = tls ? defaultTLSPort : defaultPort
+        if let portText {
+            guard let number = Int(portText), (1...65535).contains(number) else {
+                return .failure(URLProblem("port \"\(portText)\" is not 1-65535"))
+            }
+            port = number
+        }
+        return .success((String(host), port, tls))
+    }
+
+    /// Why an MQTT URL cannot be used.
+    public struct URLProblem: Error, Sendable, Equatable {
+        public var message: String
+        init(_ message: String) { self.message = message }
+    }
+}

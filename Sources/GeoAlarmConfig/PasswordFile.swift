@@ -1,0 +1,39 @@
+import GeoAlarmSystem
+import Glibc
+
+/// A secret kept in a file of its own (the `[mqtt] password_file`), never in the config.
+enum PasswordFile {
+    /// Why a password file cannot be used.
+    struct Problem: Error {
+        var message: String
+    }
+
+    /// The file's first line, when the file is a regular file of this user's that nobody else
+    /// can read or write.
+    static func read(_ path: String) -> Result<String, Problem> {
+        let status: Glibc.stat?
+        do {
+            status = try System.fileStatus(path)
+        } catch {
+            return .failure(Problem(message: "cannot read: \(error.reason)"))
+        }
+        guard let status else { return .failure(Problem(message: "no such file")) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(Problem(message: "is not a regular file")) }
+        guard status.st_uid == geteuid() else { return .failure(Problem(message: "belongs to another user")) }
+        guard status.st_mode & 0o077 == 0 else {
+            return .failure(Problem(message: "others can read it (mode \(String(status.st_mode & 0o777, radix: 8))): chmod 600 it"))
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try UserFile.contents(of: path, limit: 64 << 10)
+        } catch {
+            return .failure(Problem(message: "cannot read: \(error)"))
+        }
+        let line = bytes.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
+        guard !line.isEmpty else { return .failure(Problem(message: "is empty")) }
+        guard let text = String(validating: line, as: UTF8.self), !text.contains("\u{0}") else {
+            return .failure(Problem(message: "is not UTF-8 text"))
+        }
+        return .success(text)
+    }
+}

@@ -1,0 +1,106 @@
+import GeoAlarmCore
+import GeoAlarmOutput
+
+/// Home Assistant's MQTT discovery for one agent: a device with a presence `binary_sensor` per
+/// reminder, a `sensor` per collection (the place it is inside, or `none`), and a
+/// `device_tracker` whose position is in its attributes topic.
+///
+/// Topics: configs under `PREFIX/COMPONENT/NODE/OBJECT/config` (retained), states under
+/// `geoalarm/NODE/...` (retained), availability on `geoalarm/NODE/availability`.
+struct HomeAssistantDiscovery {
+    let prefix: String
+    /// The agent's id in topics and unique ids: its client id with only `[A-Za-z0-9_-]` kept.
+    let node: String
+    /// What Home Assistant shows as the device's name.
+    let deviceName: String
+    let softwareVersion: String
+
+    init(prefix: String, clientID: String, deviceName: String, softwareVersion: String) {
+        self.prefix = prefix
+        node = Self.objectID(clientID)
+        self.deviceName = deviceName
+        self.softwareVersion = softwareVersion
+    }
+
+    /// `online`, retained, on connect; `offline` as the connection's will and at a clean stop.
+    var availabilityTopic: String { "geoalarm/\(node)/availability" }
+
+    /// The availability topic of the agent connecting as `clientID`, with or without discovery.
+    static func availabilityTopic(clientID: String) -> String { "geoalarm/\(objectID(clientID))/availability" }
+    /// Where Home Assistant says it (re)started: discovery is published again then.
+    var statusTopic: String { "\(prefix)/status" }
+    /// The device tracker's attributes: latitude, longitude, gps_accuracy.
+    var locationTopic: String { "geoalarm/\(node)/location" }
+
+    func stateTopic(ofReminder id: String) -> String { "geoalarm/\(node)/reminder/\(Self.objectID(id))/state" }
+    func stateTopic(ofCollection id: String) -> String { "geoalarm/\(node)/collection/\(Self.objectID(id))/state" }
+
+    /// Every retained config message for these reminders and collections, by topic.
+    func configs(reminders: [Reminder], collections: [ReminderCollection]) -> [String: String] {
+        var result: [String: String] = [:]
+        for reminder in reminders {
+            let object = Self.objectID(reminder.id)
+            var payload = entity(name: reminder.title, object: "reminder_\(object)")
+            payload.add("state_topic", text: stateTopic(ofReminder: reminder.id))
+            payload.add("device_class", text: "presence")
+            payload.add("payload_on", text: "ON")
+            payload.add("payload_off", text: "OFF")
+            result["\(prefix)/binary_sensor/\(node)/\(object)/config"] = payload.text
+        }
+        for collection in collections {
+            let object = Self.objectID(collection.id)
+            var payload = entity(name: collection.template.title, object: "collection_\(object)")
+            payload.add("state_topic", text: stateTopic(ofCollection: collection.id))
+            payload.add("icon", text: "mdi:map-marker-radius")
+            result["\(prefix)/sensor/\(node)/collection_\(object)/config"] = payload.text
+        }
+        var tracker = entity(name: "Location", object: "location")
+        tracker.add("json_attributes_topic", text: locationTopic)
+        tracker.add("source_type", text: "gps")
+        result["\(prefix)/device_tracker/\(node)/location/config"] = tracker.text
+        return result
+    }
+
+    /// The members every entity has: name, unique id, availability and the device.
+    private func entity(name: String, object: String) -> JSONObject {
+        var payload = JSONObject()
+        payload.add("name", text: name)
+        payload.add("unique_id", text: "geoalarm_\(node)_\(object)")
+        payload.add("availability_topic", text: availabilityTopic)
+        payload.add("payload_available", text: "online")
+        payload.add("payload_not_available", text: "offline")
+        var device = JSONObject()
+        device.add("identifiers", raw: "[" + JSONText.quote("geoalarm_\(node)") + "]")
+        device.add("name", text: deviceName)
+        device.add("manufacturer", text: "geoalarm")
+        device.add("model", text: "geoalarm location reminders")
+        device.add("sw_version", text: softwareVersion)
+        payload.add("device", raw: device.text)
+        return payload
+    }
+
+    /// The device tracker's attributes for `fix`.
+    static func attributes(of fix: Fix, accuracy: Double) -> String {
+        var object = JSONObject()
+        object.add("latitude", number: fix.coordinate.latitude)
+        object.add("longitude", number: fix.coordinate.longitude)
+        object.add("gps_accuracy", number: accuracy)
+        return object.text
+    }
+
+    /// `text` fit for a topic level and a Home Assistant object id: `[A-Za-z0-9_-]` kept, other
+    /// characters made `_`; when any was changed, a digest of the whole is added so that ids
+    /// such as `a.b` and `a_b` stay apart.
+    static func objectID(_ text: String) -> String {
+        var changed = false
+        let kept = String(text.unicodeScalars.map { scalar -> Character in
+            if scalar.isASCII, scalar == "_" || scalar == "-" || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) {
+                return Character(scalar)
+            }
+            changed = true
+            return "_"
+        })
+        guard changed || kept.isEmpty else { return kept }
+        return kept + "_" + String(OwnTracksJSON.regionTimestamp(of: text), radix: 36)
+    }
+}

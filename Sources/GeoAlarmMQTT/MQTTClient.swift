@@ -1,0 +1,276 @@
+internal import CMosquitto
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmSystem
+import Synchronization
+
+/// One MQTT message, as published or received.
+public struct MQTTMessage: Sendable, Equatable {
+    public var topic: String
+    public var payload: [UInt8]
+    public var retain: Bool
+
+    public init(topic: String, payload: [UInt8], retain: Bool = false) {
+        self.topic = topic
+        self.payload = payload
+        self.retain = retain
+    }
+
+    public init(topic: String, text: String, retain: Bool = false) {
+        self.init(topic: topic, payload: Array(text.utf8), retain: retain)
+    }
+}
+
+/// What the connection to the broker reports, on the client's own thread.
+public enum MQTTClientEvent: Sendable {
+    /// Connected (and subscribed); everything published before is to be published again.
+    case connected
+    /// Not connected, and retrying by itself: why (the broker's refusal, a lost connection).
+    case unavailable(String)
+    /// The broker acknowledged the message with this id (QoS 1).
+    case acknowledged(Int32)
+    /// A message on a subscribed topic.
+    case received(MQTTMessage)
+}
+
+/// A connection to an MQTT broker through libmosquitto, kept up by a thread of its own: the one
+/// place libmosquitto is called from.
+///
+/// The thread sleeps in libmosquitto's loop until the socket has data, a publish from another
+/// thread wakes it, or the keepalive ping is due; while the broker is away it waits 1 s, then
+/// doubling to 60 s, on an eventfd that ``stop()`` writes. Each connection starts a new session
+/// (clean session, MQTT 3.1.1), so messages the broker never acknowledged are the caller's to
+/// publish again on ``MQTTClientEvent/connected``.
+public final class MQTTClient: @unchecked Sendable {
+    /// Where to connect, as whom.
+    public let settings: MQTTSettings
+    /// This connection's client id.
+    public let clientID: String
+    private let will: MQTTMessage?
+    private let subscriptions: [String]
+    private let handler: @Sendable (MQTTClientEvent) -> Void
+    /// The live libmosquitto handle (nil between connections) and whether stop was asked;
+    /// held while another thread publishes, so the handle is not destroyed meanwhile.
+    private let shared = Mutex<(handle: OpaquePointer?, stopping: Bool)>((nil, false))
+    private let stopEvent: Int32?
+    private var thread: Thread?
+
+    static let firstRetry = 1.0
+    static let longestRetry = 60.0
+    /// Seconds between keepalive pings when nothing else is sent.
+    static let keepalive: Int32 = 60
+
+    private static let libraryReady: Bool = mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue
+
+    /// A client for `settings`'s broker; `will` is what the broker publishes if the connection
+    /// is lost without a goodbye; `subscriptions` are subscribed at QoS `settings.qos` on every
+    /// connect; `handler` hears every event, on the client's thread.
+    public init(
+        settings: MQTTSettings, clientID: String, will: MQTTMessage? = nil, subscriptions: [String] = [],
+        handler: @escaping @Sendable (MQTTClientEvent) -> Void
+    ) {
+        self.settings = settings
+        self.clientID = clientID
+        self.will = will
+        self.subscriptions = subscriptions
+        self.handler = handler
+        stopEvent = try? System.eventDescriptor()
+    }
+
+    /// "mqtt://localhost:1883", for logs.
+    public var name: String { settings.url }
+
+    /// Starts the connection thread.
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "mqtt \(clientID)"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Publishes `message` at the configured QoS when connected: its message id (acknowledged
+    /// later through ``MQTTClientEvent/acknowledged(_:)``), or nil when there is no connection.
+    @discardableResult
+    public func publish(_ message: MQTTMessage) -> Int32? {
+        shared.withLock { state in
+            guard let handle = state.handle, !state.stopping else { return nil }
+            var id: Int32 = 0
+            let result = message.payload.withUnsafeBytes { bytes in
+                mosquitto_publish(
+                    handle, &id, message.topic, Int32(bytes.count), bytes.baseAddress, Int32(settings.qos), message.retain)
+            }
+            return result == MOSQ_ERR_SUCCESS.rawValue ? id : nil
+        }
+    }
+
+    /// Says goodbye to the broker (after what was already published) and ends the thread.
+    public func stop() {
+        shared.withLock { state in
+            state.stopping = true
+            if let handle = state.handle { mosquitto_disconnect(handle) }
+        }
+        if let stopEvent { System.signalEvent(stopEvent) }
+    }
+
+    private var isStopping: Bool { shared.withLock { $0.stopping } }
+
+    private func run() {
+        guard Self.libraryReady else { return handler(.unavailable("libmosquitto could not be initialised")) }
+        var retry = Self.firstRetry
+        var lastReason: String?
+        while !isStopping {
+            let reason: String
+            switch connectAndServe() {
+            case .stopped: return
+            case .lost(let why, let wasConnected):
+                reason = why
+                if wasConnected { retry = Self.firstRetry }
+            }
+            if reason != lastReason { handler(.unavailable(reason)) }
+            lastReason = reason
+            guard waitBeforeRetry(seconds: retry) else { return }
+            retry = min(retry * 2, Self.longestRetry)
+        }
+    }
+
+    private enum SessionEnd {
+        case stopped
+        case lost(String, wasConnected: Bool)
+    }
+
+    /// One connection, from connect to its loss or a stop.
+    private func connectAndServe() -> SessionEnd {
+        let box = Unmanaged.passRetained(CallbackBox(client: self))
+        defer { box.release() }
+        guard let handle = mosquitto_new(clientID, true, box.toOpaque()) else {
+            return .lost("cannot make a libmosquitto client: \(String(cString: strerror(errno)))", wasConnected: false)
+        }
+        defer { mosquitto_destroy(handle) }
+        if let problem = configure(handle) { return .lost(problem, wasConnected: false) }
+        let connected = mosquitto_connect(handle, settings.host, Int32(settings.port), Self.keepalive)
+        guard connected == MOSQ_ERR_SUCCESS.rawValue else {
+            return .lost(Self.describe(connected), wasConnected: false)
+        }
+        let stopped = shared.withLock { state in
+            if !state.stopping { state.handle = handle }
+            return state.stopping
+        }
+        if stopped { return .stopped }
+        var result: Int32
+        repeat {
+            result = mosquitto_loop(handle, Self.keepalive * 1000, 1)
+            // Told here, once libmosquitto has left its connect callback and made the session
+            // active: what is published from inside that callback is not acknowledged as usual.
+            if box.takeUnretainedValue().takeNewlyAccepted() {
+                subscribeAll()
+                handler(.connected)
+            }
+        } while result == MOSQ_ERR_SUCCESS.rawValue
+        let wasConnected = box.takeUnretainedValue().accepted
+        let refusal = box.takeUnretainedValue().refusal
+        shared.withLock { $0.handle = nil }
+        if isStopping { return .stopped }
+        return .lost(refusal ?? Self.describe(result), wasConnected: wasConnected)
+    }
+
+    /// Sets credentials, TLS, the will and the protocol; why it failed, or nil.
+    private func configure(_ handle: OpaquePointer) -> String? {
+        _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+        _ = mosquitto_threaded_set(handle, true)
+        mosquitto_connect_callback_set(handle) { _, context, code in
+            CallbackBox.from(context).connected(code)
+        }
+        mosquitto_publish_callback_set(handle) { _, context, id in
+            CallbackBox.from(context).client.handler(.acknowledged(id))
+        }
+        mosquitto_message_callback_set(handle) { _, context, message in
+            guard let message else { return }
+            CallbackBox.from(context).received(message.pointee)
+        }
+        if let username = settings.username {
+            let result = mosquitto_username_pw_set(handle, username, settings.password)
+            if result != MOSQ_ERR_SUCCESS.rawValue { return "username: \(Self.describe(result))" }
+        }
+        if settings.usesTLS {
+            let result = mosquitto_tls_set(handle, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
+            if result != MOSQ_ERR_SUCCESS.rawValue { return "TLS with cafile \(settings.caFile ?? "-"): \(Self.describe(result))" }
+        }
+        if let will {
+            let result = will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, Int32(settings.qos), will.retain)
+            }
+            if result != MOSQ_ERR_SUCCESS.rawValue { return "will on \(will.topic): \(Self.describe(result))" }
+        }
+        return nil
+    }
+
+    /// Waits `seconds` or until stopped; false when stopped.
+    private func waitBeforeRetry(seconds: Double) -> Bool {
+        guard let stopEvent else { return false }
+        var descriptors = [pollfd(fd: stopEvent, events: Int16(POLLIN), revents: 0)]
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while !isStopping {
+            let remaining = (deadline - ContinuousClock.now) / .milliseconds(1)
+            if remaining <= 0 { return true }
+            _ = try? System.poll(&descriptors, milliseconds: Int32(remaining.rounded(.up)))
+        }
+        return false
+    }
+
+    /// libmosquitto's words for a result code (the system's for an errno one).
+    static func describe(_ code: Int32) -> String {
+        if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
+        if code == MOSQ_ERR_NO_CONN.rawValue || code == MOSQ_ERR_CONN_LOST.rawValue { return "connection lost" }
+        return String(cString: mosquitto_strerror(code))
+    }
+
+    /// What libmosquitto's C callbacks reach the client through (their context pointer).
+    private final class CallbackBox {
+        let client: MQTTClient
+        /// Set once the broker accepted this connection.
+        var accepted = false
+        /// The broker's reason for refusing the connection, when it did.
+        var refusal: String?
+        /// Set by the connect callback, taken by the loop.
+        private var newlyAccepted = false
+
+        init(client: MQTTClient) {
+            self.client = client
+        }
+
+        static func from(_ context: UnsafeMutableRawPointer?) -> CallbackBox {
+            Unmanaged<CallbackBox>.fromOpaque(context!).takeUnretainedValue()
+        }
+
+        func connected(_ code: Int32) {
+            guard code == 0 else {
+                refusal = "the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))"
+                return
+            }
+            accepted = true
+            newlyAccepted = true
+        }
+
+        /// Whether the broker accepted the connection since the last call.
+        func takeNewlyAccepted() -> Bool {
+            defer { newlyAccepted = false }
+            return newlyAccepted
+        }
+
+        func received(_ message: mosquitto_message) {
+            guard let topic = message.topic else { return }
+            let count = Int(max(0, message.payloadlen))
+            let payload = count == 0 || message.payload == nil
+                ? [] : Array(UnsafeRawBufferPointer(start: message.payload, count: count))
+            client.handler(.received(MQTTMessage(topic: String(cString: topic), payload: payload, retain: message.retain)))
+        }
+    }
+
+    /// Subscribes to every topic filter, on each new connection.
+    private func subscribeAll() {
+        shared.withLock { state in
+            guard let handle = state.handle else { return }
+            for filter in subscriptions { _ = mosquitto_subscribe(handle, nil, filter, Int32(settings.qos)) }
+        }
+    }
+}

@@ -1,0 +1,367 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmReplay
+import GeoAlarmStore
+import Logging
+import Synchronization
+
+/// Events and the position to an MQTT broker, as an ``EventSink``: OwnTracks `transition`s and
+/// `location`s, and (with `homeassistant = true`) Home Assistant discovery and presence.
+///
+/// Transitions go through an outbox in the state file: written before anything is sent, sent
+/// in order (QoS from the config, 1 by default), deleted once the broker acknowledged them, and
+/// sent again from the oldest after a reconnect; so none is lost while the broker is away or the
+/// agent restarts. The outbox keeps at most `outbox_limit` messages; beyond that the oldest go,
+/// and how many is logged. Retained state (availability, discovery, presence, the tracker's
+/// position) is not queued: it is published afresh on every connect.
+public final class MQTTPublisher: EventSink, @unchecked Sendable {
+    private let settings: MQTTSettings
+    /// The agent's own OwnTracks topic (`owntracks/USER/HOST`).
+    private let topic: String
+    private let trackerID: String
+    /// `online` (retained) while connected; `offline` as the will and at a clean stop.
+    private let availabilityTopic: String
+    private let discovery: HomeAssistantDiscovery?
+    /// Where tracked devices' transitions go (with `--source owntracks`).
+    private let trackedTopics: OwnTracksTopics
+    /// `acc` for a fix without an error estimate: the largest error a used fix may have.
+    private let unknownError: Double
+    private let logger: Logger
+    private let shared: Mutex<PublisherState>
+    private var client: MQTTClient!
+
+    /// How many outbox messages are in flight (sent, not yet acknowledged) at once.
+    static let window = 64
+
+    /// A publisher for `settings`'s broker; `store` keeps the outbox (nil: in memory only);
+    /// `savedPresence` is this machine's saved side of each fence, for the retained presence.
+    public init(
+        settings: MQTTSettings, user: String, hostName: String, softwareVersion: String, reminders: [Reminder],
+        collections: [ReminderCollection], savedPresence: [String: SavedPresence], unknownError: Double,
+        store: StateStore?, logger: Logger
+    ) {
+        self.settings = settings
+        topic = settings.owntracksTopic(user: user, hostName: hostName)
+        trackerID = OwnTracksJSON.trackerID(of: hostName)
+        let clientID = settings.clientID(hostName: hostName)
+        discovery = settings.homeAssistant
+            ? HomeAssistantDiscovery(
+                prefix: settings.discoveryPrefix, clientID: clientID, deviceName: "geoalarm on \(hostName)",
+                softwareVersion: softwareVersion)
+            : nil
+        trackedTopics = OwnTracksTopics(subscription: settings.subscribe)
+        self.unknownError = unknownError
+        self.logger = logger
+        var state = PublisherState(reminders: reminders, collections: collections, store: store)
+        state.takePresence(savedPresence)
+        shared = Mutex(state)
+        availabilityTopic = HomeAssistantDiscovery.availabilityTopic(clientID: clientID)
+        client = MQTTClient(
+            settings: settings, clientID: clientID,
+            will: MQTTMessage(topic: availabilityTopic, text: "offline", retain: true),
+            subscriptions: discovery.map { [$0.statusTopic] } ?? []
+        ) { [weak self] event in self?.handle(event) }
+    }
+
+    /// Where the agent's own OwnTracks locations go: a source reading the same broker skips them.
+    public var ownTopic: String { topic }
+
+    /// Connects (in the background, retrying until it can).
+    public func start() {
+        logger.info("publishing to \(settings.url) as \(client.clientID) on \(topic)")
+        client.start()
+    }
+
+    public func deliver(_ event: GeofenceEvent) {
+        let tracked = event.fix.tracker
+        if let text = OwnTracksJSON.transition(
+            event, tid: tracked.map(OwnTracksJSON.trackerID(of:)) ?? trackerID, unknownError: unknownError)
+        {
+            let eventTopic = tracked.map(trackedTopics.eventTopic(of:)) ?? "\(topic)/event"
+            enqueue(OutboxMessage(topic: eventTopic, payload: Array(text.utf8)))
+        }
+        guard tracked == nil, event.kind != .alarm else { return }
+        shared.withLock { state in
+            let changed = state.note(event)
+            guard state.connected else { return }
+            if let discovery, let change = changed { publishState(change, discovery: discovery) }
+            publishLocation(event.fix, trigger: "c", state: &state)
+        }
+    }
+
+    public func positionUsed(_ fix: Fix) {
+        guard fix.tracker == nil else { return }
+        shared.withLock { state in
+            state.lastFix = fix
+            guard state.connected else { return }
+            if let last = state.lastLocationSent, ContinuousClock.now - last < .seconds(settings.locationInterval) { return }
+            publishLocation(fix, trigger: "t", state: &state)
+        }
+    }
+
+    public func remindersChanged(_ reminders: [Reminder], collections: [ReminderCollection]) {
+        shared.withLock { state in
+            state.reminders = reminders
+            state.collections = collections
+            if state.connected, let discovery { publishDiscovery(discovery, state: &state) }
+        }
+    }
+
+    /// Says `offline` (a clean stop is no crash, but the agent is gone) and disconnects.
+    public func stop() {
+        shared.withLock { state in
+            if state.connected { client.publish(MQTTMessage(topic: availabilityTopic, text: "offline", retain: true)) }
+            if state.dropped > 0 { logger.warning("mqtt outbox: \(state.dropped) events were dropped as it was full") }
+        }
+        client.stop()
+    }
+
+    // MARK: The connection's thread
+
+    private func handle(_ event: MQTTClientEvent) {
+        switch event {
+        case .connected:
+            logger.info("connected to \(settings.url)")
+            shared.withLock { state in
+                state.connected = true
+                state.inFlight = [:]
+                state.lastSent = 0
+                client.publish(MQTTMessage(topic: availabilityTopic, text: "online", retain: true))
+                if let discovery { publishDiscovery(discovery, state: &state) }
+                if let fix = state.lastFix { publishLocation(fix, trigger: "t", state: &state) }
+                pump(&state)
+            }
+        case .unavailable(let reason):
+            let waiting = shared.withLock { state in
+                state.connected = false
+                state.inFlight = [:]
+                return state.waiting
+            }
+            logger.warning("mqtt broker \(settings.url) unavailable: \(reason); retrying (\(waiting) events wait in the outbox)")
+        case .acknowledged(let id):
+            shared.withLock { state in
+                guard let number = state.inFlight.removeValue(forKey: id) else { return }
+                state.remove(number, logger: logger)
+                pump(&state)
+            }
+        case .received(let message):
+            guard let discovery, message.topic == discovery.statusTopic, message.payload == Array("online".utf8) else { return }
+            logger.info("Home Assistant is online: publishing discovery again")
+            shared.withLock { state in publishDiscovery(discovery, state: &state) }
+        }
+    }
+
+    // MARK: Publishing (with the state locked)
+
+    private func enqueue(_ message: OutboxMessage) {
+        shared.withLock { state in
+            state.append(message, limit: settings.outboxLimit, logger: logger)
+            pump(&state)
+        }
+    }
+
+    /// Sends the outbox's next messages, up to ``window`` in flight.
+    private func pump(_ state: inout PublisherState) {
+        guard state.connected, state.inFlight.count < Self.window else { return }
+        for message in state.pending(after: state.lastSent, limit: Self.window - state.inFlight.count, logger: logger) {
+            guard let id = client.publish(MQTTMessage(topic: message.topic, payload: message.payload)) else { return }
+            state.lastSent = message.number
+            // At QoS 0 nothing is acknowledged: sent is done.
+            if settings.qos == 0 { state.remove(message.number, logger: logger) } else { state.inFlight[id] = message.number }
+        }
+    }
+
+    private func publishLocation(_ fix: Fix, trigger: String, state: inout PublisherState) {
+        let inside = state.insideReminders()
+        let text = OwnTracksJSON.location(fix, tid: trackerID, trigger: trigger, inside: inside, unknownError: unknownError)
+        client.publish(MQTTMessage(topic: topic, text: text))
+        if let discovery {
+            let accuracy = OwnTracksJSON.accuracy(of: fix, unknown: unknownError)
+            client.publish(MQTTMessage(
+                topic: discovery.locationTopic, text: HomeAssistantDiscovery.attributes(of: fix, accuracy: accuracy), retain: true))
+        }
+        state.lastLocationSent = .now
+    }
+
+    private func publishState(_ change: PresenceUpdate, discovery: HomeAssistantDiscovery) {
+        switch change {
+        case .reminder(let id, let inside):
+            client.publish(MQTTMessage(topic: discovery.stateTopic(ofReminder: id), text: inside ? "ON" : "OFF", retain: true))
+        case .collection(let id, let place):
+            client.publish(MQTTMessage(topic: discovery.stateTopic(ofCollection: id), text: place ?? "none", retain: true))
+        }
+    }
+
+    /// Every config and known state, retained; the configs of reminders gone since the last time are cleared.
+    private func publishDiscovery(_ discovery: HomeAssistantDiscovery, state: inout PublisherState) {
+        let configs = discovery.configs(reminders: state.reminders, collections: state.collections)
+        for (configTopic, payload) in configs.sorted(by: { $0.key < $1.key }) {
+            client.publish(MQTTMessage(topic: configTopic, text: payload, retain: true))
+        }
+        for stale in state.publishedConfigs(logger: logger).subtracting(configs.keys).sorted() {
+            client.publish(MQTTMessage(topic: stale, payload: [], retain: true))
+        }
+        state.notePublishedConfigs(Set(configs.keys), logger: logger)
+        for reminder in state.reminders {
+            if let inside = state.presence[reminder.id] { publishState(.reminder(reminder.id, inside), discovery: discovery) }
+        }
+        for collection in state.collections {
+            publishState(.collection(collection.id, state.placeInside[collection.id] ?? nil), discovery: discovery)
+        }
+    }
+}
+
+/// A presence the retained state must show.
+enum PresenceUpdate: Equatable {
+    case reminder(String, Bool)
+    /// The place of the collection the position is inside (its title), or nil.
+    case collection(String, String?)
+}
+
+/// What the publisher keeps between calls, under its lock.
+struct PublisherState {
+    var reminders: [Reminder]
+    var collections: [ReminderCollection]
+    /// The outbox's file; nil keeps it in memory (`memory`).
+    var store: StateStore?
+    var memory: [OutboxMessage] = []
+    var nextMemoryNumber: Int64 = 1
+    var connected = false
+    /// Outbox numbers by the message id they were sent with.
+    var inFlight: [Int32: Int64] = [:]
+    /// The outbox number sent last on this connection.
+    var lastSent: Int64 = 0
+    /// Events dropped from a full outbox.
+    var dropped = 0
+    /// This machine's side of each reminder (true inside), as the events said.
+    var presence: [String: Bool] = [:]
+    /// The title of the place each collection's position is inside (nil: none).
+    var placeInside: [String: String?] = [:]
+    var lastFix: Fix?
+    var lastLocationSent: ContinuousClock.Instant?
+    /// The discovery topics published, when kept in memory.
+    var memoryConfigs: Set<String> = []
+
+    init(reminders: [Reminder], collections: [ReminderCollection], store: StateStore?) {
+        self.reminders = reminders
+        self.collections = collections
+        self.store = store
+    }
+
+    /// Takes the sides saved at start.
+    mutating func takePresence(_ saved: [String: SavedPresence]) {
+        for reminder in reminders {
+            if let side = saved[reminder.id], side.presence != .unknown { presence[reminder.id] = side.presence == .inside }
+        }
+        for (id, side) in saved where side.presence == .inside {
+            for collection in collections {
+                if let place = collection.memberIndex(of: id) { placeInside[collection.id] = collection.member(place).title }
+            }
+        }
+    }
+
+    /// Notes an arrival or departure; what the retained state must now show, if it changed.
+    mutating func note(_ event: GeofenceEvent) -> PresenceUpdate? {
+        let inside = event.kind == .arrive
+        let id = event.reminder.id
+        if reminders.contains(where: { $0.id == id }) {
+            guard presence[id] != inside else { return nil }
+            presence[id] = inside
+            return .reminder(id, inside)
+        }
+        for collection in collections where collection.memberIndex(of: id) != nil {
+            let current = placeInside[collection.id] ?? nil
+            if inside {
+                placeInside[collection.id] = event.reminder.title
+            } else if current == event.reminder.title {
+                placeInside[collection.id] = .some(nil)
+            } else {
+                return nil
+            }
+            return .collection(collection.id, placeInside[collection.id] ?? nil)
+        }
+        return nil
+    }
+
+    /// The reminders this machine is inside, in config order.
+    func insideReminders() -> [(id: String, title: String)] {
+        reminders.filter { presence[$0.id] == true }.map { ($0.id, $0.title) }
+    }
+
+    var waiting: Int {
+        guard let store else { return memory.count }
+        return (try? store.outboxCount()) ?? 0
+    }
+
+    mutating func append(_ message: OutboxMessage, limit: Int, logger: Logger) {
+        if let store {
+            do {
+                let gone = try store.enqueue(message, limit: limit)
+                noteDropped(gone, limit: limit, logger: logger)
+                return
+            } catch {
+                logger.error("\(error); the mqtt outbox is kept in memory from now on")
+                self.store = nil
+            }
+        }
+        var numbered = message
+        numbered.number = nextMemoryNumber
+        nextMemoryNumber += 1
+        memory.append(numbered)
+        let excess = memory.count - limit
+        if excess > 0 {
+            memory.removeFirst(excess)
+            noteDropped(excess, limit: limit, logger: logger)
+        }
+    }
+
+    private mutating func noteDropped(_ count: Int, limit: Int, logger: Logger) {
+        guard count > 0 else { return }
+        dropped += count
+        // Once, then every thousandth: a long outage must not flood the log.
+        if dropped == count || dropped % 1000 < count {
+            logger.warning("mqtt outbox full (\(limit) events): dropped the oldest, \(dropped) so far")
+        }
+    }
+
+    mutating func pending(after number: Int64, limit: Int, logger: Logger) -> [OutboxMessage] {
+        guard limit > 0 else { return [] }
+        if let store {
+            do {
+                return try store.outbox(after: number, limit: limit)
+            } catch {
+                logger.error("\(error); the mqtt outbox cannot be read")
+                return []
+            }
+        }
+        return Array(memory.lazy.filter { $0.number > number }.prefix(limit))
+    }
+
+    mutating func remove(_ number: Int64, logger: Logger) {
+        if let store {
+            do {
+                try store.removeFromOutbox(number)
+            } catch {
+                logger.error("\(error); an acknowledged message stays in the mqtt outbox")
+            }
+            return
+        }
+        memory.removeAll { $0.number == number }
+    }
+
+    func publishedConfigs(logger: Logger) -> Set<String> {
+        guard let store else { return memoryConfigs }
+        return (try? store.discoveryTopics()) ?? memoryConfigs
+    }
+
+    mutating func notePublishedConfigs(_ topics: Set<String>, logger: Logger) {
+        memoryConfigs = topics
+        guard let store else { return }
+        do {
+            try store.setDiscoveryTopics(topics)
+        } catch {
+            logger.error("\(error); removed reminders' discovery may stay in Home Assistant")
+        }
+    }
+}
