@@ -1,0 +1,298 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// `geoalarm run` with `[mqtt]`, against a real mosquitto broker on a free loopback port, read
+/// back with `mosquitto_sub` and written to with `mosquitto_pub`.
+@Suite(.serialized)
+struct MQTTTests {
+    static let ownTopic = "owntracks/test/pi"
+    static let clientID = "ga-test"
+
+    /// The demo's reminders with `[mqtt]` pointing at `broker`.
+    static func demoConfig(_ broker: Mosquitto, homeAssistant: Bool = true, extra: String = "") throws -> String {
+        let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+        return try Command.temporaryFile(demo + """
+
+            [mqtt]
+            url = "\(broker.url)"
+            client_id = "\(clientID)"
+            owntracks_topic = "\(ownTopic)"
+            homeassistant = \(homeAssistant)
+            \(extra)
+            """)
+    }
+
+    /// A reminders file with one bakery, for the OwnTracks source.
+    static func bakeryConfig(_ broker: Mosquitto) throws -> String {
+        try Command.temporaryFile("""
+            [[reminder]]
+            id = "bakery"
+            title = "Buy bread"
+            lat = 47.0
+            lon = 8.0
+            radius = 100
+            when = "both"
+
+            [[reminder]]
+            id = "station"
+            title = "Check the timetable"
+            lat = 47.02
+            lon = 8.0
+            radius = 100
+
+            [mqtt]
+            url = "\(broker.url)"
+            client_id = "\(clientID)"
+            owntracks_topic = "\(ownTopic)"
+            """)
+    }
+
+    /// An OwnTracks location `metres` north of the bakery.
+    static func location(north metres: Double, at time: Int, accuracy: Int = 10) -> String {
+        let latitude = 47.0 + metres / 111_195
+        return #"{"_type":"location","lat":\#(latitude),"lon":8.0,"tst":\#(time),"acc":\#(accuracy),"tid":"xx"}"#
+    }
+
+    static let start = 1_763_900_000
+
+    @Test func transitionsPresenceAndDiscoveryReachTheBroker() throws {
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe()
+        let gpsd = try GPSFake()
+        try gpsd.play(LiveAgentTests.walk)
+        let agent = try Background(["run", "--headless", "-c", try Self.demoConfig(broker), "--state", Command.scratchState(),
+                                    "--gpsd", "localhost:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        #expect(agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 })
+        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count >= 5 })
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(subscriber.waitUntil(seconds: 5) { MQTTLines($0.stdout).payloads(on: "geoalarm/\(Self.clientID)/availability").last == "offline" })
+        let lines = MQTTLines(subscriber.stdout)
+
+        // One OwnTracks transition per event, in order, with the booklet's members.
+        let transitions = lines.objects(on: Self.ownTopic + "/event")
+        let logged = agent.stdoutLines.map { $0.components(separatedBy: "  ") }
+        #expect(transitions.map { "\($0["event"] ?? "") \($0["rid"] ?? "")" }
+            == logged.map { "\($0[1] == "arrive" ? "enter" : "leave") \($0[2])" })
+        for transition in transitions {
+            #expect(transition["_type"] as? String == "transition")
+            #expect(Set(transition.keys) == ["_type", "event", "desc", "rid", "lat", "lon", "acc", "tst", "wtst", "tid", "t"])
+            #expect((transition["acc"] as? Double ?? 0) >= 1, "acc is never 0")
+            #expect(transition["t"] as? String == "c")
+        }
+        #expect(transitions.first?["desc"] as? String == "Water the plants before you go")
+        // 2026-11-21T08:06:39Z, the bakery's arrival in the log.
+        #expect(transitions.first { $0["rid"] as? String == "bread" }?["tst"] as? Int == 1_795_248_399)
+
+        // The position with each event, naming the reminders it is inside.
+        let locations = lines.objects(on: Self.ownTopic)
+        #expect(locations.filter { $0["t"] as? String == "c" }.count == 5)
+        #expect(locations.allSatisfy { $0["_type"] as? String == "location" && $0["tst"] != nil && $0["acc"] != nil })
+        #expect(locations.contains { ($0["inrids"] as? [String])?.contains("bread") == true })
+
+        // Home Assistant: a presence sensor per reminder, kept current, and the tracker.
+        let bread = try #require(lines.objects(on: "homeassistant/binary_sensor/\(Self.clientID)/bread/config").first)
+        #expect(bread["device_class"] as? String == "presence")
+        #expect(bread["unique_id"] as? String == "geoalarm_\(Self.clientID)_reminder_bread")
+        #expect(bread["availability_topic"] as? String == "geoalarm/\(Self.clientID)/availability")
+        #expect((bread["device"] as? [String: Any])?["identifiers"] as? [String] == ["geoalarm_\(Self.clientID)"])
+        let breadState = try #require(bread["state_topic"] as? String)
+        #expect(lines.payloads(on: breadState).last == "ON")
+        #expect(lines.payloads(on: "geoalarm/\(Self.clientID)/reminder/parcel/state").last == "OFF")
+        let tracker = try #require(lines.objects(on: "homeassistant/device_tracker/\(Self.clientID)/location/config").first)
+        let attributesTopic = try #require(tracker["json_attributes_topic"] as? String)
+        let position = try #require(lines.objects(on: attributesTopic).last)
+        #expect(Set(position.keys) == ["latitude", "longitude", "gps_accuracy"])
+        #expect(lines.payloads(on: "geoalarm/\(Self.clientID)/availability").first == "online")
+
+        // What Home Assistant finds when it starts later: retained configs and states.
+        let late = try broker.subscribe(["homeassistant/#", "geoalarm/#"])
+        #expect(late.waitUntil(seconds: 5) { MQTTLines($0.stdout).payloads(on: breadState) == ["ON"] })
+        #expect(MQTTLines(late.stdout).payloads(on: "geoalarm/\(Self.clientID)/availability") == ["offline"])
+        #expect(MQTTLines(late.stdout).messages.contains { $0.topic.hasSuffix("/bread/config") })
+    }
+
+    @Test func aKilledAgentShowsOfflineThroughItsWill() throws {
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe(["geoalarm/#"])
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
+                                    "--state", Command.scratchState()])
+        let availability = "geoalarm/\(Self.clientID)/availability"
+        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: availability) == ["online"] })
+        agent.signal(SIGKILL)
+        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: availability) == ["online", "offline"] })
+    }
+
+    @Test func aBrokerOutageMidTrackLosesNoEvent() throws {
+        let broker = try Mosquitto()
+        // A persistent session: what is published while it reconnects waits for it at the broker.
+        let subscriber = try broker.subscribe([Self.ownTopic + "/event"], session: "geoalarm-test-outage")
+        let gpsd = try GPSFake()
+        try gpsd.play(LiveAgentTests.walk, pace: 0.012)
+        let state = Command.scratchState()
+        let agent = try Background(["run", "--headless", "-c", try Self.demoConfig(broker, homeAssistant: false), "--state", state,
+                                    "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil(seconds: 60) { $0.stdoutLines.count >= 1 })
+        broker.stop()
+        #expect(agent.waitUntil(seconds: 60) { $0.stdoutLines.count >= 3 }, "events go on while the broker is away")
+        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("unavailable") })
+        let waiting = try Command.run([state, "SELECT count(*) FROM mqtt_outbox"], executable: "/usr/bin/sqlite3")
+        #expect((Int(waiting.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "kept in the outbox")
+        try broker.start()
+        gpsd.waitForEnd()
+        #expect(agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 })
+        #expect(subscriber.waitUntil(seconds: 90) { MQTTLines($0.stdout).objects(on: Self.ownTopic + "/event").count >= 5 })
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        let published = MQTTLines(subscriber.stdout).objects(on: Self.ownTopic + "/event").map { "\($0["rid"] ?? "")@\($0["tst"] ?? "")" }
+        // QoS 1 may repeat a message whose acknowledgement was lost; none may be missing or out of order.
+        let distinct = published.enumerated().filter { $0.offset == 0 || published[$0.offset - 1] != $0.element }.map(\.element)
+        #expect(distinct.count == 5)
+        #expect(distinct.map { $0.components(separatedBy: "@")[0] } == agent.stdoutLines.map { $0.components(separatedBy: "  ")[2] })
+        let left = try Command.run([state, "SELECT count(*) FROM mqtt_outbox"], executable: "/usr/bin/sqlite3")
+        #expect(left.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "acknowledged messages leave the outbox")
+    }
+
+    @Test func threeDevicesAreTrackedApartAndKeepTheirStateAcrossARestart() throws {
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe(["owntracks/+/+/event"])
+        let config = try Self.bakeryConfig(broker)
+        let state = Command.scratchState()
+        func agentRun() throws -> Background {
+            let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", state])
+            #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+            return agent
+        }
+        var agent = try agentRun()
+        // Alice walks to the bakery and stays; Bob stays far away; Carol rides past the bakery.
+        for step in 0..<12 {
+            let time = Self.start + step * 10
+            try broker.publish("owntracks/alice/phone", Self.location(north: max(0, 1000 - Double(step) * 150), at: time))
+            try broker.publish("owntracks/bob/car", Self.location(north: -5000, at: time))
+            try broker.publish("owntracks/carol/bike", Self.location(north: Double(step) * 120 - 300, at: time))
+        }
+        #expect(agent.waitUntil(seconds: 20) { $0.stdoutLines.count >= 3 })
+        Thread.sleep(forTimeInterval: 0.5)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        let events = Set(agent.stdoutLines.map { line in
+            let fields = line.components(separatedBy: "  ")
+            return "\(fields.last ?? "") \(fields[1]) \(fields[2])"
+        })
+        #expect(events == [
+            "device alice/phone arrive bakery", "device carol/bike arrive bakery", "device carol/bike leave bakery",
+        ])
+        #expect(agent.stderr.contains("3 devices tracked"))
+        #expect(subscriber.waitUntil(seconds: 5) { MQTTLines($0.stdout).messages.count >= 3 })
+        let lines = MQTTLines(subscriber.stdout)
+        #expect(lines.objects(on: "owntracks/alice/phone/event").map { $0["event"] as? String } == ["enter"])
+        #expect(lines.objects(on: "owntracks/carol/bike/event").map { $0["event"] as? String } == ["enter", "leave"])
+        #expect(lines.payloads(on: "owntracks/bob/car/event").isEmpty)
+
+        // After a restart Alice is still inside: her next fixes there announce nothing, her leaving does.
+        agent = try agentRun()
+        for step in 12..<16 {
+            try broker.publish("owntracks/alice/phone", Self.location(north: step < 14 ? 0 : 2000, at: Self.start + step * 10))
+        }
+        #expect(agent.waitUntil(seconds: 20) { $0.stdoutLines.count >= 1 })
+        Thread.sleep(forTimeInterval: 0.5)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines.count == 1)
+        #expect(agent.stdoutLines.first?.contains("leave  bakery") == true)
+        #expect(agent.stdoutLines.first?.hasSuffix("device alice/phone") == true)
+        #expect(agent.stderr.contains("tracking alice/phone (2 sides restored)"))
+    }
+
+    @Test func badPayloadsAreCountedAndTheAgentGoesOn() throws {
+        let broker = try Mosquitto()
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
+                                    "--state", Command.scratchState()])
+        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+        let topic = "owntracks/dave/phone"
+        let hostile = [
+            "", "garbage", "{", "[]", "null", #"{"_type":"location"}"#, #"{"_type":"location","lat":"47","lon":8,"tst":1}"#,
+            #"{"_type":"location","lat":95,"lon":8,"tst":1763900000}"#, #"{"_type":"location","lat":47,"lon":8}"#,
+            #"{"_type":"location","lat":47,"lon":8,"tst":1e300}"#, #"{"_type":"location","lat":1e999,"lon":8,"tst":1763900000}"#,
+            String(repeating: "[", count: 100_000), #"{"_type":"location","lat":47,"lon":8,"tst":1763900000,"x":"\#(String(repeating: "a", count: 70_000))"}"#,
+            #"{"_type":"lwt","tst":1763900000}"#, #"{"_type":"encrypted","data":"AAAA"}"#,
+        ]
+        for payload in hostile { try broker.publish(topic, payload) }
+        // Then a real walk in, with a repeat and one from the past among it.
+        for (step, metres) in [900.0, 600, 300, 50, 20, 10].enumerated() {
+            try broker.publish(topic, Self.location(north: metres, at: Self.start + step * 10))
+        }
+        try broker.publish(topic, Self.location(north: 10, at: Self.start + 50))
+        try broker.publish(topic, Self.location(north: 10, at: Self.start + 5))
+        #expect(agent.waitUntil(seconds: 20) { $0.stdoutLines.count >= 1 })
+        Thread.sleep(forTimeInterval: 0.5)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines.count == 1)
+        #expect(agent.stdoutLines.first?.contains("arrive  bakery") == true)
+        // 13 hostile payloads are ignored (the lwt and encrypted messages are simply not locations).
+        #expect(agent.stderr.contains("13 messages ignored"), "\(agent.stderr)")
+        #expect(agent.stderr.contains("1 fixes repeated time"))
+        #expect(agent.stderr.contains("1 fixes out of order"))
+        #expect(agent.stderr.contains("malformed JSON"))
+        #expect(agent.stderr.contains("a location out of range"))
+        #expect(!agent.stderr.contains("Fatal"))
+    }
+
+    @Test func aRemovedReminderIsClearedFromHomeAssistantAndDiscoveryFollowsItsRestart() throws {
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe(["homeassistant/#"])
+        let config = try Self.bakeryConfig(broker)
+        try (String(contentsOfFile: config, encoding: .utf8) + "\nhomeassistant = true\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", Command.scratchState()])
+        let station = "homeassistant/binary_sensor/\(Self.clientID)/station/config"
+        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: station).count == 1 })
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        let removed = text.replacingOccurrences(of: """
+            [[reminder]]
+            id = "station"
+            title = "Check the timetable"
+            lat = 47.02
+            lon = 8.0
+            radius = 100
+
+            """, with: "")
+        #expect(removed != text)
+        try removed.write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: station) == [MQTTLines($0.stdout).payloads(on: station)[0], ""] },
+                "an empty retained config removes the entity")
+        let bakery = "homeassistant/binary_sensor/\(Self.clientID)/bakery/config"
+        let before = MQTTLines(subscriber.stdout).payloads(on: bakery).count
+        try broker.publish("homeassistant/status", "online")
+        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: bakery).count == before + 1 })
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
+    @Test func aBrokerWithPasswordsTakesTheOneFromThePasswordFile() throws {
+        let broker = try Mosquitto(passwords: ["agent": "s3cret words"])
+        let subscriber = try broker.subscribe(["owntracks/#"], user: ("agent", "s3cret words"))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-pw-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let passwordFile = folder.appendingPathComponent("mqtt-password").path
+        FileManager.default.createFile(atPath: passwordFile, contents: Data("s3cret words\n".utf8), attributes: [.posixPermissions: 0o600])
+        let config = try Self.demoConfig(broker, homeAssistant: false, extra: "username = \"agent\"\npassword_file = \"\(passwordFile)\"")
+        let gpsd = try GPSFake()
+        try gpsd.play(LiveAgentTests.walk)
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count == 5 })
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+
+        // A wrong password is the broker's refusal, logged, and the agent goes on logging events.
+        FileManager.default.createFile(atPath: passwordFile, contents: Data("wrong\n".utf8), attributes: [.posixPermissions: 0o600])
+        let refused = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:1"])
+        #expect(refused.waitUntil(seconds: 10) { $0.stderr.contains("the broker refused the connection") }, "\(refused.stderr)")
+        #expect(refused.isRunning)
+        refused.signal(SIGTERM)
+        #expect(refused.exitStatus() == 0)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// A private mosquitto broker on a free loopback port, with a generated config (never the
+/// machine's 1883); it keeps its sessions across a restart on the same port.
+public final class Mosquitto: @unchecked Sendable {
+    public let port: Int
+    private let folder: URL
+    private var broker: Background?
+
+    /// Starts a broker; `passwords` maps users to passwords (none: anonymous clients allowed).
+    public init(passwords: [String: String] = [:]) throws {
+        port = try GPSFake.freePort()
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-mosquitto-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var config = """
+            listener \(port) 127.0.0.1
+            persistence true
+            persistence_location \(folder.path)/
+            autosave_interval 1
+
+            """
+        // Started as root, mosquitto would switch to its own user and could not read these files.
+        if geteuid() == 0 { config += "user root\n" }
+        if passwords.isEmpty {
+            config += "allow_anonymous true\n"
+        } else {
+            let file = folder.appendingPathComponent("passwords").path
+            FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o600])
+            for (user, password) in passwords {
+                let made = try Command.run(["-b", file, user, password], executable: "/usr/bin/mosquitto_passwd")
+                guard made.status == 0 else { throw POSIXError(.EINVAL) }
+            }
+            config += "allow_anonymous false\npassword_file \(file)\n"
+        }
+        try config.write(to: folder.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
+        try start()
+    }
+
+    /// "mqtt://127.0.0.1:PORT".
+    public var url: String { "mqtt://127.0.0.1:\(port)" }
+
+    /// Starts (again) on the same port and waits until it listens.
+    public func start() throws {
+        broker = try Background(
+            ["-c", folder.appendingPathComponent("mosquitto.conf").path],
+            executable: URL(fileURLWithPath: "/usr/sbin/mosquitto"))
+        let end = Date().addingTimeInterval(30)
+        while !GPSFake.isListening(port), Date() < end { Thread.sleep(forTimeInterval: 0.02) }
+    }
+
+    /// Stops it as an administrator would (SIGTERM: sessions saved), and waits for it to end.
+    public func stop() {
+        broker?.signal(SIGTERM)
+        _ = broker?.exitStatus(within: 10)
+        broker?.stop()
+        broker = nil
+    }
+
+    /// A subscriber printing `TOPIC PAYLOAD` lines (retained ones included); with `session`, a
+    /// persistent QoS 1 session that gets what was published while it was away.
+    public func subscribe(_ filters: [String] = ["#"], session: String? = nil, user: (String, String)? = nil) throws -> Background {
+        var arguments = ["-h", "127.0.0.1", "-p", String(port), "-v", "-q", "1"]
+        if let session { arguments += ["-c", "-i", session] }
+        if let (name, password) = user { arguments += ["-u", name, "-P", password] }
+        for filter in filters { arguments += ["-t", filter] }
+        let subscriber = try Background(arguments, executable: URL(fileURLWithPath: "/usr/bin/mosquitto_sub"))
+        // mosquitto_sub prints nothing when subscribed: give it the time to connect.
+        Thread.sleep(forTimeInterval: 0.3)
+        return subscriber
+    }
+
+    /// Publishes one message with mosquitto_pub.
+    public func publish(_ topic: String, _ payload: String, retain: Bool = false) throws {
+        var arguments = ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-m", payload]
+        if retain { arguments.append("-r") }
+        let result = try Command.run(arguments, executable: "/usr/bin/mosquitto_pub")
+        guard result.status == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
+
+/// The `TOPIC PAYLOAD` lines of a `mosquitto_sub -v`, split.
+public struct MQTTLines {
+    public var messages: [(topic: String, payload: String)]
+
+    public init(_ output: String) {
+        messages = output.split(separator: "\n").map { line in
+            guard let space = line.firstIndex(of: " ") else { return (String(line), "") }
+            let payload = String(line[line.index(after: space)...])
+            return (String(line[..<space]), payload == "(null)" ? "" : payload)
+        }
+    }
+
+    /// The payloads published on `topic`, in order.
+    public func payloads(on topic: String) -> [String] {
+        messages.filter { $0.topic == topic }.map(\.payload)
+    }
+
+    /// The payloads on `topic` read as JSON objects.
+    public func objects(on topic: String) -> [[String: Any]] {
+        payloads(on: topic).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+}
