@@ -21,10 +21,12 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 # Debian packages the build and the tests use: libgps for the gpsd adapter, gpsd and gpsfake
 # (gpsd-clients) for the live tests and the demo, systemd and man-db for checking the units,
 # libnotify for pop-ups, and dunst, Xvfb and D-Bus for the tests on a real notification server,
-# SQLite for the state store (and its command-line shell for the tests).
+# SQLite for the state store (and its command-line shell for the tests), libmosquitto for the
+# MQTT adapter and mosquitto with its clients for the tests against a real broker.
 # dpkg-dev, binutils, lintian and debootstrap build the Debian package and test installing it.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon libsqlite3-dev sqlite3 \
+	libmosquitto-dev mosquitto mosquitto-clients \
 	dpkg-dev binutils lintian debootstrap
 
 .PHONY: all deps build test demo replay-demo install clean fuzz fuzz-build deb test-package
@@ -68,7 +70,7 @@ test-package: deb
 # Coverage-guided fuzzing (Fuzz/ is its own package, built with -sanitize=fuzzer,address).
 FUZZ_SECONDS ?= 60
 TEST_FUZZ_SECONDS ?= 10
-FUZZ_TARGETS = nmea gpsd-json gpx toml config csv geojson gpx-waypoints editor
+FUZZ_TARGETS = nmea gpsd-json gpx toml config csv geojson gpx-waypoints editor owntracks
 fuzz-build:
 	cd Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address
 

@@ -128,6 +128,10 @@ let package = Package(
         ),
         .testTarget(name: "GeoAlarmNotifyTests", dependencies: ["GeoAlarmNotify", "GeoAlarmCore"]),
         .testTarget(
+            name: "GeoAlarmMQTTTests",
+            dependencies: ["GeoAlarmMQTT", "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmStore", "GeoAlarmTestSupport"]
+        ),
+        .testTarget(
             name: "GeoAlarmHooksTests",
             dependencies: ["GeoAlarmHooks", "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log")]
         ),

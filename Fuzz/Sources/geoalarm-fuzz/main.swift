@@ -11,7 +11,7 @@ import GeoAlarmReplay
 
 /// The parsers that can be fuzzed, by the name given on the command line.
 enum FuzzTarget: String, CaseIterable {
-    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor
+    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor, owntracks
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -24,7 +24,24 @@ enum FuzzTarget: String, CaseIterable {
         case .geojson: checkPlaces(bytes, .geojson)
         case .gpxWaypoints: checkPlaces(bytes, .gpx)
         case .editor: checkEditor(bytes)
+        case .owntracks: checkOwnTracks(bytes)
         }
+    }
+}
+
+/// An OwnTracks payload read as a location holds a usable fix of the device it was read for; the
+/// input's first line, as a topic, names a device only below the subscription's prefix.
+func checkOwnTracks(_ bytes: [UInt8]) {
+    if case .success(let location) = OwnTracksLocation.parse(bytes, tracker: "fuzz/device") {
+        let fix = location.fix
+        guard fix.coordinate.isValid, fix.tracker == "fuzz/device", let time = fix.time,
+              time.timeIntervalSince1970 >= 946_684_800, fix.horizontalError.map({ $0.isFinite && $0 >= 0 }) ?? true,
+              fix.speed.map({ $0.isFinite && $0 >= 0 }) ?? true, (location.tid?.count ?? 0) <= 8
+        else { fatalError("kept an unusable location: \(fix)") }
+    }
+    let topic = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+    if let tracker = OwnTracksTopics(subscription: "owntracks/+/+").tracker(of: topic) {
+        guard topic == "owntracks/" + tracker else { fatalError("\(topic) named device \(tracker)") }
     }
 }
 

@@ -1,0 +1,212 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+@testable import GeoAlarmMQTT
+import GeoAlarmReplay
+import GeoAlarmStore
+import GeoAlarmTestSupport
+import Testing
+
+/// The messages the MQTT adapter writes and reads, without a broker.
+struct MQTTFormatTests {
+    static let bakery = Reminder(id: "bakery", title: "Buy \"bread\"", center: Coordinate(latitude: 47, longitude: 8), radius: 100)
+
+    static func object(_ text: String?) throws -> [String: Any] {
+        let bytes = Data(try #require(text).utf8)
+        return try #require(JSONSerialization.jsonObject(with: bytes) as? [String: Any])
+    }
+
+    @Test func aTransitionHasTheBookletsMembersAndNeverAZeroAccuracy() throws {
+        let time = Date(timeIntervalSince1970: 1_795_248_399.6)
+        let fix = Fix(time: time, coordinate: Coordinate(latitude: 47.0001, longitude: 8), horizontalError: 0.2)
+        let enter = try Self.object(OwnTracksJSON.transition(
+            GeofenceEvent(kind: .arrive, reminder: Self.bakery, fix: fix, distance: 11), tid: "pi", unknownError: 100))
+        #expect(enter["_type"] as? String == "transition")
+        #expect(enter["event"] as? String == "enter")
+        #expect(enter["desc"] as? String == "Buy \"bread\"")
+        #expect(enter["rid"] as? String == "bakery")
+        #expect(enter["tst"] as? Int == 1_795_248_399)
+        #expect(enter["acc"] as? Int == 1, "0.2 m rounds up to 1: OwnTracks reads 0 as unknown")
+        #expect(enter["t"] as? String == "c")
+        #expect(enter["wtst"] as? Int == OwnTracksJSON.regionTimestamp(of: "bakery"))
+        var unknown = fix
+        unknown.horizontalError = nil
+        let leave = try Self.object(OwnTracksJSON.transition(
+            GeofenceEvent(kind: .leave, reminder: Self.bakery, fix: unknown, distance: 200), tid: "pi", unknownError: 60))
+        #expect(leave["event"] as? String == "leave")
+        #expect(leave["acc"] as? Int == 60)
+        #expect(OwnTracksJSON.transition(
+            GeofenceEvent(kind: .alarm, reminder: Self.bakery, fix: fix, distance: .nan), tid: "pi", unknownError: 60) == nil)
+    }
+
+    @Test func aLocationNamesTheRegionsItIsInside() throws {
+        let fix = Fix(time: Date(timeIntervalSince1970: 1_795_248_399), coordinate: Coordinate(latitude: 47, longitude: 8),
+                      horizontalError: 12.3, speed: 2, course: 91.6)
+        let location = try Self.object(OwnTracksJSON.location(
+            fix, tid: "pi", trigger: "t", inside: [("bakery", "Buy bread"), ("home", "Home")], unknownError: 100))
+        #expect(location["_type"] as? String == "location")
+        #expect(location["acc"] as? Int == 13)
+        #expect(location["vel"] as? Int == 7, "km/h")
+        #expect(location["cog"] as? Int == 92)
+        #expect(location["inregions"] as? [String] == ["Buy bread", "Home"])
+        #expect(location["inrids"] as? [String] == ["bakery", "home"])
+        let outside = try Self.object(OwnTracksJSON.location(fix, tid: "pi", trigger: "c", inside: [], unknownError: 100))
+        #expect(outside["inregions"] == nil)
+    }
+
+    @Test func discoveryGivesEachReminderAPresenceSensorOfOneDevice() throws {
+        let discovery = HomeAssistantDiscovery(prefix: "homeassistant", clientID: "geoalarm-pi", deviceName: "geoalarm on pi", softwareVersion: "0.2.0")
+        let odd = Reminder(id: "a.b", title: "Dots", center: Coordinate(latitude: 1, longitude: 1), radius: 50)
+        let underscore = Reminder(id: "a_b", title: "Underscore", center: Coordinate(latitude: 1, longitude: 1), radius: 50)
+        let configs = discovery.configs(reminders: [Self.bakery, odd, underscore], collections: [])
+        #expect(configs.count == 4, "three sensors and the tracker")
+        let bakery = try Self.object(configs["homeassistant/binary_sensor/geoalarm-pi/bakery/config"])
+        #expect(bakery["state_topic"] as? String == "geoalarm/geoalarm-pi/reminder/bakery/state")
+        #expect(bakery["device_class"] as? String == "presence")
+        #expect(bakery["availability_topic"] as? String == discovery.availabilityTopic)
+        let device = try #require(bakery["device"] as? [String: Any])
+        #expect(device["identifiers"] as? [String] == ["geoalarm_geoalarm-pi"])
+        #expect(device["sw_version"] as? String == "0.2.0")
+        // Ids that differ only in characters a topic level cannot hold stay apart.
+        let objects = configs.keys.filter { $0.contains("/binary_sensor/") }
+        #expect(Set(objects).count == 3)
+        #expect(HomeAssistantDiscovery.objectID("a.b") != HomeAssistantDiscovery.objectID("a_b"))
+        #expect(HomeAssistantDiscovery.objectID("a.b").allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-".contains($0)) })
+        let tracker = try Self.object(configs["homeassistant/device_tracker/geoalarm-pi/location/config"])
+        #expect(tracker["json_attributes_topic"] as? String == discovery.locationTopic)
+        #expect(tracker["source_type"] as? String == "gps")
+    }
+
+    @Test func anOwnTracksLocationBecomesAFixOfItsDevice() throws {
+        let payload = #"{"_type":"location","lat":47.5,"lon":8.25,"tst":1795248399,"acc":8,"vel":36,"cog":180,"tid":"ph","batt":80}"#
+        let location = try OwnTracksLocation.parse(Array(payload.utf8), tracker: "alice/phone").get()
+        #expect(location.fix.coordinate == Coordinate(latitude: 47.5, longitude: 8.25))
+        #expect(location.fix.time == Date(timeIntervalSince1970: 1_795_248_399))
+        #expect(location.fix.horizontalError == 8)
+        #expect(location.fix.speed == 10, "36 km/h")
+        #expect(location.fix.tracker == "alice/phone")
+        #expect(location.tid == "ph")
+        let refused: [(String, String)] = [
+            ("", "malformed JSON"), ("{", "malformed JSON"), (#"{"lat":1}"#, "without _type"),
+            (#"{"_type":"location","lon":8,"tst":1795248399}"#, "without lat and lon"),
+            (#"{"_type":"location","lat":91,"lon":8,"tst":1795248399}"#, "out of range"),
+            (#"{"_type":"location","lat":47,"lon":8,"tst":-5}"#, "valid tst"),
+            (#"{"_type":"location","lat":47,"lon":8,"tst":1795248399} x"#, "malformed JSON"),
+        ]
+        for (text, reason) in refused {
+            guard case .failure(let problem) = OwnTracksLocation.parse(Array(text.utf8), tracker: "a/b") else {
+                Issue.record("\(text) was taken")
+                continue
+            }
+            #expect(problem.description.contains(reason), "\(text): \(problem)")
+            #expect(!problem.isOtherType)
+        }
+        guard case .failure(let lwt) = OwnTracksLocation.parse(Array(#"{"_type":"lwt","tst":1}"#.utf8), tracker: "a/b") else {
+            Issue.record("an lwt was taken")
+            return
+        }
+        #expect(lwt.isOtherType)
+    }
+
+    @Test func topicsNameDevicesBelowTheSubscriptionsPrefix() {
+        let standard = OwnTracksTopics(subscription: "owntracks/+/+")
+        #expect(standard.tracker(of: "owntracks/alice/phone") == "alice/phone")
+        #expect(standard.tracker(of: "owntracks/alice/phone/event") == nil)
+        #expect(standard.tracker(of: "other/alice/phone") == nil)
+        #expect(standard.eventTopic(of: "alice/phone") == "owntracks/alice/phone/event")
+        let fleet = OwnTracksTopics(subscription: "fleet/#")
+        #expect(fleet.tracker(of: "fleet/truck7") == "truck7")
+        #expect(fleet.eventTopic(of: "truck7") == "fleet/truck7/event")
+        let one = OwnTracksTopics(subscription: "owntracks/alice/phone")
+        #expect(one.tracker(of: "owntracks/alice/phone") == "phone")
+    }
+
+    @Test func anMQTTTableIsCheckedKeyByKey() throws {
+        func diagnostics(_ table: String) -> [String] {
+            do {
+                _ = try ConfigLoader.parse("[mqtt]\n" + table, path: "c.toml")
+                return []
+            } catch {
+                return error.diagnostics.map(\.description)
+            }
+        }
+        let good = try ConfigLoader.parse("""
+            [mqtt]
+            url = "mqtts://[::1]:8884"
+            qos = 2
+            homeassistant = true
+            discovery_prefix = "ha"
+            location_interval = "5m"
+            outbox_limit = 50
+            """, path: "c.toml")
+        let mqtt = try #require(good.mqtt)
+        #expect(mqtt.host == "::1" && mqtt.port == 8884 && mqtt.usesTLS && mqtt.qos == 2 && mqtt.homeAssistant)
+        #expect(mqtt.locationInterval == 300 && mqtt.outboxLimit == 50 && mqtt.url == "mqtts://[::1]:8884")
+        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://broker\"", path: "c.toml").mqtt?.port == 1883)
+        #expect(diagnostics("url = \"http://x\"") == ["c.toml:2: mqtt: url: http://x must start with mqtt:// or mqtts://"])
+        #expect(diagnostics("url = \"mqtt://u:p@x\"").first?.contains("use username and password_file") == true)
+        #expect(diagnostics("url = \"mqtt://x:99999\"").first?.contains("is not 1-65535") == true)
+        #expect(diagnostics("url = \"mqtt://x\"\npassword = \"hunter2\"").contains { $0.contains("a password is not written in the config") })
+        #expect(diagnostics("url = \"mqtt://x\"\nqos = 3").first?.contains("3 is not 0, 1 or 2") == true)
+        #expect(diagnostics("url = \"mqtt://x\"\ncafile = \"/etc/hostname\"").first?.contains("only applies to an mqtts:// url") == true)
+        #expect(diagnostics("url = \"mqtt://x\"\nowntracks_topic = \"owntracks/#\"").first?.contains("wildcards") == true)
+        #expect(diagnostics("url = \"mqtt://x\"\nhomeasistant = true").first?.contains("did you mean \"homeassistant\"") == true)
+        #expect(diagnostics("qos = 1").first?.contains("url: missing") == true)
+    }
+
+    @Test func aPasswordFileMustBeTheUsersAloneAndNotEmpty() throws {
+        let config = try Command.temporaryFile("")
+        let folder = (config as NSString).deletingLastPathComponent
+        let file = folder + "/password"
+        func load() throws -> Config {
+            try ConfigLoader.load(path: try Command.temporaryFile("[mqtt]\nurl = \"mqtt://x\"\nusername = \"u\"\npassword_file = \"\(file)\""))
+        }
+        FileManager.default.createFile(atPath: file, contents: Data("s3cret\nignored\n".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(try load().mqtt?.password == "s3cret")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        do {
+            _ = try load()
+            Issue.record("a password file others can read was taken")
+        } catch {
+            #expect("\(error)".contains("others can read it (mode 644): chmod 600 it"))
+        }
+        try FileManager.default.removeItem(atPath: file)
+        do {
+            _ = try load()
+            Issue.record("a missing password file was taken")
+        } catch {
+            #expect("\(error)".contains("no such file"))
+        }
+    }
+
+    @Test func theOutboxKeepsOrderDropsTheOldestBeyondItsLimitAndForgetsWhatWasAcknowledged() throws {
+        let store = try StateStore(path: Command.scratchState())
+        for number in 1...5 {
+            let dropped = try store.enqueue(OutboxMessage(topic: "t", payload: Array("m\(number)".utf8)), limit: 3)
+            #expect(dropped == (number > 3 ? 1 : 0))
+        }
+        let waiting = try store.outbox(after: 0, limit: 10)
+        #expect(waiting.map { String(decoding: $0.payload, as: UTF8.self) } == ["m3", "m4", "m5"])
+        try store.removeFromOutbox(waiting[0].number)
+        #expect(try store.outbox(after: 0, limit: 10).map(\.number) == Array(waiting.dropFirst().map(\.number)))
+        #expect(try store.outbox(after: waiting[1].number, limit: 10).map(\.number) == [waiting[2].number])
+        #expect(try store.outboxCount() == 2)
+    }
+
+    @Test func eachTrackedDeviceKeepsItsOwnSideInTheStateFile() throws {
+        let path = Command.scratchState()
+        let store = try StateStore(path: path)
+        let change = PresenceChange(reminderID: "bakery", presence: .inside, time: Date(timeIntervalSince1970: 10), fenceKey: Self.bakery.fenceKey)
+        try store.record([change], events: [], device: "alice/phone")
+        #expect(try store.savedPresence(device: "alice/phone")["bakery"]?.presence == .inside)
+        #expect(try store.savedPresence(device: "bob/car").isEmpty)
+        #expect(try store.savedPresence().isEmpty, "this machine's own side is apart")
+        // A device's engine is a fresh copy of the shared one, restored from its own rows.
+        let engine = GeofenceEngine(reminders: [Self.bakery], settings: EngineSettings())
+        let alice = engine.freshCopy(restoring: try store.savedPresence(device: "alice/phone"))
+        #expect(alice.presence(of: "bakery") == .inside)
+        #expect(engine.presence(of: "bakery") == .unknown)
+        try store.forget("bakery")
+        #expect(try store.savedPresence(device: "alice/phone").isEmpty)
+    }
+}
