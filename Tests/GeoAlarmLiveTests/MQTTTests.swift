@@ -23,7 +23,19 @@ struct MQTTTests {
             """)
     }
 
-    /// A reminders file with one bakery, for the OwnTracks source.
+    /// The second reminder of ``bakeryConfig(_:)``, which a test removes.
+    static let station = """
+        [[reminder]]
+        id = "station"
+        title = "Check the timetable"
+        lat = 47.02
+        lon = 8.0
+        radius = 100
+
+
+        """
+
+    /// A reminders file with a bakery and a station, for the OwnTracks source.
     static func bakeryConfig(_ broker: Mosquitto) throws -> String {
         try Command.temporaryFile("""
             [[reminder]]
@@ -34,14 +46,7 @@ struct MQTTTests {
             radius = 100
             when = "both"
 
-            [[reminder]]
-            id = "station"
-            title = "Check the timetable"
-            lat = 47.02
-            lon = 8.0
-            radius = 100
-
-            [mqtt]
+            \(station)[mqtt]
             url = "\(broker.url)"
             client_id = "\(clientID)"
             owntracks_topic = "\(ownTopic)"
@@ -250,15 +255,7 @@ struct MQTTTests {
         let station = "homeassistant/binary_sensor/\(Self.clientID)/station/config"
         #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: station).count == 1 })
         let text = try String(contentsOfFile: config, encoding: .utf8)
-        let removed = text.replacingOccurrences(of: """
-            [[reminder]]
-            id = "station"
-            title = "Check the timetable"
-            lat = 47.02
-            lon = 8.0
-            radius = 100
-
-            """, with: "")
+        let removed = text.replacingOccurrences(of: Self.station, with: "")
         #expect(removed != text)
         try removed.write(toFile: config, atomically: true, encoding: .utf8)
         #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: station) == [MQTTLines($0.stdout).payloads(on: station)[0], ""] },
