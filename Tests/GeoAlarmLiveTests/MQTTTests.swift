@@ -274,7 +274,7 @@ struct MQTTTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-pw-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let passwordFile = folder.appendingPathComponent("mqtt-password").path
-        FileManager.default.createFile(atPath: passwordFile, contents: Data("s3cret words\n".utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: passwordFile, contents: Data("s3cret words\n".utf8), attributes: [.posixPermissions: 0o600])
         let config = try Self.demoConfig(broker, homeAssistant: false, extra: "username = \"agent\"\npassword_file = \"\(passwordFile)\"")
         let gpsd = try GPSFake()
         try gpsd.play(LiveAgentTests.walk)
@@ -285,7 +285,7 @@ struct MQTTTests {
         #expect(agent.exitStatus() == 0)
 
         // A wrong password is the broker's refusal, logged, and the agent goes on logging events.
-        FileManager.default.createFile(atPath: passwordFile, contents: Data("wrong\n".utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: passwordFile, contents: Data("wrong\n".utf8), attributes: [.posixPermissions: 0o600])
         let refused = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:1"])
         #expect(refused.waitUntil(seconds: 10) { $0.stderr.contains("the broker refused the connection") }, "\(refused.stderr)")
         #expect(refused.isRunning)

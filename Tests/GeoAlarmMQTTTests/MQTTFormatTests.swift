@@ -161,7 +161,7 @@ struct MQTTFormatTests {
         func load() throws -> Config {
             try ConfigLoader.load(path: try Command.temporaryFile("[mqtt]\nurl = \"mqtt://x\"\nusername = \"u\"\npassword_file = \"\(file)\""))
         }
-        FileManager.default.createFile(atPath: file, contents: Data("s3cret\nignored\n".utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: file, contents: Data("s3cret\nignored\n".utf8), attributes: [.posixPermissions: 0o600])
         #expect(try load().mqtt?.password == "s3cret")
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
         do {

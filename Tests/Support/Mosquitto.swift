@@ -25,7 +25,7 @@ public final class Mosquitto: @unchecked Sendable {
             config += "allow_anonymous true\n"
         } else {
             let file = folder.appendingPathComponent("passwords").path
-            FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o600])
             for (user, password) in passwords {
                 let made = try Command.run(["-b", file, user, password], executable: "/usr/bin/mosquitto_passwd")
                 guard made.status == 0 else { throw POSIXError(.EINVAL) }
