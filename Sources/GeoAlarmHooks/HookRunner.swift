@@ -112,7 +112,7 @@ public final class HookRunner: EventSink {
         func text(_ value: String) -> String {
             value.utf8.count <= longestVariable ? value : String(decoding: value.utf8.prefix(longestVariable), as: UTF8.self)
         }
-        return [
+        var variables = [
             "GEOALARM_EVENT": event.kind.rawValue,
             "GEOALARM_REMINDER": event.reminder.id,
             "GEOALARM_TITLE": text(event.reminder.title),
@@ -121,8 +121,10 @@ public final class HookRunner: EventSink {
             "GEOALARM_LON": number(event.fix.coordinate.longitude),
             "GEOALARM_DISTANCE_M": number((event.distance * 10).rounded() / 10),
             "GEOALARM_TIME": event.fix.time.map(Timestamp.iso8601) ?? "",
-            "GEOALARM_DEVICE": text(event.fix.tracker ?? ""),
         ]
+        // Only for a tracked device's event (OwnTracks): this machine's own events have none.
+        if let device = event.fix.tracker { variables["GEOALARM_DEVICE"] = text(device) }
+        return variables
     }
 }
 

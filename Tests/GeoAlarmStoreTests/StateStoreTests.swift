@@ -29,6 +29,7 @@ struct StateStoreTests {
         #expect(migrations.stdoutLines == [
             "1: reminder state and history", "2: reminder lifecycle and last fix",
             "3: history of time alarms, which have no position",
+            "4: tracked devices and the MQTT outbox",
         ])
     }
 
