@@ -51,25 +51,6 @@ public final class GPSDSource: FixSource {
         if let stopEvent { System.signalEvent(stopEvent) }
     }
 
-    /// What one wait of the reader saw.
-    private enum Wake {
-        case data, stop, timeout
-    }
-
-    /// Waits for `descriptor` to be readable (when given), for the stop event, or for `seconds`.
-    private func wait(for descriptor: Int32?, stopEvent: Int32, seconds: Double?) -> Wake {
-        var descriptors = [pollfd(fd: stopEvent, events: Int16(POLLIN), revents: 0)]
-        if let descriptor { descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
-        let deadline = seconds.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
-        while true {
-            let remaining = deadline.map { max(0, Int32((($0 - ContinuousClock.now) / .milliseconds(1)).rounded(.up))) } ?? -1
-            let ready = (try? System.poll(&descriptors, milliseconds: remaining)) ?? 0
-            if descriptors[0].revents != 0 { return .stop }
-            if descriptors.count > 1, descriptors[1].revents != 0 { return .data }
-            if ready == 0, let deadline, ContinuousClock.now >= deadline { return .timeout }
-        }
-    }
-
     private func readLoop(_ continuation: AsyncStream<SourceReport>.Continuation, stopEvent: Int32) {
         let data = LibGPS.newData()
         defer { data.deallocate() }
@@ -82,7 +63,7 @@ public final class GPSDSource: FixSource {
             if reason != lastReason { continuation.yield(.unavailable(reason)) }
             lastReason = reason
             defer { retry = min(retry * 2, Self.longestRetry) }
-            return wait(for: nil, stopEvent: stopEvent, seconds: retry) == .timeout
+            return System.wait(stopEvent: stopEvent, readable: nil, seconds: retry) == .timeout
         }
         while true {
             guard gps_open(endpoint.host, String(endpoint.port), data) == 0 else {
@@ -98,7 +79,7 @@ public final class GPSDSource: FixSource {
             retry = Self.firstRetry
             lastReason = nil
             var lost = false
-            reading: while wait(for: data.pointee.gps_fd, stopEvent: stopEvent, seconds: nil) == .data {
+            reading: while System.wait(stopEvent: stopEvent, readable: data.pointee.gps_fd, seconds: nil) == .data {
                 // One wake-up reads every report gpsd sent; libgps keeps what one read left over.
                 repeat {
                     let count = message.withUnsafeMutableBufferPointer {

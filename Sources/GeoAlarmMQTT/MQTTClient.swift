@@ -207,14 +207,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// Waits `seconds` or until stopped; false when stopped.
     private func waitBeforeRetry(seconds: Double) -> Bool {
         guard let stopEvent else { return false }
-        var descriptors = [pollfd(fd: stopEvent, events: Int16(POLLIN), revents: 0)]
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        while !isStopping {
-            let remaining = (deadline - ContinuousClock.now) / .milliseconds(1)
-            if remaining <= 0 { return true }
-            _ = try? System.poll(&descriptors, milliseconds: Int32(remaining.rounded(.up)))
-        }
-        return false
+        return System.wait(stopEvent: stopEvent, readable: nil, seconds: seconds) == .timeout && !isStopping
     }
 
     /// libmosquitto's words for a result code (the system's for an errno one).
