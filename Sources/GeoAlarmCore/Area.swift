@@ -305,24 +305,18 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
 
     /// FNV-1a over the coordinates' bits and the ring structure: stable from run to run.
     private static func digest(_ polygons: [[[Coordinate]]]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ value: UInt64) {
-            for shift in stride(from: 0, to: 64, by: 8) {
-                hash ^= (value >> UInt64(shift)) & 0xff
-                hash = hash &* 0x100_0000_01b3
-            }
-        }
+        var hash = StableHash()
         for rings in polygons {
-            mix(UInt64(rings.count))
+            hash.mix(UInt64(rings.count))
             for ring in rings {
-                mix(UInt64(ring.count))
+                hash.mix(UInt64(ring.count))
                 for point in ring {
-                    mix(point.latitude.bitPattern)
-                    mix(point.longitude.bitPattern)
+                    hash.mix(point.latitude.bitPattern)
+                    hash.mix(point.longitude.bitPattern)
                 }
             }
         }
-        return String(hash, radix: 16)
+        return String(hash.value, radix: 16)
     }
 }
 

@@ -41,22 +41,22 @@ struct HomeAssistantDiscovery {
         for reminder in reminders {
             let object = Self.objectID(reminder.id)
             var payload = entity(name: reminder.title, object: "reminder_\(object)")
-            payload.add("state_topic", text: stateTopic(ofReminder: reminder.id))
-            payload.add("device_class", text: "presence")
-            payload.add("payload_on", text: "ON")
-            payload.add("payload_off", text: "OFF")
+            payload.add("state_topic", stateTopic(ofReminder: reminder.id))
+            payload.add("device_class", "presence")
+            payload.add("payload_on", "ON")
+            payload.add("payload_off", "OFF")
             result["\(prefix)/binary_sensor/\(node)/\(object)/config"] = payload.text
         }
         for collection in collections {
             let object = Self.objectID(collection.id)
             var payload = entity(name: collection.template.title, object: "collection_\(object)")
-            payload.add("state_topic", text: stateTopic(ofCollection: collection.id))
-            payload.add("icon", text: "mdi:map-marker-radius")
+            payload.add("state_topic", stateTopic(ofCollection: collection.id))
+            payload.add("icon", "mdi:map-marker-radius")
             result["\(prefix)/sensor/\(node)/collection_\(object)/config"] = payload.text
         }
         var tracker = entity(name: "Location", object: "location")
-        tracker.add("json_attributes_topic", text: locationTopic)
-        tracker.add("source_type", text: "gps")
+        tracker.add("json_attributes_topic", locationTopic)
+        tracker.add("source_type", "gps")
         result["\(prefix)/device_tracker/\(node)/location/config"] = tracker.text
         return result
     }
@@ -64,17 +64,17 @@ struct HomeAssistantDiscovery {
     /// The members every entity has: name, unique id, availability and the device.
     private func entity(name: String, object: String) -> JSONObject {
         var payload = JSONObject()
-        payload.add("name", text: name)
-        payload.add("unique_id", text: "geoalarm_\(node)_\(object)")
-        payload.add("availability_topic", text: availabilityTopic)
-        payload.add("payload_available", text: "online")
-        payload.add("payload_not_available", text: "offline")
+        payload.add("name", name)
+        payload.add("unique_id", "geoalarm_\(node)_\(object)")
+        payload.add("availability_topic", availabilityTopic)
+        payload.add("payload_available", "online")
+        payload.add("payload_not_available", "offline")
         var device = JSONObject()
         device.add("identifiers", raw: "[" + JSONText.quote("geoalarm_\(node)") + "]")
-        device.add("name", text: deviceName)
-        device.add("manufacturer", text: "geoalarm")
-        device.add("model", text: "geoalarm location reminders")
-        device.add("sw_version", text: softwareVersion)
+        device.add("name", deviceName)
+        device.add("manufacturer", "geoalarm")
+        device.add("model", "geoalarm location reminders")
+        device.add("sw_version", softwareVersion)
         payload.add("device", raw: device.text)
         return payload
     }
@@ -101,6 +101,6 @@ struct HomeAssistantDiscovery {
             return "_"
         })
         guard changed || kept.isEmpty else { return kept }
-        return kept + "_" + String(OwnTracksJSON.regionTimestamp(of: text), radix: 36)
+        return kept + "_" + String(StableHash.of(text) & 0x7fff_ffff, radix: 36)
     }
 }

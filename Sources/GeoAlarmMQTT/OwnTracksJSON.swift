@@ -16,17 +16,17 @@ enum OwnTracksJSON {
         case .alarm: return nil
         }
         var object = JSONObject()
-        object.add("_type", text: "transition")
-        object.add("event", text: kind)
-        object.add("desc", text: event.reminder.title)
-        object.add("rid", text: event.reminder.id)
+        object.add("_type", "transition")
+        object.add("event", kind)
+        object.add("desc", event.reminder.title)
+        object.add("rid", event.reminder.id)
         object.add("lat", number: event.fix.coordinate.latitude)
         object.add("lon", number: event.fix.coordinate.longitude)
         object.add("acc", number: accuracy(of: event.fix, unknown: unknownError))
         if let time = event.fix.time { object.add("tst", number: time.timeIntervalSince1970.rounded(.down)) }
         object.add("wtst", number: Double(regionTimestamp(of: event.reminder.id)))
-        object.add("tid", text: tid)
-        object.add("t", text: "c")
+        object.add("tid", tid)
+        object.add("t", "c")
         return object.text
     }
 
@@ -35,15 +35,15 @@ enum OwnTracksJSON {
     /// (`inregions` their titles, `inrids` their ids).
     static func location(_ fix: Fix, tid: String, trigger: String, inside: [(id: String, title: String)], unknownError: Double) -> String {
         var object = JSONObject()
-        object.add("_type", text: "location")
+        object.add("_type", "location")
         object.add("lat", number: fix.coordinate.latitude)
         object.add("lon", number: fix.coordinate.longitude)
         object.add("acc", number: accuracy(of: fix, unknown: unknownError))
         if let time = fix.time { object.add("tst", number: time.timeIntervalSince1970.rounded(.down)) }
         if let speed = fix.speed, speed.isFinite { object.add("vel", number: (speed * 3.6).rounded()) }
         if let course = fix.course, course.isFinite { object.add("cog", number: course.rounded()) }
-        object.add("tid", text: tid)
-        object.add("t", text: trigger)
+        object.add("tid", tid)
+        object.add("t", trigger)
         if !inside.isEmpty {
             object.add("inregions", raw: "[" + inside.map { JSONText.quote($0.title) }.joined(separator: ",") + "]")
             object.add("inrids", raw: "[" + inside.map { JSONText.quote($0.id) }.joined(separator: ",") + "]")
@@ -58,15 +58,10 @@ enum OwnTracksJSON {
     }
 
     /// `wtst` names a region in OwnTracks (the time its waypoint was made); a reminder has no such
-    /// time, so it is a number fixed by the reminder's id (FNV-1a folded to 31 bits), the same
-    /// on every run and every machine.
+    /// time, so it is a number fixed by the reminder's id (its ``StableHash`` folded to 31 bits),
+    /// the same on every run and every machine.
     static func regionTimestamp(of id: String) -> Int {
-        var hash: UInt32 = 2_166_136_261
-        for byte in id.utf8 {
-            hash ^= UInt32(byte)
-            hash = hash &* 16_777_619
-        }
-        return Int(hash & 0x7fff_ffff)
+        Int(StableHash.of(id) & 0x7fff_ffff)
     }
 
     /// OwnTracks' default tracker id: the last two characters of the device's name.
@@ -74,28 +69,4 @@ enum OwnTracksJSON {
         let letters = device.filter { $0.isLetter || $0.isNumber }
         return letters.isEmpty ? "GA" : String(letters.suffix(2))
     }
-}
-
-/// A JSON object written member by member, in order.
-struct JSONObject {
-    private var members: [String] = []
-
-    mutating func add(_ key: String, text: String) {
-        add(key, raw: JSONText.quote(text))
-    }
-
-    mutating func add(_ key: String, number: Double) {
-        add(key, raw: JSONText.number(number))
-    }
-
-    mutating func add(_ key: String, bool: Bool) {
-        add(key, raw: bool ? "true" : "false")
-    }
-
-    /// `raw` must be JSON already (an object, an array).
-    mutating func add(_ key: String, raw: String) {
-        members.append(JSONText.quote(key) + ":" + raw)
-    }
-
-    var text: String { "{" + members.joined(separator: ",") + "}" }
 }

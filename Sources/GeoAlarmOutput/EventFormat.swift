@@ -61,19 +61,18 @@ public enum EventFormat: Sendable {
             let line = "\(time)  \(record.kind.rawValue)  \(DisplayText.escaped(record.reminderID))  \(JSONText.quote(record.title))  \(distance)"
             return record.device.map { line + "  device \(DisplayText.escaped($0))" } ?? line
         case .json:
-            var fields: [(String, String)] = [
-                ("time", record.time.map { JSONText.quote(Timestamp.iso8601($0)) } ?? "null"),
-                ("event", JSONText.quote(record.kind.rawValue)),
-                ("reminder", JSONText.quote(record.reminderID)),
-                ("title", JSONText.quote(record.title)),
-                ("lat", JSONText.number(record.coordinate.latitude)),
-                ("lon", JSONText.number(record.coordinate.longitude)),
-                ("distance_m", JSONText.number((record.distance * 10).rounded() / 10)),
-            ]
-            if let notes = record.notes { fields.append(("notes", JSONText.quote(notes))) }
-            if record.isInitial { fields.append(("initial", "true")) }
-            if let device = record.device { fields.append(("device", JSONText.quote(device))) }
-            return "{" + fields.map { "\(JSONText.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+            var object = JSONObject()
+            object.add("time", record.time.map(Timestamp.iso8601))
+            object.add("event", record.kind.rawValue)
+            object.add("reminder", record.reminderID)
+            object.add("title", record.title)
+            object.add("lat", number: record.coordinate.latitude)
+            object.add("lon", number: record.coordinate.longitude)
+            object.add("distance_m", number: (record.distance * 10).rounded() / 10)
+            if let notes = record.notes { object.add("notes", notes) }
+            if record.isInitial { object.add("initial", true) }
+            if let device = record.device { object.add("device", device) }
+            return object.text
         }
     }
 }
@@ -121,6 +120,35 @@ public enum Timestamp {
         let digits = String(value)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
+}
+
+/// One JSON object written member by member, in the order added: event lines, `list --json`,
+/// MQTT payloads.
+public struct JSONObject: Sendable {
+    private var members: [String] = []
+
+    public init() {}
+
+    /// `raw` must be JSON already (a number, an array, an object).
+    public mutating func add(_ key: String, raw: String) {
+        members.append(JSONText.quote(key) + ":" + raw)
+    }
+
+    /// A string, or null.
+    public mutating func add(_ key: String, _ text: String?) {
+        add(key, raw: text.map(JSONText.quote) ?? "null")
+    }
+
+    /// A number as ``JSONText/number(_:)`` writes it (null when not finite).
+    public mutating func add(_ key: String, number: Double) {
+        add(key, raw: JSONText.number(number))
+    }
+
+    public mutating func add(_ key: String, _ flag: Bool) {
+        add(key, raw: flag ? "true" : "false")
+    }
+
+    public var text: String { "{" + members.joined(separator: ",") + "}" }
 }
 
 /// The bits of JSON writing the event lines need, with a fixed key order.
