@@ -199,7 +199,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         for (configTopic, payload) in configs.sorted(by: { $0.key < $1.key }) {
             client.publish(MQTTMessage(topic: configTopic, text: payload, retain: true))
         }
-        for stale in state.publishedConfigs(logger: logger).subtracting(configs.keys).sorted() {
+        for stale in state.publishedConfigs().subtracting(configs.keys).sorted() {
             client.publish(MQTTMessage(topic: stale, payload: [], retain: true))
         }
         state.notePublishedConfigs(Set(configs.keys), logger: logger)
@@ -350,7 +350,7 @@ struct PublisherState {
         memory.removeAll { $0.number == number }
     }
 
-    func publishedConfigs(logger: Logger) -> Set<String> {
+    func publishedConfigs() -> Set<String> {
         guard let store else { return memoryConfigs }
         return (try? store.discoveryTopics()) ?? memoryConfigs
     }
