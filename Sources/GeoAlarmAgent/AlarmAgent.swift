@@ -161,17 +161,13 @@ public final class AlarmAgent: Service {
             logger.info("\(event.kind.rawValue) \(event.reminder.id) for \(DisplayText.escaped(tracker)) not announced: \(silence)")
         }
         latency?(ContinuousClock.now - readAt)
-        if case .rejected(let why) = result.outcome { loop.rejections[why, default: 0] += 1 }
+        loop.tracked.count(result)
     }
 
     /// How many tracked devices were seen, and what their messages came to.
     static func describeTracking(_ loop: AgentState) -> String {
-        var parts = ["\(loop.trackers.count) devices tracked"]
-        for rejection in FixRejection.allCases {
-            if let count = loop.rejections[rejection] { parts.append("\(count) fixes \(rejection.rawValue)") }
-        }
-        if loop.ignored > 0 { parts.append("\(loop.ignored) messages ignored") }
-        return parts.joined(separator: ", ")
+        "\(loop.trackers.count) devices tracked: \(loop.tracked.describe())"
+            + (loop.ignored > 0 ? "; \(loop.ignored) messages ignored" : "")
     }
 
     /// How many ignored messages, and new tracked devices, are logged one by one.
@@ -263,8 +259,8 @@ struct AgentState {
     var futureNoticed = false
     /// The pipeline of each tracked device (``Fix/tracker``) seen so far.
     var trackers: [String: FixPipeline] = [:]
-    /// Tracked devices' fixes rejected, by why.
-    var rejections: [FixRejection: Int] = [:]
+    /// What the tracked devices' fixes came to.
+    var tracked = FixTally()
     /// Messages of the source that carried no usable fix.
     var ignored = 0
 }

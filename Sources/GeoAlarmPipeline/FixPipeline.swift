@@ -143,3 +143,39 @@ public final class FixPipeline {
         for sink in sinks.reversed() { sink.stop() }
     }
 }
+
+/// Counts of what the pipeline made of a run of fixes: a replayed track's, or the tracked
+/// devices' of the agent.
+public struct FixTally: Sendable {
+    /// Fixes counted.
+    public private(set) var fixes = 0
+    private var accepted = 0
+    private var rejected: [FixRejection: Int] = [:]
+    /// Events printed, and events their reminders' schedules or lifecycles kept quiet.
+    private var announced = 0
+    private var silenced = 0
+
+    public init() {}
+
+    public mutating func count(_ result: FixResult) {
+        fixes += 1
+        switch result.outcome {
+        case .accepted:
+            accepted += 1
+        case .rejected(let reason):
+            rejected[reason, default: 0] += 1
+        }
+        announced += result.announced.count
+        silenced += result.silenced.count
+    }
+
+    /// "1268 fixes, 1267 used (ignored: 1 inaccurate), 5 events".
+    public func describe() -> String {
+        var text = "\(fixes) fixes, \(accepted) used"
+        let skipped = FixRejection.allCases.compactMap { reason in
+            rejected[reason].map { "\($0) \(reason.rawValue)" }
+        }
+        if !skipped.isEmpty { text += " (ignored: \(skipped.joined(separator: ", ")))" }
+        return text + ", \(announced) events" + (silenced > 0 ? " (\(silenced) more not announced by their schedule)" : "")
+    }
+}

@@ -46,7 +46,7 @@ struct Replay: AsyncParsableCommand {
         var failed = false
         for track in tracks {
             let source = TrackSource(path: track, startDay: date?.daysSince1970)
-            var summary = TrackSummary()
+            var summary = FixTally()
             for await report in source.reports() {
                 switch report {
                 case .fixes(let fixes, _):
@@ -89,37 +89,5 @@ struct CalendarDay: ExpressibleByArgument {
               calendar.component(.day, from: midnight) == date.day
         else { return nil }
         daysSince1970 = Int((midnight.timeIntervalSince1970 / 86400).rounded(.down))
-    }
-}
-
-/// Counts of what the pipeline made of a track's fixes.
-struct TrackSummary {
-    /// Fixes read from the track.
-    private(set) var fixes = 0
-    private var accepted = 0
-    private var rejected: [FixRejection: Int] = [:]
-    /// Events printed, and events their reminders' schedules or lifecycles kept quiet.
-    private var announced = 0
-    private var silenced = 0
-
-    mutating func count(_ result: FixResult) {
-        fixes += 1
-        switch result.outcome {
-        case .accepted:
-            accepted += 1
-        case .rejected(let reason):
-            rejected[reason, default: 0] += 1
-        }
-        announced += result.announced.count
-        silenced += result.silenced.count
-    }
-
-    func describe() -> String {
-        var text = "\(fixes) fixes, \(accepted) used"
-        let skipped = FixRejection.allCases.compactMap { reason in
-            rejected[reason].map { "\($0) \(reason.rawValue)" }
-        }
-        if !skipped.isEmpty { text += " (ignored: \(skipped.joined(separator: ", ")))" }
-        return text + ", \(announced) events" + (silenced > 0 ? " (\(silenced) more not announced by their schedule)" : "")
     }
 }
