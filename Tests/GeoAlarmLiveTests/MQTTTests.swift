@@ -127,6 +127,8 @@ struct MQTTTests {
         let availability = "geoalarm/\(Self.clientID)/availability"
         #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: availability) == ["online"] })
         agent.signal(SIGKILL)
+        // Reaped at once: a zombie left meanwhile would be counted by the hook tests running beside this one.
+        #expect(agent.exitStatus() == 128 + SIGKILL)
         #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: availability) == ["online", "offline"] })
     }
 
