@@ -56,7 +56,9 @@ public struct WatcherService: Service {
     /// what cannot be watched is logged, and SIGHUP still reloads.
     public init(configPath: String, statePath: String?, channel: AgentChannel, logger: Logger) {
         var files = [FileWatcher.Watch(path: configPath, events: .replaced, input: .configChanged)]
-        if let statePath { files.append(FileWatcher.Watch(path: statePath + "-wal", events: .modified, input: .stateChanged)) }
+        // A command closes the write-ahead log as it ends, after its last write; the agent's own
+        // writes, to the log it keeps open, wake nothing.
+        if let statePath { files.append(FileWatcher.Watch(path: statePath + "-wal", events: .replaced, input: .stateChanged)) }
         watcher = FileWatcher(files)
         self.channel = channel
         if watcher == nil { logger.warning("cannot watch \(configPath) for changes; reload with SIGHUP") }

@@ -55,6 +55,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         self.logger = logger
         var state = PublisherState(reminders: reminders, collections: collections, store: store)
         state.takePresence(savedPresence)
+        state.loadOutbox(logger: logger)
         shared = Mutex(state)
         availabilityTopic = HomeAssistantDiscovery.availabilityTopic(clientID: clientID)
         client = MQTTClient(
@@ -164,7 +165,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     /// Sends the outbox's next messages, up to ``window`` in flight.
     private func pump(_ state: inout PublisherState) {
         guard state.connected, state.inFlight.count < Self.window else { return }
-        for message in state.pending(after: state.lastSent, limit: Self.window - state.inFlight.count, logger: logger) {
+        for message in state.pending(after: state.lastSent, limit: Self.window - state.inFlight.count) {
             guard let id = client.publish(MQTTMessage(topic: message.topic, payload: message.payload)) else { return }
             state.lastSent = message.number
             // At QoS 0 nothing is acknowledged: sent is done.
@@ -223,10 +224,13 @@ enum PresenceUpdate: Equatable {
 struct PublisherState {
     var reminders: [Reminder]
     var collections: [ReminderCollection]
-    /// The outbox's file; nil keeps it in memory (`memory`).
+    /// The outbox's file; nil keeps it in memory only.
     var store: StateStore?
-    var memory: [OutboxMessage] = []
-    var nextMemoryNumber: Int64 = 1
+    /// The outbox, oldest first: a copy of what the file holds (read once, at start), so that
+    /// sending reads no file; all of it when there is no file.
+    var outbox: [OutboxMessage] = []
+    /// The number the next message gets when the outbox has no file.
+    var nextNumber: Int64 = 1
     var connected = false
     /// Outbox numbers by the message id they were sent with.
     var inFlight: [Int32: Int64] = [:]
@@ -289,35 +293,42 @@ struct PublisherState {
         reminders.filter { presence[$0.id] == true }.map { ($0.id, $0.title) }
     }
 
-    var waiting: Int {
-        guard let store else { return memory.count }
-        return (try? store.outboxCount()) ?? 0
+    var waiting: Int { outbox.count }
+
+    /// Reads what the file's outbox holds (left by a broker outage or a stop).
+    mutating func loadOutbox(logger: Logger) {
+        guard let store else { return }
+        do {
+            outbox = try store.outbox(after: 0, limit: Int.max)
+            nextNumber = (outbox.last?.number ?? 0) + 1
+        } catch {
+            logger.error("\(error); the mqtt outbox is kept in memory from now on")
+            self.store = nil
+        }
     }
 
     mutating func append(_ message: OutboxMessage, limit: Int, logger: Logger) {
+        var numbered = message
+        numbered.number = nextNumber
         if let store {
             do {
-                let gone = try store.enqueue(message, limit: limit)
-                noteDropped(gone, limit: limit, logger: logger)
-                return
+                numbered.number = try store.enqueue(message, limit: limit).number
             } catch {
                 logger.error("\(error); the mqtt outbox is kept in memory from now on")
                 self.store = nil
             }
         }
-        var numbered = message
-        numbered.number = nextMemoryNumber
-        nextMemoryNumber += 1
-        memory.append(numbered)
-        let excess = memory.count - limit
+        nextNumber = numbered.number + 1
+        outbox.append(numbered)
+        // The file dropped the same oldest messages.
+        let excess = outbox.count - limit
         if excess > 0 {
-            memory.removeFirst(excess)
+            outbox.removeFirst(excess)
             noteDropped(excess, limit: limit, logger: logger)
         }
     }
 
     private mutating func noteDropped(_ count: Int, limit: Int, logger: Logger) {
-        guard count > 0 else { return }
         dropped += count
         // Once, then every thousandth: a long outage must not flood the log.
         if dropped == count || dropped % 1000 < count {
@@ -325,29 +336,33 @@ struct PublisherState {
         }
     }
 
-    mutating func pending(after number: Int64, limit: Int, logger: Logger) -> [OutboxMessage] {
-        guard limit > 0 else { return [] }
-        if let store {
-            do {
-                return try store.outbox(after: number, limit: limit)
-            } catch {
-                logger.error("\(error); the mqtt outbox cannot be read")
-                return []
-            }
-        }
-        return Array(memory.lazy.filter { $0.number > number }.prefix(limit))
+    /// Up to `limit` messages numbered after `number`, oldest first.
+    func pending(after number: Int64, limit: Int) -> ArraySlice<OutboxMessage> {
+        let first = position(after: number)
+        return outbox[first..<min(first + limit, outbox.endIndex)]
     }
 
+    /// Forgets an acknowledged message, in the file too.
     mutating func remove(_ number: Int64, logger: Logger) {
-        if let store {
-            do {
-                try store.removeFromOutbox(number)
-            } catch {
-                logger.error("\(error); an acknowledged message stays in the mqtt outbox")
-            }
-            return
+        let index = position(after: number - 1)
+        guard index < outbox.endIndex, outbox[index].number == number else { return }
+        outbox.remove(at: index)
+        guard let store else { return }
+        do {
+            try store.removeFromOutbox(number)
+        } catch {
+            logger.error("\(error); an acknowledged message stays in the mqtt outbox")
         }
-        memory.removeAll { $0.number == number }
+    }
+
+    /// The index of the first message numbered after `number` (the outbox is in number order).
+    private func position(after number: Int64) -> Int {
+        var low = outbox.startIndex, high = outbox.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if outbox[middle].number <= number { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     func publishedConfigs() -> Set<String> {

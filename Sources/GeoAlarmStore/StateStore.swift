@@ -306,46 +306,47 @@ public final class StateStore: Sendable {
         try writing { db in
             for change in changes {
                 if let device {
-                    try db.execute(
+                    try db.cachedStatement(
                         sql: """
                             INSERT OR REPLACE INTO device_state (device, reminder, presence, confirmed_at, fence)
                             VALUES (?, ?, ?, ?, ?)
-                            """,
+                            """
+                    ).execute(
                         arguments: [device, change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970,
                                     change.fenceKey])
                     continue
                 }
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
                         ON CONFLICT(reminder) DO UPDATE SET
                             presence = excluded.presence, confirmed_at = excluded.confirmed_at, fence = excluded.fence
-                        """,
+                        """
+                ).execute(
                     arguments: [change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970,
                                 change.fenceKey])
             }
             for event in events {
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO history (time, event, reminder, title, lat, lon, distance_m, device)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
+                        """
+                ).execute(
                     arguments: [event.fix.time?.timeIntervalSince1970, event.kind.rawValue, event.reminder.id,
                                 event.reminder.title, finite(event.fix.coordinate.latitude),
                                 finite(event.fix.coordinate.longitude), finite(event.distance), device])
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES (?, 'unknown', '', ?)
                         ON CONFLICT(reminder) DO UPDATE SET last_fired = excluded.last_fired
-                        """,
-                    arguments: [event.reminder.id, event.fix.time?.timeIntervalSince1970])
+                        """
+                ).execute(arguments: [event.reminder.id, event.fix.time?.timeIntervalSince1970])
             }
             for (id, time) in completed {
-                try db.execute(
-                    sql: "UPDATE reminder_state SET completed_at = ? WHERE reminder = ?",
-                    arguments: [time.timeIntervalSince1970, id])
+                try db.cachedStatement(sql: "UPDATE reminder_state SET completed_at = ? WHERE reminder = ?")
+                    .execute(arguments: [time.timeIntervalSince1970, id])
             }
-
         }
     }
 
@@ -387,17 +388,18 @@ public final class StateStore: Sendable {
 
     // MARK: The MQTT outbox
 
-    /// Adds a message to the end of the outbox, then drops the oldest beyond `limit`; how many
-    /// were dropped.
+    /// Adds a message to the end of the outbox, then drops the oldest beyond `limit`: the number
+    /// it was given, and how many were dropped.
     @discardableResult
-    public func enqueue(_ message: OutboxMessage, limit: Int) throws(StoreError) -> Int {
+    public func enqueue(_ message: OutboxMessage, limit: Int) throws(StoreError) -> (number: Int64, dropped: Int) {
         try writing { db in
-            try db.execute(
-                sql: "INSERT INTO mqtt_outbox (topic, payload) VALUES (?, ?)", arguments: [message.topic, Data(message.payload)])
-            try db.execute(
-                sql: "DELETE FROM mqtt_outbox WHERE id <= (SELECT id FROM mqtt_outbox ORDER BY id DESC LIMIT 1 OFFSET ?)",
-                arguments: [limit])
-            return db.changesCount
+            try db.cachedStatement(sql: "INSERT INTO mqtt_outbox (topic, payload) VALUES (?, ?)")
+                .execute(arguments: [message.topic, Data(message.payload)])
+            let number = db.lastInsertedRowID
+            try db.cachedStatement(
+                sql: "DELETE FROM mqtt_outbox WHERE id <= (SELECT id FROM mqtt_outbox ORDER BY id DESC LIMIT 1 OFFSET ?)"
+            ).execute(arguments: [limit])
+            return (number, db.changesCount)
         }
     }
 
@@ -420,7 +422,7 @@ public final class StateStore: Sendable {
 
     /// Deletes an acknowledged message from the outbox.
     public func removeFromOutbox(_ number: Int64) throws(StoreError) {
-        try writing { db in try db.execute(sql: "DELETE FROM mqtt_outbox WHERE id = ?", arguments: [number]) }
+        try writing { db in try db.cachedStatement(sql: "DELETE FROM mqtt_outbox WHERE id = ?").execute(arguments: [number]) }
     }
 
     /// The retained discovery topics published last (to clear those of removed reminders).

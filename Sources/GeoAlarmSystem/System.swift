@@ -200,9 +200,6 @@ public enum System {
         public init(rawValue: UInt32) { self.rawValue = rawValue }
         /// A file closed after writing, or put in place by a rename or a create (an editor's save).
         public static let replaced = FileEvents(rawValue: UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE))
-        /// Any write, also to a file kept open (SQLite's write-ahead log), and each close after
-        /// writing: a writer's last event comes after its last write.
-        public static let modified = FileEvents(rawValue: UInt32(IN_MODIFY | IN_CREATE | IN_CLOSE_WRITE))
     }
 
     /// Adds `events` to what the watch on `folder` reports; the watch descriptor (the same for

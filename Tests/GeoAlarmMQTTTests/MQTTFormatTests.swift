@@ -5,6 +5,7 @@ import GeoAlarmCore
 import GeoAlarmReplay
 import GeoAlarmStore
 import GeoAlarmTestSupport
+import Logging
 import Testing
 
 /// The messages the MQTT adapter writes and reads, without a broker.
@@ -182,7 +183,7 @@ struct MQTTFormatTests {
     @Test func theOutboxKeepsOrderDropsTheOldestBeyondItsLimitAndForgetsWhatWasAcknowledged() throws {
         let store = try StateStore(path: Command.scratchState())
         for number in 1...5 {
-            let dropped = try store.enqueue(OutboxMessage(topic: "t", payload: Array("m\(number)".utf8)), limit: 3)
+            let dropped = try store.enqueue(OutboxMessage(topic: "t", payload: Array("m\(number)".utf8)), limit: 3).dropped
             #expect(dropped == (number > 3 ? 1 : 0))
         }
         let waiting = try store.outbox(after: 0, limit: 10)
@@ -191,6 +192,36 @@ struct MQTTFormatTests {
         #expect(try store.outbox(after: 0, limit: 10).map(\.number) == Array(waiting.dropFirst().map(\.number)))
         #expect(try store.outbox(after: waiting[1].number, limit: 10).map(\.number) == [waiting[2].number])
         #expect(try store.outboxCount() == 2)
+    }
+
+    /// The publisher sends from its copy of the outbox; the file must hold the same messages
+    /// whatever the order of sends, acknowledgements and drops, with or without a file.
+    @Test(arguments: [true, false])
+    func thePublishersCopyOfTheOutboxFollowsTheFile(withFile: Bool) throws {
+        let path = Command.scratchState()
+        let logger = Logger(label: "test")
+        func message(_ text: String) -> OutboxMessage { OutboxMessage(topic: "t", payload: Array(text.utf8)) }
+        func texts(_ messages: some Sequence<OutboxMessage>) -> [String] { messages.map { String(decoding: $0.payload, as: UTF8.self) } }
+        var state = PublisherState(reminders: [], collections: [], store: withFile ? try StateStore(path: path) : nil)
+        for text in ["a", "b", "c", "d"] { state.append(message(text), limit: 3, logger: logger) }
+        #expect(texts(state.pending(after: 0, limit: 10)) == ["b", "c", "d"])
+        #expect(state.dropped == 1)
+        let sent = Array(state.pending(after: 0, limit: 2))
+        #expect(texts(state.pending(after: sent[1].number, limit: 10)) == ["d"])
+        // Acknowledged out of order, and once more after it went: nothing else is touched.
+        state.remove(sent[1].number, logger: logger)
+        state.remove(sent[1].number, logger: logger)
+        state.remove(sent[0].number, logger: logger)
+        #expect(texts(state.pending(after: 0, limit: 10)) == ["d"])
+        state.remove(state.pending(after: 0, limit: 1)[0].number, logger: logger)
+        // Emptied, it goes on numbering upwards, so a message is never taken as sent already.
+        state.append(message("e"), limit: 3, logger: logger)
+        #expect(texts(state.pending(after: sent[1].number, limit: 10)) == ["e"])
+        guard withFile else { return }
+        #expect(try StateStore(path: path).outbox(after: 0, limit: 10).map(\.number) == state.pending(after: 0, limit: 10).map(\.number))
+        var restarted = PublisherState(reminders: [], collections: [], store: try StateStore(path: path))
+        restarted.loadOutbox(logger: logger)
+        #expect(texts(restarted.pending(after: 0, limit: 10)) == ["e"])
     }
 
     @Test func eachTrackedDeviceKeepsItsOwnSideInTheStateFile() throws {
