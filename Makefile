@@ -26,7 +26,7 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 # dpkg-dev, binutils, lintian and debootstrap build the Debian package and test installing it.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon libsqlite3-dev sqlite3 \
-	libmosquitto-dev mosquitto mosquitto-clients \
+	libmosquitto-dev mosquitto mosquitto-clients openssl \
 	dpkg-dev binutils lintian debootstrap
 
 .PHONY: all deps build test demo replay-demo install clean fuzz fuzz-build deb test-package
@@ -134,5 +134,7 @@ bench: bench-deps
 	Benchmarks/.build/release/LiveLatency
 	$(STATIC_BUILD)
 	Benchmarks/.build/release/Wakeups .build/release/geoalarm .build-static/release/geoalarm
+	taskset -c 0 Benchmarks/.build/release/MQTTScale .build/release/geoalarm
+	taskset -c 0 Benchmarks/.build/release/MQTTScale .build/release/geoalarm --dwell 2
 	$(BENCH_VENV)/bin/python Benchmarks/peers/peers.py .build/release/geoalarm Benchmarks/.work/reminders-100.toml \
 		Benchmarks/.work/walk-100k.nmea:Benchmarks/.work/walk-1m.nmea Benchmarks/.work/walk-100k.json:Benchmarks/.work/walk-1m.json

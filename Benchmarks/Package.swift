@@ -54,6 +54,16 @@ let package = Package(
             name: "Wakeups",
             dependencies: ["Workload", .product(name: "GeoAlarmTestSupport", package: "geoalarm")]
         ),
+        // geoalarm tracking 1 to 10,000 OwnTracks devices through a private mosquitto.
+        .executableTarget(
+            name: "MQTTScale",
+            dependencies: [
+                "Workload",
+                .product(name: "GeoAlarmKit", package: "geoalarm"),
+                .product(name: "GeoAlarmTestSupport", package: "geoalarm"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The engine's cost per fix, grid index against brute force, 1 to 1M fences.
         .executableTarget(
             name: "EngineCost",

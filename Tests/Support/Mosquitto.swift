@@ -4,16 +4,21 @@ import Foundation
 /// machine's 1883); it keeps its sessions across a restart on the same port.
 public final class Mosquitto: @unchecked Sendable {
     public let port: Int
+    /// The broker's certificate and the authority that signed it, when it speaks TLS.
+    public let certificates: TestCertificates?
     private let folder: URL
     private var broker: Background?
 
-    /// Starts a broker; `passwords` maps users to passwords (none: anonymous clients allowed).
-    public init(passwords: [String: String] = [:]) throws {
+    /// Starts a broker; `passwords` maps users to passwords (none: anonymous clients allowed);
+    /// `options` are further lines of its config (`max_queued_messages 0`); with `tls`, it takes
+    /// only TLS connections, to `localhost`, with a certificate made for the occasion.
+    public init(passwords: [String: String] = [:], options: [String] = [], tls: Bool = false) throws {
         port = try GPSFake.freePort()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-mosquitto-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        certificates = tls ? try TestCertificates(in: folder.path) : nil
         var config = """
-            listener \(port) 127.0.0.1
+            listener \(port) \(tls ? "localhost" : "127.0.0.1")
             persistence true
             persistence_location \(folder.path)/
             autosave_interval 1
@@ -21,6 +26,10 @@ public final class Mosquitto: @unchecked Sendable {
             """
         // Started as root, mosquitto would switch to its own user and could not read these files.
         if geteuid() == 0 { config += "user root\n" }
+        if let certificates {
+            config += "cafile \(certificates.authority)\ncertfile \(certificates.certificate)\nkeyfile \(certificates.key)\n"
+        }
+        for option in options { config += option + "\n" }
         if passwords.isEmpty {
             config += "allow_anonymous true\n"
         } else {
@@ -36,8 +45,14 @@ public final class Mosquitto: @unchecked Sendable {
         try start()
     }
 
-    /// "mqtt://127.0.0.1:PORT".
-    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    /// "mqtt://127.0.0.1:PORT", or "mqtts://localhost:PORT" (the name its certificate holds).
+    public var url: String { certificates == nil ? "mqtt://127.0.0.1:\(port)" : "mqtts://localhost:\(port)" }
+
+    /// How mosquitto_sub and mosquitto_pub reach it.
+    private var clientArguments: [String] {
+        guard let certificates else { return ["-h", "127.0.0.1", "-p", String(port)] }
+        return ["-h", "localhost", "-p", String(port), "--cafile", certificates.authority]
+    }
 
     /// Starts (again) on the same port and waits until it listens.
     public func start() throws {
@@ -59,7 +74,7 @@ public final class Mosquitto: @unchecked Sendable {
     /// A subscriber printing `TOPIC PAYLOAD` lines (retained ones included); with `session`, a
     /// persistent QoS 1 session that gets what was published while it was away.
     public func subscribe(_ filters: [String] = ["#"], session: String? = nil, user: (String, String)? = nil) throws -> Background {
-        var arguments = ["-h", "127.0.0.1", "-p", String(port), "-v", "-q", "1"]
+        var arguments = clientArguments + ["-v", "-q", "1"]
         if let session { arguments += ["-c", "-i", session] }
         if let (name, password) = user { arguments += ["-u", name, "-P", password] }
         for filter in filters { arguments += ["-t", filter] }
@@ -71,7 +86,7 @@ public final class Mosquitto: @unchecked Sendable {
 
     /// Publishes one message with mosquitto_pub, and waits until it has.
     public func publish(_ topic: String, _ payload: String, retain: Bool = false) throws {
-        var arguments = ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-m", payload]
+        var arguments = clientArguments + ["-q", "1", "-t", topic, "-m", payload]
         if retain { arguments.append("-r") }
         // Spawned as the agent is (no Foundation Process, which adds a thread to the test process
         // that the hook tests, counting threads, would see).
@@ -82,6 +97,37 @@ public final class Mosquitto: @unchecked Sendable {
     deinit {
         stop()
         try? FileManager.default.removeItem(at: folder)
+    }
+}
+
+/// A certificate authority and a certificate it signed for `localhost` (and 127.0.0.1), made
+/// with openssl in a folder, as a TLS broker and its clients need them.
+public struct TestCertificates: Sendable {
+    /// The authority's certificate: what clients are given as `cafile`.
+    public let authority: String
+    public let certificate: String
+    public let key: String
+
+    public init(in folder: String) throws {
+        authority = folder + "/ca.crt"
+        certificate = folder + "/server.crt"
+        key = folder + "/server.key"
+        let authorityKey = folder + "/ca.key", request = folder + "/server.csr", names = folder + "/names.ext"
+        try "subjectAltName = DNS:localhost, IP:127.0.0.1\n".write(toFile: names, atomically: true, encoding: .utf8)
+        try Self.openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=geoalarm test authority",
+            "-keyout", authorityKey, "-out", authority,
+        ])
+        try Self.openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", key, "-out", request])
+        try Self.openssl([
+            "x509", "-req", "-in", request, "-CA", authority, "-CAkey", authorityKey, "-CAcreateserial", "-days", "2",
+            "-extfile", names, "-out", certificate,
+        ])
+    }
+
+    private static func openssl(_ arguments: [String]) throws {
+        let run = try Background(arguments, executable: URL(fileURLWithPath: "/usr/bin/openssl"))
+        guard run.exitStatus() == 0 else { throw POSIXError(.EINVAL) }
     }
 }
 
