@@ -294,4 +294,37 @@ struct MQTTTests {
         refused.signal(SIGTERM)
         #expect(refused.exitStatus() == 0)
     }
+
+    @Test func aTLSBrokerIsReachedWithTheCAFileAndAnUnknownAuthorityIsRefused() throws {
+        let broker = try Mosquitto(tls: true)
+        let authority = try #require(broker.certificates).authority
+        let subscriber = try broker.subscribe(["owntracks/#"])
+        let config = try Self.demoConfig(broker, homeAssistant: false, extra: "cafile = \"\(authority)\"")
+        let gpsd = try GPSFake()
+        try gpsd.play(LiveAgentTests.walk)
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count == 5 })
+        #expect(agent.stderr.contains("connected to mqtts://localhost:\(broker.port)"), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+
+        // A certificate from another authority: the agent says so, keeps its events in the
+        // outbox, and goes on.
+        let stranger = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-ca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: stranger, withIntermediateDirectories: true)
+        let otherAuthority = try TestCertificates(in: stranger.path).authority
+        let refusedConfig = try Self.demoConfig(broker, homeAssistant: false, extra: "cafile = \"\(otherAuthority)\"")
+        let replayed = try GPSFake()
+        try replayed.play(LiveAgentTests.walk)
+        let refused = try Background([
+            "run", "--headless", "-c", refusedConfig, "--state", Command.scratchState(), "--gpsd", "localhost:\(replayed.port)",
+        ])
+        replayed.waitForEnd()
+        #expect(refused.waitUntil(seconds: 10) { $0.stdoutLines.count == 5 && $0.stderr.contains("unavailable") }, "\(refused.stderr)")
+        #expect(refused.isRunning)
+        refused.signal(SIGTERM)
+        #expect(refused.exitStatus() == 0)
+        #expect(MQTTLines(subscriber.stdout).payloads(on: Self.ownTopic + "/event").count == 5)
+    }
 }
