@@ -149,7 +149,7 @@ public final class MQTTClient: @unchecked Sendable {
         if let problem = configure(handle) { return .lost(problem, wasConnected: false) }
         let connected = mosquitto_connect(handle, settings.host, Int32(settings.port), Self.keepalive)
         guard connected == MOSQ_ERR_SUCCESS.rawValue else {
-            return .lost(Self.describe(connected), wasConnected: false)
+            return .lost(box.takeUnretainedValue().reason(for: connected), wasConnected: false)
         }
         let stopped = shared.withLock { state in
             if !state.stopping { state.handle = handle }
@@ -167,10 +167,10 @@ public final class MQTTClient: @unchecked Sendable {
             }
         } while result == MOSQ_ERR_SUCCESS.rawValue
         let wasConnected = box.takeUnretainedValue().accepted
-        let refusal = box.takeUnretainedValue().refusal
+        let reason = box.takeUnretainedValue().reason(for: result)
         shared.withLock { $0.handle = nil }
         if isStopping { return .stopped }
-        return .lost(refusal ?? Self.describe(result), wasConnected: wasConnected)
+        return .lost(reason, wasConnected: wasConnected)
     }
 
     /// Sets credentials, TLS, the will and the protocol; why it failed, or nil.
@@ -186,6 +186,12 @@ public final class MQTTClient: @unchecked Sendable {
         mosquitto_message_callback_set(handle) { _, context, message in
             guard let message else { return }
             CallbackBox.from(context).received(message.pointee)
+        }
+        // Only OpenSSL's reason for a failed handshake ("certificate verify failed") is taken from
+        // the library's log; its result code says no more than "a TLS error occurred".
+        mosquitto_log_callback_set(handle) { _, context, level, text in
+            guard level == MOSQ_LOG_ERR, let text else { return }
+            CallbackBox.from(context).noteError(String(cString: text))
         }
         if let username = settings.username {
             let result = mosquitto_username_pw_set(handle, username, settings.password)
@@ -214,7 +220,10 @@ public final class MQTTClient: @unchecked Sendable {
     static func describe(_ code: Int32) -> String {
         if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
         if code == MOSQ_ERR_NO_CONN.rawValue || code == MOSQ_ERR_CONN_LOST.rawValue { return "connection lost" }
-        return String(cString: mosquitto_strerror(code))
+        // "A TLS error occurred." without its full stop, as it goes inside a sentence.
+        var words = String(cString: mosquitto_strerror(code))
+        if words.hasSuffix(".") { words.removeLast() }
+        return words
     }
 
     /// What libmosquitto's C callbacks reach the client through (their context pointer).
@@ -224,6 +233,8 @@ public final class MQTTClient: @unchecked Sendable {
         var accepted = false
         /// The broker's reason for refusing the connection, when it did.
         var refusal: String?
+        /// OpenSSL's reason for the last failed TLS handshake (`certificate verify failed`).
+        var tlsProblem: String?
         /// Set by the connect callback, taken by the loop.
         private var newlyAccepted = false
 
@@ -242,6 +253,20 @@ public final class MQTTClient: @unchecked Sendable {
             }
             accepted = true
             newlyAccepted = true
+        }
+
+        /// Keeps the reason of an OpenSSL error line (`OpenSSL Error[0]: error:0A000086:SSL
+        /// routines::certificate verify failed`): the text after its last colon.
+        func noteError(_ line: String) {
+            guard line.hasPrefix("OpenSSL Error"), let reason = line.split(separator: ":").last else { return }
+            tlsProblem = reason.trimmingCharacters(in: .whitespaces)
+        }
+
+        /// Why a connection failed with `code`: the broker's refusal, OpenSSL's reason, or the code's words.
+        func reason(for code: Int32) -> String {
+            if let refusal { return refusal }
+            if code == MOSQ_ERR_TLS.rawValue, let tlsProblem { return "TLS: \(tlsProblem)" }
+            return MQTTClient.describe(code)
         }
 
         /// Whether the broker accepted the connection since the last call.

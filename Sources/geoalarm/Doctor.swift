@@ -4,13 +4,14 @@ import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
 import GeoAlarmHooks
+import GeoAlarmMQTT
 import GeoAlarmNotify
 import GeoAlarmSystem
 
 /// `geoalarm doctor`: checks everything `run` needs, one line per check with what to do.
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check the setup: config, gpsd, the receiver's fix, pop-ups, state file, hooks, systemd unit.",
+        abstract: "Check the setup: config, gpsd, the receiver's fix, pop-ups, MQTT broker, state file, hooks, systemd unit.",
         discussion: """
             One line per check: ok; note (not a fault, with a step worth taking); skip (does not apply \
             here); FAIL, with what to do. gpsd is found as `run` finds it. Exits 0 when nothing failed, 1 \
@@ -43,6 +44,7 @@ struct Doctor: AsyncParsableCommand {
         let config = checkConfig(report)
         await checkGPSD(config: config, report)
         report(checkNotifications(config: config, environment: environment))
+        report(await checkMQTT(config: config))
         report(stateOptions.inspect())
         report(checkHooks(environment: environment))
         report(checkSystemd(environment: environment))
@@ -124,6 +126,49 @@ struct Doctor: AsyncParsableCommand {
         }
         let buttons = server.showsButtons ? "shows buttons (Done, Snooze 1 h)" : "shows no buttons: use geoalarm complete and snooze"
         return Finding(.ok, "notifications", "\(server.name) \(server.version) (\(server.vendor)), \(buttons)")
+    }
+
+    /// Seconds the broker of `[mqtt]` has to take a connection.
+    static let brokerWait = 5.0
+
+    /// The broker of `[mqtt]`: whether it takes a connection with the config's credentials and TLS.
+    private func checkMQTT(config: Config?) async -> Finding {
+        guard let config else { return Finding(.skip, "mqtt", "no valid config to read [mqtt] from") }
+        guard let settings = config.mqtt else { return Finding(.skip, "mqtt", "no [mqtt] table: no broker is used") }
+        let (answers, answered) = AsyncStream.makeStream(of: MQTTClientEvent.self)
+        let clientID = settings.clientID(hostName: ProcessInfo.processInfo.shortHostName) + "-doctor"
+        let client = MQTTClient(settings: settings, clientID: clientID) { answered.yield($0) }
+        client.start()
+        defer { client.stop() }
+        let answer = await withTaskGroup(of: MQTTClientEvent?.self) { group in
+            group.addTask { await answers.first { if case .acknowledged = $0 { false } else { true } } }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(Self.brokerWait))
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+        let who = settings.username.map { " as \($0)" } ?? ""
+        switch answer {
+        case .connected?, .received?:
+            return Finding(.ok, "mqtt", "\(settings.url) takes the connection\(who)")
+        case .unavailable(let reason)?:
+            let advice = if reason.contains("refused the connection") {
+                "check username and password_file in [mqtt], and the broker's access rules"
+            } else if reason.contains("Connection refused") {
+                "start the broker, or correct [mqtt] url (host and port)"
+            } else if settings.usesTLS {
+                "check that the broker speaks TLS there, that cafile holds the authority that signed its certificate, "
+                    + "and that the url names the host the certificate is for"
+            } else {
+                "start the broker, or correct [mqtt] url (host and port)"
+            }
+            return Finding(.fail, "mqtt", "\(settings.url)\(who): \(reason)", advice: advice)
+        case .acknowledged?, nil:
+            return Finding(.fail, "mqtt", "\(settings.url): no answer within \(Int(Self.brokerWait)) s",
+                           advice: "check that the host is reachable and a broker listens on that port")
+        }
     }
 
     /// The hooks folder: safe to run from, and what in it runs.

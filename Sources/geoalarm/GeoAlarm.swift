@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `geoalarm` command: location reminders for Linux.
 @main
@@ -14,4 +15,9 @@ struct GeoAlarm: AsyncParsableCommand {
             Snooze.self,
         ]
     )
+}
+
+extension ProcessInfo {
+    /// This machine's name up to its first dot (`pi` for `pi.local`), for MQTT client ids and topics.
+    var shortHostName: String { hostName.split(separator: ".").first.map(String.init) ?? "localhost" }
 }

@@ -72,7 +72,7 @@ struct Run: AsyncParsableCommand {
         sinks.append(HookRunner(
             directory: ConfigLocation.hooksDirectory(environment: environment), timeout: config.hookTimeout, logger: logger))
         let keeper = StateKeeper(path: stateOptions.path, logger: logger)
-        let hostName = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "localhost"
+        let hostName = ProcessInfo.processInfo.shortHostName
         var ownTopic: String?
         if let mqtt = config.mqtt {
             let publisher = MQTTPublisher(

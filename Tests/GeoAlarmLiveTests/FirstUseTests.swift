@@ -112,12 +112,13 @@ struct FirstUseTests {
         gpsd.stop()
         #expect(up.status == 0, "\(up.stdout)\(up.stderr)")
         let lines = up.stdoutLines
-        #expect(lines.count == 7, "one line per check: \(lines)")
+        #expect(lines.count == 8, "one line per check: \(lines)")
         #expect(lines.contains("ok    config: \(home)/.config/geoalarm/config.toml: 1 reminders (1 enabled), 0 places"))
         #expect(lines.contains("ok    gpsd: localhost:\(gpsd.port) answers"))
         #expect(lines.contains { $0.hasPrefix("note  fix: 3D fix at 38.71") && $0.contains(" old: the receiver's time is behind") },
                 "the walk is dated days ago: \(lines)")
         #expect(lines.contains("skip  notifications: --headless: no pop-ups"))
+        #expect(lines.contains("skip  mqtt: no [mqtt] table: no broker is used"))
         #expect(lines.contains("ok    state: \(home)/.local/state/geoalarm/state.sqlite does not exist yet; the agent creates it (0600) at its first fix"))
         #expect(lines.contains("note  hooks: \(hooks): log run; draft not executable, so skipped. Do: chmod +x the ones meant to run"))
         #expect(lines.contains { $0.contains("systemd: ") })

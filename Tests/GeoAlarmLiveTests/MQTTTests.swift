@@ -291,6 +291,11 @@ struct MQTTTests {
         let refused = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:1"])
         #expect(refused.waitUntil(seconds: 10) { $0.stderr.contains("the broker refused the connection") }, "\(refused.stderr)")
         #expect(refused.isRunning)
+        let doctor = try Command.run(["doctor", "--headless", "-c", config, "--gpsd", "localhost:1", "--wait", "0"])
+        #expect(doctor.stdoutLines.contains {
+            $0.hasPrefix("FAIL  mqtt: \(broker.url) as agent: the broker refused the connection: ")
+                && $0.hasSuffix("Do: check username and password_file in [mqtt], and the broker's access rules")
+        }, "\(doctor.stdout)")
         refused.signal(SIGTERM)
         #expect(refused.exitStatus() == 0)
     }
@@ -308,6 +313,8 @@ struct MQTTTests {
         #expect(agent.stderr.contains("connected to mqtts://localhost:\(broker.port)"), "\(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
+        let doctor = try Command.run(["doctor", "--headless", "-c", config, "--gpsd", "localhost:1", "--wait", "0"])
+        #expect(doctor.stdoutLines.contains("ok    mqtt: mqtts://localhost:\(broker.port) takes the connection"), "\(doctor.stdout)")
 
         // A certificate from another authority: the agent says so, keeps its events in the
         // outbox, and goes on.
@@ -321,10 +328,16 @@ struct MQTTTests {
             "run", "--headless", "-c", refusedConfig, "--state", Command.scratchState(), "--gpsd", "localhost:\(replayed.port)",
         ])
         replayed.waitForEnd()
-        #expect(refused.waitUntil(seconds: 10) { $0.stdoutLines.count == 5 && $0.stderr.contains("unavailable") }, "\(refused.stderr)")
+        #expect(refused.waitUntil(seconds: 10) { $0.stdoutLines.count == 5 && $0.stderr.contains("TLS: certificate verify failed") },
+                "\(refused.stderr)")
         #expect(refused.isRunning)
         refused.signal(SIGTERM)
         #expect(refused.exitStatus() == 0)
         #expect(MQTTLines(subscriber.stdout).payloads(on: Self.ownTopic + "/event").count == 5)
+        let failing = try Command.run(["doctor", "--headless", "-c", refusedConfig, "--gpsd", "localhost:1", "--wait", "0"])
+        #expect(failing.status == 1)
+        #expect(failing.stdoutLines.contains {
+            $0.hasPrefix("FAIL  mqtt: mqtts://localhost:\(broker.port): TLS: certificate verify failed. Do: check ")
+        }, "\(failing.stdout)")
     }
 }
