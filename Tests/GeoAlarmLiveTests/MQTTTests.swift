@@ -61,6 +61,16 @@ struct MQTTTests {
 
     static let start = 1_763_900_000
 
+    /// An agent on `config` that walked the demo through gpsfake, once `subscriber` saw its five transitions.
+    static func walkDemo(config: String, seenBy subscriber: Background) throws -> Background {
+        let gpsd = try GPSFake()
+        try gpsd.play(LiveAgentTests.walk)
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
+        gpsd.waitForEnd()
+        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: ownTopic + "/event").count == 5 })
+        return agent
+    }
+
     @Test func transitionsPresenceAndDiscoveryReachTheBroker() throws {
         let broker = try Mosquitto()
         let subscriber = try broker.subscribe()
@@ -278,11 +288,7 @@ struct MQTTTests {
         let passwordFile = folder.appendingPathComponent("mqtt-password").path
         _ = FileManager.default.createFile(atPath: passwordFile, contents: Data("s3cret words\n".utf8), attributes: [.posixPermissions: 0o600])
         let config = try Self.demoConfig(broker, homeAssistant: false, extra: "username = \"agent\"\npassword_file = \"\(passwordFile)\"")
-        let gpsd = try GPSFake()
-        try gpsd.play(LiveAgentTests.walk)
-        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
-        gpsd.waitForEnd()
-        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count == 5 })
+        let agent = try Self.walkDemo(config: config, seenBy: subscriber)
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
 
@@ -305,11 +311,7 @@ struct MQTTTests {
         let authority = try #require(broker.certificates).authority
         let subscriber = try broker.subscribe(["owntracks/#"])
         let config = try Self.demoConfig(broker, homeAssistant: false, extra: "cafile = \"\(authority)\"")
-        let gpsd = try GPSFake()
-        try gpsd.play(LiveAgentTests.walk)
-        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
-        gpsd.waitForEnd()
-        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count == 5 })
+        let agent = try Self.walkDemo(config: config, seenBy: subscriber)
         #expect(agent.stderr.contains("connected to mqtts://localhost:\(broker.port)"), "\(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
