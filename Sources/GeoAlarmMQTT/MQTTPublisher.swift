@@ -299,7 +299,7 @@ struct PublisherState {
     mutating func loadOutbox(logger: Logger) {
         guard let store else { return }
         do {
-            outbox = try store.outbox(after: 0, limit: Int.max)
+            outbox = try store.outbox()
             nextNumber = (outbox.last?.number ?? 0) + 1
         } catch {
             logger.error("\(error); the mqtt outbox is kept in memory from now on")

@@ -403,21 +403,14 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Up to `limit` messages of the outbox after the one numbered `after`, oldest first.
-    public func outbox(after: Int64, limit: Int) throws(StoreError) -> [OutboxMessage] {
+    /// Every message waiting in the outbox, oldest first.
+    public func outbox() throws(StoreError) -> [OutboxMessage] {
         try reading { db in
-            try Row.fetchAll(
-                db, sql: "SELECT id, topic, payload FROM mqtt_outbox WHERE id > ? ORDER BY id LIMIT ?", arguments: [after, limit]
-            ).map { row in
+            try Row.fetchAll(db, sql: "SELECT id, topic, payload FROM mqtt_outbox ORDER BY id").map { row in
                 let payload: Data = row["payload"]
                 return OutboxMessage(number: row["id"], topic: row["topic"], payload: Array(payload))
             }
         }
-    }
-
-    /// How many messages wait in the outbox.
-    public func outboxCount() throws(StoreError) -> Int {
-        try reading { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM mqtt_outbox") ?? 0 }
     }
 
     /// Deletes an acknowledged message from the outbox.
