@@ -140,15 +140,13 @@ struct Doctor: AsyncParsableCommand {
         let client = MQTTClient(settings: settings, clientID: clientID) { answered.yield($0) }
         client.start()
         defer { client.stop() }
-        let answer = await withTaskGroup(of: MQTTClientEvent?.self) { group in
-            group.addTask { await answers.first { if case .acknowledged = $0 { false } else { true } } }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(Self.brokerWait))
-                return nil
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? nil
+        // As GPSDSample gives gpsd its patience: the answers end when the time is up.
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(Self.brokerWait))
+            answered.finish()
         }
+        defer { deadline.cancel() }
+        let answer = await answers.first { if case .acknowledged = $0 { false } else { true } }
         let who = settings.username.map { " as \($0)" } ?? ""
         switch answer {
         case .connected?, .received?:
