@@ -228,18 +228,6 @@ struct FleetRun {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    /// Resident and private memory in MB.
-    var memory: (resident: Double, privately: Double) {
-        func kilobytes(_ file: String, _ keys: [String]) -> Double {
-            let text = (try? String(contentsOfFile: "/proc/\(agent.pid)/\(file)", encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").reduce(0) { total, line in
-                let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-                guard let key = parts.first, keys.contains(String(key)), parts.count > 1, let value = Double(parts[1]) else { return total }
-                return total + value
-            }
-        }
-        return (kilobytes("status", ["VmRSS:"]) / 1024, kilobytes("smaps_rollup", ["Private_Clean:", "Private_Dirty:"]) / 1024)
-    }
 
     /// Stops the agent and returns its last words.
     func stop() -> String {
@@ -298,7 +286,7 @@ for devices in fleets {
     row.p50 = percentile(paced.0, 0.5)
     row.p99 = percentile(paced.0, 0.99)
     row.maxDelay = paced.0.last ?? .nan
-    (row.resident, row.privately) = run.memory
+    (row.resident, row.privately) = residentAndPrivateMemory(of: run.agent.pid)
 
     // Burst: four rounds of every device (at least 40,000 messages) as fast as they go out.
     row.burstMessages = max(4 * devices, 40_000)

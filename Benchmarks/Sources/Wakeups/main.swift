@@ -61,14 +61,9 @@ struct Measured {
 
 /// Resident and private memory of a process, in MB, and whether ICU is mapped into it.
 func memory(_ pid: pid_t) -> (resident: Double, privateMB: Double, icu: Bool) {
-    let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
-    func kilobytes(_ key: String) -> Double {
-        rollup.split(separator: "\n").first { $0.hasPrefix(key + ":") }
-            .flatMap { Double($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
-    }
+    let (resident, privately) = residentAndPrivateMemory(of: pid)
     let maps = (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? ""
-    return (kilobytes("Rss") / 1024, (kilobytes("Private_Clean") + kilobytes("Private_Dirty")) / 1024,
-            maps.contains("libicu") || maps.contains("FoundationInternationalization"))
+    return (resident, privately, maps.contains("libicu") || maps.contains("FoundationInternationalization"))
 }
 
 /// Starts a fresh agent (or gpxlogger) on `port`, under perf.

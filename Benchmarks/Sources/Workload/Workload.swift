@@ -121,6 +121,17 @@ public func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
+/// Resident and private (clean and dirty) memory of a running process in MB, from its
+/// `/proc/PID/smaps_rollup`; zeros once it is gone.
+public func residentAndPrivateMemory(of pid: pid_t) -> (resident: Double, privately: Double) {
+    let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
+    func kilobytes(_ key: String) -> Double {
+        rollup.split(separator: "\n").first { $0.hasPrefix(key + ":") }
+            .flatMap { Double($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
+    }
+    return (kilobytes("Rss") / 1024, (kilobytes("Private_Clean") + kilobytes("Private_Dirty")) / 1024)
+}
+
 /// Median and the range of `samples`.
 public func spread(_ samples: [Double]) -> (median: Double, low: Double, high: Double) {
     let sorted = samples.sorted()
