@@ -152,11 +152,10 @@ struct Doctor: AsyncParsableCommand {
         case .connected?, .received?:
             return Finding(.ok, "mqtt", "\(settings.url) takes the connection\(who)")
         case .unavailable(let reason)?:
+            // "the broker refused the connection" is the broker's answer; "Connection refused", no broker there.
             let advice = if reason.contains("refused the connection") {
                 "check username and password_file in [mqtt], and the broker's access rules"
-            } else if reason.contains("Connection refused") {
-                "start the broker, or correct [mqtt] url (host and port)"
-            } else if settings.usesTLS {
+            } else if settings.usesTLS, !reason.contains("Connection refused") {
                 "check that the broker speaks TLS there, that cafile holds the authority that signed its certificate, "
                     + "and that the url names the host the certificate is for"
             } else {
