@@ -86,7 +86,7 @@ struct Expectation {
             }
             let rounds = stride(from: settled, to: announced.count, by: period).map { Array(announced[$0..<$0 + period]) }
             guard Set(rounds).count == 1, rounds[0].reduce(0, +) > 0, announced[3] > 0 else {
-                fatalError("class \(kind): no arrival at the 4th message, or no repeat every \(period): \(announced)")
+                fail("class \(kind): no arrival at the 4th message, or no repeat every \(period): \(announced)")
             }
             counts.append(announced)
         }
@@ -115,6 +115,16 @@ let mosquitto = try Mosquitto(options: [
     "max_queued_messages 0"
 ])
 let broker = MQTTSettings(host: "127.0.0.1", port: mosquitto.port)
+/// The agent under test, while one runs.
+let runningAgent = Mutex<Background?>(nil)
+
+/// Stops the agent and the broker (neither ends with this process) and exits with `message`.
+func fail(_ message: String) -> Never {
+    runningAgent.withLock { $0?.stop() }
+    mosquitto.stop()
+    FileHandle.standardError.write(Data("MQTTScale: \(message)\n".utf8))
+    exit(1)
+}
 let heard = Mutex(Heard())
 let ready = DispatchSemaphore(value: 0)
 
@@ -142,7 +152,7 @@ let publisher = MQTTClient(settings: broker, clientID: "bench-devices") { event 
 listener.start()
 publisher.start()
 for client in [listener, publisher] where ready.wait(timeout: .now() + 30) == .timedOut {
-    fatalError("\(client.clientID) could not connect to the broker at \(broker.url)")
+    fail("\(client.clientID) could not connect to the broker at \(broker.url)")
 }
 
 let configPath = try writeWorkFile("mqtt-scale.toml", configText(reminders) + """
@@ -174,8 +184,9 @@ struct FleetRun {
         agent = try Background(
             ["-c", "1", geoalarm, "run", "--source", "owntracks", "--headless", "--config", configPath, "--state", state],
             executable: URL(fileURLWithPath: "/usr/bin/taskset"))
+        runningAgent.withLock { $0 = agent }
         guard agent.waitUntil(seconds: 30, { $0.stderr.contains("connected to owntracks") }) else {
-            fatalError("the agent did not connect: \(agent.stderr)")
+            fail("the agent did not connect: \(agent.stderr)")
         }
         // Connected means subscribed a moment before: let the broker take the subscription.
         Thread.sleep(forTimeInterval: 0.5)
@@ -193,7 +204,7 @@ struct FleetRun {
         expected += expectation.transitions(k, kind: kind)
         heard.withLock { $0.published[device].append(now()) }
         guard publisher.publish(MQTTMessage(topic: "owntracks/bench/d\(device)", text: payload)) != nil else {
-            fatalError("the broker connection was lost")
+            fail("the broker connection was lost")
         }
     }
 
@@ -260,7 +271,7 @@ for devices in fleets {
     var row = Row(devices: devices)
     // Each device's first side (two messages away) and first arrival, as fast as the broker takes them.
     for _ in 0..<4 { for device in 0..<devices { run.publishNext(device) } }
-    guard run.drain(seconds: 120) != nil else { fatalError("the first arrivals did not all come") }
+    guard run.drain(seconds: 120) != nil else { fail("the first arrivals did not all come") }
 
     // Paced: every device once per 10 s, in turn, spread evenly.
     row.pacedRate = max(Double(devices) / 10, 1)
@@ -276,12 +287,12 @@ for devices in fleets {
         run.publishNext(message % devices)
     }
     guard run.awaitTransitions(seconds: 120) else {
-        fatalError("paced, \(devices) devices: \(run.expected) transitions expected, \(heard.withLock { $0.transitions }) arrived")
+        fail("paced, \(devices) devices: \(run.expected) transitions expected, \(heard.withLock { $0.transitions }) arrived")
     }
     // Over the whole time it took, a backlog included.
     row.cpuShare = (run.cpuSeconds - cpuBefore) / (Double(now() - start) / 1e9)
     let paced = heard.withLock { heard in (heard.delays.sorted(), heard.transitions - heardBefore, heard.unmatched) }
-    guard paced.2 == 0 else { fatalError("\(paced.2) transitions matched no published location") }
+    guard paced.2 == 0 else { fail("\(paced.2) transitions matched no published location") }
     row.pacedTransitions = paced.1
     row.p50 = percentile(paced.0, 0.5)
     row.p99 = percentile(paced.0, 0.99)
@@ -293,17 +304,18 @@ for devices in fleets {
     let burstStart = now()
     for message in 0..<row.burstMessages { run.publishNext(message % devices) }
     guard let burstEnd = run.drain(seconds: 600) else {
-        fatalError("burst, \(devices) devices: \(run.expected) transitions expected, \(heard.withLock { $0.transitions }) arrived")
+        fail("burst, \(devices) devices: \(run.expected) transitions expected, \(heard.withLock { $0.transitions }) arrived")
     }
     row.burstRate = Double(row.burstMessages) / (Double(burstEnd - burstStart) / 1e9)
     let extra = heard.withLock { $0.transitions } - run.expected
-    guard extra == 0 else { fatalError("\(extra) transitions more than expected") }
+    guard extra == 0 else { fail("\(extra) transitions more than expected") }
     let lastWords = run.stop()
     print("\(devices) devices: \(run.expected) transitions, all arrived; the agent's stop line:\n\(lastWords)\n")
     rows.append(row)
 }
 listener.stop()
 publisher.stop()
+mosquitto.stop()
 
 func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
 
