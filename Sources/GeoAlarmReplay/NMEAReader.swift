@@ -9,13 +9,20 @@ import GeoAlarmScanners
 ///   other sentences, AIS (`!`) lines and `#` comments are passed over.
 /// - Checksums are verified where present; a sentence without one is accepted when its
 ///   fields are complete, as gpsd does. Bad lines are counted and skipped.
-/// - Sentences sharing a UTC time of day form one epoch; the epoch becomes a fix when a
-///   sentence with another time arrives; within an epoch the last position given wins, as
-///   in gpsd. The date comes from RMC or ZDA (or, for a log that never carries one, from the
-///   caller, as `replay --date` gives it) and is carried forward (rolling over at midnight);
-///   until a date is known, fixes have no time.
-/// - An epoch counts as without a fix only when a sentence said so (RMC or GLL status V, GGA
-///   quality 0, GNS mode N, or GSA mode 1 standing): an epoch of a ZDA or GST alone is not one.
+/// - Epochs and the moment each becomes a fix follow gpsd's (3.22) reporting cycle, so that
+///   replay sees what the live agent sees through gpsd (``CycleDetector``): an epoch starts at
+///   a sentence that times the cycle (RMC with a valid fix, GGA, GLL, GNS, GBS) with a new time
+///   of day; it becomes a fix at its first report with a position, and the data merged so far
+///   is that fix. Where the cycle is known, a report is its last sentence (as learnt); before
+///   that, every sentence that changes the position or mode reports. For most receivers this
+///   is each epoch's last position; for those whose GLL runs a second ahead, it is not.
+/// - The date comes from RMC or ZDA (or, for a log that never carries one, from the caller, as
+///   `replay --date` gives it) and is carried forward (rolling over at midnight); until a date
+///   is known, fixes have no time.
+/// - Within an epoch the last statement of the fix mode wins, as gpsd merges them: RMC or GLL
+///   status V, GGA quality 0 or fewer than three satellites, GNS mode N and GSA mode 1 say no
+///   fix. An epoch counts as without a fix only when a sentence said so and no fix was given
+///   at its time.
 /// - The horizontal error is gpsd's: HDOP × 19 m, or × 4.75 m with DGPS. Only without any
 ///   HDOP does GST give it, as 2.45 × the RMS of its latitude and longitude deviations.
 public struct NMEAReader {
@@ -31,6 +38,12 @@ public struct NMEAReader {
     private var gsaMode: FixMode?
     private var gsaHDOP: Double?
     private var epoch = Epoch()
+    private var cycle = CycleDetector()
+    /// What the sentence being decoded means to the cycle detector.
+    private var sentence = SentenceEffect()
+    /// The time of day of the last statement of no fix not yet counted, and of the last fix given.
+    private var pendingNoFixTime: Double?
+    private var lastFixTime: Double?
     /// Storage for where the fields of the sentence being decoded are.
     private var fieldBuffer: [Range<Int>] = []
 
@@ -45,7 +58,11 @@ public struct NMEAReader {
 
     /// What the sentences of one epoch said.
     private struct Epoch {
+        /// The time of day that started it.
         var timeOfDay: Double?
+        /// The time of day of its latest timed sentence (ZDA included), which gpsd gives its fix:
+        /// a receiver may time its sentences a few milliseconds apart.
+        var latestTimeOfDay: Double?
         var coordinate: Coordinate?
         /// What GGA, RMC, GLL or GNS said of the fix: true for a fix, false for none.
         var hasFix: Bool?
@@ -55,7 +72,20 @@ public struct NMEAReader {
         var gstError: Double?
         var speed: Double?
         var course: Double?
-        var dateSeen = false
+        /// Whether a fix with a time, or one without (no date yet), was given for this epoch.
+        var reported = false
+        var reportedUndated = false
+    }
+
+    /// What one sentence did, as gpsd's cycle detector sees it.
+    private struct SentenceEffect {
+        /// The time it gave the reporting cycle (gpsd's "fractional time"), if any.
+        var cycleTime: Double?
+        /// Whether it set the position or the fix mode.
+        var changesFix = false
+        /// An RMC or GGA without a time, which gpsd reports at once and which makes it
+        /// distrust the cycle end it had learnt.
+        var forcesReport = false
     }
 
     /// `startDay` (days since 1970-01-01) dates the log's first epochs until a sentence gives a date.
@@ -96,11 +126,23 @@ public struct NMEAReader {
                 return
             }
         }
-        // The sentence type first, from the bytes: most sentences of a log are not used.
-        guard body.count >= 5, body.first != UInt8(ascii: "P"),
-              body.count == 5 || body[body.startIndex + 5] == UInt8(ascii: ",")
-        else { return }
-        let type = body[(body.startIndex + 2)..<(body.startIndex + 5)]
+        // The sentence type first, from the bytes: most sentences of a log are not decoded,
+        // but every one counts for the cycle detector.
+        let tag = body[..<(body.firstIndex(of: UInt8(ascii: ",")) ?? body.endIndex)]
+        let proprietary = tag.first == UInt8(ascii: "P")
+        let type = proprietary || tag.count != 5 ? tag : tag.dropFirst(2)
+        sentence = SentenceEffect()
+        defer {
+            if cycle.reports(type: CycleDetector.SentenceType(type), timed: sentence.cycleTime != nil,
+                             forced: sentence.forcesReport, changesFix: sentence.changesFix),
+               CycleDetector.carriesData(type: CycleDetector.SentenceType(type), fields: body.count { $0 == UInt8(ascii: ",") } + 1) {
+                reportEpoch()
+            }
+        }
+        guard !proprietary, type.count == 3 else {
+            if type.elementsEqual("PSRFEPE".utf8) { decodeFields(body, type: type, lineNumber: lineNumber) { $0.timedOnly($1) } }
+            return
+        }
         let decode: ((inout NMEAReader, Fields) -> String?)?
         switch (type[type.startIndex], type[type.startIndex + 1], type[type.startIndex + 2]) {
         case (0x52, 0x4D, 0x43): decode = { $0.rmc($1) }  // RMC
@@ -110,9 +152,19 @@ public struct NMEAReader {
         case (0x47, 0x53, 0x41): decode = { $0.gsa($1) }  // GSA
         case (0x47, 0x53, 0x54): decode = { $0.gst($1) }  // GST
         case (0x5A, 0x44, 0x41): decode = { $0.zda($1) }  // ZDA
+        case (0x47, 0x42, 0x53): decode = { $0.timedOnly($1) }  // GBS: its time only
+        case (0x44, 0x42, 0x54): decode = { $0.dbt($1) }  // DBT: only what it does to cycles
         default: decode = nil
         }
         guard let decode else { return }
+        decodeFields(body, type: type, lineNumber: lineNumber, decode)
+    }
+
+    /// Splits a sentence of `type` into fields and decodes them.
+    private mutating func decodeFields(
+        _ body: ArraySlice<UInt8>, type: ArraySlice<UInt8>, lineNumber: Int,
+        _ decode: (inout NMEAReader, Fields) -> String?
+    ) {
         // One array of fields, kept from sentence to sentence.
         var bounds = fieldBuffer
         fieldBuffer = []
@@ -130,23 +182,32 @@ public struct NMEAReader {
         fieldBuffer = fields.bounds
     }
 
-    /// Emits the epoch still open at the end of the log.
+    /// Closes the epoch still open at the end of the log.
     public mutating func finish() {
-        flushEpoch()
+        closeEpoch()
+        countNoFix(at: nil)
     }
 
     // MARK: Sentences (each returns a problem, or nil when it was used)
 
     private mutating func rmc(_ f: Fields) -> String? {
         guard f.count >= 10 else { return "truncated (\(f.count) fields)" }
-        guard let time = timeOfDay(f[1]) else { return f[2].first == UInt8(ascii: "A") ? "bad time" : nil }
-        startEpoch(at: time)
-        if let date = date(f[9]) {
-            day = date
-            epoch.dateSeen = true
+        let valid = f[2].first == UInt8(ascii: "A") || f[2].first == UInt8(ascii: "D")
+        sentence.changesFix = true
+        guard let time = timeOfDay(f[1]) else {
+            if !valid, f[1].isEmpty || f[9].isEmpty { sentence.forcesReport = true }
+            return valid ? "bad time" : nil
         }
-        let valid = f[2].first == UInt8(ascii: "A")
-        epoch.hasFix = valid
+        // gpsd takes the time and date of a valid RMC only, and times its cycle by it.
+        if valid, let date = date(f[9]) {
+            startCycle(at: time)
+            day = date
+        }
+        guard valid else {
+            noFix(at: time)
+            return nil
+        }
+        epoch.hasFix = true
         if f.count >= 13, f[12].first == UInt8(ascii: "D") { epoch.dgps = true }
         if let knots = DecimalText.value(f[7]) { epoch.speed = knots * 1852 / 3600 }
         if let course = DecimalText.value(f[8]) { epoch.course = course }
@@ -159,13 +220,21 @@ public struct NMEAReader {
     private mutating func gga(_ f: Fields) -> String? {
         guard f.count >= 10 else { return "truncated (\(f.count) fields)" }
         let quality = integer(f[6]) ?? 0
-        guard let time = timeOfDay(f[1]) else { return quality > 0 ? "bad time" : nil }
-        startEpoch(at: time)
-        epoch.hasFix = quality > 0
+        sentence.changesFix = true
+        guard let time = timeOfDay(f[1]) else {
+            if quality == 0, f[1].isEmpty { sentence.forcesReport = true }
+            return quality > 0 ? "bad time" : nil
+        }
+        startCycle(at: time)
+        // gpsd 3.22 takes fewer than three satellites in use as no fix.
+        guard quality > 0, let satellites = integer(f[7]), satellites >= 3 else {
+            noFix(at: time)
+            return nil
+        }
+        epoch.hasFix = true
         if quality == 2 { epoch.dgps = true }
         if let hdop = DecimalText.value(f[8]) { epoch.hdop = hdop }
         epoch.hasAltitude = !f[9].isEmpty
-        guard quality > 0 else { return nil }
         guard let coordinate = position(f[2], f[3], f[4], f[5]) else { return "bad position" }
         epoch.coordinate = coordinate
         return nil
@@ -173,11 +242,15 @@ public struct NMEAReader {
 
     private mutating func gll(_ f: Fields) -> String? {
         guard f.count >= 7 else { return "truncated (\(f.count) fields)" }
-        let valid = f[6].first == UInt8(ascii: "A")
+        let valid = f[6].first == UInt8(ascii: "A") && !(f.count >= 8 && f[7].first == UInt8(ascii: "N"))
+        sentence.changesFix = true
         guard let time = timeOfDay(f[5]) else { return valid ? "bad time" : nil }
-        startEpoch(at: time)
-        epoch.hasFix = valid
-        guard valid else { return nil }
+        startCycle(at: time)
+        guard valid else {
+            noFix(at: time)
+            return nil
+        }
+        epoch.hasFix = true
         guard let coordinate = position(f[1], f[2], f[3], f[4]) else { return "bad position" }
         epoch.coordinate = coordinate
         return nil
@@ -186,11 +259,16 @@ public struct NMEAReader {
     private mutating func gns(_ f: Fields) -> String? {
         guard f.count >= 10 else { return "truncated (\(f.count) fields)" }
         let modes = f[6]
-        let valid = modes.contains { $0 != UInt8(ascii: "N") }
+        // gpsd reads the leading mode indicator only.
+        let valid = modes.first.map { $0 != UInt8(ascii: "N") } ?? false
+        sentence.changesFix = true
         guard let time = timeOfDay(f[1]) else { return valid ? "bad time" : nil }
-        startEpoch(at: time)
-        epoch.hasFix = valid
-        guard valid else { return nil }
+        startCycle(at: time)
+        guard valid else {
+            noFix(at: time)
+            return nil
+        }
+        epoch.hasFix = true
         if modes.contains(UInt8(ascii: "D")) { epoch.dgps = true }
         if let hdop = DecimalText.value(f[8]) { epoch.hdop = hdop }
         epoch.hasAltitude = !f[9].isEmpty
@@ -201,6 +279,7 @@ public struct NMEAReader {
 
     private mutating func gsa(_ f: Fields) -> String? {
         guard f.count >= 18 else { return "truncated (\(f.count) fields)" }
+        sentence.changesFix = true
         switch f[2].first {
         case UInt8(ascii: "1"): gsaMode = .noFix
         case UInt8(ascii: "2"): gsaMode = .twoD
@@ -208,13 +287,18 @@ public struct NMEAReader {
         default: return "bad mode"
         }
         gsaHDOP = DecimalText.value(f[16])
+        // The last statement of the cycle wins, as gpsd merges it.
+        if gsaMode == .noFix, let time = epoch.timeOfDay {
+            noFix(at: time)
+        } else if epoch.timeOfDay != nil {
+            epoch.hasFix = true
+        }
         return nil
     }
 
     private mutating func gst(_ f: Fields) -> String? {
         guard f.count >= 9 else { return "truncated (\(f.count) fields)" }
-        guard let time = timeOfDay(f[1]) else { return "bad time" }
-        startEpoch(at: time)
+        guard timeOfDay(f[1]) != nil else { return "bad time" }
         if let latitudeSigma = DecimalText.value(f[6]), let longitudeSigma = DecimalText.value(f[7]) {
             epoch.gstError = 2.45 * ((latitudeSigma * latitudeSigma + longitudeSigma * longitudeSigma) / 2).squareRoot()
         }
@@ -224,42 +308,79 @@ public struct NMEAReader {
     private mutating func zda(_ f: Fields) -> String? {
         guard f.count >= 5 else { return "truncated (\(f.count) fields)" }
         guard let time = timeOfDay(f[1]) else { return "bad time" }
-        startEpoch(at: time)
+        if epoch.timeOfDay != nil { epoch.latestTimeOfDay = time }
         guard let dayOfMonth = integer(f[2]), let month = integer(f[3]), let year = integer(f[4]),
               (1...31).contains(dayOfMonth), (1...12).contains(month), year >= 1980
         else { return "bad date" }
         day = ISOTime.daysFromCivil(year: year, month: month, day: dayOfMonth)
-        epoch.dateSeen = true
+        return nil
+    }
+
+    /// A sentence that matters here only for the time it gives gpsd's cycle (GBS, PSRFEPE).
+    private mutating func timedOnly(_ f: Fields) -> String? {
+        guard f.count >= 2, !f[1].isEmpty else { return nil }
+        guard let time = timeOfDay(f[1]) else { return "bad time" }
+        startCycle(at: time, stamps: false)
+        return nil
+    }
+
+    /// A depth sounder's DBT: gpsd then lets every sentence without a time extend the cycle.
+    private mutating func dbt(_ f: Fields) -> String? {
+        if f.count >= 7 { cycle.continuesCycles = true }
         return nil
     }
 
     // MARK: Epochs
 
-    private mutating func startEpoch(at time: Double) {
-        if let current = epoch.timeOfDay, current == time { return }
-        flushEpoch()
+    /// A sentence timed the cycle: a new time of day starts a new epoch.
+    private mutating func startCycle(at time: Double, stamps: Bool = true) {
+        sentence.cycleTime = time
+        defer { if stamps { epoch.latestTimeOfDay = time } }
+        guard cycle.isNewCycle(at: time) else { return }
+        closeEpoch()
+        if let last = lastTimeOfDay, let current = day, time < last - 43_200 { day = current + 1 }
+        lastTimeOfDay = time
         epoch.timeOfDay = time
     }
 
-    private mutating func flushEpoch() {
-        defer { epoch = Epoch() }
-        guard let timeOfDay = epoch.timeOfDay else { return }
-        if !epoch.dateSeen, let last = lastTimeOfDay, let current = day, timeOfDay < last - 43_200 {
-            day = current + 1
-        }
-        lastTimeOfDay = timeOfDay
+    /// Gives the epoch's fix, once: the first report with a position after a fix was stated.
+    private mutating func reportEpoch() {
         let noFix = epoch.hasFix.map { !$0 } ?? (gsaMode == .noFix)
-        guard let coordinate = epoch.coordinate, !noFix else {
-            if noFix { report.epochsWithoutFix += 1 }
-            return
+        guard let timeOfDay = epoch.timeOfDay, !noFix, let coordinate = epoch.coordinate else { return }
+        if day == nil {
+            guard !epoch.reportedUndated else { return }
+            epoch.reportedUndated = true
+        } else {
+            guard !epoch.reported else { return }
+            epoch.reported = true
+            lastFixTime = timeOfDay
         }
         let mode = gsaMode.flatMap { $0 >= .twoD ? $0 : nil } ?? (epoch.hasAltitude ? .threeD : .twoD)
         let uere = epoch.dgps ? Self.rangeErrorWithDGPS : Self.rangeErrorWithoutDGPS
         let error = (epoch.hdop ?? gsaHDOP).map { $0 * uere } ?? epoch.gstError
-        let time = day.map { Date(timeIntervalSince1970: Double($0) * 86400 + timeOfDay) }
+        let time = day.map { Date(timeIntervalSince1970: Double($0) * 86400 + (epoch.latestTimeOfDay ?? timeOfDay)) }
         report.fixes.append(Fix(
             time: time, coordinate: coordinate, mode: mode, horizontalError: error,
             speed: epoch.speed, course: epoch.course))
+    }
+
+    private mutating func closeEpoch() {
+        epoch = Epoch()
+    }
+
+    /// A sentence said there is no fix at `time`.
+    private mutating func noFix(at time: Double) {
+        if epoch.timeOfDay == time { epoch.hasFix = false }
+        countNoFix(at: time)
+    }
+
+    /// Counts the last time of day a sentence said "no fix" at, unless a fix was given then,
+    /// once a statement about another time (or the end of the log, `nil`) comes.
+    private mutating func countNoFix(at time: Double?) {
+        if let pending = pendingNoFixTime, pending != time, lastFixTime != pending {
+            report.epochsWithoutFix += 1
+        }
+        pendingNoFixTime = time
     }
 
     // MARK: Fields

@@ -23,20 +23,46 @@ struct FormatTests {
     static let epoch1 = epoch()
 
     @Test func anEpochBecomesOneFix() throws {
-        let report = Self.read(Self.epoch1 + Self.sentence("GNGGA,080001.00,3842.8350,N,00908.0020,W,2,08,1.0,45.0,M,50.5,M,,"))
+        let report = Self.read(Self.epoch1 + Self.epoch("080001.00")
+            + Self.sentence("GNGGA,080002.00,3842.8350,N,00908.0020,W,2,08,1.0,45.0,M,50.5,M,,"))
         #expect(report.format == .nmea)
         #expect(report.problemCount == 0)
-        #expect(report.fixes.count == 2)
+        #expect(report.fixes.count == 3)
+        // While gpsd learns where a cycle ends, it reports at the first sentence that moves the
+        // fix: the first epoch is its RMC alone, with no altitude or HDOP yet.
         let first = report.fixes[0]
         #expect(first.time == ISOTime.parse("2026-11-21T08:00:00Z"))
         #expect(abs(first.coordinate.latitude - (38 + 42.8347 / 60)) < 1e-9)
         #expect(abs(first.coordinate.longitude + (9 + 8.0023 / 60)) < 1e-9)
-        #expect(first.mode == .threeD)
-        #expect(abs(first.horizontalError! - 1.2 * 19) < 1e-9)
+        #expect(first.mode == .twoD)
+        #expect(first.horizontalError == nil)
         #expect(abs(first.speed! - 2.5 * 1852 / 3600) < 1e-9)
+        // From the second epoch on, GGA (the last timed sentence of the first) ends each cycle.
+        #expect(report.fixes[1].mode == .threeD)
+        #expect(abs(report.fixes[1].horizontalError! - 1.2 * 19) < 1e-9)
         // DGPS quality 2 takes gpsd's smaller range error; the date carries over from RMC.
-        #expect(abs(report.fixes[1].horizontalError! - 1.0 * 4.75) < 1e-9)
-        #expect(report.fixes[1].time == ISOTime.parse("2026-11-21T08:00:01Z"))
+        #expect(abs(report.fixes[2].horizontalError! - 1.0 * 4.75) < 1e-9)
+        #expect(report.fixes[2].time == ISOTime.parse("2026-11-21T08:00:02Z"))
+    }
+
+    @Test func theFixIsWhatTheCycleHeldWhenGpsdReportedIt() throws {
+        // Garmin 48's GLL runs a second ahead of its RMC and GGA. gpsd learns GGA and GLL as cycle
+        // ends, so the GLL second is an epoch of its own and each reports its own position.
+        let report = Self.read(
+            Self.sentence("GPRMC,225308,A,4527.458,S,16709.165,E,000.0,094.5,060601,024.1,E")
+            + Self.sentence("GPGGA,225308,4527.458,S,16709.165,E,1,05,2.1,14.7,M,1.1,M,,")
+            + Self.sentence("GPGLL,4527.459,S,16709.165,E,225309,A")
+            + Self.sentence("GPRMC,225310,A,4527.460,S,16709.165,E,000.0,094.5,060601,024.1,E")
+            + Self.sentence("GPGGA,225310,4527.461,S,16709.165,E,1,05,2.1,14.6,M,1.1,M,,")
+            + Self.sentence("GPGLL,4527.462,S,16709.165,E,225311,A"))
+        let seconds = report.fixes.map { Int($0.time!.timeIntervalSince1970) % 60 }
+        let thousandths = report.fixes.map { Int(((-$0.coordinate.latitude - 45) * 60 - 27.45).rounded() * 1000) / 1000 }
+        // 09 is not reported: its GLL started a cycle that no sentence known to end one closed.
+        #expect(seconds == [8, 10, 11])
+        // 08 at its RMC (nothing learnt yet); 10 at GGA, its ender; 11 at GLL, its ender.
+        #expect(report.fixes.map { (-$0.coordinate.latitude - 45) * 60 }.map { ($0 * 1000).rounded() }
+            == [27458, 27461, 27462])
+        _ = thousandths
     }
 
     @Test func badChecksumsAndGarbageAreCountedAndSkipped() {
@@ -87,19 +113,27 @@ struct FormatTests {
             Self.sentence("GNZDA,235959.00,31,12,2025,00,00")
             + Self.sentence("BDGGA,235959.00,0100.0000,S,17959.9999,E,1,05,2.0,1.0,M,0,M,,")
             + Self.sentence("GAGGA,000000.00,0100.0000,S,17959.9999,W,1,05,2.0,1.0,M,0,M,,")
-            + Self.sentence("GLGLL,0100.0000,S,17959.9999,W,000001.00,A,A"))
+            + Self.sentence("GLGLL,0100.0000,S,17959.9999,W,000001.00,A,A")
+            + Self.sentence("GLGLL,0100.0000,S,17959.9999,W,000002.00,A,A"))
+        // gpsd learnt GGA as the end of a cycle, so the first GLL second is not reported; the
+        // next GLL ends the cycle the first one started, and from then on GLL reports.
         #expect(report.fixes.map(\.time) == [
-            ISOTime.parse("2025-12-31T23:59:59Z"), ISOTime.parse("2026-01-01T00:00:00Z"), ISOTime.parse("2026-01-01T00:00:01Z"),
+            ISOTime.parse("2025-12-31T23:59:59Z"), ISOTime.parse("2026-01-01T00:00:00Z"), ISOTime.parse("2026-01-01T00:00:02Z"),
         ])
         #expect(report.fixes[0].coordinate.longitude > 179.99 && report.fixes[1].coordinate.longitude < -179.99)
         #expect(report.fixes[2].mode == .twoD, "GLL alone says nothing of altitude")
     }
 
     @Test func gstGivesTheErrorOnlyWithoutHDOP() {
-        let report = Self.read(
-            Self.sentence("GPGGA,080000.00,3842.8347,N,00908.0023,W,1,08,,45.0,M,50.5,M,,")
-            + Self.sentence("GPGST,080000.00,1.0,3.0,2.0,45.0,3.0,4.0,5.0"))
-        let error = report.fixes.first?.horizontalError ?? 0
+        // The second epoch is reported at its GGA (learnt as the cycle's end), after its GST.
+        let epoch = { (clock: String) in
+            Self.sentence("GPRMC,\(clock),A,3842.8347,N,00908.0023,W,002.5,180.0,211126,,,A")
+                + Self.sentence("GPGST,\(clock),1.0,3.0,2.0,45.0,3.0,4.0,5.0")
+                + Self.sentence("GPGGA,\(clock),3842.8347,N,00908.0023,W,1,08,,45.0,M,50.5,M,,")
+        }
+        let report = Self.read(epoch("080000.00") + epoch("080001.00"))
+        #expect(report.fixes.count == 2)
+        let error = report.fixes.last?.horizontalError ?? 0
         #expect(abs(error - 2.45 * (12.5).squareRoot()) < 1e-9)
     }
 
