@@ -25,7 +25,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
     private let dropped = Mutex(0)
     // Touched only on the GLib thread:
     private var server: ServerState = .unknown
-    private var loop: OpaquePointer?
+    private var loop: OpaquePointer!
     /// Pop-ups still on screen that have buttons, by reminder id.
     private var onScreen: [String: [UnsafeMutablePointer<NotifyNotification>]] = [:]
     /// Reminders whose pop-ups are to be closed.
@@ -45,9 +45,9 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         NotificationServer.initialize()
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
-            loop = geoalarm_main_loop_new()
+            loop = g_main_loop_new(nil, 0)
             ready.signal()
-            geoalarm_main_loop_run(loop)
+            g_main_loop_run(loop)
         }
         thread.name = "notifications"
         thread.start()
@@ -56,11 +56,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
 
     /// Ends the GLib loop (at shutdown); pop-ups still on screen stay there.
     public func quitLoop() {
-        geoalarm_main_loop_call({ context in
-            let notifier = Unmanaged<DesktopNotifier>.fromOpaque(context!).takeUnretainedValue()
-            geoalarm_main_loop_quit(notifier.loop)
-            return 0
-        }, Unmanaged.passUnretained(self).toOpaque())
+        onLoop { notifier in g_main_loop_quit(notifier.loop) }
     }
 
     public func deliver(_ event: GeofenceEvent) {
@@ -71,10 +67,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
             return true
         }
         if overflow { dropped.withLock { $0 += 1 } }
-        geoalarm_main_loop_call({ context in
-            Unmanaged<DesktopNotifier>.fromOpaque(context!).takeUnretainedValue().sendWaiting()
-            return 0
-        }, Unmanaged.passUnretained(self).toOpaque())
+        onLoop { notifier in notifier.sendWaiting() }
     }
 
     /// Sends every queued event (on the GLib thread).
@@ -95,46 +88,70 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         if server == .unknown || server == .missing { lookForServer() }
         guard case .available(let actions, let markup) = server else { return }
         let content = NotificationContent(event: event, markup: markup)
-        var handler: geoalarm_action_handler?
-        var context: UnsafeMutableRawPointer?
+        let notification = notify_notification_new(content.summary, content.body, content.icon)
+        notify_notification_set_urgency(notification, NotifyUrgency(UInt32(content.urgency)))
+        notify_notification_set_timeout(notification, content.timeoutMilliseconds)
+        notify_notification_set_category(notification, content.category)
+        notify_notification_set_hint(notification, "desktop-entry", g_variant_new_string("geoalarm"))
+        var binding: ActionBinding?
         if actions {
-            handler = { action, context in
-                guard let action, let context else { return }
+            // Both buttons share one binding, released with the notification's actions (when
+            // the notification is freed: at once if it could not be shown).
+            let shared = ActionBinding(notifier: self, reminder: event.reminder.id)
+            let context = Unmanaged.passRetained(shared).toOpaque()
+            let pressed: NotifyActionCallback = { _, action, context in
+                guard let action, let context,
+                      let kind = NotificationAction(rawValue: String(cString: action)) else { return }
                 let binding = Unmanaged<ActionBinding>.fromOpaque(context).takeUnretainedValue()
-                guard let kind = NotificationAction(rawValue: String(cString: action)) else { return }
                 binding.notifier.onAction(kind, binding.reminder)
             }
-            context = Unmanaged.passRetained(ActionBinding(notifier: self, reminder: event.reminder.id)).toOpaque()
-        }
-        var shown: UnsafeMutablePointer<NotifyNotification>?
-        guard let failure = geoalarm_notify_show(
-            content.summary, content.body, content.icon, Int32(content.urgency), content.timeoutMilliseconds,
-            content.category, "geoalarm", handler, { context in
+            notify_notification_add_action(notification, NotificationAction.done.rawValue, "Done", pressed, context) { context in
                 let binding = Unmanaged<ActionBinding>.fromOpaque(context!)
                 binding.takeUnretainedValue().notifier.forget(binding.takeUnretainedValue())
                 binding.release()
-            }, context, &shown)
-        else {
-            if let shown, let context {
-                Unmanaged<ActionBinding>.fromOpaque(context).takeUnretainedValue().notification = shown
-                onScreen[event.reminder.id, default: []].append(shown)
             }
+            notify_notification_add_action(notification, NotificationAction.snooze.rawValue, "Snooze 1 h", pressed, context, nil)
+            binding = shared
+        }
+        var error: UnsafeMutablePointer<GError>?
+        guard notify_notification_show(notification, &error) != 0 else {
+            let reason = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+            g_clear_error(&error)
+            g_object_unref(notification)
+            serverLost(reason)
             return
         }
-        defer { g_free(failure) }
-        serverLost(String(cString: failure))
+        guard let binding else {
+            g_object_unref(notification)
+            return
+        }
+        // Kept until the server closes it, so that its buttons still work.
+        let closed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { notification, _ in
+            g_object_unref(notification)
+        }
+        g_signal_connect_data(notification, "closed", unsafeBitCast(closed, to: GCallback.self), nil, nil, GConnectFlags(0))
+        binding.notification = notification
+        onScreen[event.reminder.id, default: []].append(notification!)
     }
 
     /// Takes the reminder's pop-ups off the screen (it was completed), from any thread.
     public func reminderCompleted(_ id: String) {
         closing.withLock { $0.append(id) }
-        geoalarm_main_loop_call({ context in
-            let notifier = Unmanaged<DesktopNotifier>.fromOpaque(context!).takeUnretainedValue()
+        onLoop { notifier in
             for id in notifier.closing.withLock({ ids in defer { ids.removeAll() }; return ids }) {
-                for notification in notifier.onScreen[id] ?? [] { geoalarm_notify_close(notification) }
+                for notification in notifier.onScreen[id] ?? [] { notify_notification_close(notification, nil) }
             }
+        }
+    }
+
+    /// Runs `work` once on the GLib thread (an idle source that removes itself).
+    private func onLoop(_ work: @escaping (DesktopNotifier) -> Void) {
+        let call = Unmanaged.passRetained(LoopCall(notifier: self, work: work)).toOpaque()
+        g_idle_add({ context in
+            let call = Unmanaged<LoopCall>.fromOpaque(context!).takeRetainedValue()
+            call.work(call.notifier)
             return 0
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }, call)
     }
 
     /// A pop-up is gone (closed and released): stop tracking it.
@@ -163,6 +180,17 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
             logger.warning("no notification server on the session bus (\(reason)); continuing headless")
         }
         server = .missing
+    }
+}
+
+/// Work handed to the GLib thread.
+private final class LoopCall {
+    let notifier: DesktopNotifier
+    let work: (DesktopNotifier) -> Void
+
+    init(notifier: DesktopNotifier, work: @escaping (DesktopNotifier) -> Void) {
+        self.notifier = notifier
+        self.work = work
     }
 }
 
