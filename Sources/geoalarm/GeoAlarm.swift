@@ -1,8 +1,19 @@
 import ArgumentParser
 import Foundation
+import GeoAlarmSystem
+
+/// Runs the command line on one thread (see ``OneThreadExecutors``).
+@main
+enum Entry {
+    static func main() {
+        OneThreadExecutors.run {
+            await GeoAlarm.main()
+            return 0
+        }
+    }
+}
 
 /// The `geoalarm` command: location reminders for Linux.
-@main
 struct GeoAlarm: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geoalarm",
