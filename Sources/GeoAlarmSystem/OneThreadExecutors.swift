@@ -132,21 +132,31 @@ private final class JobLoop: @unchecked Sendable {
     }
 }
 
-/// The main actor's executor: serial, on the loop's thread.
-private final class LoopMainExecutor: MainExecutor, SchedulingExecutor, @unchecked Sendable {
-    unowned let loop: JobLoop
+/// An executor that hands its jobs, now or after a delay, to the loop.
+private protocol LoopExecutor: SchedulingExecutor {
+    var loop: JobLoop { get }
+    /// How the loop runs the jobs given to this executor.
+    static var role: JobLoop.Role { get }
+}
 
-    init(loop: JobLoop) { self.loop = loop }
-
-    func enqueue(_ job: consuming ExecutorJob) { loop.enqueue(UnownedJob(job), role: .main) }
+extension LoopExecutor {
+    func enqueue(_ job: consuming ExecutorJob) { loop.enqueue(UnownedJob(job), role: Self.role) }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
-        loop.enqueue(UnownedJob(job), role: .main, after: JobLoop.duration(delay))
+        loop.enqueue(UnownedJob(job), role: Self.role, after: JobLoop.duration(delay))
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
         enqueue(job, after: clock.now.duration(to: instant), tolerance: tolerance, clock: clock)
     }
+}
+
+/// The main actor's executor: serial, on the loop's thread.
+private final class LoopMainExecutor: MainExecutor, LoopExecutor, @unchecked Sendable {
+    static let role = JobLoop.Role.main
+    unowned let loop: JobLoop
+
+    init(loop: JobLoop) { self.loop = loop }
 
     func isIsolatingCurrentContext() -> Bool? { loop.isLoopThread }
 
@@ -160,18 +170,9 @@ private final class LoopMainExecutor: MainExecutor, SchedulingExecutor, @uncheck
 }
 
 /// The default executor of tasks: the same thread.
-private final class LoopTaskExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
+private final class LoopTaskExecutor: TaskExecutor, LoopExecutor, @unchecked Sendable {
+    static let role = JobLoop.Role.task
     unowned let loop: JobLoop
 
     init(loop: JobLoop) { self.loop = loop }
-
-    func enqueue(_ job: consuming ExecutorJob) { loop.enqueue(UnownedJob(job), role: .task) }
-
-    func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
-        loop.enqueue(UnownedJob(job), role: .task, after: JobLoop.duration(delay))
-    }
-
-    func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
-        enqueue(job, after: clock.now.duration(to: instant), tolerance: tolerance, clock: clock)
-    }
 }
