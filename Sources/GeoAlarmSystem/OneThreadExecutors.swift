@@ -43,6 +43,8 @@ private final class JobLoop: @unchecked Sendable {
     /// Sorted by deadline, the earliest last.
     private var timers: [Timer] = []
     private var loopThread: pthread_t?
+    /// Whether the loop is in its condition wait (then an enqueue must wake it).
+    private var isWaiting = false
 
     private(set) var mainExecutor: LoopMainExecutor!
     private(set) var taskExecutor: LoopTaskExecutor!
@@ -61,8 +63,15 @@ private final class JobLoop: @unchecked Sendable {
     func enqueue(_ job: UnownedJob, role: Role) {
         pthread_mutex_lock(mutex)
         ready.append((job, role))
-        pthread_cond_signal(wakeUp)
+        wakeLoopAndUnlock()
+    }
+
+    /// Unlocks, then wakes the loop if it waits: signalled under the lock, it would wake only
+    /// to block on the lock again, a second context switch.
+    private func wakeLoopAndUnlock() {
+        let wake = isWaiting
         pthread_mutex_unlock(mutex)
+        if wake { pthread_cond_signal(wakeUp) }
     }
 
     func enqueue(_ job: UnownedJob, role: Role, after delay: Duration) {
@@ -70,8 +79,7 @@ private final class JobLoop: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         let index = timers.firstIndex { $0.deadline <= timer.deadline } ?? timers.endIndex
         timers.insert(timer, at: index)
-        pthread_cond_signal(wakeUp)
-        pthread_mutex_unlock(mutex)
+        wakeLoopAndUnlock()
     }
 
     /// Whether the caller is the loop's thread.
@@ -106,6 +114,8 @@ private final class JobLoop: @unchecked Sendable {
                 defer { ready.removeAll(keepingCapacity: true) }
                 return ready
             }
+            isWaiting = true
+            defer { isWaiting = false }
             if let next = timers.last {
                 var deadline = Self.monotonicDeadline(after: now.duration(to: next.deadline))
                 pthread_cond_timedwait(wakeUp, mutex, &deadline)

@@ -35,6 +35,14 @@ struct LiveAgentTests {
         let agent = try Background(["run", "--state", Command.scratchState(), "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
         gpsd.waitForEnd()
         agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= expected.count }
+        // Its tasks ran on its own loop: no libdispatch worker of the cooperative kind, whose
+        // pool monitor would wake the agent every second, was started (overcommit threads,
+        // which serial queues use, are not monitored).
+        let tasks = "/proc/\(agent.pid)/task"
+        let threads = try FileManager.default.contentsOfDirectory(atPath: tasks).map {
+            try String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8)
+        }
+        #expect(!threads.contains { $0.contains("qos") && !$0.contains("overcommit") }, "\(threads)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         #expect(agent.stdoutLines == expected)
