@@ -6,7 +6,8 @@ import GeoAlarmScanners
 ///
 /// - Sentences: RMC, GGA, GLL and GNS give position and time, GSA the fix mode and HDOP, GST the
 ///   error ellipse, ZDA the date. Any talker (GP, GN, GL, GA, BD, GB, GQ...) is accepted;
-///   other sentences, AIS (`!`) lines and `#` comments are passed over.
+///   other sentences, AIS (`!`) lines and `#` comments are passed over. A sentence may begin
+///   with more than one `$`, as gpsd allows.
 /// - Checksums are verified where present; a sentence without one is accepted when its
 ///   fields are complete, as gpsd does. Bad lines are counted and skipped.
 /// - Epochs and the moment each becomes a fix follow gpsd's (3.22) reporting cycle, so that
@@ -109,7 +110,8 @@ public struct NMEAReader {
             report.record(TrackProblem(line: lineNumber, reason: "not an NMEA sentence"))
             return
         }
-        var body = line.dropFirst()
+        // gpsd's lexer starts a sentence at the last of several '$' (ST Teseo LIV4F doubles it).
+        var body = line.drop { $0 == UInt8(ascii: "$") }
         if let star = body.lastIndex(of: UInt8(ascii: "*")) {
             let given = body[(star + 1)...]
             body = body[..<star]

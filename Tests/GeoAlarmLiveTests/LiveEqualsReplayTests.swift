@@ -13,7 +13,6 @@ import Testing
 struct LiveEqualsReplayTests {
     /// Captures left out, and why.
     static let leftOut: [String: String] = [
-        "st-teseo-liv4f.log": "every sentence starts with a doubled '$$', which gpsd accepts and replay does not",
         "tcp-torture.log": "a deliberately broken stream",
     ]
 
