@@ -6,6 +6,9 @@ import GeoAlarmTestSupport
 import Synchronization
 import Testing
 
+/// Serialized: the burst test counts this process's threads, descriptors and zombie children,
+/// which the other tests here would change while it runs.
+@Suite(.serialized)
 struct HookRunnerTests {
     static let event = GeofenceEvent(
         kind: .leave,
@@ -199,6 +202,9 @@ struct HookRunnerTests {
 
     /// Hundreds of events with hooks that hang: threads and descriptors stay bounded, the excess
     /// is dropped and logged, and every child is reaped.
+    ///
+    /// Tests in other suites start threads while this one runs, so the process's thread count
+    /// is held to a bound with room for them that a thread per running hook (16) would exceed.
     @Test func aBurstOfHangingHooksGrowsNeitherThreadsNorDescriptors() throws {
         let log = CapturingLog()
         let outcomes = Outcomes()
@@ -212,7 +218,7 @@ struct HookRunnerTests {
             runner.deliver(event)
         }
         Thread.sleep(forTimeInterval: 0.3)
-        #expect(Self.count("/proc/self/task") <= threadsBefore + 2)
+        #expect(Self.count("/proc/self/task") < threadsBefore + HookRunner.maximumRunning / 2)
         #expect(Self.count("/proc/self/fd") <= descriptorsBefore + 3 * HookRunner.maximumRunning + 4)
         let dropped = outcomes.all.filter { if case .notRun = $0 { true } else { false } }.count
         #expect(dropped == 400 - HookRunner.maximumQueued - HookRunner.maximumRunning)
