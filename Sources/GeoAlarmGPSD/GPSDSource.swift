@@ -3,10 +3,13 @@ import Foundation
 import GeoAlarmCore
 import GeoAlarmSystem
 
-/// Live fixes from gpsd through libgps, read on a thread of its own, as a ``FixSource``.
+/// Live fixes from gpsd through libgps, as a ``FixSource``.
 ///
-/// The reader waits in `poll` on libgps's socket and on an eventfd that ``stop()`` writes, with
-/// no timeout: it wakes once per report from gpsd and once to stop. It reconnects by itself:
+/// A thread of its own connects. Once connected, the reports are read by the agent's task loop
+/// when it runs (``OneThreadExecutors/watch(_:onReadable:)``), so that a report wakes one
+/// thread, while the connecting thread waits for a stop or a lost connection; elsewhere (in
+/// tests) that thread reads them itself. Either waits in `poll` on libgps's socket and on an
+/// eventfd that ``stop()`` writes, with no timeout. It reconnects by itself:
 /// when gpsd is not running, restarts or dies, it reports `unavailable` and tries again after
 /// 1 s, doubling to 60 s (one wait on the eventfd, which a stop cuts short), back to 1 s once
 /// connected: a laptop whose gpsd is off wakes it once a minute.
@@ -16,6 +19,8 @@ public final class GPSDSource: FixSource {
     public let device: String?
     /// Written by ``stop()``; nil when no eventfd could be made (then the reader cannot start).
     private let stopEvent: Int32?
+    /// Written by the task loop when it finds the connection lost.
+    private let lostEvent: Int32?
 
     static let firstRetry = 1.0
     static let longestRetry = 60.0
@@ -24,6 +29,7 @@ public final class GPSDSource: FixSource {
         self.endpoint = endpoint
         self.device = device
         stopEvent = try? System.eventDescriptor()
+        lostEvent = try? System.eventDescriptor()
     }
 
     public var name: String { "gpsd at \(endpoint)" }
@@ -32,13 +38,13 @@ public final class GPSDSource: FixSource {
     /// Starts the reader thread; the sequence ends after ``stop()``.
     public func reports() -> AsyncStream<SourceReport> {
         let (stream, continuation) = AsyncStream.makeStream(of: SourceReport.self)
-        guard let stopEvent else {
+        guard let stopEvent, let lostEvent else {
             continuation.yield(.failed("cannot make an eventfd to stop the reader"))
             continuation.finish()
             return stream
         }
         let thread = Thread { [self] in
-            readLoop(continuation, stopEvent: stopEvent)
+            readLoop(continuation, stopEvent: stopEvent, lostEvent: lostEvent)
             continuation.finish()
         }
         thread.name = "gpsd reader"
@@ -51,11 +57,10 @@ public final class GPSDSource: FixSource {
         if let stopEvent { System.signalEvent(stopEvent) }
     }
 
-    private func readLoop(_ continuation: AsyncStream<SourceReport>.Continuation, stopEvent: Int32) {
-        let data = LibGPS.newData()
-        defer { data.deallocate() }
+    private func readLoop(_ continuation: AsyncStream<SourceReport>.Continuation, stopEvent: Int32, lostEvent: Int32) {
+        let reader = ReportReader(continuation: continuation)
+        defer { reader.deallocate() }
         var retry = Self.firstRetry
-        var message = [CChar](repeating: 0, count: 16_384)
         var lastReason: String?
         /// Reports why gpsd cannot be used (once while the reason stays the same: each report wakes
         /// the agent), waits (false when stopped meanwhile), and doubles the next wait.
@@ -66,37 +71,69 @@ public final class GPSDSource: FixSource {
             return System.wait(stopEvent: stopEvent, readable: nil, seconds: retry) == .timeout
         }
         while true {
-            guard gps_open(endpoint.host, String(endpoint.port), data) == 0 else {
+            guard gps_open(endpoint.host, String(endpoint.port), reader.data) == 0 else {
                 if backOff(String(cString: gps_errstr(errno))) { continue }
                 return
             }
-            guard LibGPS.watch(data, device: device) >= 0 else {
-                gps_close(data)
+            guard LibGPS.watch(reader.data, device: device) >= 0 else {
+                gps_close(reader.data)
                 if backOff("gpsd refused the watch request") { continue }
                 return
             }
             continuation.yield(.connected)
             retry = Self.firstRetry
             lastReason = nil
+            let socket = reader.data.pointee.gps_fd
             var lost = false
-            reading: while System.wait(stopEvent: stopEvent, readable: data.pointee.gps_fd, seconds: nil) == .data {
-                // One wake-up reads every report gpsd sent; libgps keeps what one read left over.
-                repeat {
-                    let count = message.withUnsafeMutableBufferPointer {
-                        geoalarm_gps_read(data, $0.baseAddress, Int32($0.count))
-                    }
-                    if count < 0 {
+            if let watch = OneThreadExecutors.watch(socket, onReadable: {
+                if reader.readWaiting() { return true }
+                System.signalEvent(lostEvent)
+                return false
+            }) {
+                lost = System.wait(stopEvent: stopEvent, readable: lostEvent, seconds: nil) == .data
+                OneThreadExecutors.unwatch(watch)
+                System.clearEvent(lostEvent)
+            } else {
+                while System.wait(stopEvent: stopEvent, readable: socket, seconds: nil) == .data {
+                    if !reader.readWaiting() {
                         lost = true
-                        break reading
+                        break
                     }
-                    guard count > 0, message.withUnsafeBufferPointer({ LibGPS.isTPV($0.baseAddress!) }) else { continue }
-                    var raw = geoalarm_gps_fix()
-                    geoalarm_gps_copy_fix(data, &raw)
-                    continuation.yield(.fixes([TPVConversion.fix(from: raw)], readAt: .now))
-                } while gps_waiting(data, 0)
+                }
             }
-            gps_close(data)
+            gps_close(reader.data)
             guard lost, backOff("connection lost") else { return }
         }
+    }
+}
+
+/// libgps's connection data and a buffer for its reports, used by one thread at a time: the
+/// connecting thread, or the task loop while it watches the socket.
+private final class ReportReader: @unchecked Sendable {
+    let data = LibGPS.newData()
+    private let message = UnsafeMutableBufferPointer<CChar>.allocate(capacity: 16_384)
+    private let continuation: AsyncStream<SourceReport>.Continuation
+
+    init(continuation: AsyncStream<SourceReport>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func deallocate() {
+        data.deallocate()
+        message.deallocate()
+    }
+
+    /// Reads every report gpsd has sent (libgps keeps what one read left over) and passes on the
+    /// TPVs; false when the connection is lost.
+    func readWaiting() -> Bool {
+        repeat {
+            let count = geoalarm_gps_read(data, message.baseAddress, Int32(message.count))
+            if count < 0 { return false }
+            guard count > 0, LibGPS.isTPV(message.baseAddress!) else { continue }
+            var raw = geoalarm_gps_fix()
+            geoalarm_gps_copy_fix(data, &raw)
+            continuation.yield(.fixes([TPVConversion.fix(from: raw)], readAt: .now))
+        } while gps_waiting(data, 0)
+        return true
     }
 }

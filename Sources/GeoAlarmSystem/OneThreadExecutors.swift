@@ -2,13 +2,14 @@
 import Glibc
 
 /// Swift concurrency's main and default executors, both run by the thread that calls
-/// ``run(_:)``: it sleeps in one condition wait until a job is enqueued or a timer (a
-/// `Task.sleep`) is due, and wakes for nothing else.
+/// ``run(_:)``: it sleeps in one `poll` until a job is enqueued, a timer (a `Task.sleep`) is
+/// due or a watched descriptor is readable, and wakes for nothing else.
 ///
 /// On Linux the standard executors hand tasks to libdispatch's worker pool, whose monitor then
 /// wakes the process every second for as long as it lives: a second wake-up per fix and sixty a
-/// minute when idle. geoalarm's blocking work (gpsd, MQTT, inotify, the GLib loop) runs on
-/// threads of its own, and its tasks only pass data along, so one thread serves them all.
+/// minute when idle. geoalarm's tasks only pass data along, so one thread serves them all; a
+/// source that reads a socket can have this thread wait on it too (``watch(_:onReadable:)``),
+/// so that a report from gpsd wakes one thread, not a reader and then the loop.
 public enum OneThreadExecutors {
     private static let loop = JobLoop()
 
@@ -24,9 +25,27 @@ public enum OneThreadExecutors {
         Task { exit(await body()) }
         loop.run()
     }
+
+    /// A descriptor the loop waits on, until ``unwatch(_:)`` or its callback ends the watch.
+    public struct Watch: Sendable, Equatable {
+        let number: Int
+    }
+
+    /// Has the loop call `onReadable` on its thread whenever `descriptor` is readable (or has
+    /// hung up), until `onReadable` returns false or ``unwatch(_:)`` is called. Nil when these
+    /// executors are not running (in tests, say): the caller then waits on a thread of its own.
+    public static func watch(_ descriptor: Int32, onReadable: @escaping @Sendable () -> Bool) -> Watch? {
+        loop.watch(descriptor, onReadable: onReadable)
+    }
+
+    /// Ends a watch. When it returns, the watch's callback is not running and will not run again
+    /// (unless called from that callback itself, which is then still running).
+    public static func unwatch(_ watch: Watch) {
+        loop.unwatch(watch)
+    }
 }
 
-/// The queue of jobs and timers, and the loop that runs them.
+/// The queue of jobs, timers and watched descriptors, and the loop that serves them.
 private final class JobLoop: @unchecked Sendable {
     /// Which executor a job was given to: the main actor's (serial) or the default one.
     enum Role { case main, task }
@@ -37,13 +56,26 @@ private final class JobLoop: @unchecked Sendable {
         var role: Role
     }
 
+    private struct WatchedDescriptor {
+        var watch: OneThreadExecutors.Watch
+        var descriptor: Int32
+        var onReadable: @Sendable () -> Bool
+    }
+
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let wakeUp = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Signalled when the loop has finished a watch's callback (``unwatch(_:)`` may wait for it).
+    private let callbackDone = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// An eventfd that wakes the loop from its `poll`, or why none could be made.
+    private let wakeEvent: Result<Int32, SystemError>
     private var ready: [(job: UnownedJob, role: Role)] = []
     /// Sorted by deadline, the earliest last.
     private var timers: [Timer] = []
+    private var watched: [WatchedDescriptor] = []
+    private var nextWatchNumber = 0
+    /// The watch whose callback the loop is running.
+    private var runningCallback: OneThreadExecutors.Watch?
     private var loopThread: pthread_t?
-    /// Whether the loop is in its condition wait (then an enqueue must wake it).
+    /// Whether the loop is in its `poll` (then an enqueue must wake it).
     private var isWaiting = false
 
     private(set) var mainExecutor: LoopMainExecutor!
@@ -51,11 +83,8 @@ private final class JobLoop: @unchecked Sendable {
 
     init() {
         pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(wakeUp, &attributes)
-        pthread_condattr_destroy(&attributes)
+        pthread_cond_init(callbackDone, nil)
+        wakeEvent = Result { () throws(SystemError) in try System.eventDescriptor() }
         mainExecutor = LoopMainExecutor(loop: self)
         taskExecutor = LoopTaskExecutor(loop: self)
     }
@@ -66,12 +95,12 @@ private final class JobLoop: @unchecked Sendable {
         wakeLoopAndUnlock()
     }
 
-    /// Unlocks, then wakes the loop if it waits: signalled under the lock, it would wake only
-    /// to block on the lock again, a second context switch.
+    /// Unlocks, then wakes the loop if it waits.
     private func wakeLoopAndUnlock() {
         let wake = isWaiting
+        isWaiting = false
         pthread_mutex_unlock(mutex)
-        if wake { pthread_cond_signal(wakeUp) }
+        if wake, case .success(let wakeEvent) = wakeEvent { System.signalEvent(wakeEvent) }
     }
 
     func enqueue(_ job: UnownedJob, role: Role, after delay: Duration) {
@@ -82,6 +111,26 @@ private final class JobLoop: @unchecked Sendable {
         wakeLoopAndUnlock()
     }
 
+    func watch(_ descriptor: Int32, onReadable: @escaping @Sendable () -> Bool) -> OneThreadExecutors.Watch? {
+        pthread_mutex_lock(mutex)
+        guard loopThread != nil else {
+            pthread_mutex_unlock(mutex)
+            return nil
+        }
+        nextWatchNumber += 1
+        let watch = OneThreadExecutors.Watch(number: nextWatchNumber)
+        watched.append(WatchedDescriptor(watch: watch, descriptor: descriptor, onReadable: onReadable))
+        wakeLoopAndUnlock()
+        return watch
+    }
+
+    func unwatch(_ watch: OneThreadExecutors.Watch) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        watched.removeAll { $0.watch == watch }
+        while runningCallback == watch, !isLoopThread { pthread_cond_wait(callbackDone, mutex) }
+    }
+
     /// Whether the caller is the loop's thread.
     var isLoopThread: Bool {
         guard let loopThread else { return false }
@@ -89,9 +138,19 @@ private final class JobLoop: @unchecked Sendable {
     }
 
     func run() -> Never {
+        guard case .success(let wakeEvent) = wakeEvent else {
+            if case .failure(let error) = wakeEvent {
+                try? System.writeAll(2, Array("geoalarm: cannot make an eventfd for its task loop: \(error.reason)\n".utf8))
+            }
+            exit(70)
+        }
+        pthread_mutex_lock(mutex)
         loopThread = pthread_self()
+        pthread_mutex_unlock(mutex)
         while true {
-            for (job, role) in nextBatch() {
+            let (jobs, readable) = nextBatch(wakeEvent: wakeEvent)
+            for watch in readable { runCallback(of: watch) }
+            for (job, role) in jobs {
                 switch role {
                 case .main: job.runSynchronously(on: mainExecutor.asUnownedSerialExecutor())
                 case .task: job.runSynchronously(on: taskExecutor.asUnownedTaskExecutor())
@@ -100,40 +159,53 @@ private final class JobLoop: @unchecked Sendable {
         }
     }
 
-    /// Waits until a job is ready or a timer is due, and takes every one that is.
-    private func nextBatch() -> [(job: UnownedJob, role: Role)] {
+    /// Runs a readable descriptor's callback, unless its watch has ended meanwhile, and ends the
+    /// watch when the callback asks to.
+    private func runCallback(of watch: OneThreadExecutors.Watch) {
+        pthread_mutex_lock(mutex)
+        guard let callback = watched.first(where: { $0.watch == watch })?.onReadable else {
+            pthread_mutex_unlock(mutex)
+            return
+        }
+        runningCallback = watch
+        pthread_mutex_unlock(mutex)
+        let keep = callback()
+        pthread_mutex_lock(mutex)
+        runningCallback = nil
+        if !keep { watched.removeAll { $0.watch == watch } }
+        pthread_cond_broadcast(callbackDone)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Waits until a job is ready, a timer is due or a watched descriptor is readable, and takes
+    /// every job that is ready and every watch that is readable.
+    private func nextBatch(wakeEvent: Int32) -> (jobs: [(job: UnownedJob, role: Role)], readable: [OneThreadExecutors.Watch]) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        var readable: [OneThreadExecutors.Watch] = []
         while true {
             let now = ContinuousClock.now
             while let last = timers.last, last.deadline <= now {
                 ready.append((last.job, last.role))
                 timers.removeLast()
             }
-            if !ready.isEmpty {
+            if !ready.isEmpty || !readable.isEmpty {
                 defer { ready.removeAll(keepingCapacity: true) }
-                return ready
+                return (ready, readable)
             }
+            var descriptors = [pollfd(fd: wakeEvent, events: Int16(POLLIN), revents: 0)]
+            descriptors += watched.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+            let watches = watched.map(\.watch)
+            // Rounded up, so that a timer is never found not yet due after the wait.
+            let wait = timers.last.map { Int32(min(now.duration(to: $0.deadline) / .milliseconds(1), 3_600_000).rounded(.up)) } ?? -1
             isWaiting = true
-            defer { isWaiting = false }
-            if let next = timers.last {
-                var deadline = Self.monotonicDeadline(after: now.duration(to: next.deadline))
-                pthread_cond_timedwait(wakeUp, mutex, &deadline)
-            } else {
-                pthread_cond_wait(wakeUp, mutex)
-            }
+            pthread_mutex_unlock(mutex)
+            _ = try? System.poll(&descriptors, milliseconds: wait)
+            pthread_mutex_lock(mutex)
+            isWaiting = false
+            if descriptors[0].revents != 0 { System.clearEvent(wakeEvent) }
+            readable = zip(watches, descriptors.dropFirst()).filter { $0.1.revents != 0 }.map(\.0)
         }
-    }
-
-    /// CLOCK_MONOTONIC's time `delay` from now, as the condition variable's deadline.
-    private static func monotonicDeadline(after delay: Duration) -> timespec {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000) + 1
-        return timespec(
-            tv_sec: now.tv_sec + Int(seconds) + nanoseconds / 1_000_000_000,
-            tv_nsec: nanoseconds % 1_000_000_000)
     }
 
     /// A delay on any clock as a duration; a clock other than Swift's own counts as no delay.

@@ -1,0 +1,48 @@
+import Foundation
+import GeoAlarmCore
+import GeoAlarmGPSD
+import GeoAlarmTestSupport
+import Testing
+
+/// The gpsd source against a real gpsd (gpsfake), in this test process: here Swift's standard
+/// executors run the tasks, so the source reads on its own thread (the agent's task loop reads
+/// it in `geoalarm run`, which the live tests cover).
+struct GPSDSourceTests {
+    static let walk = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../config/demo/walk.nmea").standardized.path
+
+    @Test func readsFixesFromGpsdAndEndsWhenStopped() async throws {
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.play(Self.walk)
+        let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port))
+        var connected = false
+        var positions: [Fix] = []
+        for await report in source.reports() {
+            switch report {
+            case .connected: connected = true
+            case .fixes(let fixes, _): positions += fixes.filter { $0.time != nil && $0.coordinate.isValid }
+            default: break
+            }
+            if positions.count == 5 { source.stop() }
+        }
+        #expect(connected)
+        #expect(positions.count >= 5)
+        // The demo walk is in Lisbon, and no fix is earlier than the one before (gpsd may send two TPVs in a second).
+        let first = try #require(positions.first)
+        #expect(abs(first.coordinate.latitude - 38.7) < 0.1 && abs(first.coordinate.longitude + 9.1) < 0.1)
+        #expect(zip(positions, positions.dropFirst()).allSatisfy { $1.time! >= $0.time! })
+    }
+
+    @Test func reportsGpsdAwayAndEndsWhenStoppedWhileWaiting() async throws {
+        let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: try GPSFake().port))
+        var reasons: [String] = []
+        for await report in source.reports() {
+            if case .unavailable(let reason) = report {
+                reasons.append(reason)
+                source.stop()
+            }
+        }
+        #expect(reasons.count == 1)
+    }
+}
