@@ -85,10 +85,11 @@ struct LiveEqualsReplayTests {
         let capture = try Data(contentsOf: root.appendingPathComponent("gpsd/\(log)"))
         let lines = String(decoding: capture, as: UTF8.self).split(whereSeparator: \.isNewline).count
         let pace = max(0.002, 5.0 / Double(lines))
-        // gpsfake plays the log whether or not a client listens: three seconds of text sentences
+        // gpsfake plays the log whether or not a client listens: six seconds of text sentences
         // (which neither gpsd nor replay takes a fix or a time from) come first, so that the
-        // agent is connected before the capture's first fix even on a loaded machine.
-        let leadIn = String(repeating: "$GPTXT,01,01,02,lead-in*6B\r\n", count: Int((3.0 / pace).rounded(.up)))
+        // agent is connected before the capture's first fix even on a loaded machine (three
+        // were once too few, during a full test run).
+        let leadIn = String(repeating: "$GPTXT,01,01,02,lead-in*6B\r\n", count: Int((6.0 / pace).rounded(.up)))
         let path = try Command.temporaryFile(leadIn, named: log)
         try (Data(leadIn.utf8) + capture).write(to: URL(fileURLWithPath: path))
         let config = try Self.config(for: log)
@@ -105,7 +106,7 @@ struct LiveEqualsReplayTests {
         if agent.stderr.contains("more than a day ahead of this system's clock") {
             #expect(agent.stdoutLines.isEmpty, "\(log): gpsd dated it in the future")
         } else {
-            #expect(agent.stdoutLines.map(Self.essence) == replay.stdoutLines.map(Self.essence), "\(log)")
+            #expect(agent.stdoutLines.map(Self.essence) == replay.stdoutLines.map(Self.essence), "\(log): \(agent.stderr)")
         }
     }
 }
