@@ -8,8 +8,7 @@ import Testing
 /// executors run the tasks, so the source reads on its own thread (the agent's task loop reads
 /// it in `geoalarm run`, which the live tests cover).
 struct GPSDSourceTests {
-    static let walk = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../config/demo/walk.nmea").standardized.path
+    static let walk = Command.root.appendingPathComponent("config/demo/walk.nmea").path
 
     @Test func readsFixesFromGpsdAndEndsWhenStopped() async throws {
         let gpsd = try GPSFake()
