@@ -226,9 +226,7 @@ final class HookSupervisor: Sendable {
             }
             var descriptors = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
             for hook in running { descriptors += hook.pollDescriptors }
-            let now = ContinuousClock.now
-            let nearest = running.map(\.deadline).min()
-            let wait = nearest.map { max(0, Int32(min(($0 - now) / .milliseconds(1), 60_000).rounded(.up))) } ?? -1
+            let wait = System.pollTimeout(until: running.map(\.deadline).min(), atMost: .seconds(60))
             do {
                 _ = try System.poll(&descriptors, milliseconds: wait)
             } catch {

@@ -196,8 +196,7 @@ private final class JobLoop: @unchecked Sendable {
             var descriptors = [pollfd(fd: wakeEvent, events: Int16(POLLIN), revents: 0)]
             descriptors += watched.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
             let watches = watched.map(\.watch)
-            // Rounded up, so that a timer is never found not yet due after the wait.
-            let wait = timers.last.map { Int32(min(now.duration(to: $0.deadline) / .milliseconds(1), 3_600_000).rounded(.up)) } ?? -1
+            let wait = System.pollTimeout(until: timers.last?.deadline, from: now, atMost: .seconds(3600))
             isWaiting = true
             pthread_mutex_unlock(mutex)
             _ = try? System.poll(&descriptors, milliseconds: wait)

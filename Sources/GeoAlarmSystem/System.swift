@@ -168,6 +168,16 @@ public enum System {
         return Int(result)
     }
 
+    /// `poll`'s timeout for waking at `deadline`: the whole milliseconds left, rounded up so that
+    /// the deadline has passed when the wait ends, and at most `limit` (which must fit `poll`'s
+    /// 32-bit milliseconds); -1, waiting without limit, when there is no deadline.
+    public static func pollTimeout(until deadline: ContinuousClock.Instant?, from now: ContinuousClock.Instant = .now,
+                                   atMost limit: Duration) -> Int32 {
+        guard let deadline else { return -1 }
+        let remaining = min(max(now.duration(to: deadline), .zero), limit)
+        return Int32((remaining / .milliseconds(1)).rounded(.up))
+    }
+
     /// Sends `signal` to a process group; a group that is gone already is not an error.
     public static func killGroup(_ group: pid_t, _ signal: Int32) {
         _ = Glibc.kill(-group, signal)
@@ -232,8 +242,7 @@ public enum System {
         if let descriptor { descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
         let deadline = seconds.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         while true {
-            let remaining = deadline.map { max(0, Int32((($0 - ContinuousClock.now) / .milliseconds(1)).rounded(.up))) } ?? -1
-            let ready = (try? poll(&descriptors, milliseconds: remaining)) ?? 0
+            let ready = (try? poll(&descriptors, milliseconds: pollTimeout(until: deadline, atMost: .seconds(3600)))) ?? 0
             if descriptors[0].revents != 0 { return .stop }
             if descriptors.count > 1, descriptors[1].revents != 0 { return .data }
             if ready == 0, let deadline, ContinuousClock.now >= deadline { return .timeout }
