@@ -23,7 +23,7 @@ public struct MQTTMessage: Sendable, Equatable {
 
 /// What the connection to the broker reports, on the client's own thread.
 public enum MQTTClientEvent: Sendable {
-    /// Connected (and subscribed); everything published before is to be published again.
+    /// Connected, and every subscription acknowledged by the broker; everything published before is to be published again.
     case connected
     /// Not connected, and retrying by itself: why (the broker's refusal, a lost connection).
     case unavailable(String)
@@ -159,12 +159,16 @@ public final class MQTTClient: @unchecked Sendable {
         var result: Int32
         repeat {
             result = mosquitto_loop(handle, Self.keepalive * 1000, 1)
-            // Told here, once libmosquitto has left its connect callback and made the session
-            // active: what is published from inside that callback is not acknowledged as usual.
-            if box.takeUnretainedValue().takeNewlyAccepted() {
+            // Subscribed here, once libmosquitto has left its connect callback and made the
+            // session active: what is published from inside that callback is not acknowledged as
+            // usual. Told once the broker has acknowledged every subscription, so that a message
+            // published after `connected` is one the subscriptions receive.
+            let callbacks = box.takeUnretainedValue()
+            if callbacks.takeNewlyAccepted() {
+                callbacks.subscriptionsPending = subscriptions.count
                 subscribeAll()
-                handler(.connected)
             }
+            if callbacks.takeNewlySubscribed() { handler(.connected) }
         } while result == MOSQ_ERR_SUCCESS.rawValue
         let wasConnected = box.takeUnretainedValue().accepted
         let reason = box.takeUnretainedValue().reason(for: result)
@@ -179,6 +183,9 @@ public final class MQTTClient: @unchecked Sendable {
         _ = mosquitto_threaded_set(handle, true)
         mosquitto_connect_callback_set(handle) { _, context, code in
             CallbackBox.from(context).connected(code)
+        }
+        mosquitto_subscribe_callback_set(handle) { _, context, _, _, _ in
+            CallbackBox.from(context).subscribed()
         }
         mosquitto_publish_callback_set(handle) { _, context, id in
             CallbackBox.from(context).client.handler(.acknowledged(id))
@@ -237,6 +244,8 @@ public final class MQTTClient: @unchecked Sendable {
         var tlsProblem: String?
         /// Set by the connect callback, taken by the loop.
         private var newlyAccepted = false
+        /// Subscriptions of this connection the broker has not acknowledged yet; nil once told.
+        var subscriptionsPending: Int?
 
         init(client: MQTTClient) {
             self.client = client
@@ -273,6 +282,17 @@ public final class MQTTClient: @unchecked Sendable {
         func takeNewlyAccepted() -> Bool {
             defer { newlyAccepted = false }
             return newlyAccepted
+        }
+
+        func subscribed() {
+            subscriptionsPending = subscriptionsPending.map { $0 - 1 }
+        }
+
+        /// Whether the broker has acknowledged every subscription of this connection since the last call.
+        func takeNewlySubscribed() -> Bool {
+            guard let pending = subscriptionsPending, pending <= 0 else { return false }
+            subscriptionsPending = nil
+            return true
         }
 
         func received(_ message: mosquitto_message) {
