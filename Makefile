@@ -20,12 +20,13 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 
 # Debian packages the build and the tests use: libgps for the gpsd adapter, gpsd and gpsfake
 # (gpsd-clients) for the live tests and the demo, systemd and man-db for checking the units,
-# libnotify for pop-ups, and dunst, Xvfb and D-Bus for the tests on a real notification server,
+# libnotify for pop-ups, and dunst, Xvfb and D-Bus for the tests on a real notification server
+# (dbus-monitor sees what it signals, gdbus waits for its name on the bus),
 # SQLite for the state store (and its command-line shell for the tests), libmosquitto for the
 # MQTT adapter and mosquitto with its clients for the tests against a real broker.
 # dpkg-dev, binutils, lintian and debootstrap build the Debian package and test installing it.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
-	libnotify-dev libnotify-bin dunst xvfb dbus-daemon libsqlite3-dev sqlite3 \
+	libnotify-dev libnotify-bin dunst xvfb dbus-daemon dbus-bin libglib2.0-bin libsqlite3-dev sqlite3 \
 	libmosquitto-dev mosquitto mosquitto-clients openssl \
 	dpkg-dev binutils lintian debootstrap
 

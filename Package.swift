@@ -133,7 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAlarmHooksTests",
-            dependencies: ["GeoAlarmHooks", "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GeoAlarmHooks", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // Runs the built `geoalarm` binary end to end.
         .testTarget(

@@ -9,21 +9,27 @@ import GeoAlarmSystem
 /// SIGTERM or SIGCHLD (gpsfake then never stops its gpsd).
 public final class Background: @unchecked Sendable {
     private let child: ChildProcess
+    /// Becomes readable when the process ends (opened before it can be reaped).
+    private let processFD: Int32
+    private let scratch: String
     private let outPath: String
     private let errPath: String
     private var status: Int32?
 
-    /// Starts `executable ARGUMENTS` in the repository root with output captured to files.
-    public init(_ arguments: [String], executable: URL = Command.binary, environment: [String: String]? = nil) throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-bg-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        outPath = scratch.appendingPathComponent("out").path
-        errPath = scratch.appendingPathComponent("err").path
+    /// Starts `executable ARGUMENTS` in the repository root with output captured to files;
+    /// `stdin` is a descriptor of the caller's to read from (by default, nothing).
+    public init(_ arguments: [String], executable: URL = Command.binary, environment: [String: String]? = nil,
+                stdin: Int32? = nil) throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-bg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        outPath = scratch + "/out"
+        errPath = scratch + "/err"
         // env -C runs the program in the repository root (posix_spawn's chdir action is not in Swift's Glibc).
         child = try ChildProcess.spawn(
             ["/usr/bin/env", "-C", Command.root.path, executable.path] + arguments,
             environment: environment ?? ProcessInfo.processInfo.environment,
-            stdout: .file(outPath), stderr: .file(errPath))
+            stdin: stdin.map { .descriptor($0) } ?? .nullDevice, stdout: .file(outPath), stderr: .file(errPath))
+        processFD = try System.processDescriptor(child.pid)
     }
 
     public var pid: pid_t { child.pid }
@@ -38,15 +44,12 @@ public final class Background: @unchecked Sendable {
         return status == nil
     }
 
-    /// Waits until `condition` holds, polling; false when `seconds` pass first (a liveness limit, not a speed test).
+    /// Waits until `condition` holds, looking again whenever the process writes its output or
+    /// ends; false when `seconds` pass first (a bound on a failure, not a speed test), or when
+    /// the process has ended without it. `condition` must depend on this process's output.
     @discardableResult
     public func waitUntil(seconds: Double = 60, _ condition: (Background) -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition(self) { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return condition(self)
+        EventWait(folders: [scratch], processes: [processFD]).until(seconds: seconds) { condition(self) }
     }
 
     public func signal(_ number: Int32) {
@@ -55,8 +58,7 @@ public final class Background: @unchecked Sendable {
 
     /// Waits for the process to end; its exit status, or nil when it is still running after `seconds`.
     public func exitStatus(within seconds: Double = 30) -> Int32? {
-        let end = Date().addingTimeInterval(seconds)
-        while isRunning, Date() < end { Thread.sleep(forTimeInterval: 0.05) }
+        _ = EventWait(folders: [], processes: [processFD]).until(seconds: seconds) { !isRunning }
         return status
     }
 
@@ -68,69 +70,146 @@ public final class Background: @unchecked Sendable {
         }
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        System.close(processFD)
+    }
 }
 
-/// A private gpsd on a free loopback port, fed a log by gpsfake.
+/// A private gpsd fed by gpsfake, on a loopback port reserved for it (never gpsd's 2947).
+///
+/// gpsfake starts gpsd with the log loaded and holds the log before its first sentence until
+/// the test lets it play (`-i`: gpsfake reads a line of its standard input before each
+/// sentence, and prompts for it once gpsd has the device), so that playback starts once the
+/// reader watches, never after a guessed number of seconds. gpsd runs with `-D 2`, which logs
+/// what it answers each client: its answer to `?WATCH` is the sign that a client watches.
 public final class GPSFake: @unchecked Sendable {
-    public let port: Int
+    private let reservation: PortReservation
+    public var port: Int { reservation.port }
     public private(set) var fake: Background?
+    /// The write end of gpsfake's standard input, until the log plays.
+    private var goAhead: Int32?
+    /// `yes ''`, writing the lines that let gpsfake play.
+    private var feed: ChildProcess?
 
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reserves a port; gpsd starts on it with ``load(_:pace:linger:)`` (or never: nothing listens there).
     public init() throws {
-        port = try GPSFake.freePort()
+        reservation = try PortReservation()
     }
 
-    private init(port: Int) {
-        self.port = port
+    /// Starts gpsd on the port with `log` loaded (`pace` seconds between sentences), held before
+    /// its first sentence; returns once gpsd listens.
+    public func load(_ log: String, pace: Double = 0.002, linger: Int = 1) throws {
+        stop()
+        var path = log.hasPrefix("/") ? log : Command.root.appendingPathComponent(log).path
+        if !Self.isText(path) {
+            // gpsfake 3.22 cannot print its prompt for a binary packet (its hexdump fails on
+            // Python 3), but prints the raw bytes of a log that starts as text: a sentence that
+            // gives gpsd no fix and no time comes first.
+            let copy = try Command.temporaryFile("", named: URL(fileURLWithPath: path).lastPathComponent)
+            try (Data("$GPTXT,01,01,02,lead-in*6B\r\n".utf8) + Data(contentsOf: URL(fileURLWithPath: path)))
+                .write(to: URL(fileURLWithPath: copy))
+            path = copy
+        }
+        let (read, write) = try System.pipe()
+        defer { System.close(read) }
+        let fake = try Background(
+            ["-i", "-n", "-q", "-1", "-D", "2", "-c", String(pace), "-W", String(linger), "-P", String(port), path],
+            executable: URL(fileURLWithPath: "/usr/bin/gpsfake"), stdin: read)
+        self.fake = fake
+        goAhead = write
+        // The first prompt comes once gpsd runs and has the device.
+        guard fake.waitUntil({ $0.stdout.contains("? ") }) else {
+            throw StartError(description: "gpsfake did not start gpsd on port \(port): \(fake.stderr)")
+        }
     }
 
-    /// A gpsd to start on the same port as an earlier one (a restart).
-    public static func onPort(_ port: Int) -> GPSFake { GPSFake(port: port) }
+    /// Whether a log is NMEA text: its first byte outside `#` comment lines is a `$` or `!`.
+    private static func isText(_ path: String) -> Bool {
+        guard let bytes = FileManager.default.contents(atPath: path) else { return true }
+        var atLineStart = true, inComment = false
+        for byte in bytes {
+            if atLineStart && byte == UInt8(ascii: "#") { inComment = true }
+            if !inComment && byte != 10 && byte != 13 { return byte == UInt8(ascii: "$") || byte == UInt8(ascii: "!") }
+            atLineStart = byte == 10
+            if atLineStart { inComment = false }
+        }
+        return true
+    }
 
-    /// Plays `log` once into a new gpsd on `port` (`seconds` between sentences), and waits for gpsd to listen.
-    public func play(_ log: String, pace: Double = 0.005, linger: Int = 1) throws {
-        fake = try Background(
-            ["-n", "-q", "-1", "-c", String(pace), "-W", String(linger), "-P", String(port), log],
-            executable: URL(fileURLWithPath: "/usr/bin/gpsfake"))
-        let end = Date().addingTimeInterval(30)
-        while !GPSFake.isListening(port), Date() < end { Thread.sleep(forTimeInterval: 0.02) }
+    /// Lets the loaded log play.
+    public func play() throws {
+        guard let goAhead else { return }
+        feed = try ChildProcess.spawn(["/usr/bin/yes", ""], environment: [:], stdout: .descriptor(goAhead))
+        System.close(goAhead)
+        self.goAhead = nil
+    }
+
+    /// Loads `log` and plays it at once: for readers that need no start (they wait for fixes).
+    public func play(_ log: String, pace: Double = 0.002, linger: Int = 1) throws {
+        try load(log, pace: pace, linger: linger)
+        try play()
+    }
+
+    /// How many clients gpsd has answered a watch request.
+    public var watchers: Int {
+        (fake?.stderr.components(separatedBy: #"{"class":"WATCH","enable":true"#).count ?? 1) - 1
+    }
+
+    /// Plays the loaded log once `count` clients watch; false when none came within `seconds`.
+    @discardableResult
+    public func playWhenWatched(by count: Int = 1, seconds: Double = 60) throws -> Bool {
+        guard let fake, fake.waitUntil(seconds: seconds, { _ in watchers >= count }) else { return false }
+        try play()
+        return true
+    }
+
+    /// Plays the loaded log once `agent` (a `geoalarm run`) watches, and waits until the agent has
+    /// read all of it: gpsd ends with the log, and the agent says it lost gpsd only after
+    /// handling everything gpsd sent before. False when either did not happen within `seconds`.
+    public func playThrough(to agent: Background, seconds: Double = 120) throws -> Bool {
+        let lost = "unavailable: connection lost"
+        let before = agent.stderr.components(separatedBy: lost).count
+        guard try playWhenWatched(seconds: seconds) else { return false }
+        waitForEnd(seconds: seconds)
+        return agent.waitUntil(seconds: seconds) { $0.stderr.components(separatedBy: lost).count > before }
+    }
+
+    /// How many sentences gpsfake has written so far (it prompts before each one).
+    public var sentencesPlayed: Int {
+        max(0, (fake?.stdout.components(separatedBy: "? ").count ?? 1) - 2)
+    }
+
+    /// Waits until at least `count` sentences were played; false when the log ended first.
+    @discardableResult
+    public func waitUntilPlayed(_ count: Int, seconds: Double = 60) -> Bool {
+        fake?.waitUntil(seconds: seconds) { _ in sentencesPlayed >= count } ?? false
     }
 
     /// Waits for the log to end (gpsfake then stops its gpsd).
     public func waitForEnd(seconds: Double = 120) {
         _ = fake?.exitStatus(within: seconds)
+        reapFeed()
     }
 
-    public func stop() { fake?.stop() }
-
-    /// A port nothing listens on now, never gpsd's 2947.
-    static func freePort() throws -> Int {
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socketFD) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, length) == 0 && getsockname(socketFD, $0, &length) == 0 }
-        }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
+    public func stop() {
+        fake?.stop()
+        fake = nil
+        if let goAhead { System.close(goAhead) }
+        goAhead = nil
+        reapFeed()
     }
 
-    static func isListening(_ port: Int) -> Bool {
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socketFD) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+    /// `yes` ends on a broken pipe once gpsfake has gone .
+    private func reapFeed() {
+        guard fake?.isRunning != true, let feed else { return }
+        System.killGroup(feed.pid, SIGKILL)
+        _ = try? System.wait(feed.pid, block: true)
+        self.feed = nil
     }
 
     deinit { stop() }

@@ -1,39 +1,69 @@
 import Foundation
 
 /// A private desktop for tests: a `dbus-run-session` bus, an Xvfb display and dunst on both.
+///
+/// Each part is waited for on its own signal of readiness: the bus's address in a file put in
+/// place by a rename, Xvfb's `-displayfd` (it picks a free display and writes its number when
+/// it takes connections), `gdbus wait` for dunst's name on the bus. What dunst does is seen as
+/// it happens: a dunst rule runs a script for every pop-up it shows, and `dbus-monitor` logs
+/// the notification signals (a pop-up closed, a button pressed).
 public final class DesktopSession: @unchecked Sendable {
     /// DISPLAY and DBUS_SESSION_BUS_ADDRESS of the session, on top of this process's environment.
     public let environment: [String: String]
     private let bus: Background
     private let display: Background
+    private let monitor: Background
     private var dunst: Background?
+    /// The summaries of the pop-ups dunst has shown, a line each, in order.
+    private let shownPath: String
 
-    /// `dunstConfig` is a dunstrc's text.
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// `dunstConfig` is a dunstrc's text; a rule that records every pop-up shown is added to it.
     public init(dunstConfig: String) throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-desktop-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        let addressFile = scratch.appendingPathComponent("bus").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-desktop-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let addressFile = scratch + "/bus"
         bus = try Background(
             ["--", "/bin/sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS\" > \(addressFile).tmp && mv \(addressFile).tmp \(addressFile) && exec sleep 3600"],
             executable: URL(fileURLWithPath: "/usr/bin/dbus-run-session"))
-        var number = Int.random(in: 200...900)
-        while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { number += 1 }
         display = try Background(
-            [":\(number)", "-screen", "0", "1024x600x24", "-nolisten", "tcp"], executable: URL(fileURLWithPath: "/usr/bin/Xvfb"))
-        let end = Date().addingTimeInterval(30)
-        while Date() < end, !(FileManager.default.fileExists(atPath: addressFile)
-                              && FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)")) {
-            Thread.sleep(forTimeInterval: 0.05)
+            ["-displayfd", "1", "-screen", "0", "1024x600x24", "-nolisten", "tcp"], executable: URL(fileURLWithPath: "/usr/bin/Xvfb"))
+        guard let address = EventWait.forFile(addressFile, until: { $0.hasSuffix("\n") }) else {
+            throw StartError(description: "dbus-run-session gave no bus address: \(bus.stderr)")
         }
-        let address = try String(contentsOfFile: addressFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard display.waitUntil({ $0.stdout.hasSuffix("\n") }), let number = Int(display.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw StartError(description: "Xvfb did not start: \(display.stderr)")
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["DISPLAY"] = ":\(number)"
-        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address.trimmingCharacters(in: .whitespacesAndNewlines)
         self.environment = environment
-        let rc = scratch.appendingPathComponent("dunstrc").path
-        try Data(dunstConfig.utf8).write(to: URL(fileURLWithPath: rc))
+
+        monitor = try Background(
+            ["--session", "type='signal',interface='org.freedesktop.Notifications'"],
+            executable: URL(fileURLWithPath: "/usr/bin/dbus-monitor"), environment: environment)
+        // Its first messages say that it has become a monitor: from then on it misses nothing.
+        guard monitor.waitUntil({ $0.stdout.contains("member=NameLost") }) else {
+            throw StartError(description: "dbus-monitor did not start: \(monitor.stderr)")
+        }
+
+        shownPath = scratch + "/shown"
+        let script = scratch + "/record-shown"
+        try Data("#!/bin/sh\nprintf '%s\\n' \"$2\" >> \(shownPath)\n".utf8).write(to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        let rc = scratch + "/dunstrc"
+        try Data((dunstConfig + "\n[geoalarm-test-record-shown]\n    summary = \"*\"\n    script = \(script)\n").utf8)
+            .write(to: URL(fileURLWithPath: rc))
         dunst = try Background(["-config", rc], executable: URL(fileURLWithPath: "/usr/bin/dunst"), environment: environment)
-        while Date() < end, (try? dunstctl(["count"]).status) != 0 { Thread.sleep(forTimeInterval: 0.05) }
+        let named = try Background(
+            ["wait", "--session", "--timeout", "60", "org.freedesktop.Notifications"],
+            executable: URL(fileURLWithPath: "/usr/bin/gdbus"), environment: environment)
+        guard named.exitStatus(within: 70) == 0 else {
+            throw StartError(description: "dunst did not take its name on the bus: \(dunst?.stderr ?? "")")
+        }
     }
 
     /// Runs `dunstctl ARGUMENTS` on the session's bus.
@@ -41,11 +71,35 @@ public final class DesktopSession: @unchecked Sendable {
         try Command.run(arguments, environment: environment, executable: "/usr/bin/dunstctl")
     }
 
-    /// Closes every pop-up on screen, then returns dunst's history: one dictionary per pop-up,
-    /// each field's value as dunst gives it (`summary`, `body`, `appname`, `timeout` in µs...).
+    /// The summaries of the pop-ups dunst has shown so far, in order.
+    public var shown: [String] {
+        ((try? String(contentsOfFile: shownPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// Waits until dunst has shown `count` pop-ups; false when `seconds` pass first.
+    @discardableResult
+    public func waitUntilShown(_ count: Int, seconds: Double = 60) -> Bool {
+        EventWait(folders: [URL(fileURLWithPath: shownPath).deletingLastPathComponent().path]).until(seconds: seconds) {
+            shown.count >= count
+        }
+    }
+
+    /// How many times the server said a pop-up closed (`NotificationClosed`).
+    public var closedSignals: Int {
+        monitor.stdout.components(separatedBy: "member=NotificationClosed").count - 1
+    }
+
+    /// Waits until the server has said `count` pop-ups closed; false when `seconds` pass first.
+    @discardableResult
+    public func waitUntilClosed(_ count: Int, seconds: Double = 60) -> Bool {
+        monitor.waitUntil(seconds: seconds) { _ in closedSignals >= count }
+    }
+
+    /// Closes every pop-up on screen (dunstctl waits for dunst's answer), then returns dunst's
+    /// history: one dictionary per pop-up, each field's value as dunst gives it (`summary`,
+    /// `body`, `appname`, `timeout` in µs...).
     public func closedNotifications() throws -> [[String: Any]] {
         _ = try dunstctl(["close-all"])
-        Thread.sleep(forTimeInterval: 0.3)
         let history = try dunstctl(["history"])
         guard let object = try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [String: Any],
               let data = object["data"] as? [[[String: Any]]], let list = data.first
@@ -61,6 +115,7 @@ public final class DesktopSession: @unchecked Sendable {
 
     deinit {
         dunst?.stop()
+        monitor.stop()
         display.stop()
         bus.stop()
     }

@@ -1,9 +1,10 @@
 import Foundation
 
-/// A private mosquitto broker on a free loopback port, with a generated config (never the
-/// machine's 1883); it keeps its sessions across a restart on the same port.
+/// A private mosquitto broker on a loopback port reserved for it, with a generated config (never
+/// the machine's 1883); it keeps its sessions across a restart on the same port.
 public final class Mosquitto: @unchecked Sendable {
-    public let port: Int
+    private let reservation: PortReservation
+    public var port: Int { reservation.port }
     /// The broker's certificate and the authority that signed it, when it speaks TLS.
     public let certificates: TestCertificates?
     private let folder: URL
@@ -13,7 +14,8 @@ public final class Mosquitto: @unchecked Sendable {
     /// `options` are further lines of its config (`max_queued_messages 0`); with `tls`, it takes
     /// only TLS connections, to `localhost`, with a certificate made for the occasion.
     public init(passwords: [String: String] = [:], options: [String] = [], tls: Bool = false) throws {
-        port = try GPSFake.freePort()
+        reservation = try PortReservation()
+        let port = reservation.port
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-mosquitto-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         certificates = tls ? try TestCertificates(in: folder.path) : nil
@@ -54,13 +56,20 @@ public final class Mosquitto: @unchecked Sendable {
         return ["-h", "localhost", "-p", String(port), "--cafile", certificates.authority]
     }
 
-    /// Starts (again) on the same port and waits until it listens.
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Starts (again) on the same port and waits until it listens (it says "running" once every
+    /// listener is open).
     public func start() throws {
-        broker = try Background(
+        let broker = try Background(
             ["-c", folder.appendingPathComponent("mosquitto.conf").path],
             executable: URL(fileURLWithPath: "/usr/sbin/mosquitto"))
-        let end = Date().addingTimeInterval(30)
-        while !GPSFake.isListening(port), Date() < end { Thread.sleep(forTimeInterval: 0.02) }
+        self.broker = broker
+        guard broker.waitUntil({ $0.stderr.contains(" running") }) else {
+            throw StartError(description: "mosquitto did not start on port \(port): \(broker.stderr)")
+        }
     }
 
     /// Stops it as an administrator would (SIGTERM: sessions saved), and waits for it to end.
@@ -77,17 +86,23 @@ public final class Mosquitto: @unchecked Sendable {
         var arguments = clientArguments + ["-v", "-q", "1"]
         if let session { arguments += ["-c", "-i", session] }
         if let (name, password) = user { arguments += ["-u", name, "-P", password] }
-        for filter in filters { arguments += ["-t", filter] }
+        // mosquitto_sub says nothing once subscribed: a retained message on a topic of its own,
+        // subscribed last, reaches it once every filter before it is in force.
+        let probe = MQTTLines.probePrefix + UUID().uuidString
+        try publish(probe, "ready", retain: true, user: user)
+        for filter in filters + [probe] { arguments += ["-t", filter] }
         let subscriber = try Background(arguments, executable: URL(fileURLWithPath: "/usr/bin/mosquitto_sub"))
-        // mosquitto_sub prints nothing when subscribed: give it the time to connect.
-        Thread.sleep(forTimeInterval: 0.3)
+        guard subscriber.waitUntil({ $0.stdout.contains(probe + " ready") }) else {
+            throw StartError(description: "mosquitto_sub did not subscribe: \(subscriber.stderr)")
+        }
         return subscriber
     }
 
     /// Publishes one message with mosquitto_pub, and waits until it has.
-    public func publish(_ topic: String, _ payload: String, retain: Bool = false) throws {
+    public func publish(_ topic: String, _ payload: String, retain: Bool = false, user: (String, String)? = nil) throws {
         var arguments = clientArguments + ["-q", "1", "-t", topic, "-m", payload]
         if retain { arguments.append("-r") }
+        if let (name, password) = user { arguments += ["-u", name, "-P", password] }
         // Spawned as the agent is (no Foundation Process, which adds a thread to the test process
         // that the hook tests, counting threads, would see).
         let publisher = try Background(arguments, executable: URL(fileURLWithPath: "/usr/bin/mosquitto_pub"))
@@ -135,8 +150,11 @@ public struct TestCertificates: Sendable {
 public struct MQTTLines {
     public var messages: [(topic: String, payload: String)]
 
+    /// Topics of the retained messages that tell a test its subscriber is ready: left out here.
+    static let probePrefix = "geoalarm-test-ready/"
+
     public init(_ output: String) {
-        messages = output.split(separator: "\n").map { line in
+        messages = output.split(separator: "\n").filter { !$0.hasPrefix(Self.probePrefix) }.map { line in
             guard let space = line.firstIndex(of: " ") else { return (String(line), "") }
             let payload = String(line[line.index(after: space)...])
             return (String(line[..<space]), payload == "(null)" ? "" : payload)
