@@ -13,8 +13,15 @@ struct GPSDSourceTests {
     @Test func readsFixesFromGpsdAndEndsWhenStopped() async throws {
         let gpsd = try GPSFake()
         defer { gpsd.stop() }
-        try gpsd.play(Self.walk)
+        try gpsd.load(Self.walk)
         let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port))
+        // Plays the walk once the source watches; stops the source when the walk has ended, so
+        // that a source that misses its fixes fails the test instead of hanging it.
+        Thread {
+            _ = try? gpsd.playWhenWatched()
+            gpsd.waitForEnd()
+            source.stop()
+        }.start()
         var connected = false
         var positions: [Fix] = []
         for await report in source.reports() {
@@ -34,7 +41,8 @@ struct GPSDSourceTests {
     }
 
     @Test func reportsGpsdAwayAndEndsWhenStoppedWhileWaiting() async throws {
-        let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: try GPSFake().port))
+        let nothingListens = try GPSFake()
+        let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: nothingListens.port))
         var reasons: [String] = []
         for await report in source.reports() {
             if case .unavailable(let reason) = report {

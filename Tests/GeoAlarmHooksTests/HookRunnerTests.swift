@@ -2,6 +2,7 @@ import Foundation
 import GeoAlarmCore
 @testable import GeoAlarmHooks
 import Logging
+import GeoAlarmSystem
 import GeoAlarmTestSupport
 import Synchronization
 import Testing
@@ -37,24 +38,16 @@ struct HookRunnerTests {
         return directory
     }
 
-    static func wait(for path: String, seconds: Double = 20) -> String? {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasSuffix("\n") { return text }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return nil
-    }
-
     @Test func theEventArrivesInTheEnvironmentAndOnStdin() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("hook-\(UUID().uuidString)").path
         let directory = try Self.hooks([
             "record": "env | grep '^GEOALARM_' | sort > \(out).env; cat > \(out).stdin; echo done >> \(out).env",
         ])
-        let log = CapturingLog()
-        let runner = HookRunner(directory: directory, timeout: 10, logger: log.logger)
+        let outcomes = Outcomes()
+        let runner = Self.runner(timeout: 10, log: CapturingLog(), outcomes: outcomes, directory: directory)
         runner.deliver(Self.event)
-        let environment = try #require(Self.wait(for: "\(out).env"))
+        #expect(outcomes.wait(for: 1) == [.succeeded])
+        let environment = try String(contentsOfFile: "\(out).env", encoding: .utf8)
         #expect(environment == """
             GEOALARM_DISTANCE_M=111.2
             GEOALARM_EVENT=leave
@@ -82,18 +75,51 @@ struct HookRunnerTests {
         #expect(HookRunner(directory: "/nonexistent", timeout: 1, logger: CapturingLog().logger).commands(for: Self.event).isEmpty)
     }
 
-    /// Collects how each hook run ended, for a test to wait on.
+    /// Collects how each hook run ended, for a test to wait on: each outcome wakes the waiter.
     final class Outcomes: @unchecked Sendable {
-        private let list = Mutex<[([String], HookOutcome)]>([])
-        func record(_ command: [String], _ outcome: HookOutcome) { list.withLock { $0.append((command, outcome)) } }
-        var all: [HookOutcome] { list.withLock { $0.map(\.1) } }
+        private let condition = NSCondition()
+        private var list: [HookOutcome] = []
 
-        /// Waits until `count` runs have ended (a liveness limit, not a speed test).
-        func wait(for count: Int, seconds: Double = 30) -> [HookOutcome] {
-            let end = Date().addingTimeInterval(seconds)
-            while all.count < count, Date() < end { Thread.sleep(forTimeInterval: 0.02) }
-            return all
+        func record(_ command: [String], _ outcome: HookOutcome) {
+            condition.lock()
+            list.append(outcome)
+            condition.broadcast()
+            condition.unlock()
         }
+
+        var all: [HookOutcome] {
+            condition.lock()
+            defer { condition.unlock() }
+            return list
+        }
+
+        /// Waits until `count` runs have ended (the deadline bounds a failure; it is no speed test).
+        func wait(for count: Int, seconds: Double = 60) -> [HookOutcome] {
+            let end = Date().addingTimeInterval(seconds)
+            condition.lock()
+            defer { condition.unlock() }
+            while list.count < count, condition.wait(until: end) {}
+            return list
+        }
+    }
+
+    /// Waits until process `pid` (not a child of ours) has ended; false when it still runs after
+    /// `seconds` (a bound on a failure: the processes tested would run for a minute).
+    static func ended(_ pid: pid_t, seconds: Double = 30) -> Bool {
+        /// Ended: no longer in /proc, or a zombie there.
+        func gone() -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return true }
+            return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+        }
+        guard let descriptor = try? System.processDescriptor(pid) else { return true }  // gone already
+        defer { System.close(descriptor) }
+        return EventWait(folders: [], processes: [descriptor]).until(seconds: seconds, gone)
+    }
+
+    /// The process id a hook wrote to `path` (`echo $! > path` after starting a child).
+    static func pid(in path: String) -> pid_t? {
+        EventWait.forFile(path) { $0.hasSuffix("\n") }.flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
     static func runner(timeout: Double, log: CapturingLog, outcomes: Outcomes, directory: String? = nil) -> HookRunner {
@@ -137,13 +163,16 @@ struct HookRunnerTests {
     @Test func aHookPastItsTimeoutIsKilledWithItsChildren() throws {
         let log = CapturingLog()
         let outcomes = Outcomes()
-        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("hook-child-\(UUID().uuidString)").path
+        let childPID = FileManager.default.temporaryDirectory.appendingPathComponent("hook-child-\(UUID().uuidString)").path
         let runner = Self.runner(timeout: 0.5, log: log, outcomes: outcomes)
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", "(sleep 3; touch \(marker)) & sleep 30"]))
+        // The child would run for a minute; the hook writes its pid, then waits.
+        let script = "sleep 60 & echo $! > \(childPID).tmp && mv \(childPID).tmp \(childPID); sleep 30"
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", script]))
         #expect(outcomes.wait(for: 1) == [.timedOut])
-        #expect(log.messages == ["warning: hook /bin/sh -c (sleep 3; touch \(marker)) & sleep 30 still running after 0.5 s; stopped it"])
-        Thread.sleep(forTimeInterval: 3.5)
-        #expect(!FileManager.default.fileExists(atPath: marker), "the hook's own child was stopped too")
+        #expect(log.messages == ["warning: hook /bin/sh -c \(script) still running after 0.5 s; stopped it"])
+        if let child = Self.pid(in: childPID) {
+            #expect(Self.ended(child), "the hook's own child was stopped too")
+        }
     }
 
     /// The timeout counts from the start, whatever the hook does with its pipes: one that closes
@@ -178,15 +207,16 @@ struct HookRunnerTests {
 
     @Test func hooksStillRunningAtShutdownAreStoppedAndReaped() throws {
         let outcomes = Outcomes()
-        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("hook-left-\(UUID().uuidString)").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hook-left-\(UUID().uuidString)").path
         let runner = Self.runner(timeout: 60, log: CapturingLog(), outcomes: outcomes)
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", "(sleep 2; touch \(marker)) & sleep 30"]))
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", "trap '' TERM; sleep 30"]))
-        Thread.sleep(forTimeInterval: 0.3)
+        // Each hook says when it runs (the first with its child's pid), then waits.
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", "sleep 60 & echo $! > \(scratch).1.tmp && mv \(scratch).1.tmp \(scratch).1; sleep 30"]))
+        runner.deliver(Self.event(running: ["/bin/sh", "-c", "trap '' TERM; echo $$ > \(scratch).2.tmp && mv \(scratch).2.tmp \(scratch).2; sleep 30"]))
+        let child = try #require(Self.pid(in: "\(scratch).1"))
+        #expect(Self.pid(in: "\(scratch).2") != nil)
         runner.stop()
         #expect(outcomes.all == [.stoppedAtShutdown, .stoppedAtShutdown])
-        Thread.sleep(forTimeInterval: 2.5)
-        #expect(!FileManager.default.fileExists(atPath: marker), "the hook's child was stopped with it")
+        #expect(Self.ended(child), "the hook's child was stopped with it")
         #expect(Self.zombies().isEmpty)
     }
 
@@ -208,7 +238,9 @@ struct HookRunnerTests {
     @Test func aBurstOfHangingHooksGrowsNeitherThreadsNorDescriptors() throws {
         let log = CapturingLog()
         let outcomes = Outcomes()
-        let directory = try Self.hooks(["hang": "exec 2>&-; sleep 30"])
+        let started = FileManager.default.temporaryDirectory.appendingPathComponent("hook-started-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: started, withIntermediateDirectories: true)
+        let directory = try Self.hooks(["hang": "touch \(started)/$GEOALARM_REMINDER; exec 2>&-; sleep 30"])
         let runner = Self.runner(timeout: 5, log: log, outcomes: outcomes, directory: directory)
         let threadsBefore = Self.count("/proc/self/task")
         let descriptorsBefore = Self.count("/proc/self/fd")
@@ -217,11 +249,13 @@ struct HookRunnerTests {
             event.reminder.id = "r\(index)"
             runner.deliver(event)
         }
-        Thread.sleep(forTimeInterval: 0.3)
+        // Once the excess is dropped and the first hooks all run:
+        let dropped = 400 - HookRunner.maximumQueued - HookRunner.maximumRunning
+        _ = outcomes.wait(for: dropped)
+        #expect(EventWait(folders: [started]).until { Self.count(started) >= HookRunner.maximumRunning })
         #expect(Self.count("/proc/self/task") < threadsBefore + HookRunner.maximumRunning / 2)
         #expect(Self.count("/proc/self/fd") <= descriptorsBefore + 3 * HookRunner.maximumRunning + 4)
-        let dropped = outcomes.all.filter { if case .notRun = $0 { true } else { false } }.count
-        #expect(dropped == 400 - HookRunner.maximumQueued - HookRunner.maximumRunning)
+        #expect(outcomes.all.filter { if case .notRun = $0 { true } else { false } }.count == dropped)
         runner.stop()
         #expect(outcomes.all.count == 400)
         #expect(Self.zombies().isEmpty)
@@ -239,22 +273,17 @@ struct HookRunnerTests {
             "fast": "cat > \(out)/$GEOALARM_REMINDER.$$",
             "slow": "sleep 2",
         ])
-        let runner = HookRunner(directory: directory, timeout: 10, logger: CapturingLog().logger)
+        let outcomes = Outcomes()
+        let runner = Self.runner(timeout: 10, log: CapturingLog(), outcomes: outcomes, directory: directory)
         for index in 0..<50 {
             var event = Self.event
             event.reminder.id = "r\(index)"
             runner.deliver(event)
         }
-        let end = Date().addingTimeInterval(20)
-        var files: [String] = []
-        while Date() < end {
-            files = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
-            if files.count == 50 { break }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        #expect(outcomes.wait(for: 100).allSatisfy { $0 == .succeeded })
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
         #expect(files.count == 50)
         #expect(Set(files.map { $0.split(separator: ".")[0] }).count == 50)
-        Thread.sleep(forTimeInterval: 3)
         // Every child reaped: no process whose parent is us is left as a zombie.
         #expect(Self.zombies().isEmpty)
     }

@@ -25,15 +25,18 @@ struct DesktopTests {
         return try Command.temporaryFile(demo)
     }
 
-    /// Plays the walk into a new gpsd with the agent on `environment`; returns the agent once it has stopped.
-    static func walk(config: String, environment: [String: String], arguments: [String] = [], during: ((Background) -> Void)? = nil) throws -> Background {
+    /// Plays the walk into a new gpsd with the agent on `environment`; once the agent has read
+    /// all of it, `after` (waiting for what the test needs), then the agent stops; returns it.
+    static func walk(config: String, environment: [String: String], arguments: [String] = [],
+                     during: ((Background) -> Void)? = nil, after: (() -> Void)? = nil) throws -> Background {
         let gpsd = try GPSFake()
-        try gpsd.play("config/demo/walk.nmea")
+        try gpsd.load("config/demo/walk.nmea")
         let agent = try Background(["run", "--state", Command.scratchState(), "-c", config, "--gpsd", "localhost:\(gpsd.port)"] + arguments, environment: environment)
+        #expect(try gpsd.playWhenWatched(), "\(agent.stderr)")
         during?(agent)
         gpsd.waitForEnd()
-        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
-        Thread.sleep(forTimeInterval: 1)
+        #expect(agent.waitUntil { $0.stderr.contains("unavailable: connection lost") }, "\(agent.stderr)")
+        after?()
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         return agent
@@ -41,7 +44,9 @@ struct DesktopTests {
 
     @Test func everyEventPopsUpWithItsSummaryBodyUrgencyAndAppName() throws {
         let desktop = try DesktopSession(dunstConfig: Self.dunstrc)
-        let agent = try Self.walk(config: try Self.config(), environment: desktop.environment)
+        let agent = try Self.walk(config: try Self.config(), environment: desktop.environment, after: {
+            #expect(desktop.waitUntilShown(5), "\(desktop.shown)")
+        })
         #expect(agent.stdoutLines.count == 5, "every event is still logged")
         #expect(agent.stderr.contains("showing pop-ups through dunst"))
         let shown = try desktop.closedNotifications()
@@ -70,17 +75,22 @@ struct DesktopTests {
         let config = try Command.temporaryFile(demo.replacingOccurrences(of: "radius = \"30m\"\n\n", with: "radius = \"30m\"\nurgency = \"critical\"\n\n"))
         let state = Command.scratchState()
         let gpsd = try GPSFake()
-        try gpsd.play("config/demo/walk.nmea", pace: 0.01)
+        // The walk up to the bakery and a little beyond.
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
         let agent = try Background(["run", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsd.port)"], environment: desktop.environment)
-        #expect(agent.waitUntil { $0.stdout.contains("arrive  bread") })
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stdout.contains("arrive  bread"))
+        #expect(desktop.waitUntilShown(2), "\(desktop.shown)")
+        #expect(desktop.shown.last == "Arrived: Buy bread")
         func breadInHistory() -> Bool {
             let history = (try? desktop.dunstctl(["history"]).stdout) ?? ""
             return history.contains("Arrived: Buy bread")
         }
-        Thread.sleep(forTimeInterval: 0.5)
         #expect(!breadInHistory(), "a critical pop-up stays on screen")
+        let closedBefore = desktop.closedSignals
         #expect(try Command.run(["complete", "bread", "-c", config, "--state", state]).status == 0)
-        #expect(agent.waitUntil(seconds: 10) { _ in breadInHistory() }, "closed once completed")
+        #expect(desktop.waitUntilClosed(closedBefore + 1), "closed once completed")
+        #expect(breadInHistory())
         gpsd.stop()
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)

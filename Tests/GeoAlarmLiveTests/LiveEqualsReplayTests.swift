@@ -82,25 +82,18 @@ struct LiveEqualsReplayTests {
     @Test(arguments: captures)
     func liveAndReplayPrintTheSameEvents(log: String) throws {
         let root = try #require(TestData.root)
-        let capture = try Data(contentsOf: root.appendingPathComponent("gpsd/\(log)"))
-        let lines = String(decoding: capture, as: UTF8.self).split(whereSeparator: \.isNewline).count
+        let path = root.appendingPathComponent("gpsd/\(log)").path
+        let lines = String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self).split(whereSeparator: \.isNewline).count
         let pace = max(0.002, 5.0 / Double(lines))
-        // gpsfake plays the log whether or not a client listens: six seconds of text sentences
-        // (which neither gpsd nor replay takes a fix or a time from) come first, so that the
-        // agent is connected before the capture's first fix even on a loaded machine (three
-        // were once too few, during a full test run).
-        let leadIn = String(repeating: "$GPTXT,01,01,02,lead-in*6B\r\n", count: Int((6.0 / pace).rounded(.up)))
-        let path = try Command.temporaryFile(leadIn, named: log)
-        try (Data(leadIn.utf8) + capture).write(to: URL(fileURLWithPath: path))
         let config = try Self.config(for: log)
         let replay = try Command.run(["replay", "-c", config, path])
         #expect(replay.status == 0, "\(replay.stderr)")
 
+        // gpsfake holds the capture until the agent watches, then plays all of it.
         let gpsd = try GPSFake()
-        try gpsd.play(path, pace: pace)
+        try gpsd.load(path, pace: pace)
         let agent = try Background(["run", "--state", Command.scratchState(), "-c", config, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
-        gpsd.waitForEnd()
-        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= replay.stdoutLines.count }
+        #expect(try gpsd.playThrough(to: agent), "\(log): \(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         if agent.stderr.contains("more than a day ahead of this system's clock") {

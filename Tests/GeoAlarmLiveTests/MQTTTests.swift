@@ -64,23 +64,35 @@ struct MQTTTests {
     /// An agent on `config` that walked the demo through gpsfake, once `subscriber` saw its five transitions.
     static func walkDemo(config: String, seenBy subscriber: Background) throws -> Background {
         let gpsd = try GPSFake()
-        try gpsd.play(LiveAgentTests.walk)
+        try gpsd.load(LiveAgentTests.walk)
         let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
-        gpsd.waitForEnd()
-        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: ownTopic + "/event").count == 5 })
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: ownTopic + "/event").count == 5 })
         return agent
+    }
+
+    /// A device no test uses, whose first location the agent says it tracks.
+    static let sentinel = "owntracks/zz/sentinel"
+
+    /// Publishes a location of ``sentinel`` after everything a test published, and waits until
+    /// the agent has taken it: the broker hands messages on in the order they came, so the
+    /// agent has handled all before. False when it did not within `seconds`.
+    static func settled(_ agent: Background, broker: Mosquitto, seconds: Double = 60) throws -> Bool {
+        let before = agent.stderr.components(separatedBy: "tracking zz/sentinel").count
+        try broker.publish(sentinel, location(north: -9000, at: start + 100_000))
+        return agent.waitUntil(seconds: seconds) { $0.stderr.components(separatedBy: "tracking zz/sentinel").count > before }
     }
 
     @Test func transitionsPresenceAndDiscoveryReachTheBroker() throws {
         let broker = try Mosquitto()
         let subscriber = try broker.subscribe()
         let gpsd = try GPSFake()
-        try gpsd.play(LiveAgentTests.walk)
+        try gpsd.load(LiveAgentTests.walk)
         let agent = try Background(["run", "--headless", "-c", try Self.demoConfig(broker), "--state", Command.scratchState(),
                                     "--gpsd", "localhost:\(gpsd.port)"])
-        gpsd.waitForEnd()
-        #expect(agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 })
-        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count >= 5 })
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stdoutLines.count == 5)
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count >= 5 })
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         #expect(subscriber.waitUntil(seconds: 5) { MQTTLines($0.stdout).payloads(on: "geoalarm/\(Self.clientID)/availability").last == "offline" })
@@ -146,20 +158,30 @@ struct MQTTTests {
         let broker = try Mosquitto()
         // A persistent session: what is published while it reconnects waits for it at the broker.
         let subscriber = try broker.subscribe([Self.ownTopic + "/event"], session: "geoalarm-test-outage")
+        // The walk in three parts: to the first event, on past the post office with the broker
+        // away, then the rest with the broker back.
+        func part(_ epochs: Range<Int>) throws -> String {
+            try Command.temporaryFile(try LiveAgentTests.walkEpochs(epochs), named: "part.nmea")
+        }
         let gpsd = try GPSFake()
-        try gpsd.play(LiveAgentTests.walk, pace: 0.012)
+        try gpsd.load(try part(0..<200))
         let state = Command.scratchState()
         let agent = try Background(["run", "--headless", "-c", try Self.demoConfig(broker, homeAssistant: false), "--state", state,
                                     "--gpsd", "localhost:\(gpsd.port)"])
-        #expect(agent.waitUntil(seconds: 60) { $0.stdoutLines.count >= 1 })
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stdoutLines.count == 1)
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).objects(on: Self.ownTopic + "/event").count >= 1 })
         broker.stop()
-        #expect(agent.waitUntil(seconds: 60) { $0.stdoutLines.count >= 3 }, "events go on while the broker is away")
-        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("unavailable") })
+        #expect(agent.waitUntil { $0.stderr.contains("mqtt broker") && $0.stderr.contains("unavailable") }, "\(agent.stderr)")
+        try gpsd.load(try part(200..<850))
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stdoutLines.count == 3, "events go on while the broker is away")
         let waiting = try Command.run([state, "SELECT count(*) FROM mqtt_outbox"], executable: "/usr/bin/sqlite3")
         #expect((Int(waiting.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "kept in the outbox")
         try broker.start()
-        gpsd.waitForEnd()
-        #expect(agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 })
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(850...), named: "rest.nmea"))
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stdoutLines.count == 5)
         #expect(subscriber.waitUntil(seconds: 90) { MQTTLines($0.stdout).objects(on: Self.ownTopic + "/event").count >= 5 })
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
@@ -190,8 +212,7 @@ struct MQTTTests {
             try broker.publish("owntracks/bob/car", Self.location(north: -5000, at: time))
             try broker.publish("owntracks/carol/bike", Self.location(north: Double(step) * 120 - 300, at: time))
         }
-        #expect(agent.waitUntil(seconds: 20) { $0.stdoutLines.count >= 3 })
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try Self.settled(agent, broker: broker), "\(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         let events = Set(agent.stdoutLines.map { line in
@@ -201,8 +222,8 @@ struct MQTTTests {
         #expect(events == [
             "device alice/phone arrive bakery", "device carol/bike arrive bakery", "device carol/bike leave bakery",
         ])
-        #expect(agent.stderr.contains("3 devices tracked"))
-        #expect(subscriber.waitUntil(seconds: 5) { MQTTLines($0.stdout).messages.count >= 3 })
+        #expect(agent.stderr.contains("4 devices tracked"), "the three and the sentinel")
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).messages.count >= 3 })
         let lines = MQTTLines(subscriber.stdout)
         #expect(lines.objects(on: "owntracks/alice/phone/event").map { $0["event"] as? String } == ["enter"])
         #expect(lines.objects(on: "owntracks/carol/bike/event").map { $0["event"] as? String } == ["enter", "leave"])
@@ -213,8 +234,7 @@ struct MQTTTests {
         for step in 12..<16 {
             try broker.publish("owntracks/alice/phone", Self.location(north: step < 14 ? 0 : 2000, at: Self.start + step * 10))
         }
-        #expect(agent.waitUntil(seconds: 20) { $0.stdoutLines.count >= 1 })
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try Self.settled(agent, broker: broker), "\(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         #expect(agent.stdoutLines.count == 1)
@@ -243,8 +263,7 @@ struct MQTTTests {
         }
         try broker.publish(topic, Self.location(north: 10, at: Self.start + 50))
         try broker.publish(topic, Self.location(north: 10, at: Self.start + 5))
-        #expect(agent.waitUntil(seconds: 20) { $0.stdoutLines.count >= 1 })
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try Self.settled(agent, broker: broker), "\(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         #expect(agent.stdoutLines.count == 1)
@@ -325,12 +344,12 @@ struct MQTTTests {
         let otherAuthority = try TestCertificates(in: stranger.path).authority
         let refusedConfig = try Self.demoConfig(broker, homeAssistant: false, extra: "cafile = \"\(otherAuthority)\"")
         let replayed = try GPSFake()
-        try replayed.play(LiveAgentTests.walk)
+        try replayed.load(LiveAgentTests.walk)
         let refused = try Background([
             "run", "--headless", "-c", refusedConfig, "--state", Command.scratchState(), "--gpsd", "localhost:\(replayed.port)",
         ])
-        replayed.waitForEnd()
-        #expect(refused.waitUntil(seconds: 10) { $0.stdoutLines.count == 5 && $0.stderr.contains("TLS: certificate verify failed") },
+        #expect(try replayed.playThrough(to: refused), "\(refused.stderr)")
+        #expect(refused.waitUntil { $0.stdoutLines.count == 5 && $0.stderr.contains("TLS: certificate verify failed") },
                 "\(refused.stderr)")
         #expect(refused.isRunning)
         refused.signal(SIGTERM)

@@ -9,10 +9,9 @@ struct RestartTests {
     static func run(config: String, state: String, epochs: Range<Int>) throws -> Background {
         let part = try Command.temporaryFile(try LiveAgentTests.walkEpochs(epochs), named: "part.nmea")
         let gpsd = try GPSFake()
-        try gpsd.play(part, pace: 0.002)
+        try gpsd.load(part, pace: 0.002)
         let agent = try Background(["run", "-c", config, "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
-        gpsd.waitForEnd()
-        Thread.sleep(forTimeInterval: 1)
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         return agent
@@ -75,12 +74,13 @@ struct RestartTests {
     }
 
     /// Plays the demo walk into a new gpsd with an agent on `state`, and kills the agent with
-    /// SIGKILL after `seconds`.
-    static func killedDuringTheWalk(state: String, after seconds: Double) throws -> Background {
+    /// SIGKILL once gpsfake has played `sentences` of it (the walk has 3,807).
+    static func killedDuringTheWalk(state: String, after sentences: Int) throws -> Background {
         let gpsd = try GPSFake()
-        try gpsd.play("config/demo/walk.nmea", pace: 0.001)
+        try gpsd.load("config/demo/walk.nmea", pace: 0.001)
         let agent = try Background(["run", "-c", "config/demo.toml", "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
-        Thread.sleep(forTimeInterval: seconds)
+        #expect(try gpsd.playWhenWatched(), "\(agent.stderr)")
+        #expect(gpsd.waitUntilPlayed(sentences))
         agent.signal(SIGKILL)
         _ = agent.exitStatus()
         gpsd.stop()
@@ -91,7 +91,7 @@ struct RestartTests {
         let state = Command.scratchState()
         var lastCount = 0
         for round in 0..<5 {
-            _ = try Self.killedDuringTheWalk(state: state, after: 0.5 + Double(round) * 0.7)
+            _ = try Self.killedDuringTheWalk(state: state, after: 300 + round * 700)
             let check = try Command.run([state, "PRAGMA integrity_check;"], executable: "/usr/bin/sqlite3")
             #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "round \(round): \(check.stdout)\(check.stderr)")
             let count = try Command.run([state, "SELECT count(*) FROM history;"], executable: "/usr/bin/sqlite3")
@@ -110,7 +110,7 @@ struct RestartTests {
         var printed = 0
         for round in 0..<8 {
             let state = Command.scratchState()
-            let lines = try Self.killedDuringTheWalk(state: state, after: 0.5 + Double(round) * 0.45).stdoutLines
+            let lines = try Self.killedDuringTheWalk(state: state, after: 300 + round * 450).stdoutLines
             let history = try Command.run(["history", "--state", state])
             let recorded = history.status == 0 ? history.stdoutLines : []
             for line in lines {
@@ -123,10 +123,9 @@ struct RestartTests {
 
     @Test func anUnwritableStateFileIsNamedAndTheAgentRunsInMemory() throws {
         let gpsd = try GPSFake()
-        try gpsd.play("config/demo/walk.nmea", pace: 0.002)
+        try gpsd.load("config/demo/walk.nmea", pace: 0.002)
         let agent = try Background(["run", "-c", "config/demo.toml", "--state", "/proc/geoalarm/state.sqlite", "--headless", "--gpsd", "localhost:\(gpsd.port)"])
-        gpsd.waitForEnd()
-        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 5 }
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         #expect(agent.stdoutLines.count == 5)
@@ -135,16 +134,18 @@ struct RestartTests {
     }
 }
 
-/// The Reminders verbs while the agent runs: their changes reach it within about a second.
+/// The Reminders verbs while the agent runs: their changes reach it as they are made.
 @Suite(.serialized)
 struct CommandsWhileRunningTests {
     @Test func completeRemoveAddStatusAndHistoryWithTheAgentRunning() throws {
         let config = try RestartTests.demo()
         let state = Command.scratchState()
         let gpsd = try GPSFake()
-        try gpsd.play("config/demo/walk.nmea", pace: 0.01)
+        // The walk up to the first event (leaving home), then the commands, then the rest.
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<200), named: "start.nmea"), pace: 0.002)
         let agent = try Background(["run", "-c", config, "--state", state, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
-        #expect(agent.waitUntil { $0.stdoutLines.count >= 1 }, "the first event (leaving home)")
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stdoutLines.count == 1, "the first event (leaving home)")
 
         #expect(try Command.run(["complete", "parcel", "-c", config, "--state", state]).status == 0)
         #expect(try Command.run(["remove", "ferry", "-c", config]).status == 0)
@@ -160,9 +161,8 @@ struct CommandsWhileRunningTests {
             #expect(try Command.run(["history", "--state", state]).status == 0)
         }
 
-        gpsd.waitForEnd()
-        agent.waitUntil(seconds: 10) { $0.stdoutLines.count >= 3 }
-        Thread.sleep(forTimeInterval: 1)
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(200...), named: "rest.nmea"), pace: 0.002)
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         #expect(agent.stdoutLines == [
@@ -181,39 +181,48 @@ struct CommandsWhileRunningTests {
 @Suite(.serialized)
 struct TimeAlarmLiveTests {
     @Test func aMissedAlarmFiresAtStartASnoozeFiresItAgainAndCompletionStopsIt() throws {
+        // "tick" is a second alarm whose snoozes show how far the agent's clock has gone.
         let config = try Command.temporaryFile("""
             [[reminder]]
             id = "call"
             title = "Call mum"
             at = "2026-11-01T09:00"
+
+            [[reminder]]
+            id = "tick"
+            title = "Tick"
+            at = "2026-11-01T09:00"
             """)
         let state = Command.scratchState()
         var environment = ProcessInfo.processInfo.environment
         environment["TZ"] = "UTC"
-        let port = try GPSFake().port
-        let arguments = ["run", "-c", config, "--state", state, "--headless", "--gpsd", "localhost:\(port)"]
+        let nothingListens = try GPSFake()
+        let arguments = ["run", "-c", config, "--state", state, "--headless", "--gpsd", "localhost:\(nothingListens.port)"]
         let agent = try Background(arguments, environment: environment)
-        #expect(agent.waitUntil { $0.stdoutLines.count >= 1 })
-        #expect(agent.stdoutLines.first == "2026-11-01T09:00:00Z  alarm  call  \"Call mum\"  -")
+        #expect(agent.waitUntil { $0.stdoutLines.count >= 2 })
+        #expect(agent.stdoutLines == ["2026-11-01T09:00:00Z  alarm  call  \"Call mum\"  -", "2026-11-01T09:00:00Z  alarm  tick  \"Tick\"  -"])
 
-        #expect(try Command.run(["snooze", "call", "3s", "-c", config, "--state", state]).status == 0)
-        #expect(agent.waitUntil(seconds: 15) { $0.stdoutLines.count >= 2 }, "fires again when the snooze ends")
+        #expect(try Command.run(["snooze", "call", "2s", "-c", config, "--state", state]).status == 0)
+        #expect(agent.waitUntil { $0.stdoutLines.count >= 3 }, "fires again when the snooze ends")
         #expect(agent.stdoutLines.last?.contains("  alarm  call  \"Call mum\"  -") == true)
 
+        // Completed, then snoozed for less than "tick": had "call" fired, it would come before "tick".
         #expect(try Command.run(["complete", "call", "-c", config, "--state", state]).status == 0)
         #expect(try Command.run(["snooze", "call", "1s", "-c", config, "--state", state]).status == 0)
-        Thread.sleep(forTimeInterval: 3)
-        #expect(agent.stdoutLines.count == 2, "completed: silent even after another snooze")
+        #expect(try Command.run(["snooze", "tick", "2s", "-c", config, "--state", state]).status == 0)
+        #expect(agent.waitUntil { $0.stdoutLines.count >= 4 })
+        #expect(agent.stdoutLines.last?.contains("  alarm  tick  \"Tick\"  -") == true, "completed: silent even after another snooze")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
 
+        // gpsd's absence is reported from the agent's loop, after the alarms due at start.
         let again = try Background(arguments, environment: environment)
-        Thread.sleep(forTimeInterval: 2)
+        #expect(again.waitUntil { $0.stderr.contains("unavailable") })
         again.signal(SIGTERM)
         #expect(again.exitStatus() == 0)
         #expect(again.stdoutLines.isEmpty, "fired and completed: a restart says nothing")
-        let history = try Command.run(["history", "--state", state, "--json"])
-        #expect(history.stdoutLines.count == 2)
+        let history = try Command.run(["history", "--state", state, "--json", "--reminder", "call"])
+        #expect(history.stdoutLines.count == 2, "\(history.stdout)\(history.stderr)")
         #expect(history.stdoutLines.first?.contains("\"event\":\"alarm\",\"reminder\":\"call\"") == true)
         #expect(history.stdoutLines.first?.contains("\"lat\":null") == true)
     }
