@@ -15,7 +15,9 @@ struct TrustTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         chmod(folder.path, 0o755)
         let binary = folder.appendingPathComponent("geoalarm").path
-        try FileManager.default.copyItem(atPath: Command.binary.path, toPath: binary)
+        // Copied by cp, not in this process: a child that other tests start meanwhile would
+        // inherit our descriptor open for writing, and exec would then fail with ETXTBSY.
+        #expect(try Command.run([Command.binary.path, binary], executable: "/bin/cp").status == 0)
         return try Command.run(
             ["--reuid=nobody", "--regid=nogroup", "--clear-groups", binary] + arguments, executable: "/usr/bin/setpriv")
     }
@@ -130,17 +132,10 @@ struct TrustTests {
 
     @Test func concurrentAddsAreAllKept() throws {
         let config = try Command.temporaryFile("# mine\n" + Self.reminder)
-        let processes = try (0..<40).map { index -> Process in
-            let process = Process()
-            process.executableURL = Command.binary
-            process.arguments = ["add", "-c", config, "--title", "Errand \(index)", "--at", "1,2"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
+        let processes = try (0..<40).map { index in
+            try Background(["add", "-c", config, "--title", "Errand \(index)", "--at", "1,2"])
         }
-        for process in processes { process.waitUntilExit() }
-        #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+        #expect(processes.allSatisfy { $0.exitStatus(within: 120) == 0 })
         let list = try Command.run(["list", "-c", config, "--state", Command.scratchState()])
         #expect(list.stdoutLines.count == 42, "a header, the first reminder and the 40 added")
         #expect(try String(contentsOfFile: config, encoding: .utf8).hasPrefix("# mine\n" + Self.reminder))
@@ -160,19 +155,11 @@ struct TrustTests {
     // MARK: 7. Bounded input
 
     @Test func anEndlessStreamIsStoppedAtItsFirstLongLine() throws {
-        let process = Process()
-        process.executableURL = Command.binary
-        process.arguments = ["replay", "-c", "config/demo.toml", "-"]
-        process.currentDirectoryURL = Command.root
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/zero")
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
-        #expect(said.contains("<stdin>: line 1 is longer than 1 MB: not a track"))
+        let zeros = open("/dev/zero", O_RDONLY | O_CLOEXEC)
+        defer { close(zeros) }
+        let process = try Background(["replay", "-c", "config/demo.toml", "-"], stdin: zeros)
+        #expect(process.exitStatus(within: 120) == 1)
+        #expect(process.stderr.contains("<stdin>: line 1 is longer than 1 MB: not a track"))
     }
 
     @Test func aCollectionMustBeARegularFile() throws {
@@ -186,24 +173,16 @@ struct TrustTests {
 
     @Test func manyProcessesOpeningANewStateFileAllSucceed() throws {
         let config = try Command.temporaryFile(Self.reminder)
-        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("errors-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        var said = ""
         for _ in 0..<6 {
             let state = Command.scratchState()
-            let processes = try (0..<16).map { index -> Process in
-                let process = Process()
-                process.executableURL = Command.binary
-                process.arguments = [index % 2 == 0 ? "complete" : "snooze", "a"] + (index % 2 == 0 ? [] : ["1h"])
-                    + ["-c", config, "--state", state]
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-                try process.run()
-                return process
+            let processes = try (0..<16).map { index in
+                try Background([index % 2 == 0 ? "complete" : "snooze", "a"] + (index % 2 == 0 ? [] : ["1h"])
+                    + ["-c", config, "--state", state])
             }
-            for process in processes { process.waitUntilExit() }
-            #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+            #expect(processes.allSatisfy { $0.exitStatus(within: 120) == 0 })
+            said += processes.map(\.stderr).joined()
         }
-        let said = try String(contentsOfFile: errors, encoding: .utf8)
         #expect(said.isEmpty, "\(said)")
     }
 

@@ -21,9 +21,12 @@ public struct Command {
         return root.appendingPathComponent(".build/debug/geoalarm")
     }()
 
-    /// Runs `geoalarm ARGUMENTS` (or another executable) in the repository root, with `stdin` as standard input.
+    /// Runs `geoalarm ARGUMENTS` (or another executable) in the repository root, with `stdin` as
+    /// standard input. A command still running after `seconds` (a bound on a failure: one that
+    /// hangs) is killed, and its status is then 128 + SIGKILL.
     public static func run(
-        _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, executable: String? = nil
+        _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, executable: String? = nil,
+        seconds: Double = 120
     ) throws -> Command {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -45,8 +48,13 @@ public struct Command {
         } else {
             process.standardInput = FileHandle.nullDevice
         }
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
         try process.run()
-        process.waitUntilExit()
+        if ended.wait(timeout: .now() + seconds) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            ended.wait()
+        }
         return Command(
             status: process.terminationStatus,
             stdout: try String(contentsOf: outURL, encoding: .utf8),
