@@ -133,6 +133,7 @@ bench: bench-deps
 	Benchmarks/.build/release/Instructions
 	Benchmarks/.build/release/StartupMemory
 	Benchmarks/.build/release/LiveLatency
+	Benchmarks/.build/release/StopLatency .build/release/geoalarm
 	$(STATIC_BUILD)
 	Benchmarks/.build/release/Wakeups .build/release/geoalarm .build-static/release/geoalarm
 	taskset -c 0 Benchmarks/.build/release/MQTTScale .build/release/geoalarm

@@ -54,6 +54,11 @@ let package = Package(
             name: "Wakeups",
             dependencies: ["Workload", .product(name: "GeoAlarmTestSupport", package: "geoalarm")]
         ),
+        // Time from SIGTERM to the end of `geoalarm run`, against gpxlogger on the same gpsd.
+        .executableTarget(
+            name: "StopLatency",
+            dependencies: ["Workload", .product(name: "GeoAlarmTestSupport", package: "geoalarm")]
+        ),
         // geoalarm tracking 1 to 10,000 OwnTracks devices through a private mosquitto.
         .executableTarget(
             name: "MQTTScale",
