@@ -1,9 +1,8 @@
 // Linux system interfaces the Glibc module leaves out: pipe2 (a GNU extension), pidfd,
-// eventfd, inotify and posix_spawn's closefrom action. Includes only.
+// eventfd and inotify. Includes only.
 #define _GNU_SOURCE 1
 #include <unistd.h>
 #include <fcntl.h>
 #include <sys/pidfd.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
-#include <spawn.h>

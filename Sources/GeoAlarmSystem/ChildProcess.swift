@@ -1,12 +1,10 @@
-import CSystem
 import Glibc
 
 /// A child process started with posix_spawn, the way a daemon should start one.
 ///
 /// The child gets an empty signal mask and default signal handlers (threads of a Swift
-/// program block most signals, and a child would inherit that and never hear SIGTERM), no
-/// descriptor of ours beyond its three standard streams, and a process group of its own, so
-/// that `kill(-pid)` ends it together with whatever it started.
+/// program block most signals, and a child would inherit that and never hear SIGTERM), and a
+/// process group of its own, so that `kill(-pid)` ends it together with whatever it started.
 public struct ChildProcess: Sendable {
     public let pid: pid_t
 
@@ -58,10 +56,6 @@ public struct ChildProcess: Sendable {
                 posix_spawn_file_actions_adddup2(&actions, descriptor, target)
             }
         }
-
-        // Only the three standard streams: a descriptor of ours that lacks close-on-exec (a
-        // library's, or a file a thread is writing) must not stay open in the child for its life.
-        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
