@@ -46,10 +46,14 @@ deps:
 build:
 	$(SWIFT) build -c $(CONFIGURATION)
 
-test: deps build
-	$(SWIFT) test
-	$(MAKE) test-package
-	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+# Each step of `make test` says how long it took, so that a slow run shows where its time went.
+TIMED = @bash -c 'start=$$(date +%s); "$$@"; status=$$?; echo "make test: $$* took $$(( $$(date +%s) - start )) s"; exit $$status' timed
+
+test: deps
+	$(TIMED) $(SWIFT) build -c $(CONFIGURATION)
+	$(TIMED) $(SWIFT) test
+	$(TIMED) $(MAKE) test-package
+	$(TIMED) $(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
 # The Debian package: a release build with the Swift runtime linked statically, laid out by
 # `make install PREFIX=/usr`, Depends from dpkg-shlibdeps, then lintian (no error allowed).
