@@ -84,15 +84,11 @@ public final class DesktopSession: @unchecked Sendable {
         }
     }
 
-    /// How many times the server said a pop-up closed (`NotificationClosed`).
-    public var closedSignals: Int {
-        monitor.stdout.components(separatedBy: "member=NotificationClosed").count - 1
-    }
-
-    /// Waits until the server has said `count` pop-ups closed; false when `seconds` pass first.
+    /// Waits until `condition` holds, looking again whenever the notification server signals
+    /// something (a pop-up closed, a button pressed); false when `seconds` pass first.
     @discardableResult
-    public func waitUntilClosed(_ count: Int, seconds: Double = 60) -> Bool {
-        monitor.waitUntil(seconds: seconds) { _ in closedSignals >= count }
+    public func waitForSignals(seconds: Double = 60, until condition: () -> Bool) -> Bool {
+        monitor.waitUntil(seconds: seconds) { _ in condition() }
     }
 
     /// Closes every pop-up on screen (dunstctl waits for dunst's answer), then returns dunst's
