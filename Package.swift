@@ -128,6 +128,12 @@ let package = Package(
         ),
         .testTarget(name: "GeoAlarmNotifyTests", dependencies: ["GeoAlarmNotify", "GeoAlarmCore"]),
         .testTarget(
+            name: "GeoAlarmPipelineTests",
+            dependencies: [
+                "GeoAlarmPipeline", "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmStore", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "GeoAlarmMQTTTests",
             dependencies: ["GeoAlarmMQTT", "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmStore", "GeoAlarmTestSupport"]
         ),

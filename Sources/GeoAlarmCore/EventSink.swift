@@ -1,9 +1,20 @@
-/// Somewhere events go: the log on stdout, desktop pop-ups, command hooks.
+/// Somewhere events go: the log on stdout, desktop pop-ups, command hooks, an MQTT broker.
 ///
-/// `deliver` is called on the agent's loop for every announced event, in order, and must return
-/// at once: a sink that does slow work (D-Bus, child processes) hands it to a thread of its own.
+/// The pipeline gives sinks two streams, each in order, and per fix the first before the second:
+/// - **presence changes** (``presenceChanged(_:)``): the engine's truth, every confirmed change
+///   of side of every fence, announced or not, the first side learnt included. An output that
+///   shows where the device is (an MQTT presence sensor, OwnTracks regions) follows these.
+/// - **announcements** (``deliver(_:)``): the events the reminder's policy lets through (`when`,
+///   `active`, snooze, completion, `repeat`, `dwell`, `announce_initial`), and time alarms. An
+///   output that interrupts a person (stdout's event lines, pop-ups, hooks) follows these.
+///
+/// Both are called on the agent's loop and must return at once: a sink that does slow work
+/// (D-Bus, child processes, a broker) hands it to a thread of its own.
 public protocol EventSink: Sendable {
+    /// An announced event.
     func deliver(_ event: GeofenceEvent)
+    /// A fence's confirmed side changed (see the type's documentation).
+    func presenceChanged(_ change: PresenceChange)
     /// The reminder was just completed (by a command or a button): what it showed can go.
     func reminderCompleted(_ id: String)
     /// A fix was used (after its events were delivered): for a sink that reports the position.
@@ -15,6 +26,7 @@ public protocol EventSink: Sendable {
 }
 
 extension EventSink {
+    public func presenceChanged(_ change: PresenceChange) {}
     public func reminderCompleted(_ id: String) {}
     public func positionUsed(_ fix: Fix) {}
     public func remindersChanged(_ reminders: [Reminder], collections: [ReminderCollection]) {}

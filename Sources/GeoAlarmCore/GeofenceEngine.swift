@@ -63,21 +63,36 @@ public enum FixRejection: String, Sendable, CaseIterable {
     case noDate = "no date yet"
 }
 
-/// A reminder's confirmed side changed (announced or not): what a state store keeps.
+/// A reminder's or collection place's confirmed side changed: the truth of where the device is,
+/// whatever the reminder's announcement policy. Every crossing is one, and so is the first side
+/// learnt for a fence (at start, after a reload that changed it, for a new reminder), which is
+/// not a crossing (``isInitial``); a collection place's first "outside" is not one (with a
+/// million places it would be a million changes). A state store keeps them; outputs that show
+/// where the device is follow them.
 public struct PresenceChange: Sendable, Equatable {
-    public var reminderID: String
+    /// The reminder, or the collection place (as its collection's reminder, see ``ReminderCollection/member(_:)``).
+    public var reminder: Reminder
     public var presence: Presence
-    /// Fix time of the confirming fix.
-    public var time: Date?
-    /// The fence the side was confirmed for (``Reminder/fenceKey``).
-    public var fenceKey: String
+    /// The fix that confirmed the side.
+    public var fix: Fix
+    /// Metres from that fix to the reminder's centre, or to its area's edge (0 inside).
+    public var distance: Double
+    /// True for the first side learnt for the fence, false for a crossing.
+    public var isInitial: Bool
 
-    public init(reminderID: String, presence: Presence, time: Date?, fenceKey: String) {
-        self.reminderID = reminderID
+    public init(reminder: Reminder, presence: Presence, fix: Fix, distance: Double, isInitial: Bool) {
+        self.reminder = reminder
         self.presence = presence
-        self.time = time
-        self.fenceKey = fenceKey
+        self.fix = fix
+        self.distance = distance
+        self.isInitial = isInitial
     }
+
+    public var reminderID: String { reminder.id }
+    /// Fix time of the confirming fix.
+    public var time: Date? { fix.time }
+    /// The fence the side was confirmed for (``Reminder/fenceKey``).
+    public var fenceKey: String { reminder.fenceKey }
 }
 
 /// A side confirmed earlier (kept by a state store), with the fence it was confirmed for.
@@ -386,12 +401,12 @@ public struct GeofenceEngine: Sendable {
             let isInitial = before == .unknown
             if isInitial, after == .outside, slot >= reminders.count { continue }
             let reminder = reminder(atSlot: slot)
-            changes.append(PresenceChange(reminderID: reminder.id, presence: after, time: fix.time, fenceKey: reminder.fenceKey))
+            // An area left from beyond its box: measured now.
+            let shown = distance.isFinite ? distance : reminder.distance(from: fix.coordinate)
+            changes.append(PresenceChange(reminder: reminder, presence: after, fix: fix, distance: shown, isInitial: isInitial))
             if isInitial && !settings.announceInitial { continue }
             let kind: EventKind = after == .inside ? .arrive : .leave
             guard reminder.trigger.announces(kind) else { continue }
-            // An area left from beyond its box: measured now, for the event only.
-            let shown = distance.isFinite ? distance : reminder.distance(from: fix.coordinate)
             events.append(GeofenceEvent(
                 kind: kind, reminder: reminder, fix: fix, distance: shown, isInitial: isInitial))
         }

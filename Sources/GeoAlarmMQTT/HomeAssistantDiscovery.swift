@@ -35,6 +35,19 @@ struct HomeAssistantDiscovery {
     func stateTopic(ofReminder id: String) -> String { "geoalarm/\(node)/reminder/\(Self.objectID(id))/state" }
     func stateTopic(ofCollection id: String) -> String { "geoalarm/\(node)/collection/\(Self.objectID(id))/state" }
 
+    /// The state topic of the entity whose config is on `configTopic` (as ``configs(reminders:collections:)``
+    /// names them); nil for the tracker, whose state is not retained apart.
+    func stateTopic(ofConfigTopic configTopic: String) -> String? {
+        let levels = configTopic.split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count >= 4, levels.last == "config" else { return nil }
+        let (component, object) = (levels[levels.count - 4], String(levels[levels.count - 2]))
+        if component == "binary_sensor" { return "geoalarm/\(node)/reminder/\(object)/state" }
+        if component == "sensor", object.hasPrefix("collection_") {
+            return "geoalarm/\(node)/collection/\(object.dropFirst("collection_".count))/state"
+        }
+        return nil
+    }
+
     /// Every retained config message for these reminders and collections, by topic.
     func configs(reminders: [Reminder], collections: [ReminderCollection]) -> [String: String] {
         var result: [String: String] = [:]

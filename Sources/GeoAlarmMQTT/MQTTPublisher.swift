@@ -6,8 +6,10 @@ import GeoAlarmStore
 import Logging
 import Synchronization
 
-/// Events and the position to an MQTT broker, as an ``EventSink``: OwnTracks `transition`s and
-/// `location`s, and (with `homeassistant = true`) Home Assistant discovery and presence.
+/// Where the device is, to an MQTT broker, as an ``EventSink`` that follows presence changes
+/// (not announcements): OwnTracks `transition`s for every crossing and `location`s naming the
+/// regions the position is inside, and (with `homeassistant = true`) Home Assistant discovery
+/// and a presence sensor per reminder.
 ///
 /// Transitions go through an outbox in the state file: written before anything is sent, sent
 /// in order (QoS from the config, 1 by default), deleted once the broker acknowledged them, and
@@ -74,20 +76,26 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         client.start()
     }
 
-    public func deliver(_ event: GeofenceEvent) {
-        let tracked = event.fix.tracker
-        if let text = OwnTracksJSON.transition(
-            event, tid: tracked.map(OwnTracksJSON.trackerID(of:)) ?? trackerID, unknownError: unknownError)
-        {
+    /// Announcements are not this sink's: it shows where the device is, which presence changes tell.
+    public func deliver(_ event: GeofenceEvent) {}
+
+    /// A crossing of this machine or of a tracked device becomes an OwnTracks transition,
+    /// whatever the reminder's announcement policy (a first side learnt is none); this machine's
+    /// change also updates the retained presence and the regions its locations name.
+    public func presenceChanged(_ change: PresenceChange) {
+        let tracked = change.fix.tracker
+        if !change.isInitial {
+            let text = OwnTracksJSON.transition(
+                change, tid: tracked.map(OwnTracksJSON.trackerID(of:)) ?? trackerID, unknownError: unknownError)
             let eventTopic = tracked.map(trackedTopics.eventTopic(of:)) ?? "\(topic)/event"
             enqueue(OutboxMessage(topic: eventTopic, payload: Array(text.utf8)))
         }
-        guard tracked == nil, event.kind != .alarm else { return }
+        guard tracked == nil else { return }
         shared.withLock { state in
-            let changed = state.note(event)
+            let update = state.note(change)
             guard state.connected else { return }
-            if let discovery, let change = changed { publishState(change, discovery: discovery) }
-            publishLocation(event.fix, trigger: "c", state: &state)
+            if let discovery, let update { publishState(update, discovery: discovery) }
+            if !change.isInitial { publishLocation(change.fix, trigger: "c", state: &state) }
         }
     }
 
@@ -101,10 +109,11 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         }
     }
 
+    /// A reloaded config: a reminder moved, resized or reshaped has no known side until the
+    /// engine confirms one (its retained presence says so), a removed one's presence is cleared.
     public func remindersChanged(_ reminders: [Reminder], collections: [ReminderCollection]) {
         shared.withLock { state in
-            state.reminders = reminders
-            state.collections = collections
+            state.takeReminders(reminders, collections: collections)
             if state.connected, let discovery { publishDiscovery(discovery, state: &state) }
         }
     }
@@ -188,7 +197,9 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     private func publishState(_ change: PresenceUpdate, discovery: HomeAssistantDiscovery) {
         switch change {
         case .reminder(let id, let inside):
-            client.publish(MQTTMessage(topic: discovery.stateTopic(ofReminder: id), text: inside ? "ON" : "OFF", retain: true))
+            // "None" is Home Assistant's word for an unknown state.
+            let text = inside.map { $0 ? "ON" : "OFF" } ?? "None"
+            client.publish(MQTTMessage(topic: discovery.stateTopic(ofReminder: id), text: text, retain: true))
         case .collection(let id, let place):
             client.publish(MQTTMessage(topic: discovery.stateTopic(ofCollection: id), text: place ?? "none", retain: true))
         }
@@ -202,10 +213,13 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         }
         for stale in state.publishedConfigs().subtracting(configs.keys).sorted() {
             client.publish(MQTTMessage(topic: stale, payload: [], retain: true))
+            if let stateTopic = discovery.stateTopic(ofConfigTopic: stale) {
+                client.publish(MQTTMessage(topic: stateTopic, payload: [], retain: true))
+            }
         }
         state.notePublishedConfigs(Set(configs.keys), logger: logger)
         for reminder in state.reminders {
-            if let inside = state.presence[reminder.id] { publishState(.reminder(reminder.id, inside), discovery: discovery) }
+            publishState(.reminder(reminder.id, state.presence[reminder.id]), discovery: discovery)
         }
         for collection in state.collections {
             publishState(.collection(collection.id, state.placeInside[collection.id] ?? nil), discovery: discovery)
@@ -215,7 +229,8 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
 
 /// A presence the retained state must show.
 enum PresenceUpdate: Equatable {
-    case reminder(String, Bool)
+    /// A reminder's side: true inside, false outside, nil not known.
+    case reminder(String, Bool?)
     /// The place of the collection the position is inside (its title), or nil.
     case collection(String, String?)
 }
@@ -238,7 +253,7 @@ struct PublisherState {
     var lastSent: Int64 = 0
     /// Events dropped from a full outbox.
     var dropped = 0
-    /// This machine's side of each reminder (true inside), as the events said.
+    /// This machine's side of each reminder (true inside), as the presence changes said.
     var presence: [String: Bool] = [:]
     /// The title of the place each collection's position is inside (nil: none).
     var placeInside: [String: String?] = [:]
@@ -253,6 +268,18 @@ struct PublisherState {
         self.store = store
     }
 
+    /// Takes a reloaded config's reminders: the side of one whose fence changed is no longer known.
+    mutating func takeReminders(_ reminders: [Reminder], collections: [ReminderCollection]) {
+        let fences = Dictionary(self.reminders.map { ($0.id, $0.fenceKey) }, uniquingKeysWith: { first, _ in first })
+        for reminder in reminders where fences[reminder.id] != reminder.fenceKey {
+            presence[reminder.id] = nil
+        }
+        let kept = Set(reminders.map(\.id))
+        presence = presence.filter { kept.contains($0.key) }
+        self.reminders = reminders
+        self.collections = collections
+    }
+
     /// Takes the sides saved at start.
     mutating func takePresence(_ saved: [String: SavedPresence]) {
         for reminder in reminders {
@@ -265,10 +292,10 @@ struct PublisherState {
         }
     }
 
-    /// Notes an arrival or departure; what the retained state must now show, if it changed.
-    mutating func note(_ event: GeofenceEvent) -> PresenceUpdate? {
-        let inside = event.kind == .arrive
-        let id = event.reminder.id
+    /// Notes a change of side; what the retained state must now show, if it changed.
+    mutating func note(_ change: PresenceChange) -> PresenceUpdate? {
+        let inside = change.presence == .inside
+        let id = change.reminder.id
         if reminders.contains(where: { $0.id == id }) {
             guard presence[id] != inside else { return nil }
             presence[id] = inside
@@ -277,8 +304,8 @@ struct PublisherState {
         for collection in collections where collection.memberIndex(of: id) != nil {
             let current = placeInside[collection.id] ?? nil
             if inside {
-                placeInside[collection.id] = event.reminder.title
-            } else if current == event.reminder.title {
+                placeInside[collection.id] = change.reminder.title
+            } else if current == change.reminder.title {
                 placeInside[collection.id] = .some(nil)
             } else {
                 return nil

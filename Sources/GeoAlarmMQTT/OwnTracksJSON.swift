@@ -3,28 +3,22 @@ import GeoAlarmCore
 import GeoAlarmOutput
 
 /// The OwnTracks messages geoalarm publishes, following the OwnTracks JSON booklet: a
-/// `transition` per event, and `location` for the position.
+/// `transition` per crossing of a region, and `location` for the position.
 enum OwnTracksJSON {
-    /// An OwnTracks `transition` for an arrival (`enter`) or departure (`leave`); nil for a
-    /// time alarm, which is no transition. `unknownError` stands in for `acc` when the fix has no
-    /// error estimate (OwnTracks' consumers take `acc` 0 as "no accuracy").
-    static func transition(_ event: GeofenceEvent, tid: String, unknownError: Double) -> String? {
-        let kind: String
-        switch event.kind {
-        case .arrive: kind = "enter"
-        case .leave: kind = "leave"
-        case .alarm: return nil
-        }
+    /// An OwnTracks `transition` for a crossing: `enter` or `leave` as the region's side
+    /// became inside or outside. `unknownError` stands in for `acc` when the fix has no error
+    /// estimate (OwnTracks' consumers take `acc` 0 as "no accuracy").
+    static func transition(_ crossing: PresenceChange, tid: String, unknownError: Double) -> String {
         var object = JSONObject()
         object.add("_type", "transition")
-        object.add("event", kind)
-        object.add("desc", event.reminder.title)
-        object.add("rid", event.reminder.id)
-        object.add("lat", number: event.fix.coordinate.latitude)
-        object.add("lon", number: event.fix.coordinate.longitude)
-        object.add("acc", number: accuracy(of: event.fix, unknown: unknownError))
-        if let time = event.fix.time { object.add("tst", number: time.timeIntervalSince1970.rounded(.down)) }
-        object.add("wtst", number: Double(regionTimestamp(of: event.reminder.id)))
+        object.add("event", crossing.presence == .inside ? "enter" : "leave")
+        object.add("desc", crossing.reminder.title)
+        object.add("rid", crossing.reminder.id)
+        object.add("lat", number: crossing.fix.coordinate.latitude)
+        object.add("lon", number: crossing.fix.coordinate.longitude)
+        object.add("acc", number: accuracy(of: crossing.fix, unknown: unknownError))
+        if let time = crossing.fix.time { object.add("tst", number: time.timeIntervalSince1970.rounded(.down)) }
+        object.add("wtst", number: Double(regionTimestamp(of: crossing.reminder.id)))
         object.add("tid", tid)
         object.add("t", "c")
         return object.text

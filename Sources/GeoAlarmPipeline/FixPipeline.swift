@@ -16,8 +16,8 @@ public struct FixResult: Sendable {
 
 /// The one path every fix takes, whatever its source (gpsd, a recording) and whoever drives it
 /// (`run`, `replay`, the benchmarks): the rule for undated positions, the engine, the announcer,
-/// the state file, then the sinks, in that order, so that an event is committed before anything
-/// prints or shows it.
+/// the state file, then the sinks (presence changes, then announcements: see ``EventSink``), in
+/// that order, so that an event is committed before anything prints or shows it.
 ///
 /// Used from one task at a time.
 public final class FixPipeline {
@@ -84,6 +84,9 @@ public final class FixPipeline {
             }
         }
         state.save(outcome, announced: result.announced, announcer: announcer)
+        for change in outcome.changes {
+            for sink in sinks { sink.presenceChanged(change) }
+        }
         for event in result.announced {
             for sink in sinks { sink.deliver(event) }
         }

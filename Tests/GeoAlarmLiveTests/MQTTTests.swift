@@ -61,13 +61,19 @@ struct MQTTTests {
 
     static let start = 1_763_900_000
 
-    /// An agent on `config` that walked the demo through gpsfake, once `subscriber` saw its five transitions.
+    /// The demo walk's crossings, in order: what OwnTracks transitions follow, whatever is announced
+    /// (the bakery's reminder announces arrivals only; its departure is a crossing all the same).
+    static let demoCrossings = [
+        "leave water-the-plants-before-you-go", "enter bread", "leave bread", "enter parcel", "leave parcel", "enter ferry",
+    ]
+
+    /// An agent on `config` that walked the demo through gpsfake, once `subscriber` saw its six transitions.
     static func walkDemo(config: String, seenBy subscriber: Background) throws -> Background {
         let gpsd = try GPSFake()
         try gpsd.load(LiveAgentTests.walk)
         let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
-        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: ownTopic + "/event").count == 5 })
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: ownTopic + "/event").count == demoCrossings.count })
         return agent
     }
 
@@ -90,19 +96,19 @@ struct MQTTTests {
         try gpsd.load(LiveAgentTests.walk)
         let agent = try Background(["run", "--headless", "-c", try Self.demoConfig(broker), "--state", Command.scratchState(),
                                     "--gpsd", "localhost:\(gpsd.port)"])
+        // Connected first, so that the broker sees every state from the first fix on.
+        #expect(agent.waitUntil { $0.stderr.contains("connected to \(broker.url)") }, "\(agent.stderr)")
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         #expect(agent.stdoutLines.count == 5)
-        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count >= 5 })
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count >= Self.demoCrossings.count })
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         #expect(subscriber.waitUntil(seconds: 5) { MQTTLines($0.stdout).payloads(on: "geoalarm/\(Self.clientID)/availability").last == "offline" })
         let lines = MQTTLines(subscriber.stdout)
 
-        // One OwnTracks transition per event, in order, with the booklet's members.
+        // One OwnTracks transition per crossing, in order, with the booklet's members.
         let transitions = lines.objects(on: Self.ownTopic + "/event")
-        let logged = agent.stdoutLines.map { $0.components(separatedBy: "  ") }
-        #expect(transitions.map { "\($0["event"] ?? "") \($0["rid"] ?? "")" }
-            == logged.map { "\($0[1] == "arrive" ? "enter" : "leave") \($0[2])" })
+        #expect(transitions.map { "\($0["event"] ?? "") \($0["rid"] ?? "")" } == Self.demoCrossings)
         for transition in transitions {
             #expect(transition["_type"] as? String == "transition")
             #expect(Set(transition.keys) == ["_type", "event", "desc", "rid", "lat", "lon", "acc", "tst", "wtst", "tid", "t"])
@@ -115,7 +121,7 @@ struct MQTTTests {
 
         // The position with each event, naming the reminders it is inside.
         let locations = lines.objects(on: Self.ownTopic)
-        #expect(locations.filter { $0["t"] as? String == "c" }.count == 5)
+        #expect(locations.filter { $0["t"] as? String == "c" }.count == Self.demoCrossings.count)
         #expect(locations.allSatisfy { $0["_type"] as? String == "location" && $0["tst"] != nil && $0["acc"] != nil })
         #expect(locations.contains { ($0["inrids"] as? [String])?.contains("bread") == true })
 
@@ -126,7 +132,8 @@ struct MQTTTests {
         #expect(bread["availability_topic"] as? String == "geoalarm/\(Self.clientID)/availability")
         #expect((bread["device"] as? [String: Any])?["identifiers"] as? [String] == ["geoalarm_\(Self.clientID)"])
         let breadState = try #require(bread["state_topic"] as? String)
-        #expect(lines.payloads(on: breadState).last == "ON")
+        #expect(lines.payloads(on: breadState).filter { $0 != "None" } == ["OFF", "ON", "OFF"],
+                "outside from the first fix, inside at the bakery, outside again: its arrival alone is announced")
         #expect(lines.payloads(on: "geoalarm/\(Self.clientID)/reminder/parcel/state").last == "OFF")
         let tracker = try #require(lines.objects(on: "homeassistant/device_tracker/\(Self.clientID)/location/config").first)
         let attributesTopic = try #require(tracker["json_attributes_topic"] as? String)
@@ -136,7 +143,7 @@ struct MQTTTests {
 
         // What Home Assistant finds when it starts later: retained configs and states.
         let late = try broker.subscribe(["homeassistant/#", "geoalarm/#"])
-        #expect(late.waitUntil(seconds: 5) { MQTTLines($0.stdout).payloads(on: breadState) == ["ON"] })
+        #expect(late.waitUntil { MQTTLines($0.stdout).payloads(on: breadState) == ["OFF"] })
         #expect(MQTTLines(late.stdout).payloads(on: "geoalarm/\(Self.clientID)/availability") == ["offline"])
         #expect(MQTTLines(late.stdout).messages.contains { $0.topic.hasSuffix("/bread/config") })
     }
@@ -182,14 +189,13 @@ struct MQTTTests {
         try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(850...), named: "rest.nmea"))
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         #expect(agent.stdoutLines.count == 5)
-        #expect(subscriber.waitUntil(seconds: 90) { MQTTLines($0.stdout).objects(on: Self.ownTopic + "/event").count >= 5 })
+        #expect(subscriber.waitUntil(seconds: 90) { MQTTLines($0.stdout).objects(on: Self.ownTopic + "/event").count >= Self.demoCrossings.count })
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         let published = MQTTLines(subscriber.stdout).objects(on: Self.ownTopic + "/event").map { "\($0["rid"] ?? "")@\($0["tst"] ?? "")" }
         // QoS 1 may repeat a message whose acknowledgement was lost; none may be missing or out of order.
         let distinct = published.enumerated().filter { $0.offset == 0 || published[$0.offset - 1] != $0.element }.map(\.element)
-        #expect(distinct.count == 5)
-        #expect(distinct.map { $0.components(separatedBy: "@")[0] } == agent.stdoutLines.map { $0.components(separatedBy: "  ")[2] })
+        #expect(distinct.map { $0.components(separatedBy: "@")[0] } == Self.demoCrossings.map { $0.components(separatedBy: " ")[1] })
         let left = try Command.run([state, "SELECT count(*) FROM mqtt_outbox"], executable: "/usr/bin/sqlite3")
         #expect(left.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "acknowledged messages leave the outbox")
     }
@@ -354,11 +360,64 @@ struct MQTTTests {
         #expect(refused.isRunning)
         refused.signal(SIGTERM)
         #expect(refused.exitStatus() == 0)
-        #expect(MQTTLines(subscriber.stdout).payloads(on: Self.ownTopic + "/event").count == 5)
+        #expect(MQTTLines(subscriber.stdout).payloads(on: Self.ownTopic + "/event").count == Self.demoCrossings.count)
         let failing = try Command.run(["doctor", "--headless", "-c", refusedConfig, "--gpsd", "localhost:1", "--wait", "0"])
         #expect(failing.status == 1)
         #expect(failing.stdoutLines.contains {
             $0.hasPrefix("FAIL  mqtt: mqtts://localhost:\(broker.port): TLS: certificate verify failed. Do: check ")
         }, "\(failing.stdout)")
+    }
+
+    /// Presence is the engine's, whatever is announced: a reminder the agent starts inside is ON
+    /// from the first fixes, a snoozed one still goes ON and OFF (and has its transitions), a
+    /// reminder moved by a reload is unknown until the next fixes place it, and a removed one's
+    /// retained config and state are cleared.
+    @Test func homeAssistantPresenceFollowsTheEngineNotTheAnnouncements() throws {
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe(["homeassistant/#", "geoalarm/#", Self.ownTopic + "/event"])
+        let config = try Self.demoConfig(broker)
+        let state = Command.scratchState()
+        #expect(try Command.run(["snooze", "bread", "1h", "-c", config, "--state", state]).status == 0)
+        let gpsd = try GPSFake()
+        // The walk from home to the bakery, where it stays (08:06:39 to 08:10:39) at its 480th epoch.
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<480), named: "to-the-bakery.nmea"))
+        let agent = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil { $0.stderr.contains("connected to \(broker.url)") }, "\(agent.stderr)")
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        let node = "geoalarm/\(Self.clientID)/reminder"
+        func known(_ id: String) -> [String] {
+            MQTTLines(subscriber.stdout).payloads(on: "\(node)/\(id)/state").filter { $0 != "None" }
+        }
+        #expect(subscriber.waitUntil { _ in known("bread") == ["OFF", "ON"] }, "\(subscriber.stdout)")
+        #expect(known("water-the-plants-before-you-go") == ["ON", "OFF"], "inside at start, then left")
+        #expect(agent.stdoutLines.count == 1 && agent.stdoutLines[0].contains("leave  water-the-plants"), "bread is snoozed")
+        #expect(agent.stderr.contains("arrive bread not announced: the reminder is snoozed"))
+        #expect(MQTTLines(subscriber.stdout).objects(on: Self.ownTopic + "/event").map { "\($0["event"] ?? "") \($0["rid"] ?? "")" }
+            == Array(Self.demoCrossings.prefix(2)))
+
+        // The bakery's reminder moves away and the parcel's is removed, while the walk waits.
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        var edited = text.replacingOccurrences(of: "place = \"bakery\"", with: "lat = 38.75\nlon = -9.2")
+        edited = edited.replacingOccurrences(of: "id = \"parcel\"", with: "id = \"parcel\"\nenabled = false")
+        #expect(edited != text)
+        try edited.write(toFile: config, atomically: true, encoding: .utf8)
+        agent.signal(SIGHUP)
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config)") }, "\(agent.stderr)")
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: "\(node)/bread/state").last == "None" },
+                "moved: not known until the next fixes")
+        let parcelConfig = "homeassistant/binary_sensor/\(Self.clientID)/parcel/config"
+        #expect(subscriber.waitUntil {
+            MQTTLines($0.stdout).payloads(on: parcelConfig).last == "" && MQTTLines($0.stdout).payloads(on: "\(node)/parcel/state").last == ""
+        }, "a reminder gone is cleared from Home Assistant")
+
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(480..<520), named: "on.nmea"))
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(subscriber.waitUntil { _ in known("bread") == ["OFF", "ON", "OFF"] }, "outside the moved circle")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        let status = try Command.run(["status", "-c", config, "--state", state])
+        #expect(status.stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains("outside") }, "\(status.stdout)")
+        #expect(status.stdoutLines.contains { $0.hasPrefix("water-the-plants-before-you-go ") && $0.contains("outside") }, "\(status.stdout)")
+        #expect(MQTTLines(subscriber.stdout).objects(on: Self.ownTopic + "/event").count == 2, "a side learnt is no transition")
     }
 }

@@ -21,7 +21,7 @@ struct MQTTFormatTests {
         let time = Date(timeIntervalSince1970: 1_795_248_399.6)
         let fix = Fix(time: time, coordinate: Coordinate(latitude: 47.0001, longitude: 8), horizontalError: 0.2)
         let enter = try Self.object(OwnTracksJSON.transition(
-            GeofenceEvent(kind: .arrive, reminder: Self.bakery, fix: fix, distance: 11), tid: "pi", unknownError: 100))
+            PresenceChange(reminder: Self.bakery, presence: .inside, fix: fix, distance: 11, isInitial: false), tid: "pi", unknownError: 100))
         #expect(enter["_type"] as? String == "transition")
         #expect(enter["event"] as? String == "enter")
         #expect(enter["desc"] as? String == "Buy \"bread\"")
@@ -33,11 +33,9 @@ struct MQTTFormatTests {
         var unknown = fix
         unknown.horizontalError = nil
         let leave = try Self.object(OwnTracksJSON.transition(
-            GeofenceEvent(kind: .leave, reminder: Self.bakery, fix: unknown, distance: 200), tid: "pi", unknownError: 60))
+            PresenceChange(reminder: Self.bakery, presence: .outside, fix: unknown, distance: 200, isInitial: false), tid: "pi", unknownError: 60))
         #expect(leave["event"] as? String == "leave")
         #expect(leave["acc"] as? Int == 60)
-        #expect(OwnTracksJSON.transition(
-            GeofenceEvent(kind: .alarm, reminder: Self.bakery, fix: fix, distance: .nan), tid: "pi", unknownError: 60) == nil)
     }
 
     @Test func aLocationNamesTheRegionsItIsInside() throws {
@@ -226,7 +224,9 @@ struct MQTTFormatTests {
     @Test func eachTrackedDeviceKeepsItsOwnSideInTheStateFile() throws {
         let path = Command.scratchState()
         let store = try StateStore(path: path)
-        let change = PresenceChange(reminderID: "bakery", presence: .inside, time: Date(timeIntervalSince1970: 10), fenceKey: Self.bakery.fenceKey)
+        let change = PresenceChange(
+            reminder: Self.bakery, presence: .inside, fix: Fix(time: Date(timeIntervalSince1970: 10), coordinate: Self.bakery.center),
+            distance: 0, isInitial: false)
         try store.record([change], events: [], device: "alice/phone")
         #expect(try store.savedPresence(device: "alice/phone")["bakery"]?.presence == .inside)
         #expect(try store.savedPresence(device: "bob/car").isEmpty)

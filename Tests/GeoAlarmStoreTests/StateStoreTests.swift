@@ -36,12 +36,12 @@ struct StateStoreTests {
     @Test func changesAndEventsAreKeptAndRead() throws {
         let store = try StateStore(path: Self.path())
         let time = Date(timeIntervalSince1970: 1_800_000_010)
-        try store.record(
-            [PresenceChange(reminderID: "office", presence: .inside, time: time, fenceKey: Self.office.fenceKey)],
-            events: [Self.event(.arrive, at: 10)])
-        try store.record(
-            [PresenceChange(reminderID: "office", presence: .outside, time: time.addingTimeInterval(50), fenceKey: Self.office.fenceKey)],
-            events: [Self.event(.leave, at: 60)])
+        func change(_ event: GeofenceEvent) -> PresenceChange {
+            PresenceChange(reminder: event.reminder, presence: event.kind == .arrive ? .inside : .outside, fix: event.fix,
+                           distance: event.distance, isInitial: false)
+        }
+        try store.record([change(Self.event(.arrive, at: 10))], events: [Self.event(.arrive, at: 10)])
+        try store.record([change(Self.event(.leave, at: 60))], events: [Self.event(.leave, at: 60)])
         #expect(try store.savedPresence() == ["office": SavedPresence(
             presence: .outside, time: time.addingTimeInterval(50), fenceKey: Self.office.fenceKey)])
         let history = try store.history()

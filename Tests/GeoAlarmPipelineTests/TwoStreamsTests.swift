@@ -1,0 +1,49 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmPipeline
+import GeoAlarmStore
+import Logging
+import Synchronization
+import Testing
+
+/// The pipeline gives sinks two streams: every presence change (the engine's truth), then the
+/// announcements the reminders' policies let through.
+struct TwoStreamsTests {
+    /// What a sink was given, in order: "presence ID SIDE" (with " initial") or "announce KIND ID".
+    final class Recorder: EventSink {
+        let seen = Mutex<[String]>([])
+        func deliver(_ event: GeofenceEvent) {
+            seen.withLock { $0.append("announce \(event.kind.rawValue) \(event.reminder.id)") }
+        }
+        func presenceChanged(_ change: PresenceChange) {
+            seen.withLock { $0.append("presence \(change.reminderID) \(change.presence)" + (change.isInitial ? " initial" : "")) }
+        }
+    }
+
+    static let home = Coordinate(latitude: 38.7139, longitude: -9.1334)
+    static let shop = Coordinate(latitude: 38.7105, longitude: -9.1366)
+    static let between = Coordinate(latitude: 38.7122, longitude: -9.1350)
+
+    @Test func presenceFollowsEveryCrossingAnnouncementsFollowThePolicy() {
+        let reminders = [
+            Reminder(id: "home", title: "Home", center: Self.home, radius: 50, trigger: .leave),
+            Reminder(id: "shop", title: "Shop", center: Self.shop, radius: 50, trigger: .arrive),
+        ]
+        let recorder = Recorder()
+        let pipeline = FixPipeline(
+            config: Config(path: "test", settings: EngineSettings(), places: [:], reminders: reminders),
+            state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder])
+        let walk = [Self.home, Self.home, Self.between, Self.between, Self.shop, Self.shop, Self.between, Self.between]
+        for (second, place) in walk.enumerated() {
+            pipeline.process(Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: place),
+                             receivedAt: Date(timeIntervalSince1970: 1_800_000_000), undatedUsable: false)
+        }
+        #expect(recorder.seen.withLock { $0 } == [
+            "presence home inside initial", "presence shop outside initial",
+            "presence home outside", "announce leave home",
+            "presence shop inside", "announce arrive shop",
+            "presence shop outside",
+        ])
+    }
+}
