@@ -1,9 +1,11 @@
+import Foundation
 import GeoAlarmCore
 import GeoAlarmOutput
 
-/// Home Assistant's MQTT discovery for one agent: a device with a presence `binary_sensor` per
-/// reminder, a `sensor` per collection (the place it is inside, or `none`), and a
-/// `device_tracker` whose position is in its attributes topic.
+/// Home Assistant's MQTT discovery for one agent: a device named by the agent's MQTT client id,
+/// with a presence `binary_sensor` per reminder, a `sensor` per collection (the place it is
+/// inside; unknown when none), and a `device_tracker` whose position is in its attributes topic.
+/// Every config carries an `origin` (the software that made it), as Home Assistant asks.
 ///
 /// Topics: configs under `PREFIX/COMPONENT/NODE/OBJECT/config` (retained), states under
 /// `geoalarm/NODE/...` (retained), availability on `geoalarm/NODE/availability`.
@@ -11,15 +13,27 @@ struct HomeAssistantDiscovery {
     let prefix: String
     /// The agent's id in topics and unique ids: its client id with only `[A-Za-z0-9_-]` kept.
     let node: String
-    /// What Home Assistant shows as the device's name.
+    /// What Home Assistant shows as the device's name: the client id, so that two agents on one
+    /// host are two devices with two names.
     let deviceName: String
     let softwareVersion: String
 
-    init(prefix: String, clientID: String, deviceName: String, softwareVersion: String) {
+    init(prefix: String, clientID: String, softwareVersion: String) {
         self.prefix = prefix
         node = Self.objectID(clientID)
-        self.deviceName = deviceName
+        deviceName = clientID
         self.softwareVersion = softwareVersion
+    }
+
+    /// A collection's state when the position is inside none of its places: Home Assistant's
+    /// word for "no value", which it shows as unknown.
+    static let noPlace = "None"
+
+    /// A collection's name: its title with the place's `{name}` left out, else its id.
+    static func name(of collection: ReminderCollection) -> String {
+        let title = collection.template.title.replacingOccurrences(of: "{name}", with: "")
+            .trimmingCharacters(in: CharacterSet.whitespaces.union(.punctuationCharacters))
+        return title.isEmpty ? collection.id : title
     }
 
     /// `online`, retained, on connect; `offline` as the connection's will and at a clean stop.
@@ -62,7 +76,7 @@ struct HomeAssistantDiscovery {
         }
         for collection in collections {
             let object = Self.objectID(collection.id)
-            var payload = entity(name: collection.template.title, object: "collection_\(object)")
+            var payload = entity(name: Self.name(of: collection), object: "collection_\(object)")
             payload.add("state_topic", stateTopic(ofCollection: collection.id))
             payload.add("icon", "mdi:map-marker-radius")
             result["\(prefix)/sensor/\(node)/collection_\(object)/config"] = payload.text
@@ -89,6 +103,10 @@ struct HomeAssistantDiscovery {
         device.add("model", "geoalarm location reminders")
         device.add("sw_version", softwareVersion)
         payload.add("device", raw: device.text)
+        var origin = JSONObject()
+        origin.add("name", "geoalarm")
+        origin.add("sw_version", softwareVersion)
+        payload.add("origin", raw: origin.text)
         return payload
     }
 

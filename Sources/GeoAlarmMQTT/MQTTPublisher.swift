@@ -48,9 +48,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         trackerID = OwnTracksJSON.trackerID(of: hostName)
         let clientID = settings.clientID(hostName: hostName)
         discovery = settings.homeAssistant
-            ? HomeAssistantDiscovery(
-                prefix: settings.discoveryPrefix, clientID: clientID, deviceName: "geoalarm on \(hostName)",
-                softwareVersion: softwareVersion)
+            ? HomeAssistantDiscovery(prefix: settings.discoveryPrefix, clientID: clientID, softwareVersion: softwareVersion)
             : nil
         trackedTopics = OwnTracksTopics(subscription: settings.subscribe)
         self.unknownError = unknownError
@@ -201,7 +199,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
             let text = inside.map { $0 ? "ON" : "OFF" } ?? "None"
             client.publish(MQTTMessage(topic: discovery.stateTopic(ofReminder: id), text: text, retain: true))
         case .collection(let id, let place):
-            client.publish(MQTTMessage(topic: discovery.stateTopic(ofCollection: id), text: place ?? "none", retain: true))
+            client.publish(MQTTMessage(topic: discovery.stateTopic(ofCollection: id), text: place ?? HomeAssistantDiscovery.noPlace, retain: true))
         }
     }
 

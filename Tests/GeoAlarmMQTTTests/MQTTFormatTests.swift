@@ -54,7 +54,7 @@ struct MQTTFormatTests {
     }
 
     @Test func discoveryGivesEachReminderAPresenceSensorOfOneDevice() throws {
-        let discovery = HomeAssistantDiscovery(prefix: "homeassistant", clientID: "geoalarm-pi", deviceName: "geoalarm on pi", softwareVersion: "0.2.0")
+        let discovery = HomeAssistantDiscovery(prefix: "homeassistant", clientID: "geoalarm-pi", softwareVersion: "0.2.0")
         let odd = Reminder(id: "a.b", title: "Dots", center: Coordinate(latitude: 1, longitude: 1), radius: 50)
         let underscore = Reminder(id: "a_b", title: "Underscore", center: Coordinate(latitude: 1, longitude: 1), radius: 50)
         let configs = discovery.configs(reminders: [Self.bakery, odd, underscore], collections: [])
@@ -66,6 +66,9 @@ struct MQTTFormatTests {
         let device = try #require(bakery["device"] as? [String: Any])
         #expect(device["identifiers"] as? [String] == ["geoalarm_geoalarm-pi"])
         #expect(device["sw_version"] as? String == "0.2.0")
+        #expect(device["name"] as? String == "geoalarm-pi", "named by the client id: two agents on a host are two devices")
+        let origin = try #require(bakery["origin"] as? [String: Any])
+        #expect(origin["name"] as? String == "geoalarm" && origin["sw_version"] as? String == "0.2.0")
         // Ids that differ only in characters a topic level cannot hold stay apart.
         let objects = configs.keys.filter { $0.contains("/binary_sensor/") }
         #expect(Set(objects).count == 3)
@@ -74,6 +77,27 @@ struct MQTTFormatTests {
         let tracker = try Self.object(configs["homeassistant/device_tracker/geoalarm-pi/location/config"])
         #expect(tracker["json_attributes_topic"] as? String == discovery.locationTopic)
         #expect(tracker["source_type"] as? String == "gps")
+    }
+
+    /// A collection's sensor is named from its title without the place's `{name}`, or from its id.
+    @Test func aCollectionsSensorIsNamedFromItsTitleOrId() throws {
+        func collection(_ title: String) -> ReminderCollection {
+            var template = Self.bakery
+            template.title = title
+            return ReminderCollection(id: "cameras", template: template, places: [CollectionPlace(center: Self.bakery.center, radius: 50)])
+        }
+        #expect(HomeAssistantDiscovery.name(of: collection("Speed camera: {name}")) == "Speed camera")
+        #expect(HomeAssistantDiscovery.name(of: collection("{name}")) == "cameras")
+        #expect(HomeAssistantDiscovery.name(of: collection("Cameras")) == "Cameras")
+        let discovery = HomeAssistantDiscovery(prefix: "homeassistant", clientID: "geoalarm-pi", softwareVersion: "0.2.0")
+        let configs = discovery.configs(reminders: [], collections: [collection("{name}")])
+        let sensor = try Self.object(configs["homeassistant/sensor/geoalarm-pi/collection_cameras/config"])
+        #expect(sensor["name"] as? String == "cameras")
+        #expect(discovery.stateTopic(ofConfigTopic: "homeassistant/sensor/geoalarm-pi/collection_cameras/config")
+            == "geoalarm/geoalarm-pi/collection/cameras/state")
+        #expect(discovery.stateTopic(ofConfigTopic: "homeassistant/binary_sensor/geoalarm-pi/bakery/config")
+            == discovery.stateTopic(ofReminder: "bakery"))
+        #expect(discovery.stateTopic(ofConfigTopic: "homeassistant/device_tracker/geoalarm-pi/location/config") == nil)
     }
 
     @Test func anOwnTracksLocationBecomesAFixOfItsDevice() throws {
