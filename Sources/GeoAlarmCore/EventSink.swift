@@ -17,6 +17,9 @@ public protocol EventSink: Sendable {
     func presenceChanged(_ change: PresenceChange)
     /// The reminder was just completed (by a command or a button): what it showed can go.
     func reminderCompleted(_ id: String)
+    /// The reminders' lifecycles as they now are (completed, snoozed, last announced): after an
+    /// announcement, a time alarm, or a command or button that changed them.
+    func lifecyclesChanged(_ lifecycles: [String: Lifecycle])
     /// A fix was used (after its events were delivered): for a sink that reports the position.
     func positionUsed(_ fix: Fix)
     /// The config was reloaded: these are now the reminders and collections watched.
@@ -28,6 +31,7 @@ public protocol EventSink: Sendable {
 extension EventSink {
     public func presenceChanged(_ change: PresenceChange) {}
     public func reminderCompleted(_ id: String) {}
+    public func lifecyclesChanged(_ lifecycles: [String: Lifecycle]) {}
     public func positionUsed(_ fix: Fix) {}
     public func remindersChanged(_ reminders: [Reminder], collections: [ReminderCollection]) {}
     public func stop() {}

@@ -47,19 +47,24 @@ struct HomeAssistantDiscovery {
     var locationTopic: String { "geoalarm/\(node)/location" }
 
     func stateTopic(ofReminder id: String) -> String { "geoalarm/\(node)/reminder/\(Self.objectID(id))/state" }
+    /// A reminder's presence sensor's attributes (``reminderAttributes(_:distance:lifecycle:timeZone:)``).
+    func attributesTopic(ofReminder id: String) -> String { "geoalarm/\(node)/reminder/\(Self.objectID(id))/attributes" }
     func stateTopic(ofCollection id: String) -> String { "geoalarm/\(node)/collection/\(Self.objectID(id))/state" }
 
-    /// The state topic of the entity whose config is on `configTopic` (as ``configs(reminders:collections:)``
-    /// names them); nil for the tracker, whose state is not retained apart.
-    func stateTopic(ofConfigTopic configTopic: String) -> String? {
+    /// The retained topics besides its config of the entity whose config is on `configTopic` (as
+    /// ``configs(reminders:collections:)`` names them): its state, and a reminder's attributes;
+    /// none for the tracker, whose position is retained apart.
+    func retainedTopics(ofConfigTopic configTopic: String) -> [String] {
         let levels = configTopic.split(separator: "/", omittingEmptySubsequences: false)
-        guard levels.count >= 4, levels.last == "config" else { return nil }
+        guard levels.count >= 4, levels.last == "config" else { return [] }
         let (component, object) = (levels[levels.count - 4], String(levels[levels.count - 2]))
-        if component == "binary_sensor" { return "geoalarm/\(node)/reminder/\(object)/state" }
-        if component == "sensor", object.hasPrefix("collection_") {
-            return "geoalarm/\(node)/collection/\(object.dropFirst("collection_".count))/state"
+        if component == "binary_sensor" {
+            return ["geoalarm/\(node)/reminder/\(object)/state", "geoalarm/\(node)/reminder/\(object)/attributes"]
         }
-        return nil
+        if component == "sensor", object.hasPrefix("collection_") {
+            return ["geoalarm/\(node)/collection/\(object.dropFirst("collection_".count))/state"]
+        }
+        return []
     }
 
     /// Every retained config message for these reminders and collections, by topic.
@@ -69,6 +74,7 @@ struct HomeAssistantDiscovery {
             let object = Self.objectID(reminder.id)
             var payload = entity(name: reminder.title, object: "reminder_\(object)")
             payload.add("state_topic", stateTopic(ofReminder: reminder.id))
+            payload.add("json_attributes_topic", attributesTopic(ofReminder: reminder.id))
             payload.add("device_class", "presence")
             payload.add("payload_on", "ON")
             payload.add("payload_off", "OFF")
@@ -108,6 +114,24 @@ struct HomeAssistantDiscovery {
         origin.add("sw_version", softwareVersion)
         payload.add("origin", raw: origin.text)
         return payload
+    }
+
+    /// A reminder's presence sensor's attributes: what it is (id, title, circle or area), how far
+    /// the last fix that changed its side was (null before any), and its lifecycle (times in
+    /// ISO 8601 UTC, null when unset; `due` is the moment it becomes overdue, its schedule read in
+    /// `timeZone`).
+    static func reminderAttributes(_ reminder: Reminder, distance: Double?, lifecycle: Lifecycle, timeZone: TimeZone) -> String {
+        var object = JSONObject()
+        object.add("id", reminder.id)
+        object.add("title", reminder.title)
+        object.add("shape", reminder.area == nil ? "circle" : "area")
+        if reminder.area == nil { object.add("radius_m", number: reminder.radius) }
+        object.add("distance_m", number: distance.map { $0.rounded() } ?? .nan)
+        object.add("completed", lifecycle.completedAt != nil)
+        object.add("snoozed_until", lifecycle.snoozedUntil.map(Timestamp.iso8601))
+        object.add("due", reminder.schedule.due?.moment(in: timeZone).map(Timestamp.iso8601))
+        object.add("last_announced", lifecycle.lastFired.map(Timestamp.iso8601))
+        return object.text
     }
 
     /// The device tracker's attributes for `fix`.

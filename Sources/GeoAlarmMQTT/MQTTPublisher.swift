@@ -37,11 +37,12 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     static let window = 64
 
     /// A publisher for `settings`'s broker; `store` keeps the outbox (nil: in memory only);
-    /// `savedPresence` is this machine's saved side of each fence, for the retained presence.
+    /// `savedPresence` is this machine's saved side of each fence, for the retained presence, and
+    /// `lifecycles` the reminders' saved lifecycles, for its attributes.
     public init(
         settings: MQTTSettings, user: String, hostName: String, softwareVersion: String, reminders: [Reminder],
-        collections: [ReminderCollection], savedPresence: [String: SavedPresence], unknownError: Double,
-        store: StateStore?, logger: Logger
+        collections: [ReminderCollection], savedPresence: [String: SavedPresence], lifecycles: [String: Lifecycle],
+        unknownError: Double, store: StateStore?, logger: Logger
     ) {
         self.settings = settings
         topic = settings.owntracksTopic(user: user, hostName: hostName)
@@ -55,6 +56,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         self.logger = logger
         var state = PublisherState(reminders: reminders, collections: collections, store: store)
         state.takePresence(savedPresence)
+        state.lifecycles = lifecycles
         state.loadOutbox(logger: logger)
         shared = Mutex(state)
         availabilityTopic = HomeAssistantDiscovery.availabilityTopic(clientID: clientID)
@@ -92,8 +94,21 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         shared.withLock { state in
             let update = state.note(change)
             guard state.connected else { return }
-            if let discovery, let update { publishState(update, discovery: discovery) }
+            if let discovery, let update {
+                publishState(update, discovery: discovery)
+                if case .reminder(let id, _) = update { publishAttributes(ofReminder: id, discovery: discovery, state: state) }
+            }
             if !change.isInitial { publishLocation(change.fix, trigger: "c", state: &state) }
+        }
+    }
+
+    /// Updates the attributes of the reminders whose lifecycle changed.
+    public func lifecyclesChanged(_ lifecycles: [String: Lifecycle]) {
+        shared.withLock { state in
+            let changed = state.reminders.map(\.id).filter { state.lifecycles[$0] != lifecycles[$0] }
+            state.lifecycles = lifecycles
+            guard state.connected, let discovery else { return }
+            for id in changed { publishAttributes(ofReminder: id, discovery: discovery, state: state) }
         }
     }
 
@@ -203,6 +218,13 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         }
     }
 
+    private func publishAttributes(ofReminder id: String, discovery: HomeAssistantDiscovery, state: PublisherState) {
+        guard let reminder = state.reminders.first(where: { $0.id == id }) else { return }
+        let text = HomeAssistantDiscovery.reminderAttributes(
+            reminder, distance: state.distances[id], lifecycle: state.lifecycles[id] ?? Lifecycle(), timeZone: .current)
+        client.publish(MQTTMessage(topic: discovery.attributesTopic(ofReminder: id), text: text, retain: true))
+    }
+
     /// Every config and known state, retained; the configs of reminders gone since the last time are cleared.
     private func publishDiscovery(_ discovery: HomeAssistantDiscovery, state: inout PublisherState) {
         let configs = discovery.configs(reminders: state.reminders, collections: state.collections)
@@ -211,13 +233,14 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         }
         for stale in state.publishedConfigs().subtracting(configs.keys).sorted() {
             client.publish(MQTTMessage(topic: stale, payload: [], retain: true))
-            if let stateTopic = discovery.stateTopic(ofConfigTopic: stale) {
-                client.publish(MQTTMessage(topic: stateTopic, payload: [], retain: true))
+            for retained in discovery.retainedTopics(ofConfigTopic: stale) {
+                client.publish(MQTTMessage(topic: retained, payload: [], retain: true))
             }
         }
         state.notePublishedConfigs(Set(configs.keys), logger: logger)
         for reminder in state.reminders {
             publishState(.reminder(reminder.id, state.presence[reminder.id]), discovery: discovery)
+            publishAttributes(ofReminder: reminder.id, discovery: discovery, state: state)
         }
         for collection in state.collections {
             publishState(.collection(collection.id, state.placeInside[collection.id] ?? nil), discovery: discovery)
@@ -253,6 +276,10 @@ struct PublisherState {
     var dropped = 0
     /// This machine's side of each reminder (true inside), as the presence changes said.
     var presence: [String: Bool] = [:]
+    /// Metres from each reminder of the fix that last changed its side.
+    var distances: [String: Double] = [:]
+    /// The reminders' lifecycles, for their sensors' attributes.
+    var lifecycles: [String: Lifecycle] = [:]
     /// The title of the place each collection's position is inside (nil: none).
     var placeInside: [String: String?] = [:]
     var lastFix: Fix?
@@ -271,6 +298,7 @@ struct PublisherState {
         let fences = Dictionary(self.reminders.map { ($0.id, $0.fenceKey) }, uniquingKeysWith: { first, _ in first })
         for reminder in reminders where fences[reminder.id] != reminder.fenceKey {
             presence[reminder.id] = nil
+            distances[reminder.id] = nil
         }
         let kept = Set(reminders.map(\.id))
         presence = presence.filter { kept.contains($0.key) }
@@ -295,6 +323,7 @@ struct PublisherState {
         let inside = change.presence == .inside
         let id = change.reminder.id
         if reminders.contains(where: { $0.id == id }) {
+            distances[id] = change.distance
             guard presence[id] != inside else { return nil }
             presence[id] = inside
             return .reminder(id, inside)

@@ -90,6 +90,9 @@ public final class FixPipeline {
         for event in result.announced {
             for sink in sinks { sink.deliver(event) }
         }
+        if !result.announced.isEmpty {
+            for sink in sinks { sink.lifecyclesChanged(announcer.lifecycles) }
+        }
         if case .accepted = outcome {
             for sink in sinks { sink.positionUsed(fix) }
         }
@@ -117,6 +120,7 @@ public final class FixPipeline {
             for sink in sinks { sink.reminderCompleted(id) }
         }
         takeLifecycles(lifecycles)
+        for sink in sinks { sink.lifecyclesChanged(lifecycles) }
         return lifecycles
     }
 
@@ -130,6 +134,7 @@ public final class FixPipeline {
             announcer.noteFired(alarm.id, at: due)
             state.saveAlarm(event)
             for sink in sinks { sink.deliver(event) }
+            for sink in sinks { sink.lifecyclesChanged(announcer.lifecycles) }
         }
     }
 

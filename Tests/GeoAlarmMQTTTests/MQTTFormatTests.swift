@@ -93,11 +93,32 @@ struct MQTTFormatTests {
         let configs = discovery.configs(reminders: [], collections: [collection("{name}")])
         let sensor = try Self.object(configs["homeassistant/sensor/geoalarm-pi/collection_cameras/config"])
         #expect(sensor["name"] as? String == "cameras")
-        #expect(discovery.stateTopic(ofConfigTopic: "homeassistant/sensor/geoalarm-pi/collection_cameras/config")
-            == "geoalarm/geoalarm-pi/collection/cameras/state")
-        #expect(discovery.stateTopic(ofConfigTopic: "homeassistant/binary_sensor/geoalarm-pi/bakery/config")
-            == discovery.stateTopic(ofReminder: "bakery"))
-        #expect(discovery.stateTopic(ofConfigTopic: "homeassistant/device_tracker/geoalarm-pi/location/config") == nil)
+        #expect(discovery.retainedTopics(ofConfigTopic: "homeassistant/sensor/geoalarm-pi/collection_cameras/config")
+            == ["geoalarm/geoalarm-pi/collection/cameras/state"])
+        #expect(discovery.retainedTopics(ofConfigTopic: "homeassistant/binary_sensor/geoalarm-pi/bakery/config")
+            == [discovery.stateTopic(ofReminder: "bakery"), discovery.attributesTopic(ofReminder: "bakery")])
+        #expect(discovery.retainedTopics(ofConfigTopic: "homeassistant/device_tracker/geoalarm-pi/location/config").isEmpty)
+    }
+
+    @Test func aPresenceSensorsAttributesSayWhatTheReminderIsAndWhereItStands() throws {
+        var reminder = Self.bakery
+        reminder.schedule.due = LocalDate(parsing: "2026-12-24")
+        let lifecycle = Lifecycle(completedAt: nil, snoozedUntil: Date(timeIntervalSince1970: 1_795_251_999),
+                                  lastFired: Date(timeIntervalSince1970: 1_795_248_399))
+        let attributes = try Self.object(HomeAssistantDiscovery.reminderAttributes(
+            reminder, distance: 42.4, lifecycle: lifecycle, timeZone: TimeZone(identifier: "UTC")!))
+        #expect(attributes["id"] as? String == "bakery")
+        #expect(attributes["title"] as? String == "Buy \"bread\"")
+        #expect(attributes["shape"] as? String == "circle")
+        #expect(attributes["radius_m"] as? Int == 100)
+        #expect(attributes["distance_m"] as? Int == 42)
+        #expect(attributes["completed"] as? Bool == false)
+        #expect(attributes["snoozed_until"] as? String == "2026-11-21T09:06:39Z")
+        #expect(attributes["last_announced"] as? String == "2026-11-21T08:06:39Z")
+        #expect(attributes["due"] as? String == "2026-12-25T00:00:00Z", "due on the 24th: overdue once that day is over")
+        let unknown = try Self.object(HomeAssistantDiscovery.reminderAttributes(
+            Self.bakery, distance: nil, lifecycle: Lifecycle(), timeZone: .current))
+        #expect(unknown["distance_m"] is NSNull && unknown["due"] is NSNull && unknown["snoozed_until"] is NSNull)
     }
 
     @Test func anOwnTracksLocationBecomesAFixOfItsDevice() throws {
