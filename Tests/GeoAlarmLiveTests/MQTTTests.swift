@@ -400,6 +400,9 @@ struct MQTTTests {
         #expect(known("water-the-plants-before-you-go") == ["ON", "OFF"], "inside at start, then left")
         #expect(agent.stdoutLines.count == 1 && agent.stdoutLines[0].contains("leave  water-the-plants"), "bread is snoozed")
         #expect(agent.stderr.contains("arrive bread not announced: the reminder is snoozed"))
+        let attributes = try #require(MQTTLines(subscriber.stdout).objects(on: "\(node)/bread/attributes").last)
+        #expect(attributes["snoozed_until"] is String && attributes["completed"] as? Bool == false, "\(attributes)")
+        #expect((attributes["distance_m"] as? Double ?? .infinity) <= 30, "inside its 30 m circle")
         #expect(MQTTLines(subscriber.stdout).objects(on: Self.ownTopic + "/event").map { "\($0["event"] ?? "") \($0["rid"] ?? "")" }
             == Array(Self.demoCrossings.prefix(2)))
 
