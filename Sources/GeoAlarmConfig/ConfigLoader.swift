@@ -63,7 +63,7 @@ struct ConfigReader {
 
     static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history", "mqtt"]
     static let mqttKeys = [
-        "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "homeassistant", "discovery_prefix",
+        "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "tid", "homeassistant", "discovery_prefix",
         "qos", "subscribe", "location_interval", "outbox_limit",
     ]
     static let historyKeys = ["keep"]
@@ -223,6 +223,13 @@ struct ConfigReader {
         }
         if let topic = string(table, "owntracks_topic", context: context) {
             if let problem = Self.topicProblem(topic) { report(in: table, context, "owntracks_topic", problem) } else { settings.owntracksTopic = topic }
+        }
+        if let tid = string(table, "tid", context: context) {
+            if (1...2).contains(tid.count), tid.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) }) {
+                settings.trackerID = tid
+            } else {
+                report(in: table, context, "tid", "must be one or two letters or digits, as the OwnTracks apps show it")
+            }
         }
         settings.homeAssistant = bool(table, "homeassistant", context: context) ?? false
         if let prefix = string(table, "discovery_prefix", context: context) {

@@ -15,6 +15,9 @@ public struct MQTTSettings: Sendable, Equatable {
     public var clientID: String?
     /// `owntracks_topic`; nil: `owntracks/USER/HOSTNAME`.
     public var owntracksTopic: String?
+    /// `tid`: the OwnTracks tracker id this machine's messages carry; nil: the last two letters
+    /// or digits of the device level of the OwnTracks topic, as the apps make it.
+    public var trackerID: String?
     /// `homeassistant`: publish Home Assistant discovery and presence.
     public var homeAssistant: Bool
     /// `discovery_prefix`: Home Assistant's discovery topic prefix.
@@ -34,7 +37,8 @@ public struct MQTTSettings: Sendable, Equatable {
 
     public init(
         host: String, port: Int = defaultPort, usesTLS: Bool = false, caFile: String? = nil, username: String? = nil,
-        password: String? = nil, clientID: String? = nil, owntracksTopic: String? = nil, homeAssistant: Bool = false,
+        password: String? = nil, clientID: String? = nil, owntracksTopic: String? = nil, trackerID: String? = nil,
+        homeAssistant: Bool = false,
         discoveryPrefix: String = "homeassistant", qos: Int = 1, subscribe: String = "owntracks/+/+",
         locationInterval: Double = 60, outboxLimit: Int = defaultOutboxLimit
     ) {
@@ -46,6 +50,7 @@ public struct MQTTSettings: Sendable, Equatable {
         self.password = password
         self.clientID = clientID
         self.owntracksTopic = owntracksTopic
+        self.trackerID = trackerID
         self.homeAssistant = homeAssistant
         self.discoveryPrefix = discoveryPrefix
         self.qos = qos

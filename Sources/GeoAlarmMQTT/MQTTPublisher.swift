@@ -46,7 +46,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     ) {
         self.settings = settings
         topic = settings.owntracksTopic(user: user, hostName: hostName)
-        trackerID = OwnTracksJSON.trackerID(of: hostName)
+        trackerID = settings.trackerID ?? OwnTracksJSON.trackerID(of: String(topic.split(separator: "/").last ?? ""))
         let clientID = settings.clientID(hostName: hostName)
         discovery = settings.homeAssistant
             ? HomeAssistantDiscovery(prefix: settings.discoveryPrefix, clientID: clientID, softwareVersion: softwareVersion)
@@ -282,6 +282,8 @@ struct PublisherState {
     var lifecycles: [String: Lifecycle] = [:]
     /// The title of the place each collection's position is inside (nil: none).
     var placeInside: [String: String?] = [:]
+    /// Every collection place the position is inside: their titles by id.
+    var placesInside: [String: String] = [:]
     var lastFix: Fix?
     var lastLocationSent: ContinuousClock.Instant?
     /// The discovery topics published, when kept in memory.
@@ -302,6 +304,7 @@ struct PublisherState {
         }
         let kept = Set(reminders.map(\.id))
         presence = presence.filter { kept.contains($0.key) }
+        placesInside = placesInside.filter { id, _ in collections.contains { $0.memberIndex(of: id) != nil } }
         self.reminders = reminders
         self.collections = collections
     }
@@ -313,7 +316,9 @@ struct PublisherState {
         }
         for (id, side) in saved where side.presence == .inside {
             for collection in collections {
-                if let place = collection.memberIndex(of: id) { placeInside[collection.id] = collection.member(place).title }
+                guard let place = collection.memberIndex(of: id) else { continue }
+                placeInside[collection.id] = collection.member(place).title
+                placesInside[id] = collection.member(place).title
             }
         }
     }
@@ -329,6 +334,7 @@ struct PublisherState {
             return .reminder(id, inside)
         }
         for collection in collections where collection.memberIndex(of: id) != nil {
+            placesInside[id] = inside ? change.reminder.title : nil
             let current = placeInside[collection.id] ?? nil
             if inside {
                 placeInside[collection.id] = change.reminder.title
@@ -342,9 +348,10 @@ struct PublisherState {
         return nil
     }
 
-    /// The reminders this machine is inside, in config order.
+    /// The reminders this machine is inside, in config order, then the collection places, by id.
     func insideReminders() -> [(id: String, title: String)] {
         reminders.filter { presence[$0.id] == true }.map { ($0.id, $0.title) }
+            + placesInside.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     var waiting: Int { outbox.count }

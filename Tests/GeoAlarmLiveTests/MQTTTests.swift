@@ -77,6 +77,14 @@ struct MQTTTests {
         return agent
     }
 
+    /// Great-circle metres between two positions (the mean Earth radius).
+    static func metres(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+        let (p1, p2) = (lat1 * .pi / 180, lat2 * .pi / 180)
+        let (dp, dl) = (p2 - p1, (lon2 - lon1) * .pi / 180)
+        let h = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
+        return 2 * 6_371_008.8 * asin(min(1, sqrt(h)))
+    }
+
     /// A device no test uses, whose first location the agent says it tracks.
     static let sentinel = "owntracks/zz/sentinel"
 
@@ -124,6 +132,19 @@ struct MQTTTests {
         #expect(locations.filter { $0["t"] as? String == "c" }.count == Self.demoCrossings.count)
         #expect(locations.allSatisfy { $0["_type"] as? String == "location" && $0["tst"] != nil && $0["acc"] != nil })
         #expect(locations.contains { ($0["inrids"] as? [String])?.contains("bread") == true })
+        // Every region a location names is one the position is inside (within its radius and
+        // the 20 m hysteresis band): never a stale one.
+        let circles: [String: (Double, Double, Double)] = [
+            "water-the-plants-before-you-go": (38.71390, -9.13340, 50), "bread": (38.71050, -9.13660, 30),
+            "prescription": (38.70930, -9.13660, 30), "parcel": (38.70790, -9.13650, 50), "ferry": (38.70620, -9.13560, 80),
+        ]
+        for location in locations {
+            let (lat, lon) = (location["lat"] as? Double ?? .nan, location["lon"] as? Double ?? .nan)
+            for rid in location["inrids"] as? [String] ?? [] {
+                let circle = try #require(circles[rid])
+                #expect(Self.metres(lat, lon, circle.0, circle.1) <= circle.2 + 20, "\(rid) named at \(lat),\(lon)")
+            }
+        }
 
         // Home Assistant: a presence sensor per reminder, kept current, and the tracker.
         let bread = try #require(lines.objects(on: "homeassistant/binary_sensor/\(Self.clientID)/bread/config").first)

@@ -121,6 +121,28 @@ struct MQTTFormatTests {
         #expect(unknown["distance_m"] is NSNull && unknown["due"] is NSNull && unknown["snoozed_until"] is NSNull)
     }
 
+    /// `inregions`/`inrids` name the reminders and the collection places the position is inside.
+    @Test func theRegionsALocationNamesFollowThePresenceOfRemindersAndPlaces() {
+        var template = Self.bakery
+        template.title = "Camera {name}"
+        let cameras = ReminderCollection(id: "cameras", template: template, places: [
+            CollectionPlace(center: Coordinate(latitude: 47.001, longitude: 8), radius: 50, name: "north"),
+            CollectionPlace(center: Coordinate(latitude: 47.002, longitude: 8), radius: 50, name: "far"),
+        ])
+        var state = PublisherState(reminders: [Self.bakery], collections: [cameras], store: nil)
+        func change(_ reminder: Reminder, _ presence: Presence) -> PresenceChange {
+            PresenceChange(reminder: reminder, presence: presence, fix: Fix(time: nil, coordinate: reminder.center),
+                           distance: 0, isInitial: false)
+        }
+        _ = state.note(change(Self.bakery, .inside))
+        _ = state.note(change(cameras.member(0), .inside))
+        #expect(state.insideReminders().map(\.id) == ["bakery", "cameras/1"])
+        #expect(state.insideReminders().map(\.title) == ["Buy \"bread\"", "Camera north"])
+        _ = state.note(change(cameras.member(0), .outside))
+        _ = state.note(change(Self.bakery, .outside))
+        #expect(state.insideReminders().isEmpty)
+    }
+
     @Test func anOwnTracksLocationBecomesAFixOfItsDevice() throws {
         let payload = #"{"_type":"location","lat":47.5,"lon":8.25,"tst":1795248399,"acc":8,"vel":36,"cog":180,"tid":"ph","batt":80}"#
         let location = try OwnTracksLocation.parse(Array(payload.utf8), tracker: "alice/phone").get()
@@ -196,6 +218,10 @@ struct MQTTFormatTests {
         #expect(diagnostics("url = \"mqtt://x\"\nowntracks_topic = \"owntracks/#\"").first?.contains("wildcards") == true)
         #expect(diagnostics("url = \"mqtt://x\"\nhomeasistant = true").first?.contains("did you mean \"homeassistant\"") == true)
         #expect(diagnostics("qos = 1").first?.contains("url: missing") == true)
+        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://x\"\ntid = \"p1\"", path: "c.toml").mqtt?.trackerID == "p1")
+        for bad in ["", "abc", "a b", "a\\u0007"] {
+            #expect(diagnostics("url = \"mqtt://x\"\ntid = \"\(bad)\"").first?.contains("tid: must be one or two letters or digits") == true, "\(bad)")
+        }
     }
 
     @Test func aPasswordFileMustBeTheUsersAloneAndNotEmpty() throws {
