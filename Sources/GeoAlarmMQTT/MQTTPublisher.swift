@@ -30,6 +30,8 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     /// `acc` for a fix without an error estimate: the largest error a used fix may have.
     private let unknownError: Double
     private let logger: Logger
+    /// Whether this machine has a position (a receiver): else Home Assistant gets no entities.
+    private let ownPosition: Bool
     private let shared: Mutex<PublisherState>
     private var client: MQTTClient!
 
@@ -38,11 +40,13 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
 
     /// A publisher for `settings`'s broker; `store` keeps the outbox (nil: in memory only);
     /// `savedPresence` is this machine's saved side of each fence, for the retained presence, and
-    /// `lifecycles` the reminders' saved lifecycles, for its attributes.
+    /// `lifecycles` the reminders' saved lifecycles, for its attributes. Without `ownPosition`
+    /// (an agent tracking OwnTracks devices, with no receiver of its own) Home Assistant gets no
+    /// entities from it: they could never change.
     public init(
         settings: MQTTSettings, user: String, hostName: String, softwareVersion: String, reminders: [Reminder],
         collections: [ReminderCollection], savedPresence: [String: SavedPresence], lifecycles: [String: Lifecycle],
-        unknownError: Double, store: StateStore?, logger: Logger
+        ownPosition: Bool = true, unknownError: Double, store: StateStore?, logger: Logger
     ) {
         self.settings = settings
         topic = settings.owntracksTopic(user: user, hostName: hostName)
@@ -54,6 +58,14 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         trackedTopics = OwnTracksTopics(subscription: settings.subscribe)
         self.unknownError = unknownError
         self.logger = logger
+        self.ownPosition = ownPosition
+        if settings.homeAssistant, !ownPosition {
+            logger.info("""
+                homeassistant: this agent has no position of its own (--source owntracks), so it gives Home Assistant \
+                no presence sensors or tracker (and removes those it gave before); Home Assistant's OwnTracks \
+                integration shows the phones from the same broker
+                """)
+        }
         var state = PublisherState(reminders: reminders, collections: collections, store: store)
         state.takePresence(savedPresence)
         state.lifecycles = lifecycles
@@ -227,7 +239,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
 
     /// Every config and known state, retained; the configs of reminders gone since the last time are cleared.
     private func publishDiscovery(_ discovery: HomeAssistantDiscovery, state: inout PublisherState) {
-        let configs = discovery.configs(reminders: state.reminders, collections: state.collections)
+        let configs = ownPosition ? discovery.configs(reminders: state.reminders, collections: state.collections) : [:]
         for (configTopic, payload) in configs.sorted(by: { $0.key < $1.key }) {
             client.publish(MQTTMessage(topic: configTopic, text: payload, retain: true))
         }
@@ -238,6 +250,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
             }
         }
         state.notePublishedConfigs(Set(configs.keys), logger: logger)
+        guard ownPosition else { return }
         for reminder in state.reminders {
             publishState(.reminder(reminder.id, state.presence[reminder.id]), discovery: discovery)
             publishAttributes(ofReminder: reminder.id, discovery: discovery, state: state)

@@ -79,7 +79,7 @@ struct Run: AsyncParsableCommand {
                 settings: mqtt, user: environment["USER"] ?? "user", hostName: hostName,
                 softwareVersion: GeoAlarm.configuration.version, reminders: config.reminders.filter(\.isEnabled),
                 collections: config.collections.filter(\.template.isEnabled), savedPresence: keeper.savedPresence(),
-                lifecycles: keeper.lifecycles(), unknownError: config.settings.maxError ?? 100, store: keeper.sharedStore, logger: logger)
+                lifecycles: keeper.lifecycles(), ownPosition: source == .gpsd, unknownError: config.settings.maxError ?? 100, store: keeper.sharedStore, logger: logger)
             // After the pop-ups (seen at once), before the hooks.
             sinks.insert(publisher, at: sinks.count - 1)
             publisher.start()

@@ -317,7 +317,9 @@ struct MQTTTests {
         let subscriber = try broker.subscribe(["homeassistant/#"])
         let config = try Self.bakeryConfig(broker)
         try (String(contentsOfFile: config, encoding: .utf8) + "\nhomeassistant = true\n").write(toFile: config, atomically: true, encoding: .utf8)
-        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", Command.scratchState()])
+        let nothingListens = try GPSFake()
+        let state = Command.scratchState()
+        let agent = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(nothingListens.port)"])
         let station = "homeassistant/binary_sensor/\(Self.clientID)/station/config"
         #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: station).count == 1 })
         let text = try String(contentsOfFile: config, encoding: .utf8)
@@ -332,6 +334,14 @@ struct MQTTTests {
         #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: bakery).count == before + 1 })
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
+
+        // An agent tracking OwnTracks devices has no position of its own: Home Assistant gets no
+        // entity from it that could never change, and the ones it had are removed.
+        let tracking = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", state])
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: bakery).last == "" }, "\(subscriber.stdout)")
+        #expect(tracking.stderr.contains("homeassistant: this agent has no position of its own (--source owntracks)"))
+        tracking.signal(SIGTERM)
+        #expect(tracking.exitStatus() == 0)
     }
 
     @Test func aBrokerWithPasswordsTakesTheOneFromThePasswordFile() throws {
