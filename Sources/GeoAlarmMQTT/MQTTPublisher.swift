@@ -69,6 +69,8 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         var state = PublisherState(reminders: reminders, collections: collections, store: store)
         state.takePresence(savedPresence)
         state.lifecycles = lifecycles
+        // A fence restored from the state file was placed by the fix it was confirmed by.
+        state.noteFirstSeen(savedPresence.compactMapValues(\.time), logger: logger)
         state.loadOutbox(logger: logger)
         shared = Mutex(state)
         availabilityTopic = HomeAssistantDiscovery.availabilityTopic(clientID: clientID)
@@ -96,14 +98,17 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     /// change also updates the retained presence and the regions its locations name.
     public func presenceChanged(_ change: PresenceChange) {
         let tracked = change.fix.tracker
-        if !change.isInitial {
-            let text = OwnTracksJSON.transition(
-                change, tid: tracked.map(OwnTracksJSON.trackerID(of:)) ?? trackerID, unknownError: unknownError)
-            let eventTopic = tracked.map(trackedTopics.eventTopic(of:)) ?? "\(topic)/event"
-            enqueue(OutboxMessage(topic: eventTopic, payload: Array(text.utf8)))
-        }
-        guard tracked == nil else { return }
         shared.withLock { state in
+            if state.noteFirstPlaced(change, logger: logger), state.connected { publishWaypoints(state) }
+            if !change.isInitial {
+                let text = OwnTracksJSON.transition(
+                    change, wtst: state.firstSeen(of: change.reminder.id), tid: tracked.map(OwnTracksJSON.trackerID(of:)) ?? trackerID,
+                    unknownError: unknownError)
+                let eventTopic = tracked.map(trackedTopics.eventTopic(of:)) ?? "\(topic)/event"
+                state.append(OutboxMessage(topic: eventTopic, payload: Array(text.utf8)), limit: settings.outboxLimit, logger: logger)
+                pump(&state)
+            }
+            guard tracked == nil else { return }
             let update = state.note(change)
             guard state.connected else { return }
             if let discovery, let update {
@@ -139,7 +144,9 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     public func remindersChanged(_ reminders: [Reminder], collections: [ReminderCollection]) {
         shared.withLock { state in
             state.takeReminders(reminders, collections: collections)
-            if state.connected, let discovery { publishDiscovery(discovery, state: &state) }
+            guard state.connected else { return }
+            publishWaypoints(state)
+            if let discovery { publishDiscovery(discovery, state: &state) }
         }
     }
 
@@ -163,6 +170,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
                 state.inFlight = [:]
                 state.lastSent = 0
                 client.publish(MQTTMessage(topic: availabilityTopic, text: "online", retain: true))
+                publishWaypoints(state)
                 if let discovery { publishDiscovery(discovery, state: &state) }
                 if let fix = state.lastFix { publishLocation(fix, trigger: "t", state: &state) }
                 pump(&state)
@@ -188,13 +196,6 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     }
 
     // MARK: Publishing (with the state locked)
-
-    private func enqueue(_ message: OutboxMessage) {
-        shared.withLock { state in
-            state.append(message, limit: settings.outboxLimit, logger: logger)
-            pump(&state)
-        }
-    }
 
     /// Sends the outbox's next messages, up to ``window`` in flight.
     private func pump(_ state: inout PublisherState) {
@@ -228,6 +229,12 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         case .collection(let id, let place):
             client.publish(MQTTMessage(topic: discovery.stateTopic(ofCollection: id), text: place ?? HomeAssistantDiscovery.noPlace, retain: true))
         }
+    }
+
+    /// The reminders as OwnTracks regions, retained on `OWNTRACKS_TOPIC/waypoints`.
+    private func publishWaypoints(_ state: PublisherState) {
+        let text = OwnTracksJSON.waypoints(state.reminders, firstSeen: state.firstSeen)
+        client.publish(MQTTMessage(topic: "\(topic)/waypoints", text: text, retain: true))
     }
 
     private func publishAttributes(ofReminder id: String, discovery: HomeAssistantDiscovery, state: PublisherState) {
@@ -293,6 +300,9 @@ struct PublisherState {
     var distances: [String: Double] = [:]
     /// The reminders' lifecycles, for their sensors' attributes.
     var lifecycles: [String: Lifecycle] = [:]
+    /// When each reminder and collection was first seen, that is placed by a fix (kept in the
+    /// state file): the `wtst` that names it as an OwnTracks region, never after its transitions.
+    var firstSeen: [String: Date] = [:]
     /// The title of the place each collection's position is inside (nil: none).
     var placeInside: [String: String?] = [:]
     /// Every collection place the position is inside: their titles by id.
@@ -320,6 +330,34 @@ struct PublisherState {
         placesInside = placesInside.filter { id, _ in collections.contains { $0.memberIndex(of: id) != nil } }
         self.reminders = reminders
         self.collections = collections
+    }
+
+    /// Notes first sightings (those seen before keep their time), and reads every one kept.
+    mutating func noteFirstSeen(_ times: [String: Date], logger: Logger) {
+        for (id, time) in times where firstSeen[id] == nil { firstSeen[id] = Date(timeIntervalSince1970: time.timeIntervalSince1970.rounded(.down)) }
+        guard let store else { return }
+        do {
+            firstSeen = try store.noteFirstSeen(times)
+        } catch {
+            logger.error("\(error); OwnTracks regions are dated from this run")
+        }
+    }
+
+    /// Notes the first fix that placed a reminder, or a collection (by one of its places): true
+    /// when it is a reminder seen for the first time (its waypoint is new).
+    mutating func noteFirstPlaced(_ change: PresenceChange, logger: Logger) -> Bool {
+        let id = reminders.contains { $0.id == change.reminder.id }
+            ? change.reminder.id : collections.first { $0.memberIndex(of: change.reminder.id) != nil }?.id
+        guard let id, firstSeen[id] == nil else { return false }
+        noteFirstSeen([id: change.fix.time ?? Date()], logger: logger)
+        return id == change.reminder.id
+    }
+
+    /// When the region of a reminder or collection place (by its collection) was first seen.
+    func firstSeen(of id: String) -> Date {
+        if let seen = firstSeen[id] { return seen }
+        let collection = collections.first { $0.memberIndex(of: id) != nil }?.id
+        return collection.flatMap { firstSeen[$0] } ?? Date(timeIntervalSince1970: 0)
     }
 
     /// Takes the sides saved at start.

@@ -6,9 +6,11 @@ import GeoAlarmOutput
 /// `transition` per crossing of a region, and `location` for the position.
 enum OwnTracksJSON {
     /// An OwnTracks `transition` for a crossing: `enter` or `leave` as the region's side
-    /// became inside or outside. `unknownError` stands in for `acc` when the fix has no error
-    /// estimate (OwnTracks' consumers take `acc` 0 as "no accuracy").
-    static func transition(_ crossing: PresenceChange, tid: String, unknownError: Double) -> String {
+    /// became inside or outside; `wtst` names the region (its waypoint's `tst`: when geoalarm
+    /// first saw the reminder). `unknownError` stands in for `acc` when the fix has no error
+    /// estimate (OwnTracks' consumers take `acc` 0 as "no accuracy"). `t` is `c`, a circular
+    /// region's trigger, for an area too: OwnTracks knows no other kind of region geoalarm has.
+    static func transition(_ crossing: PresenceChange, wtst: Date, tid: String, unknownError: Double) -> String {
         var object = JSONObject()
         object.add("_type", "transition")
         object.add("event", crossing.presence == .inside ? "enter" : "leave")
@@ -18,7 +20,7 @@ enum OwnTracksJSON {
         object.add("lon", number: crossing.fix.coordinate.longitude)
         object.add("acc", number: accuracy(of: crossing.fix, unknown: unknownError))
         if let time = crossing.fix.time { object.add("tst", number: time.timeIntervalSince1970.rounded(.down)) }
-        object.add("wtst", number: Double(regionTimestamp(of: crossing.reminder.id)))
+        object.add("wtst", number: wtst.timeIntervalSince1970.rounded(.down))
         object.add("tid", tid)
         object.add("t", "c")
         return object.text
@@ -51,11 +53,31 @@ enum OwnTracksJSON {
         return max(1, error.rounded(.up))
     }
 
-    /// `wtst` names a region in OwnTracks (the time its waypoint was made); a reminder has no such
-    /// time, so it is a number fixed by the reminder's id (its ``StableHash`` folded to 31 bits),
-    /// the same on every run and every machine.
-    static func regionTimestamp(of id: String) -> Int {
-        Int(StableHash.of(id) & 0x7fff_ffff)
+    /// The reminders as OwnTracks regions (`_type` `waypoints`, each a `waypoint` with `desc`,
+    /// `lat`, `lon`, `rad` in metres, `rid` and `tst` the time of the first fix that placed it,
+    /// which is the `wtst` of its transitions); a reminder no fix has placed yet is left out. An
+    /// area is given as the circle around its middle that holds it.
+    static func waypoints(_ reminders: [Reminder], firstSeen: [String: Date]) -> String {
+        let members = reminders.compactMap { reminder -> String? in
+            // A region is named by its tst: one not placed by a fix yet waits for it.
+            guard let seen = firstSeen[reminder.id] else { return nil }
+            var waypoint = JSONObject()
+            waypoint.add("_type", "waypoint")
+            waypoint.add("desc", reminder.title)
+            waypoint.add("lat", number: reminder.center.latitude)
+            waypoint.add("lon", number: reminder.center.longitude)
+            let radius = reminder.area.map { area in
+                area.polygons.joined().joined().map { Haversine.distance(area.center, $0) }.max() ?? 0
+            } ?? reminder.radius
+            waypoint.add("rad", number: radius.rounded(.up))
+            waypoint.add("rid", reminder.id)
+            waypoint.add("tst", number: seen.timeIntervalSince1970.rounded(.down))
+            return waypoint.text
+        }
+        var object = JSONObject()
+        object.add("_type", "waypoints")
+        object.add("waypoints", raw: "[" + members.joined(separator: ",") + "]")
+        return object.text
     }
 
     /// OwnTracks' default tracker id: the last two characters of the device's name.

@@ -180,6 +180,11 @@ public final class StateStore: Sendable {
                 CREATE TABLE mqtt_discovery (topic TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("5: when each reminder was first seen (OwnTracks regions' wtst)") { db in
+            try db.execute(sql: """
+                CREATE TABLE region_first_seen (reminder TEXT PRIMARY KEY NOT NULL, first_seen REAL NOT NULL) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -236,6 +241,7 @@ public final class StateStore: Sendable {
         try writing { db in
             try db.execute(sql: "DELETE FROM reminder_state WHERE reminder = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM device_state WHERE reminder = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM region_first_seen WHERE reminder = ?", arguments: [id])
             return try Int.fetchOne(db, sql: "SELECT count(*) FROM history WHERE reminder = ?", arguments: [id]) ?? 0
         }
     }
@@ -428,6 +434,23 @@ public final class StateStore: Sendable {
         try writing { db in
             try db.execute(sql: "DELETE FROM mqtt_discovery")
             for topic in topics { try db.execute(sql: "INSERT INTO mqtt_discovery (topic) VALUES (?)", arguments: [topic]) }
+        }
+    }
+
+    /// Notes when reminders and collections were first seen (the time of the fix that first placed
+    /// them), keeping the time noted earlier for one seen before; every first sighting kept.
+    /// OwnTracks names a region by this time (its `wtst`).
+    @discardableResult
+    public func noteFirstSeen(_ times: [String: Date]) throws(StoreError) -> [String: Date] {
+        try writing { db in
+            for (id, time) in times {
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO region_first_seen (reminder, first_seen) VALUES (?, ?)",
+                    arguments: [id, time.timeIntervalSince1970.rounded(.down)])
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT reminder, first_seen FROM region_first_seen")
+            return Dictionary(rows.map { row in (row["reminder"] as String, Date(timeIntervalSince1970: row["first_seen"] as Double)) },
+                              uniquingKeysWith: { first, _ in first })
         }
     }
 

@@ -117,7 +117,13 @@ struct MQTTTests {
         // One OwnTracks transition per crossing, in order, with the booklet's members.
         let transitions = lines.objects(on: Self.ownTopic + "/event")
         #expect(transitions.map { "\($0["event"] ?? "") \($0["rid"] ?? "")" } == Self.demoCrossings)
+        // The reminders as regions, retained: each transition's wtst is its region's tst, in the past.
+        let waypoints = try #require(lines.objects(on: Self.ownTopic + "/waypoints").last?["waypoints"] as? [[String: Any]])
+        let regionTimes = Dictionary(waypoints.map { ($0["rid"] as? String ?? "", $0["tst"] as? Int ?? -1) }, uniquingKeysWith: { $1 })
+        #expect(regionTimes.count == 5)
         for transition in transitions {
+            #expect(transition["wtst"] as? Int == regionTimes[transition["rid"] as? String ?? ""], "\(transition)")
+            #expect((transition["wtst"] as? Int ?? .max) <= (transition["tst"] as? Int ?? 0), "a region is older than its transitions")
             #expect(transition["_type"] as? String == "transition")
             #expect(Set(transition.keys) == ["_type", "event", "desc", "rid", "lat", "lon", "acc", "tst", "wtst", "tid", "t"])
             #expect((transition["acc"] as? Double ?? 0) >= 1, "acc is never 0")
@@ -340,6 +346,8 @@ struct MQTTTests {
         let tracking = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", state])
         #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: bakery).last == "" }, "\(subscriber.stdout)")
         #expect(tracking.stderr.contains("homeassistant: this agent has no position of its own (--source owntracks)"))
+        // Stopped once its loop runs (the publisher connects before the agent handles signals).
+        #expect(tracking.waitUntil { $0.stderr.contains("connected to owntracks") }, "\(tracking.stderr)")
         tracking.signal(SIGTERM)
         #expect(tracking.exitStatus() == 0)
     }

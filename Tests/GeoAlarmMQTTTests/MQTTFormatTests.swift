@@ -21,7 +21,8 @@ struct MQTTFormatTests {
         let time = Date(timeIntervalSince1970: 1_795_248_399.6)
         let fix = Fix(time: time, coordinate: Coordinate(latitude: 47.0001, longitude: 8), horizontalError: 0.2)
         let enter = try Self.object(OwnTracksJSON.transition(
-            PresenceChange(reminder: Self.bakery, presence: .inside, fix: fix, distance: 11, isInitial: false), tid: "pi", unknownError: 100))
+            PresenceChange(reminder: Self.bakery, presence: .inside, fix: fix, distance: 11, isInitial: false),
+            wtst: Date(timeIntervalSince1970: 1_795_000_000.5), tid: "pi", unknownError: 100))
         #expect(enter["_type"] as? String == "transition")
         #expect(enter["event"] as? String == "enter")
         #expect(enter["desc"] as? String == "Buy \"bread\"")
@@ -29,13 +30,36 @@ struct MQTTFormatTests {
         #expect(enter["tst"] as? Int == 1_795_248_399)
         #expect(enter["acc"] as? Int == 1, "0.2 m rounds up to 1: OwnTracks reads 0 as unknown")
         #expect(enter["t"] as? String == "c")
-        #expect(enter["wtst"] as? Int == OwnTracksJSON.regionTimestamp(of: "bakery"))
+        #expect(enter["wtst"] as? Int == 1_795_000_000, "when the reminder was first seen")
         var unknown = fix
         unknown.horizontalError = nil
         let leave = try Self.object(OwnTracksJSON.transition(
-            PresenceChange(reminder: Self.bakery, presence: .outside, fix: unknown, distance: 200, isInitial: false), tid: "pi", unknownError: 60))
+            PresenceChange(reminder: Self.bakery, presence: .outside, fix: unknown, distance: 200, isInitial: false),
+            wtst: Date(timeIntervalSince1970: 1_795_000_000), tid: "pi", unknownError: 60))
         #expect(leave["event"] as? String == "leave")
         #expect(leave["acc"] as? Int == 60)
+    }
+
+    /// Each reminder is an OwnTracks waypoint whose `tst` is the `wtst` its transitions carry; an
+    /// area is the circle around its middle that holds it.
+    @Test func theRemindersAreOwnTracksWaypoints() throws {
+        let area = try Area(polygons: [[[Coordinate(latitude: 47, longitude: 8), Coordinate(latitude: 47, longitude: 8.01),
+                                          Coordinate(latitude: 47.01, longitude: 8.01), Coordinate(latitude: 47.01, longitude: 8)]]])
+        var park = Self.bakery
+        park.id = "park"
+        park.area = area
+        park.center = area.center
+        let text = OwnTracksJSON.waypoints([Self.bakery, park], firstSeen: ["bakery": Date(timeIntervalSince1970: 1_790_000_000)])
+        let object = try Self.object(text)
+        #expect(object["_type"] as? String == "waypoints")
+        let list = try #require(object["waypoints"] as? [[String: Any]])
+        #expect(list.map { $0["rid"] as? String } == ["bakery"], "the park, never placed by a fix, waits")
+        let both = try #require(try Self.object(OwnTracksJSON.waypoints(
+            [Self.bakery, park], firstSeen: ["bakery": Date(timeIntervalSince1970: 1), "park": Date(timeIntervalSince1970: 2)]))["waypoints"] as? [[String: Any]])
+        #expect(both.map { $0["rid"] as? String } == ["bakery", "park"])
+        #expect(list[0]["_type"] as? String == "waypoint" && list[0]["rad"] as? Int == 100 && list[0]["tst"] as? Int == 1_790_000_000)
+        let radius = try #require(both[1]["rad"] as? Int)
+        #expect((600...700).contains(radius), "half the diagonal of a 0.01-degree square at 47 N: \(radius)")
     }
 
     @Test func aLocationNamesTheRegionsItIsInside() throws {

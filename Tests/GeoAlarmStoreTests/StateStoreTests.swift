@@ -30,7 +30,19 @@ struct StateStoreTests {
             "1: reminder state and history", "2: reminder lifecycle and last fix",
             "3: history of time alarms, which have no position",
             "4: tracked devices and the MQTT outbox",
+            "5: when each reminder was first seen (OwnTracks regions' wtst)",
         ])
+    }
+
+    /// A reminder's first sighting is kept (OwnTracks names its region by it) until it is removed.
+    @Test func aRemindersFirstSightingIsKeptUntilItIsForgotten() throws {
+        let store = try StateStore(path: Self.path())
+        let first = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(try store.noteFirstSeen(["office": first, "home": first]) == ["office": first, "home": first])
+        let later = first.addingTimeInterval(3600)
+        #expect(try store.noteFirstSeen(["office": later, "shop": later]) == ["office": first, "home": first, "shop": later])
+        _ = try store.forget("office")
+        #expect(try store.noteFirstSeen(["office": later])["office"] == later, "added again: a new region")
     }
 
     @Test func changesAndEventsAreKeptAndRead() throws {
