@@ -174,9 +174,29 @@ public final class GPSFake: @unchecked Sendable {
     public func playThrough(to agent: Background, seconds: Double = 120) throws -> Bool {
         let lost = "unavailable: connection lost"
         let before = agent.stderr.components(separatedBy: lost).count
-        guard try playWhenWatched(seconds: seconds) else { return false }
+        guard try playWhenWatched(seconds: seconds) else {
+            report("no client watched within \(seconds) s")
+            return false
+        }
         waitForEnd(seconds: seconds)
-        return agent.waitUntil(seconds: seconds) { $0.stderr.components(separatedBy: lost).count > before }
+        if fake?.isRunning == true { report("gpsfake still runs \(seconds) s after the log began to play") }
+        guard agent.waitUntil(seconds: seconds, { $0.stderr.components(separatedBy: lost).count > before }) else {
+            report("the agent did not say it lost gpsd")
+            return false
+        }
+        return true
+    }
+
+    /// Says on the test's stderr what gpsfake and gpsd were doing when a wait failed.
+    private func report(_ problem: String) {
+        let feeding = feed.map { (try? System.wait($0.pid, block: false)) == nil ? "running" : "ended" } ?? "not started"
+        let text = """
+            GPSFake on port \(port): \(problem); \(sentencesPlayed) sentences played, \(watchers) watchers, \
+            the feed \(feeding); gpsfake's stderr ends:
+            \(String((fake?.stderr ?? "").suffix(2000)))
+
+            """
+        FileHandle.standardError.write(Data(text.utf8))
     }
 
     /// How many sentences gpsfake has written so far (it prompts before each one).
