@@ -4,7 +4,8 @@ import GeoAlarmScanners
 
 /// An OwnTracks `location` message (the JSON its apps publish on `owntracks/USER/DEVICE`) as a fix.
 ///
-/// Read: `lat`, `lon` and `tst` (required), `acc` (metres, the fix's error estimate), `vel`
+/// Read: `lat`, `lon` (numbers, or strings holding one, as the Recorder takes them) and `tst`
+/// (required), `acc` (metres, the fix's error estimate), `vel`
 /// (km/h), `cog` (degrees) and `tid`. Any other `_type` (`lwt`, `transition`, `waypoint`,
 /// `encrypted`...) is not a location and is refused with its type named.
 public enum OwnTracksLocation {
@@ -28,8 +29,9 @@ public enum OwnTracksLocation {
             try scanner.members { scanner, key throws(JSONScanner.Failure) in
                 switch key {
                 case "_type": fields.type = try scanner.stringValue()
-                case "lat": fields.latitude = try scanner.numberValue()
-                case "lon": fields.longitude = try scanner.numberValue()
+                // The Recorder takes coordinates written as strings too.
+                case "lat": fields.latitude = try scanner.numberOrNumericString()
+                case "lon": fields.longitude = try scanner.numberOrNumericString()
                 case "tst": fields.time = try scanner.numberValue()
                 case "acc": fields.accuracy = try scanner.numberValue()
                 case "vel": fields.velocity = try scanner.numberValue()

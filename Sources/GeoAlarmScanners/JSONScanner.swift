@@ -1,3 +1,4 @@
+import Foundation
 /// An object member's key, as UTF-8: matched against string literals (`case "lat":`) without
 /// making a String of every key.
 public struct JSONKey {
@@ -133,6 +134,14 @@ public struct JSONScanner {
             return nil
         }
         return try number()
+    }
+
+    /// A number, or a string that holds one whole (blanks around it allowed: `"47.5"`, as some
+    /// clients write coordinates); nil (after passing over it) for any other value.
+    public mutating func numberOrNumericString() throws(Failure) -> Double? {
+        guard peek() == UInt8(ascii: "\"") else { return try numberValue() }
+        let text = try string().trimmingCharacters(in: .whitespaces)
+        return DecimalText.value(Array(text.utf8)[...])
     }
 
     /// A string, or nil (after passing over it) for any other value.

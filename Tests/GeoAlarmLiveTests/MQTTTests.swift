@@ -291,7 +291,7 @@ struct MQTTTests {
         #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
         let topic = "owntracks/dave/phone"
         let hostile = [
-            "", "garbage", "{", "[]", "null", #"{"_type":"location"}"#, #"{"_type":"location","lat":"47","lon":8,"tst":1}"#,
+            "", "garbage", "{", "[]", "null", #"{"_type":"location"}"#, #"{"_type":"location","lat":"north","lon":8,"tst":1}"#,
             #"{"_type":"location","lat":95,"lon":8,"tst":1763900000}"#, #"{"_type":"location","lat":47,"lon":8}"#,
             #"{"_type":"location","lat":47,"lon":8,"tst":1e300}"#, #"{"_type":"location","lat":1e999,"lon":8,"tst":1763900000}"#,
             String(repeating: "[", count: 100_000), #"{"_type":"location","lat":47,"lon":8,"tst":1763900000,"x":"\#(String(repeating: "a", count: 70_000))"}"#,

@@ -176,9 +176,13 @@ struct MQTTFormatTests {
         #expect(location.fix.speed == 10, "36 km/h")
         #expect(location.fix.tracker == "alice/phone")
         #expect(location.tid == "ph")
+        let written = #"{"_type":"location","lat":"47.5","lon":" 8.25 ","tst":1795248399}"#
+        #expect(try OwnTracksLocation.parse(Array(written.utf8), tracker: "a/b").get().fix.coordinate
+            == Coordinate(latitude: 47.5, longitude: 8.25), "coordinates as strings, as the Recorder takes them")
         let refused: [(String, String)] = [
             ("", "malformed JSON"), ("{", "malformed JSON"), (#"{"lat":1}"#, "without _type"),
             (#"{"_type":"location","lon":8,"tst":1795248399}"#, "without lat and lon"),
+            (#"{"_type":"location","lat":"47 N","lon":8,"tst":1795248399}"#, "without lat and lon"),
             (#"{"_type":"location","lat":91,"lon":8,"tst":1795248399}"#, "out of range"),
             (#"{"_type":"location","lat":47,"lon":8,"tst":-5}"#, "valid tst"),
             (#"{"_type":"location","lat":47,"lon":8,"tst":1795248399} x"#, "malformed JSON"),
