@@ -72,7 +72,7 @@ struct FirstUseTests {
         #expect(agent.exitStatus() == 0)
         let recorded = try Command.run([state, "SELECT lat || ',' || lon FROM last_fix"], executable: "/usr/bin/sqlite3")
         let saved = recorded.stdout.split(whereSeparator: { $0 == "," || $0 == "\n" }).compactMap { Double($0) }
-        try #require(saved.count == 2, "the agent recorded a last fix")
+        try #require(saved.count == 2, "the agent recorded a last fix: \(recorded.stdout)\(recorded.stderr)\(agent.stderr)")
 
         let (home, environment) = try Self.emptyHome()
         let added = try Command.run(

@@ -77,6 +77,14 @@ struct MQTTTests {
         return agent
     }
 
+    /// The known states a retained presence went through, in order: `None` (unknown) left out,
+    /// and a state published again unchanged (on every reconnect) counted once.
+    static func changes(_ payloads: [String]) -> [String] {
+        payloads.filter { $0 != "None" }.reduce(into: []) { states, state in
+            if states.last != state { states.append(state) }
+        }
+    }
+
     /// Great-circle metres between two positions (the mean Earth radius).
     static func metres(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
         let (p1, p2) = (lat1 * .pi / 180, lat2 * .pi / 180)
@@ -159,7 +167,7 @@ struct MQTTTests {
         #expect(bread["availability_topic"] as? String == "geoalarm/\(Self.clientID)/availability")
         #expect((bread["device"] as? [String: Any])?["identifiers"] as? [String] == ["geoalarm_\(Self.clientID)"])
         let breadState = try #require(bread["state_topic"] as? String)
-        #expect(lines.payloads(on: breadState).filter { $0 != "None" } == ["OFF", "ON", "OFF"],
+        #expect(Self.changes(lines.payloads(on: breadState)) == ["OFF", "ON", "OFF"],
                 "outside from the first fix, inside at the bakery, outside again: its arrival alone is announced")
         #expect(lines.payloads(on: "geoalarm/\(Self.clientID)/reminder/parcel/state").last == "OFF")
         let tracker = try #require(lines.objects(on: "homeassistant/device_tracker/\(Self.clientID)/location/config").first)
@@ -433,7 +441,7 @@ struct MQTTTests {
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         let node = "geoalarm/\(Self.clientID)/reminder"
         func known(_ id: String) -> [String] {
-            MQTTLines(subscriber.stdout).payloads(on: "\(node)/\(id)/state").filter { $0 != "None" }
+            Self.changes(MQTTLines(subscriber.stdout).payloads(on: "\(node)/\(id)/state"))
         }
         #expect(subscriber.waitUntil { _ in known("bread") == ["OFF", "ON"] }, "\(subscriber.stdout)")
         #expect(known("water-the-plants-before-you-go") == ["ON", "OFF"], "inside at start, then left")
