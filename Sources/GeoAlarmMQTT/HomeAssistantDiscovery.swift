@@ -46,10 +46,15 @@ struct HomeAssistantDiscovery {
     /// The device tracker's attributes: latitude, longitude, gps_accuracy.
     var locationTopic: String { "geoalarm/\(node)/location" }
 
-    func stateTopic(ofReminder id: String) -> String { "geoalarm/\(node)/reminder/\(Self.objectID(id))/state" }
+    func stateTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "state") }
     /// A reminder's presence sensor's attributes (``reminderAttributes(_:distance:lifecycle:timeZone:)``).
-    func attributesTopic(ofReminder id: String) -> String { "geoalarm/\(node)/reminder/\(Self.objectID(id))/attributes" }
-    func stateTopic(ofCollection id: String) -> String { "geoalarm/\(node)/collection/\(Self.objectID(id))/state" }
+    func attributesTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "attributes") }
+    func stateTopic(ofCollection id: String) -> String { topic(kind: "collection", object: Self.objectID(id), "state") }
+
+    /// `geoalarm/NODE/KIND/OBJECT/LEAF`, for an object id already fit for a topic level.
+    private func topic(kind: String, object: some StringProtocol, _ leaf: String) -> String {
+        "geoalarm/\(node)/\(kind)/\(object)/\(leaf)"
+    }
 
     /// The retained topics besides its config of the entity whose config is on `configTopic` (as
     /// ``configs(reminders:collections:)`` names them): its state, and a reminder's attributes;
@@ -57,12 +62,12 @@ struct HomeAssistantDiscovery {
     func retainedTopics(ofConfigTopic configTopic: String) -> [String] {
         let levels = configTopic.split(separator: "/", omittingEmptySubsequences: false)
         guard levels.count >= 4, levels.last == "config" else { return [] }
-        let (component, object) = (levels[levels.count - 4], String(levels[levels.count - 2]))
+        let (component, object) = (levels[levels.count - 4], levels[levels.count - 2])
         if component == "binary_sensor" {
-            return ["geoalarm/\(node)/reminder/\(object)/state", "geoalarm/\(node)/reminder/\(object)/attributes"]
+            return [topic(kind: "reminder", object: object, "state"), topic(kind: "reminder", object: object, "attributes")]
         }
         if component == "sensor", object.hasPrefix("collection_") {
-            return ["geoalarm/\(node)/collection/\(object.dropFirst("collection_".count))/state"]
+            return [topic(kind: "collection", object: object.dropFirst("collection_".count), "state")]
         }
         return []
     }
