@@ -80,9 +80,10 @@ public final class Background: @unchecked Sendable {
 ///
 /// gpsfake starts gpsd with the log loaded and holds the log before its first sentence until
 /// the test lets it play (`-i`: gpsfake reads a line of its standard input before each
-/// sentence, and prompts for it once gpsd has the device), so that playback starts once the
-/// reader watches, never after a guessed number of seconds. gpsd runs with `-D 2`, which logs
-/// what it answers each client: its answer to `?WATCH` is the sign that a client watches.
+/// sentence), so that playback starts once the reader watches, never after a guessed number of
+/// seconds. gpsd runs with `-D 3`, which logs what it answers each client (its answer to `?WATCH`
+/// is the sign that a client watches) and when it has activated the device: before that, gpsd
+/// probes the device at several speeds, and each speed change flushes what gpsfake has written.
 public final class GPSFake: @unchecked Sendable {
     private let reservation: PortReservation
     public var port: Int { reservation.port }
@@ -118,15 +119,19 @@ public final class GPSFake: @unchecked Sendable {
         let (read, write) = try System.pipe()
         defer { System.close(read) }
         let fake = try Background(
-            ["-i", "-n", "-q", "-1", "-D", "2", "-c", String(pace), "-W", String(linger), "-P", String(port), path],
+            ["-i", "-n", "-q", "-1", "-D", "3", "-c", String(pace), "-W", String(linger), "-P", String(port), path],
             executable: URL(fileURLWithPath: "/usr/bin/gpsfake"), stdin: read)
         self.fake = fake
         goAhead = write
-        // The first prompt comes once gpsd runs and has the device.
-        guard fake.waitUntil({ $0.stdout.contains("? ") }) else {
+        // The first prompt comes once gpsfake has asked gpsd to add the device; gpsd reads the
+        // device's sentences once it has probed and activated it.
+        guard fake.waitUntil({ $0.stdout.contains("? ") && $0.stderr.contains(Self.activated) }) else {
             throw StartError(description: "gpsfake did not start gpsd on port \(port): \(fake.stderr)")
         }
     }
+
+    /// What gpsd logs (from `-D 3`) once it reads the device.
+    private static let activated = "activated GPS"
 
     /// Whether a log is NMEA text: its first byte outside `#` comment lines is a `$` or `!`.
     private static func isText(_ path: String) -> Bool {
