@@ -23,11 +23,12 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 # libnotify for pop-ups, and dunst, Xvfb and D-Bus for the tests on a real notification server
 # (dbus-monitor sees what it signals, gdbus waits for its name on the bus),
 # SQLite for the state store (and its command-line shell for the tests), libmosquitto for the
-# MQTT adapter and mosquitto with its clients for the tests against a real broker.
+# MQTT adapter and mosquitto with its clients for the tests against a real broker, libsodium for
+# OwnTracks' encrypted payloads.
 # dpkg-dev, binutils, lintian and debootstrap build the Debian package and test installing it.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon dbus-bin libglib2.0-bin libsqlite3-dev sqlite3 \
-	libmosquitto-dev mosquitto mosquitto-clients openssl \
+	libmosquitto-dev mosquitto mosquitto-clients openssl libsodium-dev \
 	dpkg-dev binutils lintian debootstrap
 
 .PHONY: all deps build test demo replay-demo install clean fuzz fuzz-build deb test-package

@@ -81,12 +81,16 @@ let package = Package(
         ),
         // libmosquitto, through a header that only includes it and checks its version.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // libsodium, through a header that only includes it and checks its version.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // Adapter: OwnTracks' payload encryption (libsodium's secretbox).
+        .target(name: "GeoAlarmSecretBox", dependencies: ["CSodium"]),
         // Adapter: an MQTT broker as an event sink (OwnTracks, Home Assistant) and as a fix source (OwnTracks).
         .target(
             name: "GeoAlarmMQTT",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmOutput", "GeoAlarmReplay", "GeoAlarmStore", "GeoAlarmSystem",
-                "CMosquitto", .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmOutput", "GeoAlarmReplay", "GeoAlarmSecretBox", "GeoAlarmStore",
+                "GeoAlarmSystem", "CMosquitto", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Adapter: command hooks (child processes) as an event sink.
@@ -135,7 +139,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAlarmMQTTTests",
-            dependencies: ["GeoAlarmMQTT", "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmStore", "GeoAlarmTestSupport"]
+            dependencies: [
+                "GeoAlarmMQTT", "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmSecretBox", "GeoAlarmStore",
+                "GeoAlarmTestSupport",
+            ]
         ),
         .testTarget(
             name: "GeoAlarmHooksTests",
@@ -147,6 +154,6 @@ let package = Package(
             dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore", "GeoAlarmStore", "GeoAlarmTestSupport"]
         ),
         // The live agent end to end: a real gpsd fed by gpsfake, signals, systemd units.
-        .testTarget(name: "GeoAlarmLiveTests", dependencies: ["geoalarm", "GeoAlarmTestSupport"]),
+        .testTarget(name: "GeoAlarmLiveTests", dependencies: ["geoalarm", "GeoAlarmSecretBox", "GeoAlarmTestSupport"]),
     ]
 )

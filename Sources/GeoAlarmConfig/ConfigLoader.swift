@@ -64,7 +64,7 @@ struct ConfigReader {
     static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history", "mqtt"]
     static let mqttKeys = [
         "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "tid", "homeassistant", "discovery_prefix",
-        "qos", "subscribe", "location_interval", "outbox_limit",
+        "qos", "subscribe", "location_interval", "outbox_limit", "secret_file", "device_secrets",
     ]
     static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
@@ -214,6 +214,19 @@ struct ConfigReader {
             }
             if settings.username == nil { report(in: table, context, "password_file", "needs a username") }
         }
+        if let secretFile = string(table, "secret_file", context: context) {
+            settings.secret = secret(in: resolve(secretFile), table: table, context: context, key: "secret_file")
+        }
+        if let devices = typed(table, "device_secrets", context: context, expected: "a table ([mqtt.device_secrets])", { $0.table }) {
+            for device in devices.keys.sorted() {
+                let deviceContext = "mqtt.device_secrets"
+                if device.isEmpty || device.contains("+") || device.contains("#") || device.hasPrefix("/") || device.hasSuffix("/") {
+                    report(in: devices, deviceContext, device, "must name a device as its topic does: \"USER/DEVICE\"")
+                } else if let file = string(devices, device, context: deviceContext) {
+                    settings.deviceSecrets[device] = secret(in: resolve(file), table: devices, context: deviceContext, key: device)
+                }
+            }
+        }
         if let clientID = string(table, "client_id", context: context) {
             if clientID.isEmpty || clientID.utf8.count > 65535 {
                 report(in: table, context, "client_id", "must be 1 to 65535 bytes")
@@ -252,6 +265,16 @@ struct ConfigReader {
             if (1...10_000_000).contains(limit) { settings.outboxLimit = limit } else { report(in: table, context, "outbox_limit", "\(limit) is not 1-10000000") }
         }
         return settings
+    }
+
+    /// The OwnTracks secret in `path`, a file only its owner can read; nil, reported, when it cannot be used.
+    private mutating func secret(in path: String, table: TOMLTable, context: String, key: String) -> String? {
+        switch PasswordFile.read(path) {
+        case .success(let secret): return secret
+        case .failure(let problem):
+            report(in: table, context, key, "\(path): \(problem.message)")
+            return nil
+        }
     }
 
     /// Why `topic` cannot be published to, or nil.

@@ -18,6 +18,12 @@ public struct MQTTSettings: Sendable, Equatable {
     /// `tid`: the OwnTracks tracker id this machine's messages carry; nil: the last two letters
     /// or digits of the device level of the OwnTracks topic, as the apps make it.
     public var trackerID: String?
+    /// Read from `secret_file`: the OwnTracks encryption secret this machine's messages are
+    /// sealed with, and the one for every tracked device without a secret of its own.
+    public var secret: String?
+    /// Read from the files `[mqtt.device_secrets]` names: the secret of each tracked device
+    /// (`USER/DEVICE`, as its topic names it), as the Recorder and Home Assistant keep them.
+    public var deviceSecrets: [String: String] = [:]
     /// `homeassistant`: publish Home Assistant discovery and presence.
     public var homeAssistant: Bool
     /// `discovery_prefix`: Home Assistant's discovery topic prefix.

@@ -1,7 +1,7 @@
 import GeoAlarmSystem
 import Glibc
 
-/// A secret kept in a file of its own (the `[mqtt] password_file`), never in the config.
+/// A secret kept in a file of its own (`[mqtt] password_file`, `secret_file`), never in the config.
 enum PasswordFile {
     /// Why a password file cannot be used.
     struct Problem: Error {

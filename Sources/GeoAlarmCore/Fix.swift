@@ -31,6 +31,8 @@ public struct Fix: Sendable, Equatable {
     /// The tracked device the fix is of, when a source tracks several (OwnTracks `user/device`);
     /// nil for this machine's own receiver. Each tracked device has its own inside/outside state.
     public var tracker: String?
+    /// The tracked device's own short label (OwnTracks' `tid`), when its messages carry one.
+    public var trackerLabel: String?
 
     public init(
         time: Date?, coordinate: Coordinate, mode: FixMode = .threeD, horizontalError: Double? = nil,

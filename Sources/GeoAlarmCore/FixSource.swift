@@ -7,8 +7,9 @@ public enum SourceReport: Sendable {
     /// Fixes in the order they were taken (a live source sends one at a time, a recording many),
     /// with the moment they were read, for latency figures.
     case fixes([Fix], readAt: ContinuousClock.Instant)
-    /// A message that carried no usable fix (malformed, or not a position): why, for the log.
-    case ignored(String)
+    /// A message that carried no usable fix: its kind (`malformed`, `encrypted, no key`...),
+    /// counted apart, and why, for the log.
+    case ignored(kind: String, reason: String)
     /// The source cannot go on (a recording that cannot be read further); why, for the log.
     case failed(String)
 }

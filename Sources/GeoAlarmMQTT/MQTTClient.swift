@@ -38,9 +38,11 @@ public enum MQTTClientEvent: Sendable {
 ///
 /// The thread sleeps in libmosquitto's loop until the socket has data, a publish from another
 /// thread wakes it, or the keepalive ping is due; while the broker is away it waits 1 s, then
-/// doubling to 60 s, on an eventfd that ``stop()`` writes. Each connection starts a new session
-/// (clean session, MQTT 3.1.1), so messages the broker never acknowledged are the caller's to
-/// publish again on ``MQTTClientEvent/connected``.
+/// doubling to 60 s, on an eventfd that ``stop()`` writes. By default each connection starts a
+/// new session (clean session, MQTT 3.1.1), so messages the broker never acknowledged are the
+/// caller's to publish again on ``MQTTClientEvent/connected``; a persistent session (a reader's)
+/// has the broker keep its subscriptions, and the messages for them at QoS 1 or 2, while the
+/// client is away, to deliver when it returns.
 public final class MQTTClient: @unchecked Sendable {
     /// Where to connect, as whom.
     public let settings: MQTTSettings
@@ -48,11 +50,14 @@ public final class MQTTClient: @unchecked Sendable {
     public let clientID: String
     private let will: MQTTMessage?
     private let subscriptions: [String]
+    private let persistentSession: Bool
     private let handler: @Sendable (MQTTClientEvent) -> Void
     /// The live libmosquitto handle (nil between connections) and whether stop was asked;
     /// held while another thread publishes, so the handle is not destroyed meanwhile.
     private let shared = Mutex<(handle: OpaquePointer?, stopping: Bool)>((nil, false))
     private let stopEvent: Int32?
+    /// Signalled by the thread as it ends: after its goodbye to the broker has been written.
+    private let finishedEvent: Int32?
     private var thread: Thread?
 
     static let firstRetry = 1.0
@@ -64,17 +69,20 @@ public final class MQTTClient: @unchecked Sendable {
 
     /// A client for `settings`'s broker; `will` is what the broker publishes if the connection
     /// is lost without a goodbye; `subscriptions` are subscribed at QoS `settings.qos` on every
-    /// connect; `handler` hears every event, on the client's thread.
+    /// connect; with `persistentSession` the broker keeps the session of `clientID` across
+    /// disconnections; `handler` hears every event, on the client's thread.
     public init(
         settings: MQTTSettings, clientID: String, will: MQTTMessage? = nil, subscriptions: [String] = [],
-        handler: @escaping @Sendable (MQTTClientEvent) -> Void
+        persistentSession: Bool = false, handler: @escaping @Sendable (MQTTClientEvent) -> Void
     ) {
         self.settings = settings
         self.clientID = clientID
         self.will = will
         self.subscriptions = subscriptions
+        self.persistentSession = persistentSession
         self.handler = handler
         stopEvent = try? System.eventDescriptor()
+        finishedEvent = try? System.eventDescriptor()
     }
 
     /// "mqtt://localhost:1883", for logs.
@@ -110,11 +118,23 @@ public final class MQTTClient: @unchecked Sendable {
             if let handle = state.handle { mosquitto_disconnect(handle) }
         }
         if let stopEvent { System.signalEvent(stopEvent) }
+        // The goodbye is written by the thread: leaving before it is would have the broker
+        // publish the will as for a crash. A connect still under way is left to finish alone.
+        if thread != nil, let finishedEvent { _ = System.wait(stopEvent: finishedEvent, readable: nil, seconds: Self.goodbyeWait) }
     }
 
     private var isStopping: Bool { shared.withLock { $0.stopping } }
 
+    /// Seconds ``stop()`` waits for the thread to say goodbye to the broker.
+    static let goodbyeWait = 5.0
+
+    deinit {
+        if let stopEvent { System.close(stopEvent) }
+        if let finishedEvent { System.close(finishedEvent) }
+    }
+
     private func run() {
+        defer { if let finishedEvent { System.signalEvent(finishedEvent) } }
         guard Self.libraryReady else { return handler(.unavailable("libmosquitto could not be initialised")) }
         var retry = Self.firstRetry
         var lastReason: String?
@@ -142,7 +162,7 @@ public final class MQTTClient: @unchecked Sendable {
     private func connectAndServe() -> SessionEnd {
         let box = Unmanaged.passRetained(CallbackBox(client: self))
         defer { box.release() }
-        guard let handle = mosquitto_new(clientID, true, box.toOpaque()) else {
+        guard let handle = mosquitto_new(clientID, !persistentSession, box.toOpaque()) else {
             return .lost("cannot make a libmosquitto client: \(String(cString: strerror(errno)))", wasConnected: false)
         }
         defer { mosquitto_destroy(handle) }

@@ -22,8 +22,10 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     /// The agent's own OwnTracks topic (`owntracks/USER/HOST`).
     private let topic: String
     private let trackerID: String
-    /// `online` (retained) while connected; `offline` as the will and at a clean stop.
+    /// `online` (retained) on connect, `offline` at a clean stop.
     private let availabilityTopic: String
+    /// Seals the OwnTracks messages of this machine and of tracked devices that have a secret.
+    private let secrets: OwnTracksSecrets
     private let discovery: HomeAssistantDiscovery?
     /// Where tracked devices' transitions go (with `--source owntracks`).
     private let trackedTopics: OwnTracksTopics
@@ -53,8 +55,10 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         trackerID = settings.trackerID ?? OwnTracksJSON.trackerID(of: String(topic.split(separator: "/").last ?? ""))
         let clientID = settings.clientID(hostName: hostName)
         discovery = settings.homeAssistant
-            ? HomeAssistantDiscovery(prefix: settings.discoveryPrefix, clientID: clientID, softwareVersion: softwareVersion)
+            ? HomeAssistantDiscovery(
+                prefix: settings.discoveryPrefix, clientID: clientID, owntracksTopic: topic, softwareVersion: softwareVersion)
             : nil
+        secrets = OwnTracksSecrets(secret: settings.secret, deviceSecrets: settings.deviceSecrets)
         trackedTopics = OwnTracksTopics(subscription: settings.subscribe)
         self.unknownError = unknownError
         self.logger = logger
@@ -76,7 +80,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         availabilityTopic = HomeAssistantDiscovery.availabilityTopic(clientID: clientID)
         client = MQTTClient(
             settings: settings, clientID: clientID,
-            will: MQTTMessage(topic: availabilityTopic, text: "offline", retain: true),
+            will: MQTTMessage(topic: topic, text: OwnTracksJSON.lastWill(connectedAt: Date())),
             subscriptions: discovery.map { [$0.statusTopic] } ?? []
         ) { [weak self] event in self?.handle(event) }
     }
@@ -101,11 +105,14 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         shared.withLock { state in
             if state.noteFirstPlaced(change, logger: logger), state.connected { publishWaypoints(state) }
             if !change.isInitial {
+                // A tracked device's own tid, as its messages gave it, else the apps' default for its name.
+                let tid = tracked.map { change.fix.trackerLabel ?? OwnTracksJSON.trackerID(of: $0) } ?? trackerID
                 let text = OwnTracksJSON.transition(
-                    change, wtst: state.firstSeen(of: change.reminder.id), tid: tracked.map(OwnTracksJSON.trackerID(of:)) ?? trackerID,
-                    unknownError: unknownError)
+                    change, wtst: state.firstSeen(of: change.reminder.id), tid: tid, unknownError: unknownError)
                 let eventTopic = tracked.map(trackedTopics.eventTopic(of:)) ?? "\(topic)/event"
-                state.append(OutboxMessage(topic: eventTopic, payload: Array(text.utf8)), limit: settings.outboxLimit, logger: logger)
+                state.append(
+                    OutboxMessage(topic: eventTopic, payload: secrets.payload(text, for: tracked)), limit: settings.outboxLimit,
+                    logger: logger)
                 pump(&state)
             }
             guard tracked == nil else { return }
@@ -211,7 +218,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     private func publishLocation(_ fix: Fix, trigger: String, state: inout PublisherState) {
         let inside = state.insideReminders()
         let text = OwnTracksJSON.location(fix, tid: trackerID, trigger: trigger, inside: inside, unknownError: unknownError)
-        client.publish(MQTTMessage(topic: topic, text: text))
+        client.publish(MQTTMessage(topic: topic, payload: secrets.payload(text, for: nil)))
         if let discovery {
             let accuracy = OwnTracksJSON.accuracy(of: fix, unknown: unknownError)
             client.publish(MQTTMessage(
@@ -234,7 +241,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     /// The reminders as OwnTracks regions, retained on `OWNTRACKS_TOPIC/waypoints`.
     private func publishWaypoints(_ state: PublisherState) {
         let text = OwnTracksJSON.waypoints(state.reminders, firstSeen: state.firstSeen)
-        client.publish(MQTTMessage(topic: "\(topic)/waypoints", text: text, retain: true))
+        client.publish(MQTTMessage(topic: "\(topic)/waypoints", payload: secrets.payload(text, for: nil), retain: true))
     }
 
     private func publishAttributes(ofReminder id: String, discovery: HomeAssistantDiscovery, state: PublisherState) {

@@ -47,6 +47,14 @@ enum OwnTracksJSON {
         return object.text
     }
 
+    /// The connection's will, an OwnTracks `lwt`: `tst` is when the agent first connected.
+    static func lastWill(connectedAt time: Date) -> String {
+        var object = JSONObject()
+        object.add("_type", "lwt")
+        object.add("tst", number: time.timeIntervalSince1970.rounded(.down))
+        return object.text
+    }
+
     /// `acc`: whole metres, rounded up, at least 1 (OwnTracks reads 0 as unknown).
     static func accuracy(of fix: Fix, unknown: Double) -> Double {
         let error = fix.horizontalError.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } ?? unknown

@@ -7,14 +7,17 @@ import GeoAlarmReplay
 /// ``FixSource`` of many tracked devices: `run --source owntracks`.
 ///
 /// It subscribes to `[mqtt] subscribe` (`owntracks/+/+` by default); each message's topic names
-/// its device (see ``OwnTracksTopics``), which becomes the fix's ``Fix/tracker``. A payload that
-/// is no location (malformed, another `_type`, out of range) is reported as ignored, with why.
+/// its device (see ``OwnTracksTopics``), which becomes the fix's ``Fix/tracker``; encrypted
+/// messages are opened with the device's secret (``OwnTracksSecrets``). A payload that is no
+/// location (malformed, encrypted without a secret, out of range) is reported as ignored, with
+/// its kind and why; the other messages the apps send (`lwt`, `transition`...) are passed over.
 public final class OwnTracksSource: FixSource, @unchecked Sendable {
     private let settings: MQTTSettings
     private let topics: OwnTracksTopics
     /// Topics never read as devices: the agent's own location messages.
     private let skipped: Set<String>
     private let clientID: String
+    private let secrets: OwnTracksSecrets
     private var client: MQTTClient?
     private var continuation: AsyncStream<SourceReport>.Continuation?
 
@@ -24,6 +27,7 @@ public final class OwnTracksSource: FixSource, @unchecked Sendable {
         topics = OwnTracksTopics(subscription: settings.subscribe)
         skipped = skipping
         clientID = settings.clientID(hostName: hostName) + "-source"
+        secrets = OwnTracksSecrets(secret: settings.secret, deviceSecrets: settings.deviceSecrets)
     }
 
     public var name: String { "owntracks \(settings.subscribe) at \(settings.url)" }
@@ -32,7 +36,11 @@ public final class OwnTracksSource: FixSource, @unchecked Sendable {
     /// Connects and subscribes; the sequence ends after ``stop()``.
     public func reports() -> AsyncStream<SourceReport> {
         let (stream, continuation) = AsyncStream.makeStream(of: SourceReport.self)
-        let client = MQTTClient(settings: settings, clientID: clientID, subscriptions: [settings.subscribe]) { [topics, skipped] event in
+        // A persistent session of a fixed client id: what the phones publish while the agent is
+        // stopped (at QoS 1 or 2) waits at the broker for its return.
+        let client = MQTTClient(
+            settings: settings, clientID: clientID, subscriptions: [settings.subscribe], persistentSession: true
+        ) { [topics, skipped, secrets] event in
             switch event {
             case .connected:
                 continuation.yield(.connected)
@@ -43,10 +51,11 @@ public final class OwnTracksSource: FixSource, @unchecked Sendable {
             case .received(let message):
                 guard !skipped.contains(message.topic), let tracker = topics.tracker(of: message.topic) else { return }
                 let readAt = ContinuousClock.now
-                switch OwnTracksLocation.parse(message.payload, tracker: tracker) {
-                case .success(let location): continuation.yield(.fixes([location.fix], readAt: readAt))
-                case .failure(let problem) where problem.isOtherType: break
-                case .failure(let problem): continuation.yield(.ignored("\(problem) on \(DisplayText.escaped(message.topic))"))
+                switch secrets.fix(in: message.payload, tracker: tracker) {
+                case .success(let fix): continuation.yield(.fixes([fix], readAt: readAt))
+                case .failure(let problem) where problem.kind == .otherType: break
+                case .failure(let problem):
+                    continuation.yield(.ignored(kind: problem.kind.rawValue, reason: "\(problem) on \(DisplayText.escaped(message.topic))"))
                 }
             }
         }

@@ -164,7 +164,9 @@ struct MQTTTests {
         let bread = try #require(lines.objects(on: "homeassistant/binary_sensor/\(Self.clientID)/bread/config").first)
         #expect(bread["device_class"] as? String == "presence")
         #expect(bread["unique_id"] as? String == "geoalarm_\(Self.clientID)_reminder_bread")
-        #expect(bread["availability_topic"] as? String == "geoalarm/\(Self.clientID)/availability")
+        let availability = try #require(bread["availability"] as? [[String: Any]])
+        #expect(availability.compactMap { $0["topic"] as? String } == ["geoalarm/\(Self.clientID)/availability", Self.ownTopic])
+        #expect(bread["availability_mode"] as? String == "latest")
         #expect((bread["device"] as? [String: Any])?["identifiers"] as? [String] == ["geoalarm_\(Self.clientID)"])
         let breadState = try #require(bread["state_topic"] as? String)
         #expect(Self.changes(lines.payloads(on: breadState)) == ["OFF", "ON", "OFF"],
@@ -183,9 +185,12 @@ struct MQTTTests {
         #expect(MQTTLines(late.stdout).messages.contains { $0.topic.hasSuffix("/bread/config") })
     }
 
-    @Test func aKilledAgentShowsOfflineThroughItsWill() throws {
+    /// The connection's will is an OwnTracks `lwt` on the agent's own topic, as the apps leave
+    /// one; Home Assistant reads it as the agent's availability going offline.
+    @Test func aKilledAgentLeavesAnOwnTracksLastWill() throws {
         let broker = try Mosquitto()
-        let subscriber = try broker.subscribe(["geoalarm/#"])
+        let subscriber = try broker.subscribe(["geoalarm/#", Self.ownTopic])
+        let started = Int(Date().timeIntervalSince1970)
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
                                     "--state", Command.scratchState()])
         let availability = "geoalarm/\(Self.clientID)/availability"
@@ -193,7 +198,12 @@ struct MQTTTests {
         agent.signal(SIGKILL)
         // Reaped at once: a zombie left meanwhile would be counted by the hook tests running beside this one.
         #expect(agent.exitStatus() == 128 + SIGKILL)
-        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: availability) == ["online", "offline"] })
+        #expect(subscriber.waitUntil(seconds: 10) { !MQTTLines($0.stdout).objects(on: Self.ownTopic).isEmpty })
+        let will = try #require(MQTTLines(subscriber.stdout).objects(on: Self.ownTopic).last)
+        #expect(will["_type"] as? String == "lwt")
+        let connected = try #require(will["tst"] as? Int, "tst: when the agent first connected")
+        #expect(connected >= started && connected <= Int(Date().timeIntervalSince1970))
+        #expect(MQTTLines(subscriber.stdout).payloads(on: availability) == ["online"], "a crash says nothing more there")
     }
 
     @Test func aBrokerOutageMidTrackLosesNoEvent() throws {
@@ -302,8 +312,10 @@ struct MQTTTests {
             "", "garbage", "{", "[]", "null", #"{"_type":"location"}"#, #"{"_type":"location","lat":"north","lon":8,"tst":1}"#,
             #"{"_type":"location","lat":95,"lon":8,"tst":1763900000}"#, #"{"_type":"location","lat":47,"lon":8}"#,
             #"{"_type":"location","lat":47,"lon":8,"tst":1e300}"#, #"{"_type":"location","lat":1e999,"lon":8,"tst":1763900000}"#,
-            String(repeating: "[", count: 100_000), #"{"_type":"location","lat":47,"lon":8,"tst":1763900000,"x":"\#(String(repeating: "a", count: 70_000))"}"#,
-            #"{"_type":"lwt","tst":1763900000}"#, #"{"_type":"encrypted","data":"AAAA"}"#,
+            String(repeating: "[", count: 100_000),
+            #"{"_type":"location","lat":47,"lon":8,"tst":1763900000,"image":"\#(String(repeating: "a", count: 1 << 20))"}"#,
+            #"{"_type":"teleport","lat":47,"lon":8,"tst":1763900000}"#, #"{"_type":"encrypted","data":"AAAA"}"#,
+            #"{"_type":"lwt","tst":1763900000}"#, #"{"_type":"transition","event":"enter","tst":1763900000}"#,
         ]
         for payload in hostile { try broker.publish(topic, payload) }
         // Then a real walk in, with a repeat and one from the past among it.
@@ -317,12 +329,18 @@ struct MQTTTests {
         #expect(agent.exitStatus() == 0)
         #expect(agent.stdoutLines.count == 1)
         #expect(agent.stdoutLines.first?.contains("arrive  bakery") == true)
-        // 13 hostile payloads are ignored (the lwt and encrypted messages are simply not locations).
-        #expect(agent.stderr.contains("13 messages ignored"), "\(agent.stderr)")
+        // 15 hostile payloads are ignored and counted by kind; the lwt and the transition are
+        // messages the apps send, simply not locations.
+        #expect(agent.stderr.contains("15 messages ignored (1 encrypted without a secret, 6 invalid location, 6 malformed, 1 oversized, 1 unknown _type)"),
+                "\(agent.stderr)")
+        // The first of each kind is logged, with why.
+        #expect(agent.stderr.components(separatedBy: "(malformed: the first is logged").count == 2)
+        #expect(agent.stderr.components(separatedBy: "(invalid location: the first is logged").count == 2)
+        #expect(agent.stderr.contains("ignored malformed JSON (line 1: expected '{') on owntracks/dave/phone"))
+        #expect(agent.stderr.contains("ignored a location without lat and lon on owntracks/dave/phone"))
+        #expect(!agent.stderr.contains("a location out of range"))
         #expect(agent.stderr.contains("1 repeated time"))
         #expect(agent.stderr.contains("1 out of order"))
-        #expect(agent.stderr.contains("malformed JSON"))
-        #expect(agent.stderr.contains("a location out of range"))
         #expect(!agent.stderr.contains("Fatal"))
     }
 

@@ -3,6 +3,7 @@ import GeoAlarmConfig
 import GeoAlarmCore
 @testable import GeoAlarmMQTT
 import GeoAlarmReplay
+import GeoAlarmSecretBox
 import GeoAlarmStore
 import GeoAlarmTestSupport
 import Logging
@@ -78,7 +79,8 @@ struct MQTTFormatTests {
     }
 
     @Test func discoveryGivesEachReminderAPresenceSensorOfOneDevice() throws {
-        let discovery = HomeAssistantDiscovery(prefix: "homeassistant", clientID: "geoalarm-pi", softwareVersion: "0.2.0")
+        let discovery = HomeAssistantDiscovery(
+            prefix: "homeassistant", clientID: "geoalarm-pi", owntracksTopic: "owntracks/me/pi", softwareVersion: "0.2.0")
         let odd = Reminder(id: "a.b", title: "Dots", center: Coordinate(latitude: 1, longitude: 1), radius: 50)
         let underscore = Reminder(id: "a_b", title: "Underscore", center: Coordinate(latitude: 1, longitude: 1), radius: 50)
         let configs = discovery.configs(reminders: [Self.bakery, odd, underscore], collections: [])
@@ -86,7 +88,11 @@ struct MQTTFormatTests {
         let bakery = try Self.object(configs["homeassistant/binary_sensor/geoalarm-pi/bakery/config"])
         #expect(bakery["state_topic"] as? String == "geoalarm/geoalarm-pi/reminder/bakery/state")
         #expect(bakery["device_class"] as? String == "presence")
-        #expect(bakery["availability_topic"] as? String == discovery.availabilityTopic)
+        // Available as the latest of the agent's own status and its OwnTracks will says.
+        let availability = try #require(bakery["availability"] as? [[String: Any]])
+        #expect(availability.map { $0["topic"] as? String } == [discovery.availabilityTopic, "owntracks/me/pi"])
+        #expect(availability.last?["value_template"] as? String == "{{ 'offline' if value_json._type == 'lwt' else 'online' }}")
+        #expect(bakery["availability_mode"] as? String == "latest")
         let device = try #require(bakery["device"] as? [String: Any])
         #expect(device["identifiers"] as? [String] == ["geoalarm_geoalarm-pi"])
         #expect(device["sw_version"] as? String == "0.2.0")
@@ -113,7 +119,8 @@ struct MQTTFormatTests {
         #expect(HomeAssistantDiscovery.name(of: collection("Speed camera: {name}")) == "Speed camera")
         #expect(HomeAssistantDiscovery.name(of: collection("{name}")) == "cameras")
         #expect(HomeAssistantDiscovery.name(of: collection("Cameras")) == "Cameras")
-        let discovery = HomeAssistantDiscovery(prefix: "homeassistant", clientID: "geoalarm-pi", softwareVersion: "0.2.0")
+        let discovery = HomeAssistantDiscovery(
+            prefix: "homeassistant", clientID: "geoalarm-pi", owntracksTopic: "owntracks/me/pi", softwareVersion: "0.2.0")
         let configs = discovery.configs(reminders: [], collections: [collection("{name}")])
         let sensor = try Self.object(configs["homeassistant/sensor/geoalarm-pi/collection_cameras/config"])
         #expect(sensor["name"] as? String == "cameras")
@@ -169,37 +176,85 @@ struct MQTTFormatTests {
 
     @Test func anOwnTracksLocationBecomesAFixOfItsDevice() throws {
         let payload = #"{"_type":"location","lat":47.5,"lon":8.25,"tst":1795248399,"acc":8,"vel":36,"cog":180,"tid":"ph","batt":80}"#
-        let location = try OwnTracksLocation.parse(Array(payload.utf8), tracker: "alice/phone").get()
-        #expect(location.fix.coordinate == Coordinate(latitude: 47.5, longitude: 8.25))
-        #expect(location.fix.time == Date(timeIntervalSince1970: 1_795_248_399))
-        #expect(location.fix.horizontalError == 8)
-        #expect(location.fix.speed == 10, "36 km/h")
-        #expect(location.fix.tracker == "alice/phone")
-        #expect(location.tid == "ph")
+        let fix = try Self.fix(payload, of: "alice/phone")
+        #expect(fix.coordinate == Coordinate(latitude: 47.5, longitude: 8.25))
+        #expect(fix.time == Date(timeIntervalSince1970: 1_795_248_399))
+        #expect(fix.horizontalError == 8)
+        #expect(fix.speed == 10, "36 km/h")
+        #expect(fix.tracker == "alice/phone")
+        #expect(fix.trackerLabel == "ph")
         let written = #"{"_type":"location","lat":"47.5","lon":" 8.25 ","tst":1795248399}"#
-        #expect(try OwnTracksLocation.parse(Array(written.utf8), tracker: "a/b").get().fix.coordinate
-            == Coordinate(latitude: 47.5, longitude: 8.25), "coordinates as strings, as the Recorder takes them")
-        let refused: [(String, String)] = [
-            ("", "malformed JSON"), ("{", "malformed JSON"), (#"{"lat":1}"#, "without _type"),
-            (#"{"_type":"location","lon":8,"tst":1795248399}"#, "without lat and lon"),
-            (#"{"_type":"location","lat":"47 N","lon":8,"tst":1795248399}"#, "without lat and lon"),
-            (#"{"_type":"location","lat":91,"lon":8,"tst":1795248399}"#, "out of range"),
-            (#"{"_type":"location","lat":47,"lon":8,"tst":-5}"#, "valid tst"),
-            (#"{"_type":"location","lat":47,"lon":8,"tst":1795248399} x"#, "malformed JSON"),
+        #expect(try Self.fix(written, of: "a/b").coordinate == Coordinate(latitude: 47.5, longitude: 8.25),
+                "coordinates as strings, as the Recorder takes them")
+        // A point of interest's photo rides along in `image`: read up to 1 MiB in all.
+        let thumbnail = String(repeating: "/9j/4AAQSkZJRgABAQ", count: 40_000)
+        let poi = #"{"_type":"location","lat":47.5,"lon":8.25,"tst":1795248399,"poi":"Bakery","image":"\#(thumbnail)"}"#
+        #expect(poi.utf8.count > 700_000)
+        #expect(try Self.fix(poi, of: "a/b").coordinate == Coordinate(latitude: 47.5, longitude: 8.25))
+        let refused: [(String, String, OwnTracksLocation.Kind)] = [
+            ("", "malformed JSON", .malformed), ("{", "malformed JSON", .malformed), (#"{"lat":1}"#, "without _type", .malformed),
+            (#"{"_type":"location","lon":8,"tst":1795248399}"#, "without lat and lon", .invalid),
+            (#"{"_type":"location","lat":"47 N","lon":8,"tst":1795248399}"#, "without lat and lon", .invalid),
+            (#"{"_type":"location","lat":91,"lon":8,"tst":1795248399}"#, "out of range", .invalid),
+            (#"{"_type":"location","lat":47,"lon":8,"tst":-5}"#, "valid tst", .invalid),
+            (#"{"_type":"location","lat":47,"lon":8,"tst":1795248399} x"#, "malformed JSON", .malformed),
+            (#"{"_type":"teleport","lat":47,"lon":8,"tst":1795248399}"#, "_type \"teleport\"", .unknownType),
+            (#"{"_type":"encrypted"}"#, "without data", .malformed),
+            (#"{"_type":"location","image":"\#(String(repeating: "A", count: 1 << 20))"}"#, "bytes", .oversized),
+            (#"{"_type":"lwt","tst":1}"#, "not a location", .otherType),
+            (#"{"_type":"transition","event":"enter"}"#, "not a location", .otherType),
         ]
-        for (text, reason) in refused {
+        for (text, reason, kind) in refused {
             guard case .failure(let problem) = OwnTracksLocation.parse(Array(text.utf8), tracker: "a/b") else {
-                Issue.record("\(text) was taken")
+                Issue.record("\(text.prefix(80)) was taken")
                 continue
             }
-            #expect(problem.description.contains(reason), "\(text): \(problem)")
-            #expect(!problem.isOtherType)
+            #expect(problem.description.contains(reason), "\(text.prefix(80)): \(problem)")
+            #expect(problem.kind == kind, "\(text.prefix(80))")
         }
-        guard case .failure(let lwt) = OwnTracksLocation.parse(Array(#"{"_type":"lwt","tst":1}"#.utf8), tracker: "a/b") else {
-            Issue.record("an lwt was taken")
+    }
+
+    static func fix(_ payload: String, of tracker: String) throws -> Fix {
+        let message = try OwnTracksLocation.parse(Array(payload.utf8), tracker: tracker).get()
+        guard case .location(let fix) = message else { throw OwnTracksLocation.Problem(.otherType, "\(message)") }
+        return fix
+    }
+
+    /// Sealed as the apps seal it (the secret's bytes, zero-padded to 32, as the key; base64 of
+    /// nonce and ciphertext in `data`), a location is read with the device's secret, and refused
+    /// with the kind of why without one or with another.
+    @Test func encryptedLocationsOpenWithTheirDevicesSecret() throws {
+        let location = #"{"_type":"location","lat":47.5,"lon":8.25,"tst":1795248399,"tid":"al"}"#
+        let sealed = try #require(SecretBox(secret: "alice's secret").seal(Array(location.utf8)))
+        let message = #"{"_type":"encrypted","data":"\#(sealed)"}"#
+        let shared = OwnTracksSecrets(secret: "alice's secret", deviceSecrets: [:])
+        #expect(try shared.fix(in: Array(message.utf8), tracker: "alice/phone").get().trackerLabel == "al")
+        let perDevice = OwnTracksSecrets(secret: "other", deviceSecrets: ["alice/phone": "alice's secret"])
+        #expect(try perDevice.fix(in: Array(message.utf8), tracker: "alice/phone").get().coordinate.latitude == 47.5)
+        let cases: [(OwnTracksSecrets, String, String, OwnTracksLocation.Kind)] = [
+            (OwnTracksSecrets(secret: nil, deviceSecrets: [:]), message, "alice/phone", .encryptedWithoutKey),
+            // Bob has no secret of his own: the shared one is tried, and does not open Alice's message.
+            (perDevice, message, "bob/phone", .undecryptable),
+            (shared, #"{"_type":"encrypted","data":"not base64!"}"#, "alice/phone", .undecryptable),
+            (shared, #"{"_type":"encrypted","data":"AAAA"}"#, "alice/phone", .undecryptable),
+        ]
+        for (secrets, text, tracker, kind) in cases {
+            guard case .failure(let problem) = secrets.fix(in: Array(text.utf8), tracker: tracker) else {
+                Issue.record("\(text) was opened")
+                continue
+            }
+            #expect(problem.kind == kind, "\(problem)")
+        }
+        // What the agent publishes for a device with a secret opens with it, and only with it.
+        let published = OwnTracksSecrets(secret: "mine", deviceSecrets: [:]).payload(location, for: nil)
+        #expect(String(decoding: published, as: UTF8.self).hasPrefix(#"{"_type":"encrypted","data":""#))
+        #expect(try OwnTracksSecrets(secret: "mine", deviceSecrets: [:]).fix(in: published, tracker: "me/pi").get().trackerLabel == "al")
+        guard case .failure(let wrong) = OwnTracksSecrets(secret: "yours", deviceSecrets: [:]).fix(in: published, tracker: "me/pi") else {
+            Issue.record("another secret opened it")
             return
         }
-        #expect(lwt.isOtherType)
+        #expect(wrong.kind == .undecryptable)
+        #expect(OwnTracksSecrets(secret: nil, deviceSecrets: [:]).payload(location, for: nil) == Array(location.utf8))
     }
 
     @Test func topicsNameDevicesBelowTheSubscriptionsPrefix() {
@@ -274,6 +329,38 @@ struct MQTTFormatTests {
             Issue.record("a missing password file was taken")
         } catch {
             #expect("\(error)".contains("no such file"))
+        }
+    }
+
+    /// OwnTracks secrets come from files as the password does: the shared one, and one per device.
+    @Test func secretFilesAreReadForThisMachineAndEachDevice() throws {
+        let folder = (try Command.temporaryFile("") as NSString).deletingLastPathComponent
+        for (name, secret, mode) in [("mine.key", "pi secret", 0o600), ("alice.key", "alice secret", 0o400), ("open.key", "x", 0o644)] {
+            _ = FileManager.default.createFile(atPath: "\(folder)/\(name)", contents: Data("\(secret)\n".utf8), attributes: [.posixPermissions: mode])
+        }
+        let good = try ConfigLoader.load(path: try Command.temporaryFile("""
+            [mqtt]
+            url = "mqtt://x"
+            secret_file = "\(folder)/mine.key"
+            [mqtt.device_secrets]
+            "alice/phone" = "\(folder)/alice.key"
+            """))
+        #expect(good.mqtt?.secret == "pi secret")
+        #expect(good.mqtt?.deviceSecrets == ["alice/phone": "alice secret"])
+        let bad = """
+            [mqtt]
+            url = "mqtt://x"
+            secret_file = "\(folder)/open.key"
+            device_secrets = { "owntracks/+" = "\(folder)/alice.key", "bob/phone" = "\(folder)/none.key" }
+            """
+        do {
+            _ = try ConfigLoader.load(path: try Command.temporaryFile(bad))
+            Issue.record("unusable secrets were taken")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("secret_file: \(folder)/open.key: others can read it (mode 644): chmod 600 it"), "\(text)")
+            #expect(text.contains("owntracks/+: must name a device as its topic does"), "\(text)")
+            #expect(text.contains("bob/phone: \(folder)/none.key: no such file"), "\(text)")
         }
     }
 

@@ -100,7 +100,13 @@ public final class Mosquitto: @unchecked Sendable {
 
     /// Publishes one message with mosquitto_pub, and waits until it has.
     public func publish(_ topic: String, _ payload: String, retain: Bool = false, user: (String, String)? = nil) throws {
-        var arguments = clientArguments + ["-q", "1", "-t", topic, "-m", payload]
+        var arguments = clientArguments + ["-q", "1", "-t", topic]
+        // An argument can be 128 KiB at most: a longer payload goes through a file.
+        if payload.utf8.count > 64 << 10 {
+            arguments += ["-f", try Command.temporaryFile(payload, named: "payload")]
+        } else {
+            arguments += ["-m", payload]
+        }
         if retain { arguments.append("-r") }
         if let (name, password) = user { arguments += ["-u", name, "-P", password] }
         // Spawned as the agent is (no Foundation Process, which adds a thread to the test process

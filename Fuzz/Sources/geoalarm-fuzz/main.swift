@@ -32,11 +32,11 @@ enum FuzzTarget: String, CaseIterable {
 /// An OwnTracks payload read as a location holds a usable fix of the device it was read for; the
 /// input's first line, as a topic, names a device only below the subscription's prefix.
 func checkOwnTracks(_ bytes: [UInt8]) {
-    if case .success(let location) = OwnTracksLocation.parse(bytes, tracker: "fuzz/device") {
-        let fix = location.fix
+    if case .success(.location(let fix)) = OwnTracksLocation.parse(bytes, tracker: "fuzz/device") {
         guard fix.coordinate.isValid, fix.tracker == "fuzz/device", let time = fix.time,
               time.timeIntervalSince1970 >= 946_684_800, fix.horizontalError.map({ $0.isFinite && $0 >= 0 }) ?? true,
-              fix.speed.map({ $0.isFinite && $0 >= 0 }) ?? true, (location.tid?.count ?? 0) <= 8
+              fix.speed.map({ $0.isFinite && $0 >= 0 }) ?? true,
+              fix.trackerLabel.map({ (1...8).contains($0.count) && $0.allSatisfy { $0.isLetter || $0.isNumber } }) ?? true
         else { fatalError("kept an unusable location: \(fix)") }
     }
     let topic = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)

@@ -1,0 +1,68 @@
+internal import CSodium
+import Foundation
+
+/// The encryption of OwnTracks payloads: libsodium's secretbox (XSalsa20 with a Poly1305
+/// tag), the one place libsodium is called from.
+///
+/// The apps, the Recorder and Home Assistant make the 32-byte key from a shared secret the same
+/// way: its UTF-8 bytes, cut at 32 or padded with zero bytes; and they carry a sealed message as
+/// the base64 text of the random 24-byte nonce followed by the ciphertext, in the `data` member
+/// of a `{"_type":"encrypted"}` message.
+public struct SecretBox: Sendable {
+    private let key: [UInt8]
+
+    /// Why a sealed text cannot be opened.
+    public enum OpenError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// Not base64 text.
+        case notBase64
+        /// Shorter than a nonce and a tag.
+        case tooShort(Int)
+        /// The tag does not match: another key sealed it, or it was changed on the way.
+        case notAuthentic
+        /// libsodium could not be initialised.
+        case unavailable
+
+        public var description: String {
+            switch self {
+            case .notBase64: "data that is not base64"
+            case .tooShort(let count): "data of \(count) bytes, too short to be sealed"
+            case .notAuthentic: "data that the key does not open (another key, or changed on the way)"
+            case .unavailable: "libsodium could not be initialised"
+            }
+        }
+    }
+
+    private static let ready: Bool = sodium_init() >= 0
+
+    /// A box keyed from `secret` as OwnTracks makes its key.
+    public init(secret: String) {
+        let length = crypto_secretbox_keybytes()
+        let bytes = Array(secret.utf8.prefix(length))
+        key = bytes + [UInt8](repeating: 0, count: length - bytes.count)
+    }
+
+    /// The plaintext sealed in `text` (base64 of nonce and ciphertext).
+    public func open(_ text: some StringProtocol) throws(OpenError) -> [UInt8] {
+        guard Self.ready else { throw .unavailable }
+        guard let data = Data(base64Encoded: String(text), options: .ignoreUnknownCharacters) else { throw .notBase64 }
+        let sealed = [UInt8](data)
+        let nonceLength = crypto_secretbox_noncebytes(), tagLength = crypto_secretbox_macbytes()
+        guard sealed.count >= nonceLength + tagLength else { throw .tooShort(sealed.count) }
+        let nonce = Array(sealed.prefix(nonceLength))
+        let cipher = Array(sealed.dropFirst(nonceLength))
+        var plain = [UInt8](repeating: 0, count: cipher.count - tagLength)
+        let result = crypto_secretbox_open_easy(&plain, cipher, UInt64(cipher.count), nonce, key)
+        guard result == 0 else { throw .notAuthentic }
+        return plain
+    }
+
+    /// `plain` sealed with a new random nonce, as base64 text; nil when libsodium is unavailable.
+    public func seal(_ plain: [UInt8]) -> String? {
+        guard Self.ready else { return nil }
+        var nonce = [UInt8](repeating: 0, count: crypto_secretbox_noncebytes())
+        randombytes_buf(&nonce, nonce.count)
+        var cipher = [UInt8](repeating: 0, count: plain.count + crypto_secretbox_macbytes())
+        guard crypto_secretbox_easy(&cipher, plain, UInt64(plain.count), nonce, key) == 0 else { return nil }
+        return Data(nonce + cipher).base64EncodedString()
+    }
+}
