@@ -85,9 +85,11 @@ fuzz: fuzz-build
 
 # The real path: gpsfake starts a private gpsd on a free port and plays the walk into it;
 # geoalarm connects, prints events as they happen, and is stopped with SIGTERM at the end.
+# gpsfake gets a TMPDIR of its own: it takes gpsd as ready once $TMPDIR/gpsfake-PID.sock exists,
+# which a file left by an earlier gpsd of the same PID would fake.
 demo: deps build
 	@port=$$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
-	gpsfake -n -q -1 -c 0.005 -W 1 -P $$port config/demo/walk.nmea >/dev/null 2>&1 & fake=$$!; \
+	TMPDIR=$$(mktemp -d) gpsfake -n -q -1 -c 0.005 -W 1 -P $$port config/demo/walk.nmea >/dev/null 2>&1 & fake=$$!; \
 	for i in $$(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null && break; sleep 0.05; done; \
 	state=$$(mktemp -d)/state.sqlite; \
 	$(BIN) run --config config/demo.toml --gpsd localhost:$$port --state $$state & agent=$$!; \

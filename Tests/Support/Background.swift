@@ -86,6 +86,10 @@ public final class Background: @unchecked Sendable {
 /// probes the device at several speeds, and each speed change flushes what gpsfake has written.
 public final class GPSFake: @unchecked Sendable {
     private let reservation: PortReservation
+    /// gpsfake's TMPDIR, this instance's alone: gpsfake names gpsd's control socket
+    /// `$TMPDIR/gpsfake-PID.sock` and takes it as ready once that path exists, so a file left
+    /// by a killed gpsd whose PID came round again made it add no device at all.
+    private let folder: String
     public var port: Int { reservation.port }
     public private(set) var fake: Background?
     /// The write end of gpsfake's standard input, until the log plays.
@@ -100,6 +104,7 @@ public final class GPSFake: @unchecked Sendable {
     /// Reserves a port; gpsd starts on it with ``load(_:pace:linger:)`` (or never: nothing listens there).
     public init() throws {
         reservation = try PortReservation()
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-gpsfake-\(UUID().uuidString)").path
     }
 
     /// Starts gpsd on the port with `log` loaded (`pace` seconds between sentences), held before
@@ -116,11 +121,14 @@ public final class GPSFake: @unchecked Sendable {
                 .write(to: URL(fileURLWithPath: copy))
             path = copy
         }
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let (read, write) = try System.pipe()
         defer { System.close(read) }
         let fake = try Background(
             ["-i", "-n", "-q", "-1", "-D", "3", "-c", String(pace), "-W", String(linger), "-P", String(port), path],
-            executable: URL(fileURLWithPath: "/usr/bin/gpsfake"), stdin: read)
+            executable: URL(fileURLWithPath: "/usr/bin/gpsfake"),
+            environment: ProcessInfo.processInfo.environment.merging(["TMPDIR": folder]) { _, new in new }, stdin: read)
         self.fake = fake
         goAhead = write
         // The first prompt comes once gpsfake has asked gpsd to add the device; gpsd reads the
@@ -237,5 +245,8 @@ public final class GPSFake: @unchecked Sendable {
         self.feed = nil
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
 }
