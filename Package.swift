@@ -146,7 +146,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAlarmHooksTests",
-            dependencies: ["GeoAlarmHooks", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "GeoAlarmHooks", "GeoAlarmCore", "GeoAlarmOutput", "GeoAlarmSystem", "GeoAlarmTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Runs the built `geoalarm` binary end to end.
         .testTarget(

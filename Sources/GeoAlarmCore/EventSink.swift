@@ -4,15 +4,16 @@
 /// - **presence changes** (``presenceChanged(_:)``): the engine's truth, every confirmed change
 ///   of side of every fence, announced or not, the first side learnt included. An output that
 ///   shows where the device is (an MQTT presence sensor, OwnTracks regions) follows these.
-/// - **announcements** (``deliver(_:)``): the events the reminder's policy lets through (`when`,
-///   `active`, snooze, completion, `repeat`, `dwell`, `announce_initial`), and time alarms. An
-///   output that interrupts a person (stdout's event lines, pop-ups, hooks) follows these.
+/// - **announcements** (``announce(_:)``): the crossings the reminder's policy lets through
+///   (`when`, `active`, snooze, completion, `repeat`, `dwell`, `announce_initial`), and time
+///   alarms, each its own case of ``Announcement``. An output that interrupts a person (stdout's
+///   event lines, pop-ups, hooks, the history) follows these.
 ///
 /// Both are called on the agent's loop and must return at once: a sink that does slow work
 /// (D-Bus, child processes, a broker) hands it to a thread of its own.
 public protocol EventSink: Sendable {
-    /// An announced event.
-    func deliver(_ event: GeofenceEvent)
+    /// An announced crossing, or a time alarm.
+    func announce(_ announcement: Announcement)
     /// A fence's confirmed side changed (see the type's documentation).
     func presenceChanged(_ change: PresenceChange)
     /// The reminder was just completed (by a command or a button): what it showed can go.

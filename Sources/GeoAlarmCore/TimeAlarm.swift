@@ -38,13 +38,4 @@ public struct TimeAlarm: Sendable, Equatable, Identifiable {
         if let fired = lifecycle.lastFired, fired >= due { return nil }
         return due
     }
-
-    /// The event announcing this alarm at `time`: kind `alarm`, no place (coordinates and distance are NaN).
-    public func event(at time: Date) -> GeofenceEvent {
-        let nowhere = Coordinate(latitude: .nan, longitude: .nan)
-        let reminder = Reminder(
-            id: id, title: title, notes: notes, center: nowhere, radius: 0, trigger: .both, isEnabled: isEnabled,
-            alert: alert)
-        return GeofenceEvent(kind: .alarm, reminder: reminder, fix: Fix(time: time, coordinate: nowhere), distance: .nan)
-    }
 }

@@ -58,8 +58,8 @@ public final class HookRunner: EventSink {
     }
 
     /// The commands that run for `event`, in order: the reminder's own, then the directory's.
-    public func commands(for event: GeofenceEvent) -> [[String]] {
-        var commands: [[String]] = event.reminder.alert.command.isEmpty ? [] : [event.reminder.alert.command]
+    public func commands(for announcement: Announcement) -> [[String]] {
+        var commands: [[String]] = announcement.alert.command.isEmpty ? [] : [announcement.alert.command]
         if let directory, let problem = FileSafety.hooksFolderProblem(directory) {
             logger.warning("hooks not run: \(problem)")
             return commands
@@ -86,11 +86,11 @@ public final class HookRunner: EventSink {
         return found
     }
 
-    public func deliver(_ event: GeofenceEvent) {
-        let commands = commands(for: event)
+    public func announce(_ announcement: Announcement) {
+        let commands = commands(for: announcement)
         guard !commands.isEmpty else { return }
-        let environment = ProcessInfo.processInfo.environment.merging(Self.variables(for: event)) { _, new in new }
-        let input = Array((EventFormat.json.line(for: event) + "\n").utf8)
+        let environment = ProcessInfo.processInfo.environment.merging(Self.variables(for: announcement)) { _, new in new }
+        let input = Array((EventFormat.json.line(for: announcement) + "\n").utf8)
         for command in commands {
             supervisor.submit(HookRequest(command: command, environment: environment, input: input))
         }
@@ -106,24 +106,28 @@ public final class HookRunner: EventSink {
     /// variable over 128 KiB. The whole text is always in the JSON line on stdin.
     public static let longestVariable = 32 * 1024
 
-    /// The `GEOALARM_*` variables describing `event` (position and distance empty for a time alarm).
-    public static func variables(for event: GeofenceEvent) -> [String: String] {
-        func number(_ value: Double) -> String { value.isFinite ? JSONText.number(value) : "" }
+    /// The `GEOALARM_*` variables describing `announcement` (position and distance empty for a time alarm).
+    public static func variables(for announcement: Announcement) -> [String: String] {
         func text(_ value: String) -> String {
             value.utf8.count <= longestVariable ? value : String(decoding: value.utf8.prefix(longestVariable), as: UTF8.self)
         }
         var variables = [
-            "GEOALARM_EVENT": event.kind.rawValue,
-            "GEOALARM_REMINDER": event.reminder.id,
-            "GEOALARM_TITLE": text(event.reminder.title),
-            "GEOALARM_NOTES": text(event.reminder.notes ?? ""),
-            "GEOALARM_LAT": number(event.fix.coordinate.latitude),
-            "GEOALARM_LON": number(event.fix.coordinate.longitude),
-            "GEOALARM_DISTANCE_M": number((event.distance * 10).rounded() / 10),
-            "GEOALARM_TIME": event.fix.time.map(Timestamp.iso8601) ?? "",
+            "GEOALARM_EVENT": announcement.kind.rawValue,
+            "GEOALARM_REMINDER": announcement.id,
+            "GEOALARM_TITLE": text(announcement.title),
+            "GEOALARM_NOTES": text(announcement.notes ?? ""),
+            "GEOALARM_LAT": "",
+            "GEOALARM_LON": "",
+            "GEOALARM_DISTANCE_M": "",
+            "GEOALARM_TIME": announcement.time.map(Timestamp.iso8601) ?? "",
         ]
+        if case .crossing(let event) = announcement {
+            variables["GEOALARM_LAT"] = JSONText.number(event.fix.coordinate.latitude)
+            variables["GEOALARM_LON"] = JSONText.number(event.fix.coordinate.longitude)
+            variables["GEOALARM_DISTANCE_M"] = JSONText.number((event.distance * 10).rounded() / 10)
+        }
         // Only for a tracked device's event (OwnTracks): this machine's own events have none.
-        if let device = event.fix.tracker { variables["GEOALARM_DEVICE"] = text(device) }
+        if let device = announcement.device { variables["GEOALARM_DEVICE"] = text(device) }
         return variables
     }
 }

@@ -149,7 +149,7 @@ struct HomeAssistantDiscovery {
         object.add("title", reminder.title)
         object.add("shape", reminder.area == nil ? "circle" : "area")
         if reminder.area == nil { object.add("radius_m", number: reminder.radius) }
-        object.add("distance_m", number: distance.map { $0.rounded() } ?? .nan)
+        object.add("distance_m", number: distance.map { $0.rounded() })
         object.add("completed", lifecycle.completedAt != nil)
         object.add("snoozed_until", lifecycle.snoozedUntil.map(Timestamp.iso8601))
         object.add("due", reminder.schedule.due?.moment(in: timeZone).map(Timestamp.iso8601))

@@ -95,7 +95,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     }
 
     /// Announcements are not this sink's: it shows where the device is, which presence changes tell.
-    public func deliver(_ event: GeofenceEvent) {}
+    public func announce(_ announcement: Announcement) {}
 
     /// A crossing of this machine or of a tracked device becomes an OwnTracks transition,
     /// whatever the reminder's announcement policy (a first side learnt is none); this machine's

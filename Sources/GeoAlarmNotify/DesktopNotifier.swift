@@ -7,7 +7,7 @@ import Synchronization
 
 /// Desktop pop-ups through libnotify, one per event.
 ///
-/// `deliver` only queues the event (a bounded queue: when it is full the oldest waiting
+/// `announce` only queues the announcement (a bounded queue: when it is full the oldest waiting
 /// pop-up is dropped) and returns, so the engine and the stdout log never wait for D-Bus.
 /// A GLib main loop on a thread of its own sends the notifications (libnotify blocks up to
 /// 25 s on a hung server) and runs the callbacks of their "Done" and "Snooze 1 h" buttons.
@@ -21,7 +21,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
 
     private let logger: Logger
     private let onAction: @Sendable (NotificationAction, String) -> Void
-    private let waiting = Mutex<[GeofenceEvent]>([])
+    private let waiting = Mutex<[Announcement]>([])
     private let dropped = Mutex(0)
     // Touched only on the GLib thread:
     private var server: ServerState = .unknown
@@ -59,9 +59,9 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         onLoop { notifier in g_main_loop_quit(notifier.loop) }
     }
 
-    public func deliver(_ event: GeofenceEvent) {
+    public func announce(_ announcement: Announcement) {
         let overflow = waiting.withLock { queue -> Bool in
-            queue.append(event)
+            queue.append(announcement)
             guard queue.count > Self.queueLimit else { return false }
             queue.removeFirst()
             return true
@@ -70,9 +70,9 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         onLoop { notifier in notifier.sendWaiting() }
     }
 
-    /// Sends every queued event (on the GLib thread).
+    /// Sends every queued announcement (on the GLib thread).
     private func sendWaiting() {
-        let events = waiting.withLock { queue in
+        let announcements = waiting.withLock { queue in
             defer { queue.removeAll() }
             return queue
         }
@@ -81,13 +81,13 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
             return count
         }
         if lost > 0 { logger.warning("notification server too slow; \(lost) pop-ups dropped (the events were logged)") }
-        for event in events { send(event) }
+        for announcement in announcements { send(announcement) }
     }
 
-    private func send(_ event: GeofenceEvent) {
+    private func send(_ announcement: Announcement) {
         if server == .unknown || server == .missing { lookForServer() }
         guard case .available(let actions, let markup) = server else { return }
-        let content = NotificationContent(event: event, markup: markup)
+        let content = NotificationContent(announcement: announcement, markup: markup)
         let notification = notify_notification_new(content.summary, content.body, content.icon)
         notify_notification_set_urgency(notification, NotifyUrgency(UInt32(content.urgency)))
         notify_notification_set_timeout(notification, content.timeoutMilliseconds)
@@ -97,7 +97,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         if actions {
             // Both buttons share one binding, released with the notification's actions (when
             // the notification is freed: at once if it could not be shown).
-            let shared = ActionBinding(notifier: self, reminder: event.reminder.id)
+            let shared = ActionBinding(notifier: self, reminder: announcement.id)
             let context = Unmanaged.passRetained(shared).toOpaque()
             let pressed: NotifyActionCallback = { _, action, context in
                 guard let action, let context,
@@ -131,7 +131,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         }
         g_signal_connect_data(notification, "closed", unsafeBitCast(closed, to: GCallback.self), nil, nil, GConnectFlags(0))
         binding.notification = notification
-        onScreen[event.reminder.id, default: []].append(notification!)
+        onScreen[announcement.id, default: []].append(notification!)
     }
 
     /// Takes the reminder's pop-ups off the screen (it was completed), from any thread.

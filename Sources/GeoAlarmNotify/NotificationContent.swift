@@ -17,41 +17,45 @@ struct NotificationContent: Equatable {
     var category: String
 
     /// `markup`: the server renders body markup, so `&`, `<` and `>` in the text must be escaped.
-    init(event: GeofenceEvent, markup: Bool) {
-        let reminder = event.reminder
-        // A time alarm has no place: its centre and distance are NaN, and are never shown.
-        var place: String { reminder.placeName ?? reminder.center.description }
-        var distance: String {
-            guard reminder.area != nil else { return "\(Metres.rounded(event.distance)) m from its centre" }
-            return event.distance > 0 ? "\(Metres.rounded(event.distance)) m beyond its edge" : "inside it"
-        }
+    init(announcement: Announcement, markup: Bool) {
         let whereabouts: String?
-        switch event.kind {
-        case .arrive:
-            summary = "Arrived: " + reminder.title
-            whereabouts = "At \(place), \(distance)"
-        case .leave:
-            summary = "Left: " + reminder.title
-            whereabouts = "Left \(place), now \(distance)"
-        case .alarm:
-            summary = "Reminder: " + reminder.title
+        switch announcement {
+        case .crossing(let event):
+            let reminder = event.reminder
+            let place = reminder.placeName ?? reminder.center.description
+            let distance: String
+            if reminder.area == nil {
+                distance = "\(Metres.rounded(event.distance)) m from its centre"
+            } else {
+                distance = event.distance > 0 ? "\(Metres.rounded(event.distance)) m beyond its edge" : "inside it"
+            }
+            if event.kind == .leave {
+                summary = "Left: " + reminder.title
+                whereabouts = "Left \(place), now \(distance)"
+            } else {
+                summary = "Arrived: " + reminder.title
+                whereabouts = "At \(place), \(distance)"
+            }
+            if let device = event.fix.tracker { summary += " (\(device))" }
+        case .alarm(let firing):
+            summary = "Reminder: " + firing.alarm.title
             whereabouts = nil
         }
-        if let device = event.fix.tracker { summary += " (\(device))" }
-        let text = [reminder.notes, whereabouts].compactMap { $0 }.joined(separator: "\n")
+        let alert = announcement.alert
+        let text = [announcement.notes, whereabouts].compactMap { $0 }.joined(separator: "\n")
         body = markup ? Self.escaped(text) : text
-        icon = reminder.alert.icon ?? DesktopNotifier.defaultIcon
-        switch reminder.alert.urgency {
+        icon = alert.icon ?? DesktopNotifier.defaultIcon
+        switch alert.urgency {
         case .low: urgency = 0
         case .normal: urgency = 1
         case .critical: urgency = 2
         }
-        if reminder.alert.urgency == .critical {
+        if alert.urgency == .critical {
             timeoutMilliseconds = 0
         } else {
-            timeoutMilliseconds = reminder.alert.timeout.map { Int32(clamping: Int((min($0, Span.maximum) * 1000).rounded())) } ?? -1
+            timeoutMilliseconds = alert.timeout.map { Int32(clamping: Int((min($0, Span.maximum) * 1000).rounded())) } ?? -1
         }
-        category = "x-geoalarm.\(event.kind.rawValue)"
+        category = "x-geoalarm.\(announcement.kind.rawValue)"
     }
 
     static func escaped(_ text: String) -> String {

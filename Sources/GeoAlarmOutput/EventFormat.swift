@@ -8,17 +8,17 @@ public struct EventRecord: Sendable, Equatable {
     public var reminderID: String
     public var title: String
     public var notes: String?
-    /// Where the fix was.
-    public var coordinate: Coordinate
-    /// Metres from the fix to the reminder's centre.
-    public var distance: Double
+    /// Where the fix was; nil for a time alarm.
+    public var coordinate: Coordinate?
+    /// Metres from the fix to the reminder's centre (or its area's edge); nil for a time alarm.
+    public var distance: Double?
     public var isInitial: Bool
     /// The tracked device (OwnTracks `user/device`) the event is of; nil for this machine's own.
     public var device: String?
 
     public init(
         time: Date?, kind: EventKind, reminderID: String, title: String, notes: String? = nil,
-        coordinate: Coordinate, distance: Double, isInitial: Bool = false, device: String? = nil
+        coordinate: Coordinate?, distance: Double?, isInitial: Bool = false, device: String? = nil
     ) {
         self.device = device
         self.time = time
@@ -31,11 +31,18 @@ public struct EventRecord: Sendable, Equatable {
         self.isInitial = isInitial
     }
 
-    public init(_ event: GeofenceEvent) {
-        self.init(
-            time: event.fix.time, kind: event.kind, reminderID: event.reminder.id, title: event.reminder.title,
-            notes: event.reminder.notes, coordinate: event.fix.coordinate, distance: event.distance,
-            isInitial: event.isInitial, device: event.fix.tracker)
+    public init(_ announcement: Announcement) {
+        switch announcement {
+        case .crossing(let event):
+            self.init(
+                time: event.fix.time, kind: event.kind, reminderID: event.reminder.id, title: event.reminder.title,
+                notes: event.reminder.notes, coordinate: event.fix.coordinate, distance: event.distance,
+                isInitial: event.isInitial, device: event.fix.tracker)
+        case .alarm(let firing):
+            self.init(
+                time: firing.time, kind: .alarm, reminderID: firing.alarm.id, title: firing.alarm.title,
+                notes: firing.alarm.notes, coordinate: nil, distance: nil)
+        }
     }
 }
 
@@ -47,9 +54,9 @@ public enum EventFormat: Sendable {
     /// One JSON object per line with `time`, `event`, `reminder`, `title`, `lat`, `lon`, `distance_m`.
     case json
 
-    /// The event as one line, without the line end.
-    public func line(for event: GeofenceEvent) -> String {
-        line(for: EventRecord(event))
+    /// The announcement as one line, without the line end.
+    public func line(for announcement: Announcement) -> String {
+        line(for: EventRecord(announcement))
     }
 
     /// The record as one line, without the line end.
@@ -57,7 +64,7 @@ public enum EventFormat: Sendable {
         switch self {
         case .text:
             let time = record.time.map(Timestamp.iso8601) ?? "-"
-            let distance = record.distance.isFinite ? "\(Metres.rounded(record.distance)) m" : "-"
+            let distance = record.distance.map { "\(Metres.rounded($0)) m" } ?? "-"
             let line = "\(time)  \(record.kind.rawValue)  \(DisplayText.escaped(record.reminderID))  \(JSONText.quote(record.title))  \(distance)"
             return record.device.map { line + "  device \(DisplayText.escaped($0))" } ?? line
         case .json:
@@ -66,9 +73,10 @@ public enum EventFormat: Sendable {
             object.add("event", record.kind.rawValue)
             object.add("reminder", record.reminderID)
             object.add("title", record.title)
-            object.add("lat", number: record.coordinate.latitude)
-            object.add("lon", number: record.coordinate.longitude)
-            object.add("distance_m", number: (record.distance * 10).rounded() / 10)
+            // A time alarm's place and distance are null.
+            object.add("lat", number: record.coordinate?.latitude)
+            object.add("lon", number: record.coordinate?.longitude)
+            object.add("distance_m", number: record.distance.map { ($0 * 10).rounded() / 10 })
             if let notes = record.notes { object.add("notes", notes) }
             if record.isInitial { object.add("initial", true) }
             if let device = record.device { object.add("device", device) }
@@ -139,9 +147,9 @@ public struct JSONObject: Sendable {
         add(key, raw: text.map(JSONText.quote) ?? "null")
     }
 
-    /// A number as ``JSONText/number(_:)`` writes it (null when not finite).
-    public mutating func add(_ key: String, number: Double) {
-        add(key, raw: JSONText.number(number))
+    /// A number as ``JSONText/number(_:)`` writes it; null when nil (or not finite).
+    public mutating func add(_ key: String, number: Double?) {
+        add(key, raw: number.map(JSONText.number) ?? "null")
     }
 
     public mutating func add(_ key: String, _ flag: Bool) {

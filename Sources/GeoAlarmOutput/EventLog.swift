@@ -10,7 +10,7 @@ public struct EventLog: EventSink {
         self.writer = writer
     }
 
-    public func deliver(_ event: GeofenceEvent) {
-        writer.write(format.line(for: event))
+    public func announce(_ announcement: Announcement) {
+        writer.write(format.line(for: announcement))
     }
 }

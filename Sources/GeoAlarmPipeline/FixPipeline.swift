@@ -88,7 +88,7 @@ public final class FixPipeline {
             for sink in sinks { sink.presenceChanged(change) }
         }
         for event in result.announced {
-            for sink in sinks { sink.deliver(event) }
+            for sink in sinks { sink.announce(.crossing(event)) }
         }
         if !result.announced.isEmpty {
             for sink in sinks { sink.lifecyclesChanged(announcer.lifecycles) }
@@ -130,10 +130,10 @@ public final class FixPipeline {
         for alarm in alarms {
             let lifecycle = announcer.lifecycles[alarm.id] ?? Lifecycle()
             guard let due = alarm.firing(at: now, in: announcer.timeZone, lifecycle: lifecycle) else { continue }
-            let event = alarm.event(at: due)
+            let firing = AlarmFiring(alarm: alarm, time: due)
             announcer.noteFired(alarm.id, at: due)
-            state.saveAlarm(event)
-            for sink in sinks { sink.deliver(event) }
+            state.saveAlarm(firing)
+            for sink in sinks { sink.announce(.alarm(firing)) }
             for sink in sinks { sink.lifecyclesChanged(announcer.lifecycles) }
         }
     }

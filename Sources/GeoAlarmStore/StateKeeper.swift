@@ -116,11 +116,11 @@ public final class StateKeeper: @unchecked Sendable {
         }
     }
 
-    /// Writes a time alarm's event (history and last fired).
-    public func saveAlarm(_ event: GeofenceEvent) {
+    /// Writes a time alarm's firing (history and last fired).
+    public func saveAlarm(_ firing: AlarmFiring) {
         guard let store else { return }
         do {
-            try store.record([], events: [event])
+            try store.record(firing)
         } catch {
             fail(error)
         }

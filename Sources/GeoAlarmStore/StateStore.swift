@@ -20,8 +20,10 @@ public final class StateStore: Sendable {
         public var kind: EventKind
         public var reminderID: String
         public var title: String
-        public var coordinate: Coordinate
-        public var distance: Double
+        /// Where the fix was; nil for a time alarm.
+        public var coordinate: Coordinate?
+        /// Metres from the reminder; nil for a time alarm.
+        public var distance: Double?
         /// The tracked device (OwnTracks `user/device`) the event was of; nil for this machine's own.
         public var device: String?
     }
@@ -333,27 +335,47 @@ public final class StateStore: Sendable {
                                 change.fenceKey])
             }
             for event in events {
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO history (time, event, reminder, title, lat, lon, distance_m, device)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """
-                ).execute(
-                    arguments: [event.fix.time?.timeIntervalSince1970, event.kind.rawValue, event.reminder.id,
-                                event.reminder.title, finite(event.fix.coordinate.latitude),
-                                finite(event.fix.coordinate.longitude), finite(event.distance), device])
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES (?, 'unknown', '', ?)
-                        ON CONFLICT(reminder) DO UPDATE SET last_fired = excluded.last_fired
-                        """
-                ).execute(arguments: [event.reminder.id, event.fix.time?.timeIntervalSince1970])
+                try Self.insertHistory(
+                    db, time: event.fix.time, kind: event.kind, id: event.reminder.id, title: event.reminder.title,
+                    coordinate: event.fix.coordinate, distance: event.distance, device: device)
             }
             for (id, time) in completed {
                 try db.cachedStatement(sql: "UPDATE reminder_state SET completed_at = ? WHERE reminder = ?")
                     .execute(arguments: [time.timeIntervalSince1970, id])
             }
         }
+    }
+
+    /// Records a time alarm's firing: a history row without a place, and its last firing.
+    public func record(_ firing: AlarmFiring) throws(StoreError) {
+        try writing { db in
+            try Self.insertHistory(
+                db, time: firing.time, kind: .alarm, id: firing.alarm.id, title: firing.alarm.title, coordinate: nil,
+                distance: nil, device: nil)
+        }
+    }
+
+    /// A row of the history, and the time its reminder last fired.
+    private static func insertHistory(
+        _ db: Database, time: Date?, kind: EventKind, id: String, title: String, coordinate: Coordinate?, distance: Double?,
+        device: String?
+    ) throws {
+        // Only a corrupt value would not be finite: stored as unknown.
+        func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO history (time, event, reminder, title, lat, lon, distance_m, device)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(
+            arguments: [time?.timeIntervalSince1970, kind.rawValue, id, title, finite(coordinate?.latitude),
+                        finite(coordinate?.longitude), finite(distance), device])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES (?, 'unknown', '', ?)
+                ON CONFLICT(reminder) DO UPDATE SET last_fired = excluded.last_fired
+                """
+        ).execute(arguments: [id, time?.timeIntervalSince1970])
     }
 
     /// Past events, oldest first: those at or after `since`, of `reminder` only when given.
@@ -377,8 +399,8 @@ public final class StateStore: Sendable {
                     let lat: Double? = row["lat"], lon: Double? = row["lon"], distance: Double? = row["distance_m"]
                     return HistoryEntry(
                         time: time.map(Date.init(timeIntervalSince1970:)), kind: kind, reminderID: row["reminder"],
-                        title: row["title"], coordinate: Coordinate(latitude: lat ?? .nan, longitude: lon ?? .nan),
-                        distance: distance ?? .nan, device: row["device"])
+                        title: row["title"], coordinate: lat.flatMap { lat in lon.map { Coordinate(latitude: lat, longitude: $0) } },
+                        distance: distance, device: row["device"])
                 }
         }
     }
@@ -453,9 +475,6 @@ public final class StateStore: Sendable {
                               uniquingKeysWith: { first, _ in first })
         }
     }
-
-    /// A number for SQLite: NaN (a time alarm's position) is stored as NULL.
-    private func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
 
     private func reading<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {

@@ -11,12 +11,12 @@ struct EventFormatTests {
         distance: 5.5649)
 
     @Test func textLine() {
-        #expect(EventFormat.text.line(for: Self.event)
+        #expect(EventFormat.text.line(for: .crossing(Self.event))
             == "2026-11-21T08:06:30Z  arrive  parcel  \"Pick up the \\\"big\\\" parcel\"  6 m")
     }
 
     @Test func jsonLine() {
-        #expect(EventFormat.json.line(for: Self.event) == #"{"time":"2026-11-21T08:06:30Z","event":"arrive","reminder":"parcel","title":"Pick up the \"big\" parcel","lat":38.72265,"lon":-9.1094,"distance_m":5.6,"notes":"Desk\n2"}"#)
+        #expect(EventFormat.json.line(for: .crossing(Self.event)) == #"{"time":"2026-11-21T08:06:30Z","event":"arrive","reminder":"parcel","title":"Pick up the \"big\" parcel","lat":38.72265,"lon":-9.1094,"distance_m":5.6,"notes":"Desk\n2"}"#)
     }
 
     /// C1 controls, line separators and bidi controls are escaped in both formats: in the text
@@ -24,17 +24,17 @@ struct EventFormatTests {
     @Test func unsafeCharactersInTitlesAreEscaped() {
         var event = Self.event
         event.reminder.title = "a\u{1B}[31mb\u{85}c\u{2028}d\u{202E}e"
-        #expect(EventFormat.text.line(for: event).contains(#""a\u001b[31mb\u0085c\u2028d\u202ee""#))
-        #expect(EventFormat.json.line(for: event).contains(#""title":"a\u001b[31mb\u0085c\u2028d\u202ee""#))
+        #expect(EventFormat.text.line(for: .crossing(event)).contains(#""a\u001b[31mb\u0085c\u2028d\u202ee""#))
+        #expect(EventFormat.json.line(for: .crossing(event)).contains(#""title":"a\u001b[31mb\u0085c\u2028d\u202ee""#))
     }
 
     @Test func untimedFixesAndInitialEvents() {
         var event = Self.event
         event.fix.time = nil
         event.isInitial = true
-        #expect(EventFormat.text.line(for: event).hasPrefix("-  arrive"))
-        #expect(EventFormat.json.line(for: event).hasPrefix(#"{"time":null,"#))
-        #expect(EventFormat.json.line(for: event).hasSuffix(#","initial":true}"#))
+        #expect(EventFormat.text.line(for: .crossing(event)).hasPrefix("-  arrive"))
+        #expect(EventFormat.json.line(for: .crossing(event)).hasPrefix(#"{"time":null,"#))
+        #expect(EventFormat.json.line(for: .crossing(event)).hasSuffix(#","initial":true}"#))
     }
 
     @Test(arguments: [

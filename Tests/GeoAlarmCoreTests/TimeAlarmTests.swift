@@ -27,10 +27,12 @@ struct TimeAlarmTests {
         #expect(off.firing(at: Self.utc("2026-12-25T00:00:00Z"), in: Self.zone, lifecycle: Lifecycle()) == nil)
     }
 
-    @Test func itsEventHasNoPlace() {
-        let event = Self.alarm.event(at: Self.utc("2026-12-24T16:00:00Z"))
-        #expect(event.kind == .alarm && event.reminder.id == "call" && event.fix.time == Self.utc("2026-12-24T16:00:00Z"))
-        #expect(event.distance.isNaN && !event.fix.coordinate.isValid)
+    /// Its announcement is its own case: the alarm and its time, no place and no device.
+    @Test func itsAnnouncementIsAnAlarmWithATimeAndNoPlace() {
+        let announcement = Announcement.alarm(AlarmFiring(alarm: Self.alarm, time: Self.utc("2026-12-24T16:00:00Z")))
+        #expect(announcement.kind == .alarm && announcement.id == "call" && announcement.title == Self.alarm.title)
+        #expect(announcement.time == Self.utc("2026-12-24T16:00:00Z"))
+        #expect(announcement.device == nil && announcement.alert == Self.alarm.alert)
         #expect(!Trigger.both.announces(.alarm))
     }
 }

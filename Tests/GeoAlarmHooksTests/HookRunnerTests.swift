@@ -1,6 +1,7 @@
 import Foundation
 import GeoAlarmCore
 @testable import GeoAlarmHooks
+import GeoAlarmOutput
 import Logging
 import GeoAlarmSystem
 import GeoAlarmTestSupport
@@ -45,7 +46,7 @@ struct HookRunnerTests {
         ])
         let outcomes = Outcomes()
         let runner = Self.runner(timeout: 10, log: CapturingLog(), outcomes: outcomes, directory: directory)
-        runner.deliver(Self.event)
+        runner.announce(.crossing(Self.event))
         #expect(outcomes.wait(for: 1) == [.succeeded])
         let environment = try String(contentsOfFile: "\(out).env", encoding: .utf8)
         #expect(environment == """
@@ -64,6 +65,20 @@ struct HookRunnerTests {
         #expect(stdin == #"{"time":"2026-11-21T08:06:30Z","event":"leave","reminder":"parcel","title":"Pick up the parcel","lat":38.7236,"lon":-9.1094,"distance_m":111.2,"notes":"Front desk"}"# + "\n")
     }
 
+    /// A time alarm has no place: its hooks get empty position and distance, and null in the JSON line.
+    @Test func aTimeAlarmsHookHasATimeAndNoPlace() throws {
+        let alarm = TimeAlarm(id: "call", title: "Call mum", at: try #require(LocalDate(parsing: "2026-12-24T16:00")))
+        let firing = Announcement.alarm(AlarmFiring(alarm: alarm, time: Date(timeIntervalSince1970: 1_798_128_000)))
+        let variables = HookRunner.variables(for: firing)
+        #expect(variables["GEOALARM_EVENT"] == "alarm" && variables["GEOALARM_REMINDER"] == "call")
+        #expect(variables["GEOALARM_TIME"] == "2026-12-24T16:00:00Z")
+        #expect(variables["GEOALARM_LAT"] == "" && variables["GEOALARM_LON"] == "" && variables["GEOALARM_DISTANCE_M"] == "")
+        #expect(variables["GEOALARM_DEVICE"] == nil)
+        #expect(EventFormat.json.line(for: firing)
+            == #"{"time":"2026-12-24T16:00:00Z","event":"alarm","reminder":"call","title":"Call mum","lat":null,"lon":null,"distance_m":null}"#)
+        #expect(EventFormat.text.line(for: firing) == #"2026-12-24T16:00:00Z  alarm  call  "Call mum"  -"#)
+    }
+
     @Test func theRemindersOwnCommandRunsFirstAndOnlyExecutablesFromTheDirectory() throws {
         let directory = try Self.hooks(["b-hook": "true", "a-hook": "true"])
         try Data("not executable".utf8).write(to: URL(fileURLWithPath: "\(directory)/readme.txt"))
@@ -71,8 +86,8 @@ struct HookRunnerTests {
         var event = Self.event
         event.reminder.alert.command = ["/usr/bin/paplay", "bell.oga"]
         let runner = HookRunner(directory: directory, timeout: 10, logger: CapturingLog().logger)
-        #expect(runner.commands(for: event) == [["/usr/bin/paplay", "bell.oga"], ["\(directory)/a-hook"], ["\(directory)/b-hook"]])
-        #expect(HookRunner(directory: "/nonexistent", timeout: 1, logger: CapturingLog().logger).commands(for: Self.event).isEmpty)
+        #expect(runner.commands(for: .crossing(event)) == [["/usr/bin/paplay", "bell.oga"], ["\(directory)/a-hook"], ["\(directory)/b-hook"]])
+        #expect(HookRunner(directory: "/nonexistent", timeout: 1, logger: CapturingLog().logger).commands(for: .crossing(Self.event)).isEmpty)
     }
 
     /// Collects how each hook run ended, for a test to wait on: each outcome wakes the waiter.
@@ -135,26 +150,26 @@ struct HookRunnerTests {
         event.reminder.alert.command = ["/bin/true"]
         let log = CapturingLog()
         let runner = HookRunner(directory: directory, timeout: 10, logger: log.logger)
-        #expect(runner.commands(for: event) == [["/bin/true"]])
+        #expect(runner.commands(for: .crossing(event)) == [["/bin/true"]])
         #expect(log.messages == ["warning: hooks not run: the hooks folder \(directory) is writable by others: run chmod o-w \(directory)"])
         chmod(directory, 0o775)
-        #expect(runner.commands(for: event) == [["/bin/true"], ["\(directory)/a-hook"]])
+        #expect(runner.commands(for: .crossing(event)) == [["/bin/true"], ["\(directory)/a-hook"]])
     }
 
     @Test func aFailingHookIsLoggedWithItsStatusAndStderr() throws {
         let log = CapturingLog()
         let outcomes = Outcomes()
         let runner = Self.runner(timeout: 10, log: log, outcomes: outcomes)
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", "echo 'no speaker' >&2; exit 3"]))
+        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "echo 'no speaker' >&2; exit 3"])))
         #expect(outcomes.wait(for: 1) == [.failed(status: 3)])
         #expect(log.messages == ["warning: hook /bin/sh -c echo 'no speaker' >&2; exit 3 failed with exit status 3: no speaker"])
-        runner.deliver(Self.event(running: ["/nonexistent/hook"]))
+        runner.announce(.crossing(Self.event(running: ["/nonexistent/hook"])))
         #expect(outcomes.wait(for: 2).last == .notRun("cannot start /nonexistent/hook: No such file or directory"))
         #expect(log.messages.last == "warning: hook /nonexistent/hook not run: cannot start /nonexistent/hook: No such file or directory")
-        runner.deliver(Self.event(running: ["/bin/true"]))
+        runner.announce(.crossing(Self.event(running: ["/bin/true"])))
         #expect(outcomes.wait(for: 3).last == .succeeded)
         #expect(log.messages.last == "debug: hook /bin/true done")
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", "printf 'bad\\033[31m red\\n' >&2; exit 1"]))
+        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "printf 'bad\\033[31m red\\n' >&2; exit 1"])))
         _ = outcomes.wait(for: 4)
         #expect(log.messages.last == "warning: hook /bin/sh -c printf 'bad\\033[31m red\\n' >&2; exit 1 failed with exit status 1: bad\\u{1B}[31m red",
                 "a hook's stderr is logged with its control characters escaped")
@@ -167,7 +182,7 @@ struct HookRunnerTests {
         let runner = Self.runner(timeout: 0.5, log: log, outcomes: outcomes)
         // The child would run for a minute; the hook writes its pid, then waits.
         let script = "sleep 60 & echo $! > \(childPID).tmp && mv \(childPID).tmp \(childPID); sleep 30"
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", script]))
+        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", script])))
         #expect(outcomes.wait(for: 1) == [.timedOut])
         #expect(log.messages == ["warning: hook /bin/sh -c \(script) still running after 0.5 s; stopped it"])
         if let child = Self.pid(in: childPID) {
@@ -185,14 +200,14 @@ struct HookRunnerTests {
     func aHookThatHoldsOnIsStoppedAtItsTimeout(script: String) throws {
         let outcomes = Outcomes()
         let runner = Self.runner(timeout: 0.3, log: CapturingLog(), outcomes: outcomes)
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", script], notes: String(repeating: "x", count: 1 << 20)))
+        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", script], notes: String(repeating: "x", count: 1 << 20))))
         #expect(outcomes.wait(for: 1) == [.timedOut])
     }
 
     @Test func aHookThatIgnoresStdinDoesNotHurt() throws {
         let outcomes = Outcomes()
         let runner = Self.runner(timeout: 10, log: CapturingLog(), outcomes: outcomes)
-        runner.deliver(Self.event(running: ["/bin/true"], notes: String(repeating: "x", count: 200_000)))
+        runner.announce(.crossing(Self.event(running: ["/bin/true"], notes: String(repeating: "x", count: 200_000))))
         #expect(outcomes.wait(for: 1) == [.succeeded])
     }
 
@@ -201,7 +216,7 @@ struct HookRunnerTests {
     @Test func aHookIsDoneWhenItEndsEvenWithADetachedChildHoldingItsPipes() throws {
         let outcomes = Outcomes()
         let runner = Self.runner(timeout: 2, log: CapturingLog(), outcomes: outcomes)
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", "setsid sleep 5 & exit 0"]))
+        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "setsid sleep 5 & exit 0"])))
         #expect(outcomes.wait(for: 1) == [.succeeded])
     }
 
@@ -210,8 +225,8 @@ struct HookRunnerTests {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hook-left-\(UUID().uuidString)").path
         let runner = Self.runner(timeout: 60, log: CapturingLog(), outcomes: outcomes)
         // Each hook says when it runs (the first with its child's pid), then waits.
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", "sleep 60 & echo $! > \(scratch).1.tmp && mv \(scratch).1.tmp \(scratch).1; sleep 30"]))
-        runner.deliver(Self.event(running: ["/bin/sh", "-c", "trap '' TERM; echo $$ > \(scratch).2.tmp && mv \(scratch).2.tmp \(scratch).2; sleep 30"]))
+        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "sleep 60 & echo $! > \(scratch).1.tmp && mv \(scratch).1.tmp \(scratch).1; sleep 30"])))
+        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "trap '' TERM; echo $$ > \(scratch).2.tmp && mv \(scratch).2.tmp \(scratch).2; sleep 30"])))
         let child = try #require(Self.pid(in: "\(scratch).1"))
         #expect(Self.pid(in: "\(scratch).2") != nil)
         runner.stop()
@@ -247,7 +262,7 @@ struct HookRunnerTests {
         for index in 0..<400 {
             var event = Self.event
             event.reminder.id = "r\(index)"
-            runner.deliver(event)
+            runner.announce(.crossing(event))
         }
         // Once the excess is dropped and the first hooks all run:
         let dropped = 400 - HookRunner.maximumQueued - HookRunner.maximumRunning
@@ -278,7 +293,7 @@ struct HookRunnerTests {
         for index in 0..<50 {
             var event = Self.event
             event.reminder.id = "r\(index)"
-            runner.deliver(event)
+            runner.announce(.crossing(event))
         }
         #expect(outcomes.wait(for: 100).allSatisfy { $0 == .succeeded })
         let files = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []

@@ -445,6 +445,29 @@ struct MQTTTests {
     /// from the first fixes, a snoozed one still goes ON and OFF (and has its transitions), a
     /// reminder moved by a reload is unknown until the next fixes place it, and a removed one's
     /// retained config and state are cleared.
+    /// The reminders whose retained Home Assistant presence (the last state `lines` saw) is not
+    /// what `geoalarm status` says: `ON` inside, `OFF` outside, `None` unknown, cleared for one
+    /// not watched. Empty when they all agree.
+    static func disagreementsWithStatus(config: String, state: String, lines: MQTTLines) throws -> [String] {
+        let status = try Command.run(["status", "--json", "-c", config, "--state", state])
+        #expect(status.status == 0, "\(status.stderr)")
+        let rows = status.stdoutLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(!rows.isEmpty, "\(status.stdout)")
+        return rows.compactMap { row -> String? in
+            guard let id = row["id"] as? String, row["kind"] as? String == "place" else { return nil }
+            let expected = row["enabled"] as? Bool == false
+                ? "" : ["inside": "ON", "outside": "OFF"][row["state"] as? String ?? ""] ?? "None"
+            // A cleared retained state reaches a later subscriber as nothing at all.
+            let shown = lines.payloads(on: "geoalarm/\(clientID)/reminder/\(id)/state").last ?? ""
+            return shown == expected ? nil : "\(id): status \(row["state"] ?? "?"), Home Assistant \"\(shown)\""
+        }
+    }
+
+    static func expectAgreement(config: String, state: String, lines: MQTTLines, at location: SourceLocation = #_sourceLocation) throws {
+        let disagreements = try disagreementsWithStatus(config: config, state: state, lines: lines)
+        #expect(disagreements.isEmpty, "\(disagreements)", sourceLocation: location)
+    }
+
     @Test func homeAssistantPresenceFollowsTheEngineNotTheAnnouncements() throws {
         let broker = try Mosquitto()
         let subscriber = try broker.subscribe(["homeassistant/#", "geoalarm/#", Self.ownTopic + "/event"])
@@ -470,6 +493,7 @@ struct MQTTTests {
         #expect((attributes["distance_m"] as? Double ?? .infinity) <= 30, "inside its 30 m circle")
         #expect(MQTTLines(subscriber.stdout).objects(on: Self.ownTopic + "/event").map { "\($0["event"] ?? "") \($0["rid"] ?? "")" }
             == Array(Self.demoCrossings.prefix(2)))
+        try Self.expectAgreement(config: config, state: state, lines: MQTTLines(subscriber.stdout))
 
         // The bakery's reminder moves away and the parcel's is removed, while the walk waits.
         let text = try String(contentsOfFile: config, encoding: .utf8)
@@ -485,6 +509,7 @@ struct MQTTTests {
         #expect(subscriber.waitUntil {
             MQTTLines($0.stdout).payloads(on: parcelConfig).last == "" && MQTTLines($0.stdout).payloads(on: "\(node)/parcel/state").last == ""
         }, "a reminder gone is cleared from Home Assistant")
+        try Self.expectAgreement(config: config, state: state, lines: MQTTLines(subscriber.stdout))
 
         try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(480..<520), named: "on.nmea"))
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
@@ -495,5 +520,16 @@ struct MQTTTests {
         #expect(status.stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains("outside") }, "\(status.stdout)")
         #expect(status.stdoutLines.contains { $0.hasPrefix("water-the-plants-before-you-go ") && $0.contains("outside") }, "\(status.stdout)")
         #expect(MQTTLines(subscriber.stdout).objects(on: Self.ownTopic + "/event").count == 2, "a side learnt is no transition")
+        try Self.expectAgreement(config: config, state: state, lines: MQTTLines(subscriber.stdout))
+
+        // After a restart, with no fix yet, Home Assistant finds what the state file says.
+        let late = try broker.subscribe(["geoalarm/#"])
+        let nothingListens = try GPSFake()
+        let restarted = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(nothingListens.port)"])
+        #expect(late.waitUntil { MQTTLines($0.stdout).payloads(on: "geoalarm/\(Self.clientID)/availability").last == "online" })
+        #expect(late.waitUntil { MQTTLines($0.stdout).payloads(on: "\(node)/bread/state").count >= 2 }, "republished on connect")
+        restarted.signal(SIGTERM)
+        #expect(restarted.exitStatus() == 0)
+        try Self.expectAgreement(config: config, state: state, lines: MQTTLines(late.stdout))
     }
 }

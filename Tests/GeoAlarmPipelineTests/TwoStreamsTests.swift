@@ -13,8 +13,10 @@ struct TwoStreamsTests {
     /// What a sink was given, in order: "presence ID SIDE" (with " initial") or "announce KIND ID".
     final class Recorder: EventSink {
         let seen = Mutex<[String]>([])
-        func deliver(_ event: GeofenceEvent) {
-            seen.withLock { $0.append("announce \(event.kind.rawValue) \(event.reminder.id)") }
+        let announcements = Mutex<[Announcement]>([])
+        func announce(_ announcement: Announcement) {
+            seen.withLock { $0.append("announce \(announcement.kind.rawValue) \(announcement.id)") }
+            announcements.withLock { $0.append(announcement) }
         }
         func presenceChanged(_ change: PresenceChange) {
             seen.withLock { $0.append("presence \(change.reminderID) \(change.presence)" + (change.isInitial ? " initial" : "")) }
@@ -45,5 +47,26 @@ struct TwoStreamsTests {
             "presence shop inside", "announce arrive shop",
             "presence shop outside",
         ])
+    }
+
+    /// A time alarm is an announcement of its own: no presence change, no place, its due time.
+    @Test func aTimeAlarmIsItsOwnAnnouncement() throws {
+        var config = Config(path: "test", settings: EngineSettings(), places: [:], reminders: [])
+        let at = try #require(LocalDate(parsing: "2026-12-24T16:00"))
+        config.alarms = [TimeAlarm(id: "mum", title: "Call mum", at: at)]
+        let recorder = Recorder()
+        let pipeline = FixPipeline(config: config, state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder])
+        let zone = pipeline.announcer.timeZone
+        let due = try #require(at.start(in: zone))
+        pipeline.fireDueAlarms(now: due.addingTimeInterval(-1))
+        #expect(recorder.seen.withLock { $0 }.isEmpty)
+        pipeline.fireDueAlarms(now: due.addingTimeInterval(90))
+        pipeline.fireDueAlarms(now: due.addingTimeInterval(120))
+        #expect(recorder.seen.withLock { $0 } == ["announce alarm mum"], "once, and no presence")
+        guard case .alarm(let firing) = try #require(recorder.announcements.withLock { $0.first }) else {
+            Issue.record("not an alarm announcement")
+            return
+        }
+        #expect(firing.time == due && firing.alarm.title == "Call mum")
     }
 }

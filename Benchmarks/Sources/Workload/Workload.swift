@@ -164,5 +164,5 @@ public final class EventCounter: EventSink {
 
     public init() {}
 
-    public func deliver(_ event: GeofenceEvent) { count.withLock { $0 += 1 } }
+    public func announce(_ announcement: Announcement) { count.withLock { $0 += 1 } }
 }

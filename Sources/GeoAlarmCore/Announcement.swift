@@ -1,0 +1,74 @@
+import Foundation
+
+/// A time alarm whose time (or the end of its snooze) came.
+public struct AlarmFiring: Sendable, Equatable {
+    public var alarm: TimeAlarm
+    /// When it was due (its time, or its snooze's end), which may be before it was noticed.
+    public var time: Date
+
+    public init(alarm: TimeAlarm, time: Date) {
+        self.alarm = alarm
+        self.time = time
+    }
+}
+
+/// What the pipeline announces, to the outputs that interrupt a person (stdout's event lines,
+/// pop-ups, hooks, the history): a crossing the reminder's policy let through, or a time alarm.
+/// An alarm has no place, no fix and no distance: a sink says so by its case, not by a value.
+public enum Announcement: Sendable, Equatable {
+    /// An arrival or departure (of this machine, or of a tracked device).
+    case crossing(GeofenceEvent)
+    /// A time alarm firing.
+    case alarm(AlarmFiring)
+
+    /// `arrive`, `leave` or `alarm`.
+    public var kind: EventKind {
+        switch self {
+        case .crossing(let event): event.kind
+        case .alarm: .alarm
+        }
+    }
+
+    /// The reminder's or alarm's id.
+    public var id: String {
+        switch self {
+        case .crossing(let event): event.reminder.id
+        case .alarm(let firing): firing.alarm.id
+        }
+    }
+
+    public var title: String {
+        switch self {
+        case .crossing(let event): event.reminder.title
+        case .alarm(let firing): firing.alarm.title
+        }
+    }
+
+    public var notes: String? {
+        switch self {
+        case .crossing(let event): event.reminder.notes
+        case .alarm(let firing): firing.alarm.notes
+        }
+    }
+
+    /// How it is presented: the pop-up's look and the commands to run.
+    public var alert: ReminderAlert {
+        switch self {
+        case .crossing(let event): event.reminder.alert
+        case .alarm(let firing): firing.alarm.alert
+        }
+    }
+
+    /// The crossing's fix time, or when the alarm was due; nil for a fix without a time.
+    public var time: Date? {
+        switch self {
+        case .crossing(let event): event.fix.time
+        case .alarm(let firing): firing.time
+        }
+    }
+
+    /// The tracked device a crossing is of (OwnTracks `user/device`); nil for this machine's own, and for an alarm.
+    public var device: String? {
+        if case .crossing(let event) = self { event.fix.tracker } else { nil }
+    }
+}
