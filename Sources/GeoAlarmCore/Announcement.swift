@@ -29,35 +29,20 @@ public enum Announcement: Sendable, Equatable {
         }
     }
 
+    /// What is announced: the reminder's or alarm's id, title, notes, and how it is presented.
+    private var subject: (id: String, title: String, notes: String?, alert: ReminderAlert) {
+        switch self {
+        case .crossing(let event): (event.reminder.id, event.reminder.title, event.reminder.notes, event.reminder.alert)
+        case .alarm(let firing): (firing.alarm.id, firing.alarm.title, firing.alarm.notes, firing.alarm.alert)
+        }
+    }
+
     /// The reminder's or alarm's id.
-    public var id: String {
-        switch self {
-        case .crossing(let event): event.reminder.id
-        case .alarm(let firing): firing.alarm.id
-        }
-    }
-
-    public var title: String {
-        switch self {
-        case .crossing(let event): event.reminder.title
-        case .alarm(let firing): firing.alarm.title
-        }
-    }
-
-    public var notes: String? {
-        switch self {
-        case .crossing(let event): event.reminder.notes
-        case .alarm(let firing): firing.alarm.notes
-        }
-    }
-
+    public var id: String { subject.id }
+    public var title: String { subject.title }
+    public var notes: String? { subject.notes }
     /// How it is presented: the pop-up's look and the commands to run.
-    public var alert: ReminderAlert {
-        switch self {
-        case .crossing(let event): event.reminder.alert
-        case .alarm(let firing): firing.alarm.alert
-        }
-    }
+    public var alert: ReminderAlert { subject.alert }
 
     /// The crossing's fix time, or when the alarm was due; nil for a fix without a time.
     public var time: Date? {
