@@ -78,7 +78,8 @@ public struct TOMLDocument {
 public final class TOMLTable {
     /// How the table came to be, which decides how it may be extended later.
     enum Origin {
-        /// Made as the parent of a header's table (`[a]` for `[a.b]`); a header may still define it.
+        /// Made as the parent of a header's table (`[a]` for `[a.b]`); a header may still define it,
+        /// or dotted keys extend it (it is then `dotted`).
         case implicit
         /// Defined by a `[header]`.
         case header
@@ -386,9 +387,12 @@ struct TOMLParser {
         var target = table
         for (segment, offset) in key.dropLast() {
             if let existing = target[segment] {
-                guard let inner = existing.table, inner.origin == .dotted else {
+                // A table only made as a header's parent (`[a.b.c]` makes a.b) may take dotted
+                // keys, after which no header may define it.
+                guard let inner = existing.table, inner.origin == .dotted || inner.origin == .implicit else {
                     throw fail("\(segment) is already \(existing.typeDescription) defined elsewhere; it cannot be extended with a dotted key", at: offset)
                 }
+                inner.origin = .dotted
                 target = inner
             } else {
                 let made = TOMLTable(origin: .dotted, start: offset)
@@ -645,7 +649,10 @@ struct TOMLParser {
         }
         let token = Array(bytes[start..<position])
         guard !token.isEmpty else { throw fail(peek().map { "expected a value, found \(describe($0))" } ?? "expected a value") }
-        if token.count >= 5, isDigit(token[0]), token[4] == UInt8(ascii: "-") || token[2] == UInt8(ascii: ":") {
+        // A date starts with four digits and a '-' (a float such as 1.5e-3 has a '-' there too);
+        // a time with two digits and a ':'.
+        if token.count >= 5, token[0..<4].allSatisfy(isDigit) && token[4] == UInt8(ascii: "-")
+            || token[0..<2].allSatisfy(isDigit) && token[2] == UInt8(ascii: ":") {
             guard TOMLDateTime.isValid(token) else { throw fail("invalid date or time", at: start) }
             return .dateTime(String(decoding: token, as: UTF8.self))
         }
@@ -773,7 +780,8 @@ enum TOMLDateTime {
 
     private static func time(_ rest: inout ArraySlice<UInt8>) -> Bool {
         guard let hour = number(&rest, 2), take(&rest, ":"), let minute = number(&rest, 2), take(&rest, ":"),
-              let second = number(&rest, 2), hour < 24, minute < 60, second <= 60 else { return false }
+              // No leap second: Python's tomllib, which the tests read against, and most readers refuse :60.
+              let second = number(&rest, 2), hour < 24, minute < 60, second < 60 else { return false }
         if take(&rest, ".") {
             let digits = rest.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
             guard !digits.isEmpty else { return false }
