@@ -99,7 +99,7 @@ let package = Package(
             dependencies: ["GeoAlarmCore", "GeoAlarmOutput", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log")]
         ),
         // Adapter: event sinks (stdout lines, JSON lines).
-        .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore"]),
+        .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore", "GeoAlarmSystem"]),
         // Argument parsing and wiring only.
         .executableTarget(
             name: "geoalarm",
@@ -128,7 +128,9 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAlarmStoreTests",
-            dependencies: ["GeoAlarmStore", "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "GeoAlarmStore", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "GeoAlarmNotifyTests", dependencies: ["GeoAlarmNotify", "GeoAlarmCore"]),
         .testTarget(
@@ -157,6 +159,6 @@ let package = Package(
             dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore", "GeoAlarmStore", "GeoAlarmTestSupport"]
         ),
         // The live agent end to end: a real gpsd fed by gpsfake, signals, systemd units.
-        .testTarget(name: "GeoAlarmLiveTests", dependencies: ["geoalarm", "GeoAlarmSecretBox", "GeoAlarmTestSupport"]),
+        .testTarget(name: "GeoAlarmLiveTests", dependencies: ["geoalarm", "GeoAlarmSecretBox", "GeoAlarmSystem", "GeoAlarmTestSupport"]),
     ]
 )

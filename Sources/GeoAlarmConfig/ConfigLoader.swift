@@ -202,7 +202,12 @@ struct ConfigReader {
         if let cafile = string(table, "cafile", context: context) {
             if !settings.usesTLS { report(in: table, context, "cafile", "only applies to an mqtts:// url") }
             let resolved = resolve(cafile)
-            if ((try? System.fileStatus(resolved)) ?? nil) == nil { report(in: table, context, "cafile", "\(resolved): no such file") }
+            if ((try? System.fileStatus(resolved)) ?? nil) == nil {
+                report(in: table, context, "cafile", "\(resolved): no such file")
+            } else if let problem = FileSafety.notRegularFileProblem(resolved) {
+                // A named pipe would hold the MQTT thread for ever when OpenSSL reads it.
+                report(in: table, context, "cafile", "\(resolved) \(problem)")
+            }
             settings.caFile = resolved
         }
         settings.username = string(table, "username", context: context)

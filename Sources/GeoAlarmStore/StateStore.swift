@@ -51,6 +51,7 @@ public final class StateStore: Sendable {
         } catch {
             throw StoreError(path: path, reason: "cannot create its folder: \(error.localizedDescription)")
         }
+        if let problem = FileSafety.notRegularFileProblem(path) { throw StoreError(path: path, reason: problem) }
         // Made here, before SQLite sees it, so that it (and its -wal and -shm files, which SQLite
         // gives the same mode) is private from the start.
         let descriptor: Int32
@@ -61,19 +62,27 @@ public final class StateStore: Sendable {
         }
         do {
             let info = try System.fstat(descriptor)
+            // Replaced by something else since it was looked at: not ours to change.
+            guard info.st_mode & S_IFMT == S_IFREG else { throw StoreError(path: path, reason: "is not a regular file") }
             if info.st_mode & 0o077 != 0, info.st_uid == geteuid() {
                 try System.fchmod(descriptor, 0o600)
                 for suffix in ["-wal", "-shm"] { try System.chmod(path + suffix, 0o600) }
             }
             try System.lockExclusive(descriptor)
-        } catch {
+        } catch let error as StoreError {
+            throw error
+        } catch let error as SystemError {
             throw StoreError(path: path, reason: "\(error.call): \(error.reason)")
+        } catch {
+            throw StoreError(path: path, reason: "\(error)")
         }
         defer { System.unlock(descriptor) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         do {
             let pool = try DatabasePool(path: path, configuration: configuration)
+            // A file a newer geoalarm wrote is neither migrated nor written: every command refuses it alike.
+            if let newer = try Self.newerMigrations(pool) { throw StoreError(path: path, reason: newer) }
             try Self.migrator.migrate(pool)
             reader = pool
             writer = pool
@@ -86,6 +95,7 @@ public final class StateStore: Sendable {
     /// user cannot write, and never changes it. Nil when there is no file at `path` yet.
     public init?(readingFrom path: String) throws(StoreError) {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
+        if let problem = FileSafety.notRegularFileProblem(path) { throw StoreError(path: path, reason: problem) }
         self.path = path
         var configuration = Configuration()
         configuration.readonly = true
@@ -94,6 +104,8 @@ public final class StateStore: Sendable {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
             reader = queue
+        } catch let error as StoreError {
+            throw error
         } catch {
             // A WAL file whose folder the user cannot write, closed cleanly (no -shm left): SQLite
             // can read it only as immutable, a snapshot of the file as it is.
@@ -106,6 +118,13 @@ public final class StateStore: Sendable {
             }
         }
         writer = nil
+        do {
+            if let newer = try Self.newerMigrations(reader) { throw StoreError(path: path, reason: newer) }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(path: path, reason: Self.describe(error))
+        }
     }
 
     /// Every schema change, in order; a file is brought up to date when opened.
@@ -193,18 +212,25 @@ public final class StateStore: Sendable {
     /// How many schema changes this build knows (the newest schema's number).
     public static var knownSchemaVersion: Int { migrator.migrations.count }
 
-    /// The file's schema: how many of this build's schema changes it has, and the names of any
-    /// it has that this build does not know (written by a newer geoalarm).
-    public func schemaVersion() throws(StoreError) -> (applied: Int, unknown: [String]) {
+    /// The file's schema: how many of this build's schema changes it has (a file with changes
+    /// this build does not know is refused when opened).
+    public func schemaVersion() throws(StoreError) -> Int {
         do {
             return try reader.read { db in
-                let known = Set(Self.migrator.migrations)
-                let applied = try Self.migrator.appliedIdentifiers(db)
-                return (applied.intersection(known).count, applied.subtracting(known).sorted())
+                try Self.migrator.appliedIdentifiers(db).intersection(Set(Self.migrator.migrations)).count
             }
         } catch {
             throw StoreError(path: path, reason: Self.describe(error))
         }
+    }
+
+    /// Why the file cannot be used by this build: it has schema changes a newer geoalarm made; nil when it has none.
+    private static func newerMigrations(_ reader: some DatabaseReader) throws -> String? {
+        let unknown = try reader.read { db in
+            try migrator.appliedIdentifiers(db).subtracting(Set(migrator.migrations)).sorted()
+        }
+        guard !unknown.isEmpty else { return nil }
+        return "was written by a newer geoalarm (\(unknown.joined(separator: ", "))); upgrade geoalarm to use it"
     }
 
     /// SQLite's data version as the writing connection sees it: it changes only when another

@@ -1,6 +1,5 @@
 import Glibc
 
-
 /// Refuses files that others could change to make geoalarm run their commands, as ssh refuses
 /// a writable `authorized_keys` and sudo a writable `sudoers`: a config holding `exec` hooks
 /// must be writable only by its owner (the user, or root), and so must the folder it sits in;
@@ -18,6 +17,25 @@ public enum FileSafety {
     /// there is no such folder).
     public static func hooksFolderProblem(_ folder: String) -> String? {
         problem(folder, kind: "the hooks folder", allowGroup: true)
+    }
+
+    /// Why `path` cannot be used as a file of data (the state file, a CA file, a password file):
+    /// anything but a regular file, or a link to one, is refused without being opened, since
+    /// opening a named pipe waits for a writer and a device node is not ours to change. Nil when
+    /// it is a regular file, or when nothing is there.
+    public static func notRegularFileProblem(_ path: String) -> String? {
+        guard let status = try? System.fileStatus(path) else { return nil }
+        let kind: String
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: kind = "a folder"
+        case S_IFIFO: kind = "a named pipe"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a file"
+        }
+        return "is \(kind), not a regular file"
     }
 
     private static func problem(_ path: String, kind: String, allowGroup: Bool) -> String? {

@@ -54,23 +54,19 @@ extension StateOptions {
             return Finding(.fail, "state", "\(path) (mode \(mode)) is not writable: the agent could not record anything",
                            advice: "chown it to the user the agent runs as, or chmod u+w \(path)")
         }
-        let schema: (applied: Int, unknown: [String])
+        let applied: Int
         do {
             guard let store = try StateStore(readingFrom: path) else { return Finding(.fail, "state", "\(path) vanished") }
-            schema = try store.schemaVersion()
+            applied = try store.schemaVersion()
         } catch {
             return Finding(.fail, "state", "\(error)", advice: "move \(path) aside (the agent starts a new one); keep it for its history")
         }
-        let version = "schema \(schema.applied) of \(StateStore.knownSchemaVersion)"
-        if !schema.unknown.isEmpty {
-            return Finding(.fail, "state", "\(path) was written by a newer geoalarm (\(schema.unknown.joined(separator: ", ")))",
-                           advice: "upgrade geoalarm, or give --state another file")
-        }
+        let version = "schema \(applied) of \(StateStore.knownSchemaVersion)"
         if status.st_mode & 0o077 != 0 {
             return Finding(.fail, "state", "\(path) (mode \(mode), \(version)) is readable by others: it holds where you have been",
                            advice: "chmod 600 \(path)")
         }
-        let migration = schema.applied < StateStore.knownSchemaVersion ? " (brought up to date when next opened)" : ""
+        let migration = applied < StateStore.knownSchemaVersion ? " (brought up to date when next opened)" : ""
         return Finding(.ok, "state", "\(path): mode \(mode), writable, \(version)\(migration)")
     }
 }

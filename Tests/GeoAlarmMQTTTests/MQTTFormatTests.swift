@@ -298,6 +298,9 @@ struct MQTTFormatTests {
         #expect(diagnostics("url = \"mqtt://x\"\npassword = \"hunter2\"").contains { $0.contains("a password is not written in the config") })
         #expect(diagnostics("url = \"mqtt://x\"\nqos = 3").first?.contains("3 is not 0, 1 or 2") == true)
         #expect(diagnostics("url = \"mqtt://x\"\ncafile = \"/etc/hostname\"").first?.contains("only applies to an mqtts:// url") == true)
+        let pipe = (try Command.temporaryFile("") as NSString).deletingLastPathComponent + "/ca.pipe"
+        #expect(mkfifo(pipe, 0o644) == 0)
+        #expect(diagnostics("url = \"mqtts://x\"\ncafile = \"\(pipe)\"") == ["c.toml:3: mqtt: cafile: \(pipe) is a named pipe, not a regular file"])
         #expect(diagnostics("url = \"mqtt://x\"\nowntracks_topic = \"owntracks/#\"").first?.contains("wildcards") == true)
         #expect(diagnostics("url = \"mqtt://x\"\nhomeasistant = true").first?.contains("did you mean \"homeassistant\"") == true)
         #expect(diagnostics("qos = 1").first?.contains("url: missing") == true)

@@ -1,6 +1,7 @@
 import Foundation
 import GeoAlarmCore
 @testable import GeoAlarmStore
+import GeoAlarmSystem
 import GeoAlarmTestSupport
 import Testing
 
@@ -81,6 +82,55 @@ struct StateStoreTests {
             try StateStore(path: "/proc/geoalarm/state.sqlite")
         } throws: { error in
             (error as? StoreError)?.description.hasPrefix("state file /proc/geoalarm/state.sqlite: cannot create its folder") == true
+        }
+    }
+
+    /// A named pipe or a device node as the state file is refused at once, neither opened (a
+    /// pipe would wait for a writer for ever) nor made private (a device is not ours to change).
+    @Test func aPathThatIsNoRegularFileIsRefusedUntouched() throws {
+        let folder = (Self.path() as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let pipe = folder + "/pipe"
+        #expect(mkfifo(pipe, 0o644) == 0)
+        var nodes = [(pipe, "is a named pipe, not a regular file")]
+        // A device node of our own (the null device's numbers): only root may make one.
+        let device = folder + "/null"
+        if geteuid() == 0 {
+            #expect(mknod(device, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0, "major 1, minor 3, as glibc's makedev encodes small numbers")
+            nodes.append((device, "is a character device, not a regular file"))
+        }
+        for (path, reason) in nodes {
+            let before = try #require(try System.fileStatus(path))
+            for open in [{ _ = try StateStore(path: path) }, { _ = try StateStore(readingFrom: path) }] as [() throws -> Void] {
+                #expect {
+                    try open()
+                } throws: { error in
+                    (error as? StoreError)?.description.hasPrefix("state file \(path): \(reason)") == true
+                }
+            }
+            let after = try #require(try System.fileStatus(path))
+            #expect(after.st_mode == before.st_mode, "\(path) left as it was")
+        }
+    }
+
+    /// A file a newer geoalarm wrote (a schema change this build does not know) is refused by
+    /// every way in: neither migrated nor read.
+    @Test func aFileFromANewerGeoalarmIsRefused() throws {
+        let path = Self.path()
+        _ = try StateStore(path: path)
+        let future = try Command.run(
+            [path, "INSERT INTO grdb_migrations VALUES ('9: from a later version');"], executable: "/usr/bin/sqlite3")
+        #expect(future.status == 0, "\(future.stderr)")
+        let reason = "was written by a newer geoalarm (9: from a later version); upgrade geoalarm to use it"
+        #expect {
+            try StateStore(path: path)
+        } throws: { error in
+            (error as? StoreError)?.description.contains(reason) == true
+        }
+        #expect {
+            try StateStore(readingFrom: path)
+        } throws: { error in
+            (error as? StoreError)?.description.contains(reason) == true
         }
     }
 
