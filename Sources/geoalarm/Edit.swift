@@ -120,9 +120,9 @@ struct Add: AsyncParsableCommand {
             if let place, let at { bytes = try ConfigEditor.definingPlace(place, at: at, in: bytes, path: path) }
             return ConfigEditor.appendingReminder(fields, to: bytes)
         }
-        if creating != nil { print("created \(path)") }
-        if let place, at != nil { print("defined place \(place) in \(path)") }
-        print("added \(id ?? Reminder.slug(title)) to \(path)")
+        if creating != nil { try Console.line("created \(path)") }
+        if let place, at != nil { try Console.line("defined place \(place) in \(path)") }
+        try Console.line("added \(id ?? Reminder.slug(title)) to \(path)")
     }
 
     /// Where --here is: gpsd's first position within the config's `max_error` (unknown errors
@@ -135,7 +135,7 @@ struct Add: AsyncParsableCommand {
         let (endpoint, sample) = await gpsdOptions.look(config: config, seconds: wait, dated: false)
         if let fix = sample.accepted {
             let error = fix.horizontalError.map { " (±\(Metres.rounded($0)) m)" } ?? ""
-            print("here: \(fix.coordinate)\(error), from gpsd at \(endpoint)")
+            try Console.line("here: \(fix.coordinate)\(error), from gpsd at \(endpoint)")
             return fix.coordinate
         }
         var why = "gpsd at \(endpoint): "
@@ -149,8 +149,11 @@ struct Add: AsyncParsableCommand {
         let lastFix: Fix?
         do {
             lastFix = try stateOptions.openForReading()?.lastFix()
+        } catch let error as StoreError {
+            Diagnostics.error(error.description)
+            lastFix = nil
         } catch {
-            Diagnostics.error("\(error)")
+            // The state file could not be opened: openForReading said why.
             lastFix = nil
         }
         guard let lastFix else {
@@ -159,7 +162,7 @@ struct Add: AsyncParsableCommand {
         }
         let age = lastFix.time.map { "\(Span.describe(Date().timeIntervalSince($0))) old" } ?? "of unknown age"
         Diagnostics.logger.warning("\(why); using the last fix the agent recorded, \(age)")
-        print("here: \(lastFix.coordinate), the last fix recorded in \(stateOptions.path) (\(age))")
+        try Console.line("here: \(lastFix.coordinate), the last fix recorded in \(stateOptions.path) (\(age))")
         return lastFix.coordinate
     }
 }
@@ -185,11 +188,11 @@ struct Remove: ParsableCommand {
         try edit(config.path) { (bytes) throws(ConfigEditor.EditError) in
             try ConfigEditor.removingReminder(id: id, from: bytes, path: config.path)
         }
-        print("removed \(id) from \(config.path)")
+        try Console.line("removed \(id) from \(config.path)")
         guard FileManager.default.fileExists(atPath: stateOptions.path) else { return }
         do {
             let kept = try StateStore(path: stateOptions.path).forget(id)
-            print("forgot its state in \(stateOptions.path)" + (kept > 0 ? "; its \(kept) past events stay in the history" : ""))
+            try Console.line("forgot its state in \(stateOptions.path)" + (kept > 0 ? "; its \(kept) past events stay in the history" : ""))
         } catch {
             // The reminder is gone from the config all the same; only its stale state stays.
             Diagnostics.logger.warning("\(error)")

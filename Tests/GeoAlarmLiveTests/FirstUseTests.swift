@@ -100,6 +100,20 @@ struct FirstUseTests {
         #expect(!FileManager.default.fileExists(atPath: "\(home)/.config/geoalarm"), "nothing is made for a reminder not added")
     }
 
+    /// A state file that cannot be read is named with why, once; nothing else is printed.
+    @Test func addHereWithAnUnreadableStateFileSaysWhy() throws {
+        let (_, environment) = try Self.emptyHome()
+        let nothingListens = try GPSFake()
+        let state = try Command.temporaryFile("this is not a database, only text long enough to be one\n", named: "state.sqlite")
+        let added = try Command.run(
+            ["add", "--title", "Nowhere", "--here", "--gpsd", "localhost:\(nothingListens.port)", "--wait", "0", "--state", state],
+            environment: environment)
+        #expect(added.status == 1)
+        #expect(added.stderr.contains(state), "\(added.stderr)")
+        #expect(!added.stderr.contains("ExitCode"), "\(added.stderr)")
+        #expect(added.stderr.contains("holds no fix: give --at LAT,LON"))
+    }
+
     @Test func doctorWithGPSDUpThenDown() throws {
         let (home, environment) = try Self.emptyHome()
         #expect(try Command.run(["add", "--title", "Buy bread", "--at", "38.7105,-9.1366"], environment: environment).status == 0)
