@@ -16,10 +16,10 @@ struct Check: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
-        print("\(config.path): OK, \(config.summary)")
+        try Console.line("\(config.path): OK, \(config.summary)")
         guard stateOptions.state != nil else { return }
         let state = stateOptions.inspect()
-        print(state.line)
+        try Console.line(state.line)
         if state.verdict == .fail { throw ExitCode.failure }
     }
 }

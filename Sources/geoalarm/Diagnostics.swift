@@ -1,6 +1,7 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmSystem
 import Logging
 
 /// Messages for the user on stderr: config problems verbatim, everything else through swift-log.
@@ -17,7 +18,8 @@ enum Diagnostics {
 
     /// Prints each config problem on its own line, as `geoalarm check` does.
     static func report(_ error: ConfigError) {
-        FileHandle.standardError.write(Data((error.description + "\n").utf8))
+        // Nothing more can be said where stderr cannot be written.
+        try? System.writeAll(2, Array((error.description + "\n").utf8))
     }
 
     static func error(_ message: String) {
@@ -43,6 +45,6 @@ struct StderrLogHandler: LogHandler {
         if !merged.isEmpty {
             line += " (" + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") + ")"
         }
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        try? System.writeAll(2, Array((line + "\n").utf8))
     }
 }

@@ -37,7 +37,7 @@ struct Doctor: AsyncParsableCommand {
     func run() async throws {
         var failed = false
         func report(_ finding: Finding) {
-            print(finding.line)
+            Console.output.write(finding.line)
             if finding.verdict == .fail { failed = true }
         }
         let environment = ProcessInfo.processInfo.environment
@@ -48,6 +48,7 @@ struct Doctor: AsyncParsableCommand {
         report(stateOptions.inspect())
         report(checkHooks(environment: environment))
         report(checkSystemd(environment: environment))
+        try Console.check(Console.output)
         if failed { throw ExitCode.failure }
     }
 

@@ -6,6 +6,9 @@ import GeoAlarmSystem
 @main
 enum Entry {
     static func main() {
+        // A write to a pipe whose reader has gone fails with EPIPE, handled where it is seen,
+        // instead of killing the process.
+        System.ignoreBrokenPipes()
         OneThreadExecutors.run {
             await GeoAlarm.main()
             return 0

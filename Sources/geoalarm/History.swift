@@ -60,7 +60,7 @@ struct History: ParsableCommand {
         }
         let format: EventFormat = json ? .json : .text
         for entry in entries {
-            print(format.line(for: EventRecord(
+            try Console.line(format.line(for: EventRecord(
                 time: entry.time, kind: entry.kind, reminderID: entry.reminderID, title: entry.title,
                 coordinate: entry.coordinate, distance: entry.distance, device: entry.device)))
         }

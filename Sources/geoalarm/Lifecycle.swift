@@ -45,7 +45,7 @@ struct Complete: ParsableCommand {
     func run() throws {
         let found = try reminder.reminder()
         try reminder.stateOptions.open().setCompleted(found.id, at: Date())
-        print("completed \(found.id) (\"\(found.title)\")")
+        try Console.line("completed \(found.id) (\"\(found.title)\")")
     }
 }
 
@@ -58,7 +58,7 @@ struct Uncomplete: ParsableCommand {
     func run() throws {
         let found = try reminder.reminder()
         try reminder.stateOptions.open().setCompleted(found.id, at: nil)
-        print("uncompleted \(found.id) (\"\(found.title)\")")
+        try Console.line("uncompleted \(found.id) (\"\(found.title)\")")
     }
 }
 
@@ -85,6 +85,6 @@ struct Snooze: ParsableCommand {
         let seconds = try Span.parse(duration)
         let until = seconds > 0 ? Date().addingTimeInterval(seconds) : nil
         try reminder.stateOptions.open().snooze(found.id, until: until)
-        print(until.map { "snoozed \(found.id) until \(Timestamp.iso8601($0))" } ?? "\(found.id) is no longer snoozed")
+        try Console.line(until.map { "snoozed \(found.id) until \(Timestamp.iso8601($0))" } ?? "\(found.id) is no longer snoozed")
     }
 }

@@ -115,9 +115,9 @@ struct List: ParsableCommand {
             lines.append(line)
         }
         if json {
-            for line in lines { print(line.text) }
+            for line in lines { try Console.line(line.text) }
         } else {
-            for line in TextTable.lines(rows) { print(line) }
+            for line in TextTable.lines(rows) { try Console.line(line) }
         }
     }
 

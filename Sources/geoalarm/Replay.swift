@@ -53,6 +53,8 @@ struct Replay: AsyncParsableCommand {
                     let now = Date()
                     let undatedUsable = source.usesUndatedFixes
                     for fix in fixes { summary.count(pipeline.process(fix, receivedAt: now, undatedUsable: undatedUsable)) }
+                    // Nobody reads what is left to print.
+                    try Console.check(writer)
                 case .failed(let reason):
                     writer.flush()
                     log.error("\(source.name): \(reason)")
@@ -62,6 +64,7 @@ struct Replay: AsyncParsableCommand {
                 }
             }
             writer.flush()
+            try Console.check(writer)
             let report = source.report
             guard summary.fixes > 0 || report.problemCount > 0 || !failed else { continue }
             if report.problemCount > 0 {

@@ -48,7 +48,15 @@ struct Run: AsyncParsableCommand {
         let logger = Diagnostics.logger
         let environment = ProcessInfo.processInfo.environment
         let endpoint = gpsdOptions.endpoint(config: config, environment: environment)
-        var sinks: [any EventSink] = [EventLog(format: json ? .json : .text)]
+        // The agent outlives its stdout (`geoalarm run | head`): said once, and events go on being
+        // recorded, shown and passed to hooks.
+        let stdout = LineWriter(flushEachLine: true) { error in
+            logger.warning("""
+                standard output is gone (\(error.reason)): event lines are no longer printed; events are still \
+                recorded in the state file, shown and passed to hooks
+                """)
+        }
+        var sinks: [any EventSink] = [EventLog(format: json ? .json : .text, writer: stdout)]
         var services: [any Service] = []
         if headless || !config.notify {
             logger.info("headless: events are logged, no pop-ups")

@@ -62,14 +62,14 @@ struct Status: ParsableCommand {
             lines.append(line)
         }
         if json {
-            for line in lines { print(line.text) }
+            for line in lines { try Console.line(line.text) }
             return
         }
-        for line in TextTable.lines(rows) { print(line) }
+        for line in TextTable.lines(rows) { try Console.line(line) }
         if let lastFix {
-            print("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Timestamp.iso8601) ?? "an unknown time")")
+            try Console.line("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Timestamp.iso8601) ?? "an unknown time")")
         } else {
-            print("no fix recorded yet (is geoalarm run running?)")
+            try Console.line("no fix recorded yet (is geoalarm run running?)")
         }
     }
 

@@ -17,9 +17,10 @@ public final class Background: @unchecked Sendable {
     private var status: Int32?
 
     /// Starts `executable ARGUMENTS` in the repository root with output captured to files;
-    /// `stdin` is a descriptor of the caller's to read from (by default, nothing).
+    /// `stdin` is a descriptor of the caller's to read from (by default, nothing), and `stdout`
+    /// one to write to instead of the capture file (a pipe, `/dev/full`).
     public init(_ arguments: [String], executable: URL = Command.binary, environment: [String: String]? = nil,
-                stdin: Int32? = nil) throws {
+                stdin: Int32? = nil, stdout: Int32? = nil) throws {
         scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-bg-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         outPath = scratch + "/out"
@@ -28,7 +29,8 @@ public final class Background: @unchecked Sendable {
         child = try ChildProcess.spawn(
             ["/usr/bin/env", "-C", Command.root.path, executable.path] + arguments,
             environment: environment ?? ProcessInfo.processInfo.environment,
-            stdin: stdin.map { .descriptor($0) } ?? .nullDevice, stdout: .file(outPath), stderr: .file(errPath))
+            stdin: stdin.map { .descriptor($0) } ?? .nullDevice, stdout: stdout.map { .descriptor($0) } ?? .file(outPath),
+            stderr: .file(errPath))
         processFD = try System.processDescriptor(child.pid)
     }
 
