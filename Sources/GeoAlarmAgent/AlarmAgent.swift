@@ -156,9 +156,17 @@ public final class AlarmAgent: Service {
                 logger.info("tracking \(DisplayText.escaped(tracker)) (\(pipeline.engine.keptStates) sides restored)")
             }
         }
-        let result = pipeline.process(fix, receivedAt: Date(), undatedUsable: false)
+        let receivedAt = Date()
+        let result = pipeline.process(fix, receivedAt: receivedAt, undatedUsable: false)
         for (event, silence) in result.silenced {
             logger.info("\(event.kind.rawValue) \(event.reminder.id) for \(DisplayText.escaped(tracker)) not announced: \(silence)")
+        }
+        if case .rejected(.future) = result.outcome, let time = fix.time, loop.aheadNoticed.insert(tracker).inserted {
+            logger.warning("""
+                \(DisplayText.escaped(tracker)): a location stamped \(Timestamp.iso8601(time)), \
+                \(Span.describe(time.timeIntervalSince(receivedAt))) ahead of this system's clock, is set aside \
+                (the device's clock or its message is wrong); more such are only counted
+                """)
         }
         latency?(ContinuousClock.now - readAt)
         loop.tracked.count(result)
@@ -266,6 +274,8 @@ struct AgentState {
     var trackers: [String: FixPipeline] = [:]
     /// What the tracked devices' fixes came to.
     var tracked = FixTally()
+    /// The tracked devices whose fixes from the future were logged (once each).
+    var aheadNoticed: Set<String> = []
     /// How many messages of the source carried no usable fix, by kind.
     var ignored: [String: Int] = [:]
 }

@@ -55,8 +55,9 @@ public enum FixRejection: String, Sendable, CaseIterable {
     case repeated = "repeated time"
     /// Time before the last accepted fix.
     case outOfOrder = "out of order"
-    /// Time more than ``GeofenceEngine/futureTolerance`` ahead of the clock the fix was received by
-    /// (a receiver's bad date): used, it would make every true fix after it "out of order".
+    /// Time more than the engine's ``GeofenceEngine/futureTolerance`` ahead of the clock the fix
+    /// was received by (a receiver's bad date, a phone's bad clock): used, it would make every
+    /// true fix after it "out of order".
     case future = "in the future"
     /// A position without a time from a source whose positions carry times (set by the fix
     /// pipeline, not the engine): the receiver does not know the date yet.
@@ -155,6 +156,9 @@ public struct GeofenceEngine: Sendable {
     private let collectionStarts: [Int]
     /// Time of the last accepted fix.
     public private(set) var lastFixTime: Date?
+    /// How far ahead of the receiving clock a fix's time may be: ``receiverFutureTolerance``, or
+    /// ``trackedFutureTolerance`` for a tracked device's engine. Kept by a reload.
+    public var futureTolerance: TimeInterval = GeofenceEngine.receiverFutureTolerance
     /// How many fences kept a known side from the engine or the saved state this one started from.
     public private(set) var keptStates = 0
     /// How many area edges the fixes so far were tested against (for the benchmarks).
@@ -245,6 +249,7 @@ public struct GeofenceEngine: Sendable {
 
     private mutating func adoptState(from previous: GeofenceEngine) {
         lastFixTime = previous.lastFixTime
+        futureTolerance = previous.futureTolerance
         for (slot, reminder) in self.reminders.enumerated() {
             guard let old = previous.reminderSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
@@ -277,8 +282,15 @@ public struct GeofenceEngine: Sendable {
         if tracker.isSettledOutside { unsettled.remove(Int32(slot)) }
     }
 
-    /// How far ahead of the receiving clock a fix's time may be: a day.
-    public static let futureTolerance: TimeInterval = 86400
+    /// How far ahead of the system's clock this machine's receiver may be: a day, since the
+    /// system clock may be the one that is wrong (a Raspberry Pi without a real-time clock, before
+    /// it has the time).
+    public static let receiverFutureTolerance: TimeInterval = 86400
+
+    /// How far ahead of the system's clock a tracked device's fix may be: 5 minutes. The agent
+    /// reading a broker has the network's time, and one phone's wrong clock must not hold that
+    /// phone's true locations back for longer.
+    public static let trackedFutureTolerance: TimeInterval = 300
 
     /// Metres of one degree of latitude (an arc of the mean radius): a lower bound of distance.
     private static let metresPerDegree = Haversine.earthRadius * .pi / 180 * (1 - 1e-9)
@@ -329,7 +341,7 @@ public struct GeofenceEngine: Sendable {
         guard fix.mode >= .twoD, fix.coordinate.isValid else { return .rejected(.noFix) }
         guard settings.admitsError(of: fix) else { return .rejected(.inaccurate) }
         if let time = fix.time {
-            if let receivedAt, time.timeIntervalSince(receivedAt) > Self.futureTolerance { return .rejected(.future) }
+            if let receivedAt, time.timeIntervalSince(receivedAt) > futureTolerance { return .rejected(.future) }
             if let last = lastFixTime, time <= last { return .rejected(time == last ? .repeated : .outOfOrder) }
             lastFixTime = time
         }

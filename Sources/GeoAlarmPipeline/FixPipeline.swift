@@ -37,12 +37,14 @@ public final class FixPipeline {
     }
 
     /// A pipeline for a tracked device (``Fix/tracker``): the same reminders and sinks, starting
-    /// from the sides the state file keeps for that device and the lifecycles this one has. It
+    /// from the sides the state file keeps for that device and the lifecycles this one has, and
+    /// the tighter ``GeofenceEngine/trackedFutureTolerance`` for fixes ahead of the clock. It
     /// shares the fences and their index with this pipeline's engine; time alarms stay with this one.
     public func pipeline(forTracker device: String) -> FixPipeline {
         let keeper = state.scoped(to: device)
-        return FixPipeline(
-            engine: engine.freshCopy(restoring: keeper.savedPresence()), announcer: announcer, state: keeper, sinks: sinks)
+        var tracked = engine.freshCopy(restoring: keeper.savedPresence())
+        tracked.futureTolerance = GeofenceEngine.trackedFutureTolerance
+        return FixPipeline(engine: tracked, announcer: announcer, state: keeper, sinks: sinks)
     }
 
     /// Takes a reloaded config's fences from `base` (the pipeline that reloaded it), keeping the

@@ -116,4 +116,26 @@ struct OwnTracksPhoneTests {
         #expect(agent.stdoutLines.first?.contains("arrive  bakery") == true)
         #expect(agent.stdoutLines.first?.hasSuffix("device alice/phone") == true)
     }
+
+    /// A phone whose clock runs two hours ahead sends a location: it is set aside, said once,
+    /// and the phone's true locations after it still count.
+    @Test func aPhoneWhoseClockRunsAheadDoesNotSilenceItsTrueLocations() throws {
+        let broker = try Mosquitto()
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try MQTTTests.bakeryConfig(broker),
+                                    "--state", Command.scratchState()])
+        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
+        let now = Int(Date().timeIntervalSince1970)
+        try broker.publish("owntracks/alice/phone", MQTTTests.location(north: 900, at: now + 7200))
+        try broker.publish("owntracks/alice/phone", MQTTTests.location(north: 800, at: now + 7210))
+        for (step, metres) in [900.0, 500, 150, 20, 10].enumerated() {
+            try broker.publish("owntracks/alice/phone", MQTTTests.location(north: metres, at: now - 120 + step * 10))
+        }
+        #expect(try MQTTTests.settled(agent, broker: broker), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines.count == 1 && agent.stdoutLines.first?.contains("arrive  bakery") == true, "\(agent.stdout)\(agent.stderr)")
+        #expect(agent.stderr.components(separatedBy: "alice/phone: a location stamped").count == 2, "said once: \(agent.stderr)")
+        #expect(agent.stderr.contains("ahead of this system's clock, is set aside"))
+        #expect(agent.stderr.contains("2 in the future"), "counted in the summary: \(agent.stderr)")
+    }
 }
