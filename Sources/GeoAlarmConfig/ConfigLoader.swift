@@ -210,7 +210,9 @@ struct ConfigReader {
             }
             settings.caFile = resolved
         }
-        settings.username = string(table, "username", context: context)
+        if let username = string(table, "username", context: context) {
+            if let problem = MQTTText.stringProblem(username) { report(in: table, context, "username", problem) } else { settings.username = username }
+        }
         if let passwordFile = string(table, "password_file", context: context) {
             let resolved = resolve(passwordFile)
             switch PasswordFile.read(resolved) {
@@ -233,14 +235,22 @@ struct ConfigReader {
             }
         }
         if let clientID = string(table, "client_id", context: context) {
-            if clientID.isEmpty || clientID.utf8.count > 65535 {
-                report(in: table, context, "client_id", "must be 1 to 65535 bytes")
+            // The source connects as CLIENT_ID-source.
+            if clientID.isEmpty || clientID.utf8.count > MQTTText.longest - 7 {
+                report(in: table, context, "client_id", "must be 1 to \(MQTTText.longest - 7) bytes")
+            } else if let problem = MQTTText.stringProblem(clientID) {
+                report(in: table, context, "client_id", problem)
             } else {
                 settings.clientID = clientID
             }
         }
         if let topic = string(table, "owntracks_topic", context: context) {
-            if let problem = Self.topicProblem(topic) { report(in: table, context, "owntracks_topic", problem) } else { settings.owntracksTopic = topic }
+            // Transitions and waypoints go to levels below it.
+            if let problem = MQTTText.topicProblem(topic, room: "/waypoints".utf8.count) {
+                report(in: table, context, "owntracks_topic", problem)
+            } else {
+                settings.owntracksTopic = topic
+            }
         }
         if let tid = string(table, "tid", context: context) {
             if (1...2).contains(tid.count), tid.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) }) {
@@ -251,14 +261,14 @@ struct ConfigReader {
         }
         settings.homeAssistant = bool(table, "homeassistant", context: context) ?? false
         if let prefix = string(table, "discovery_prefix", context: context) {
-            if let problem = Self.topicProblem(prefix) { report(in: table, context, "discovery_prefix", problem) } else { settings.discoveryPrefix = prefix }
+            if let problem = MQTTText.topicProblem(prefix) { report(in: table, context, "discovery_prefix", problem) } else { settings.discoveryPrefix = prefix }
         }
         if let qos = typed(table, "qos", context: context, expected: "0, 1 or 2", { $0.int }) {
             if (0...2).contains(qos) { settings.qos = qos } else { report(in: table, context, "qos", "\(qos) is not 0, 1 or 2") }
         }
         if let filter = string(table, "subscribe", context: context) {
-            if filter.isEmpty || filter.contains("\u{0}") {
-                report(in: table, context, "subscribe", "must be a topic filter such as \"owntracks/+/+\"")
+            if let problem = MQTTText.filterProblem(filter) {
+                report(in: table, context, "subscribe", "\(problem): give a topic filter such as \"owntracks/+/+\"")
             } else {
                 settings.subscribe = filter
             }
@@ -280,15 +290,6 @@ struct ConfigReader {
             report(in: table, context, key, "\(path): \(problem.message)")
             return nil
         }
-    }
-
-    /// Why `topic` cannot be published to, or nil.
-    static func topicProblem(_ topic: String) -> String? {
-        if topic.isEmpty { return "must not be empty" }
-        if topic.contains("+") || topic.contains("#") { return "must not hold the wildcards + or #" }
-        if topic.contains("\u{0}") { return "must not hold a NUL character" }
-        if topic.hasSuffix("/") { return "must not end with /" }
-        return nil
     }
 
     private mutating func readDefaults(

@@ -96,18 +96,33 @@ public final class MQTTClient: @unchecked Sendable {
         thread.start()
     }
 
-    /// Publishes `message` at the configured QoS when connected: its message id (acknowledged
-    /// later through ``MQTTClientEvent/acknowledged(_:)``), or nil when there is no connection.
+    /// What became of a message given to ``publish(_:)``.
+    public enum PublishResult: Sendable, Equatable {
+        /// Sent with this message id (acknowledged later through ``MQTTClientEvent/acknowledged(_:)``).
+        case sent(Int32)
+        /// Not sent: there is no connection now.
+        case notConnected
+        /// Never sendable (a topic or payload libmosquitto or MQTT refuses): why.
+        case refused(String)
+    }
+
+    /// Publishes `message` at the configured QoS when connected.
     @discardableResult
-    public func publish(_ message: MQTTMessage) -> Int32? {
+    public func publish(_ message: MQTTMessage) -> PublishResult {
         shared.withLock { state in
-            guard let handle = state.handle, !state.stopping else { return nil }
+            guard let handle = state.handle, !state.stopping else { return .notConnected }
             var id: Int32 = 0
             let result = message.payload.withUnsafeBytes { bytes in
                 mosquitto_publish(
-                    handle, &id, message.topic, Int32(bytes.count), bytes.baseAddress, Int32(settings.qos), message.retain)
+                    handle, &id, message.topic, Int32(clamping: bytes.count), bytes.baseAddress, Int32(settings.qos), message.retain)
             }
-            return result == MOSQ_ERR_SUCCESS.rawValue ? id : nil
+            switch result {
+            case MOSQ_ERR_SUCCESS.rawValue: return .sent(id)
+            case MOSQ_ERR_NO_CONN.rawValue, MOSQ_ERR_CONN_LOST.rawValue, MOSQ_ERR_NOMEM.rawValue, MOSQ_ERR_ERRNO.rawValue:
+                return .notConnected
+            default:
+                return .refused(Self.describe(result))
+            }
         }
     }
 

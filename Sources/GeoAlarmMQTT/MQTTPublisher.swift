@@ -208,10 +208,23 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     private func pump(_ state: inout PublisherState) {
         guard state.connected, state.inFlight.count < Self.window else { return }
         for message in state.pending(after: state.lastSent, limit: Self.window - state.inFlight.count) {
-            guard let id = client.publish(MQTTMessage(topic: message.topic, payload: message.payload)) else { return }
-            state.lastSent = message.number
-            // At QoS 0 nothing is acknowledged: sent is done.
-            if settings.qos == 0 { state.remove(message.number, logger: logger) } else { state.inFlight[id] = message.number }
+            switch client.publish(MQTTMessage(topic: message.topic, payload: message.payload)) {
+            case .notConnected:
+                return
+            case .refused(let reason):
+                // Never sendable: kept, it would hold every message after it for ever.
+                state.lastSent = message.number
+                state.remove(message.number, logger: logger)
+                state.refused += 1
+                logger.warning("""
+                    mqtt: dropped a message for \(DisplayText.excerpt(message.topic.utf8)) that cannot be sent \
+                    (\(reason)); \(state.refused) so far
+                    """)
+            case .sent(let id):
+                state.lastSent = message.number
+                // At QoS 0 nothing is acknowledged: sent is done.
+                if settings.qos == 0 { state.remove(message.number, logger: logger) } else { state.inFlight[id] = message.number }
+            }
         }
     }
 
@@ -301,6 +314,8 @@ struct PublisherState {
     var lastSent: Int64 = 0
     /// Events dropped from a full outbox.
     var dropped = 0
+    /// Messages dropped because they can never be sent.
+    var refused = 0
     /// This machine's side of each reminder (true inside), as the presence changes said.
     var presence: [String: Bool] = [:]
     /// Metres from each reminder of the fix that last changed its side.

@@ -50,6 +50,13 @@ public final class OwnTracksSource: FixSource, @unchecked Sendable {
                 break
             case .received(let message):
                 guard !skipped.contains(message.topic), let tracker = topics.tracker(of: message.topic) else { return }
+                // Its transitions could never be published: refused rather than tracked unanswered.
+                if let problem = MQTTText.topicProblem(topics.eventTopic(of: tracker)) {
+                    continuation.yield(.ignored(
+                        kind: "unanswerable device",
+                        reason: "a device whose event topic \(problem) on \(DisplayText.excerpt(message.topic.utf8))"))
+                    return
+                }
                 let readAt = ContinuousClock.now
                 switch secrets.fix(in: message.payload, tracker: tracker) {
                 case .success(let fix): continuation.yield(.fixes([fix], readAt: readAt))

@@ -302,6 +302,52 @@ struct MQTTTests {
         #expect(agent.stderr.contains("tracking alice/phone (2 sides restored)"))
     }
 
+    /// A message that can never be sent (left in the outbox by an older geoalarm, say) is dropped
+    /// with a log line; the messages behind it go out.
+    @Test func aMessageThatCanNeverBeSentLeavesTheOutboxAndTheRestFollow() throws {
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe(["owntracks/#"])
+        let config = try Self.bakeryConfig(broker)
+        let state = Command.scratchState()
+        #expect(try Command.run(["snooze", "bakery", "1m", "-c", config, "--state", state]).status == 0, "makes the state file")
+        let rows = try Command.run([state, """
+            INSERT INTO mqtt_outbox (topic, payload) VALUES ('owntracks/bad/+/event', CAST('{}' AS BLOB));
+            INSERT INTO mqtt_outbox (topic, payload) VALUES ('owntracks/good/phone/event', CAST('{"_type":"transition"}' AS BLOB));
+            """], executable: "/usr/bin/sqlite3")
+        #expect(rows.status == 0, "\(rows.stderr)")
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", state])
+        #expect(subscriber.waitUntil { !MQTTLines($0.stdout).payloads(on: "owntracks/good/phone/event").isEmpty }, "\(agent.stderr)")
+        func outboxCount() -> String {
+            ((try? Command.run(["-readonly", state, "SELECT count(*) FROM mqtt_outbox"], executable: "/usr/bin/sqlite3"))?.stdout ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(EventWait(folders: [URL(fileURLWithPath: state).deletingLastPathComponent().path]).until { outboxCount() == "0" },
+                "the acknowledged message leaves the outbox too")
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") })
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stderr.contains("mqtt: dropped a message for owntracks/bad/+/event that cannot be sent"), "\(agent.stderr)")
+    }
+
+    /// A device whose transitions could not be published (its topic leaves no room for
+    /// `/event`) is refused and counted; the others are tracked as before.
+    @Test func aDeviceThatCannotBeAnsweredIsRefusedAndCounted() throws {
+        let broker = try Mosquitto()
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
+                                    "--state", Command.scratchState()])
+        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+        let long = "owntracks/" + String(repeating: "x", count: 65_519) + "/phone"
+        #expect(long.utf8.count == 65_535, "the longest topic MQTT carries")
+        try broker.publish(long, Self.location(north: 10, at: Self.start))
+        try broker.publish("owntracks/alice/phone", Self.location(north: 10, at: Self.start))
+        #expect(try Self.settled(agent, broker: broker), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stderr.contains("ignored a device whose event topic is 65541 bytes"), "\(agent.stderr)")
+        #expect(agent.stderr.contains("1 unanswerable device"), "\(agent.stderr)")
+        #expect(agent.stderr.contains("tracking alice/phone"))
+    }
+
     @Test func badPayloadsAreCountedAndTheAgentGoesOn() throws {
         let broker = try Mosquitto()
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),

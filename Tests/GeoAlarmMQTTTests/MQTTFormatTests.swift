@@ -304,6 +304,19 @@ struct MQTTFormatTests {
         #expect(diagnostics("url = \"mqtt://x\"\nowntracks_topic = \"owntracks/#\"").first?.contains("wildcards") == true)
         #expect(diagnostics("url = \"mqtt://x\"\nhomeasistant = true").first?.contains("did you mean \"homeassistant\"") == true)
         #expect(diagnostics("qos = 1").first?.contains("url: missing") == true)
+        // Strings libmosquitto would refuse one message at a time are refused here, once.
+        #expect(diagnostics("url = \"mqtt://x\"\nowntracks_topic = \"owntracks/a\\u0001b\"")
+            == ["c.toml:3: mqtt: owntracks_topic: holds the control character U+0001"])
+        #expect(diagnostics("url = \"mqtt://x\"\ndiscovery_prefix = \"ha\\u007F\"").first?.hasSuffix("holds the control character U+007F") == true)
+        #expect(diagnostics("url = \"mqtt://x\"\nclient_id = \"pi\\u0085\"").first?.hasSuffix("holds the control character U+0085") == true)
+        #expect(diagnostics("url = \"mqtt://x\"\nusername = \"me\\uFDD0\"").first?.hasSuffix("holds the noncharacter U+FDD0") == true)
+        let long = "owntracks/" + String(repeating: "x", count: 65_530)
+        #expect(diagnostics("url = \"mqtt://x\"\nowntracks_topic = \"\(long)\"").first?.contains("with the levels added to it, more than MQTT's 65535") == true)
+        for filter in ["owntracks/#/x", "owntracks/a+/+", "owntracks/x#"] {
+            #expect(diagnostics("url = \"mqtt://x\"\nsubscribe = \"\(filter)\"").first?.contains("mqtt: subscribe: has ") == true, "\(filter)")
+        }
+        #expect(diagnostics("url = \"mqtt://x\"\nsubscribe = \"owntracks/+/+\"") == [])
+        #expect(diagnostics("url = \"mqtt://x\"\nsubscribe = \"fleet/#\"") == [])
         #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://x\"\ntid = \"p1\"", path: "c.toml").mqtt?.trackerID == "p1")
         for bad in ["", "abc", "a b", "a\\u0007"] {
             #expect(diagnostics("url = \"mqtt://x\"\ntid = \"\(bad)\"").first?.contains("tid: must be one or two letters or digits") == true, "\(bad)")
