@@ -218,6 +218,13 @@ public final class AlarmAgent: Service {
             for tracked in loop.trackers.values { tracked.reload(following: loop.pipeline) }
             let engine = loop.pipeline.engine
             logger.info("reloaded \(configPath): \(Self.describe(engine)), \(engine.keptStates) kept their state")
+            let waiting = initialConfig.restartOnlyChanges(in: config)
+            if !waiting.isEmpty {
+                logger.warning("""
+                    \(waiting.joined(separator: ", ")) changed: read only at start, kept as they were until the agent \
+                    restarts (systemctl --user restart geoalarm)
+                    """)
+            }
             state.pruneHistory(keep: config.historyKeep, now: Date())
             loop.pipeline.fireDueAlarms(now: Date())
             rearmTimer(&loop)

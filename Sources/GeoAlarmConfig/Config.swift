@@ -47,6 +47,23 @@ public struct Config: Sendable {
 
 extension Config {
     /// Whether any reminder, collection or time alarm runs a command of its own (`exec`).
+    /// The settings read only at start that differ in `other` (a reloaded config), as the
+    /// config names them: `[gpsd]`, `[output] notify` and `hook_timeout`, and every `[mqtt]` key
+    /// (a broker, credentials, topics). Empty when a reload takes everything that changed.
+    public func restartOnlyChanges(in other: Config) -> [String] {
+        var changed: [String] = []
+        if gpsdHost != other.gpsdHost || gpsdPort != other.gpsdPort { changed.append("[gpsd]") }
+        if notify != other.notify { changed.append("[output] notify") }
+        if hookTimeout != other.hookTimeout { changed.append("[output] hook_timeout") }
+        switch (mqtt, other.mqtt) {
+        case (nil, nil): break
+        case (nil, _?): changed.append("[mqtt] (added)")
+        case (_?, nil): changed.append("[mqtt] (removed)")
+        case (let old?, let new?): changed += old.changedKeys(in: new).map { "[mqtt] \($0)" }
+        }
+        return changed
+    }
+
     public var hasExecHooks: Bool {
         reminders.contains { !$0.alert.command.isEmpty } || collections.contains { !$0.template.alert.command.isEmpty }
             || alarms.contains { !$0.alert.command.isEmpty }

@@ -65,6 +65,20 @@ public struct MQTTSettings: Sendable, Equatable {
         self.outboxLimit = outboxLimit
     }
 
+    /// The config keys whose values differ in `other` (secrets named, never shown).
+    public func changedKeys(in other: MQTTSettings) -> [String] {
+        let pairs: [(String, Bool)] = [
+            ("url", url != other.url), ("cafile", caFile != other.caFile), ("username", username != other.username),
+            ("password_file", password != other.password), ("client_id", clientID != other.clientID),
+            ("owntracks_topic", owntracksTopic != other.owntracksTopic), ("tid", trackerID != other.trackerID),
+            ("secret_file", secret != other.secret), ("device_secrets", deviceSecrets != other.deviceSecrets),
+            ("homeassistant", homeAssistant != other.homeAssistant), ("discovery_prefix", discoveryPrefix != other.discoveryPrefix),
+            ("qos", qos != other.qos), ("subscribe", subscribe != other.subscribe),
+            ("location_interval", locationInterval != other.locationInterval), ("outbox_limit", outboxLimit != other.outboxLimit),
+        ]
+        return pairs.filter(\.1).map(\.0)
+    }
+
     /// "mqtt://host:port" or "mqtts://host:port".
     public var url: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host

@@ -66,6 +66,17 @@ struct ConfigTests {
         #expect(abs(far.radius - 804.672) < 1e-9 && far.hysteresis == 10 && !far.isEnabled)
     }
 
+    /// What a reload cannot take (read only at start) is named, secrets by their key alone.
+    @Test func aReloadNamesTheSettingsReadOnlyAtStart() throws {
+        let reminder = "[[reminder]]\ntitle = \"Bread\"\nlat = 1\nlon = 1\n"
+        func config(_ text: String) throws -> Config { try ConfigLoader.parse(reminder + text, path: "c.toml") }
+        let before = try config("[gpsd]\nhost = \"a\"\n[mqtt]\nurl = \"mqtt://x\"\nqos = 1\n")
+        #expect(before.restartOnlyChanges(in: before).isEmpty)
+        let after = try config("[gpsd]\nhost = \"b\"\n[output]\nnotify = false\n[mqtt]\nurl = \"mqtt://y\"\nqos = 2\n")
+        #expect(before.restartOnlyChanges(in: after) == ["[gpsd]", "[output] notify", "[mqtt] url", "[mqtt] qos"])
+        #expect(before.restartOnlyChanges(in: try config("")) == ["[gpsd]", "[mqtt] (removed)"])
+    }
+
     @Test func defaultsWhenNothingIsSaid() throws {
         let config = try ConfigLoader.parse("[[reminder]]\ntitle = \"X\"\nlat = 1\nlon = 2\n", path: "r.toml")
         #expect(config.settings == EngineSettings(maxError: 100, confirmations: 2, announceInitial: false))
