@@ -13,6 +13,9 @@ public enum AreaProblem: Error, Equatable, Sendable, CustomStringConvertible {
     case selfCrossing(polygon: Int, ring: Int, near: Coordinate)
     /// Wider than 180° of longitude once unwrapped.
     case tooWide(degrees: Double)
+    /// An edge whose step of longitude, as written, is more than 180° but less than 270°: it
+    /// could mean the long way as written or the short way across the antimeridian.
+    case ambiguousEdge(polygon: Int, ring: Int, from: Double, to: Double)
 
     public var description: String {
         switch self {
@@ -26,6 +29,12 @@ public enum AreaProblem: Error, Equatable, Sendable, CustomStringConvertible {
         case .noSurface(let polygon, let ring): "\(Self.name(polygon, ring)) encloses nothing (its points lie on one line)"
         case .selfCrossing(let polygon, let ring, let near): "\(Self.name(polygon, ring)) crosses itself near \(near)"
         case .tooWide(let degrees): "the area spans \(Int(degrees))° of longitude: at most 180 are allowed"
+        case .ambiguousEdge(let polygon, let ring, let from, let to):
+            """
+            \(Self.name(polygon, ring)) has an edge from longitude \(from) to \(to): \(Int(abs(to - from).rounded()))° as \
+            written, \(Int((360 - abs(to - from)).rounded()))° the other way round across the antimeridian; add a point \
+            between them, or write longitudes past ±180, to say which
+            """
         }
     }
 
@@ -40,10 +49,11 @@ public enum AreaProblem: Error, Equatable, Sendable, CustomStringConvertible {
 ///
 /// - **Inside** is even-odd over every ring: a point is inside when a ray from it crosses the
 ///   rings an odd number of times, so holes (and a polygon's parts) need no special case.
-/// - **Longitudes are unwrapped**: each ring is made continuous (a step of more than 180° is
-///   taken the short way round the antimeridian), every ring is moved by whole turns next to
-///   the first, and a point is compared at the turn nearest the area's middle. An area across
-///   the antimeridian, written either way (170 to 190, or 170 to -170), works.
+/// - **Longitudes are unwrapped**: each ring is made continuous (a step of more than 270° is
+///   taken the short way round the antimeridian; one of 180° to 270° could be meant either way,
+///   and is refused), every ring is moved by whole turns next to the first, and a point is
+///   compared at the turn nearest the area's middle. An area across the antimeridian, written
+///   either way (170 to 190, or 170 to -170), works.
 /// - **Near the poles** nothing is allowed: every point must lie within ±``latitudeLimit``
 ///   degrees, since a ring of longitudes around a pole encloses the pole on the globe but not
 ///   in longitude and latitude.
@@ -77,6 +87,10 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
 
     /// How many edges all its rings have together.
     public var edgeCount: Int { edges.count / 4 }
+
+    /// A step of longitude, as written, of at least this many degrees is taken the short way
+    /// across the antimeridian (a step of 180° to this is refused as ambiguous).
+    static let clearlyAcross = 270.0
 
     /// Rings with fewer than this many edges are scanned whole, without bands.
     static let bandThreshold = 32
@@ -120,7 +134,13 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
             for (ringNumber, ring) in rings.enumerated() {
                 var points: [(longitude: Double, latitude: Double)] = []
                 var previous = ring[0].longitude
-                for point in ring {
+                for (index, point) in ring.enumerated() {
+                    // The step to it from the point before, the ring's last for its first.
+                    let before = ring[(index + ring.count - 1) % ring.count].longitude
+                    let written = abs(point.longitude - before)
+                    if written > 180, written < Self.clearlyAcross {
+                        throw .ambiguousEdge(polygon: number, ring: ringNumber, from: before, to: point.longitude)
+                    }
                     let longitude = previous + Self.shortestTurn(point.longitude - previous)
                     points.append((longitude, point.latitude))
                     previous = longitude

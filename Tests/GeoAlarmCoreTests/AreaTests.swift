@@ -153,6 +153,27 @@ struct AreaTests {
         #expect(throws: Never.self) { try Area(polygons: [[square + [square[0]]]]) }
     }
 
+    /// A box 200° wide as written could be meant as the other 160° across the antimeridian: it
+    /// is refused, not silently turned into the other one; 170 to -170 is clearly 20° across.
+    @Test func aWidthThatCouldBeMeantEitherWayIsRefused() throws {
+        func box(_ west: Double, _ east: Double) -> [Coordinate] {
+            [(-10.0, west), (-10, east), (10, east), (10, west)].map { Coordinate(latitude: $0.0, longitude: $0.1) }
+        }
+        #expect(throws: AreaProblem.ambiguousEdge(polygon: 0, ring: 0, from: -100, to: 100)) { try Area(polygons: [[box(-100, 100)]]) }
+        do {
+            _ = try Area(polygons: [[box(-100, 100)]])
+        } catch {
+            #expect(error.description.contains("200° as written, 160° the other way round across the antimeridian"))
+        }
+        let across = try Area(polygons: [[box(170, -170)]])
+        var tested = 0
+        #expect(across.contains(Coordinate(latitude: 0, longitude: 180), tested: &tested))
+        #expect(!across.contains(Coordinate(latitude: 0, longitude: 0), tested: &tested))
+        // Written with a point between, 200° wide as meant: more than an area may be.
+        let wide = [(-10.0, -100.0), (-10, 0), (-10, 100), (10, 100), (10, 0), (10, -100)].map { Coordinate(latitude: $0.0, longitude: $0.1) }
+        #expect(throws: AreaProblem.tooWide(degrees: 200)) { try Area(polygons: [[wide]]) }
+    }
+
     @Test func theDigestFollowsTheGeometry() throws {
         let square = [(0.0, 0.0), (0, 1), (1, 1), (1, 0)].map { Coordinate(latitude: $0.0, longitude: $0.1) }
         let moved = square.map { Coordinate(latitude: $0.latitude + 0.0001, longitude: $0.longitude) }
