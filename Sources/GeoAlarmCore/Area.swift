@@ -11,6 +11,14 @@ public enum AreaProblem: Error, Equatable, Sendable, CustomStringConvertible {
     /// All its points lie on one line.
     case noSurface(polygon: Int, ring: Int)
     case selfCrossing(polygon: Int, ring: Int, near: Coordinate)
+    /// Two rings cross: parts of a multipolygon that overlap, or a hole across its ring.
+    case ringsCross(polygon: Int, ring: Int, otherPolygon: Int, otherRing: Int, near: Coordinate)
+    /// A part lies inside another part (not in one of its holes): parts must not overlap.
+    case partInsidePart(polygon: Int, otherPolygon: Int)
+    /// A hole outside its polygon's outer ring, or inside another of its holes.
+    case holeOutside(polygon: Int, ring: Int)
+    /// More points than an area may have.
+    case tooManyPoints(count: Int)
     /// Wider than 180° of longitude once unwrapped.
     case tooWide(degrees: Double)
     /// An edge whose step of longitude, as written, is more than 180° but less than 270°: it
@@ -28,6 +36,12 @@ public enum AreaProblem: Error, Equatable, Sendable, CustomStringConvertible {
             "\(Self.name(polygon, ring)) reaches latitude \(latitude): areas must lie between \(Int(-Area.latitudeLimit)) and \(Int(Area.latitudeLimit))"
         case .noSurface(let polygon, let ring): "\(Self.name(polygon, ring)) encloses nothing (its points lie on one line)"
         case .selfCrossing(let polygon, let ring, let near): "\(Self.name(polygon, ring)) crosses itself near \(near)"
+        case .ringsCross(let polygon, let ring, let otherPolygon, let otherRing, let near):
+            "\(Self.name(polygon, ring)) crosses \(Self.name(otherPolygon, otherRing)) near \(near): parts must not overlap, and a hole must lie inside its ring"
+        case .partInsidePart(let polygon, let otherPolygon):
+            "polygon \(polygon + 1) lies inside polygon \(otherPolygon + 1): parts must not overlap (a part may lie in another's hole)"
+        case .holeOutside(let polygon, let ring): "\(Self.name(polygon, ring)) is not inside its outer ring alone"
+        case .tooManyPoints(let count): "the area has \(count) points: at most \(Area.mostPoints) are allowed"
         case .tooWide(let degrees): "the area spans \(Int(degrees))° of longitude: at most 180 are allowed"
         case .ambiguousEdge(let polygon, let ring, let from, let to):
             """
@@ -88,6 +102,10 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
     /// How many edges all its rings have together.
     public var edgeCount: Int { edges.count / 4 }
 
+    /// The most points an area may have, all rings together: checking a ring and answering a
+    /// fix cost time in proportion to its points.
+    public static let mostPoints = 200_000
+
     /// A step of longitude, as written, of at least this many degrees is taken the short way
     /// across the antimeridian (a step of 180° to this is refused as ambiguous).
     static let clearlyAcross = 270.0
@@ -125,10 +143,14 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
             if !kept.isEmpty { polygons.append(kept) }
         }
         guard !polygons.isEmpty else { throw .noPolygon }
+        let pointCount = polygons.joined().reduce(0) { $0 + $1.count }
+        guard pointCount <= Self.mostPoints else { throw .tooManyPoints(count: pointCount) }
         self.polygons = polygons
 
         // Unwrap: each ring continuous, then moved by whole turns next to the first ring.
         var unwrapped: [[(longitude: Double, latitude: Double)]] = []
+        /// The polygon and ring number of each ring in `unwrapped`.
+        var names: [(polygon: Int, ring: Int)] = []
         var anchor: Double?
         for (number, rings) in polygons.enumerated() {
             for (ringNumber, ring) in rings.enumerated() {
@@ -152,14 +174,21 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
                 } else {
                     anchor = middle
                 }
-                if let crossing = Self.firstCrossing(points) {
-                    throw .selfCrossing(polygon: number, ring: ringNumber, near: Coordinate(
-                        latitude: crossing.latitude, longitude: Self.shortestTurn(crossing.longitude)))
-                }
-                guard abs(Self.shoelace(points)) > 1e-14 else { throw .noSurface(polygon: number, ring: ringNumber) }
                 unwrapped.append(points)
+                names.append((number, ringNumber))
             }
         }
+        if let crossing = CrossingSweep(rings: unwrapped.map { $0.map { ($0.longitude, $0.latitude) } }).firstCrossing() {
+            let near = Coordinate(latitude: crossing.at.y, longitude: Self.shortestTurn(crossing.at.x))
+            let (first, second) = (names[crossing.ring], names[crossing.otherRing])
+            if crossing.ring == crossing.otherRing { throw .selfCrossing(polygon: first.polygon, ring: first.ring, near: near) }
+            throw .ringsCross(polygon: first.polygon, ring: first.ring, otherPolygon: second.polygon, otherRing: second.ring, near: near)
+        }
+        // A ring that crosses itself may enclose nothing (a symmetric bow tie): the crossing is said first.
+        for (points, name) in zip(unwrapped, names) where abs(Self.shoelace(points)) <= 1e-14 {
+            throw .noSurface(polygon: name.polygon, ring: name.ring)
+        }
+        try Self.checkNesting(unwrapped, names: names)
         let all = unwrapped.joined()
         let west = all.map(\.longitude).min()!, east = all.map(\.longitude).max()!
         guard east - west <= 180 else { throw .tooWide(degrees: east - west) }
@@ -282,45 +311,54 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
         return sum
     }
 
-    /// Where two edges of a ring that are not neighbours cross, if any: a sweep over the edges
-    /// sorted by their west end, comparing each with the edges whose spans overlap it.
-    private static func firstCrossing(_ ring: [(longitude: Double, latitude: Double)]) -> (longitude: Double, latitude: Double)? {
-        let count = ring.count
-        let order = (0..<count).sorted {
-            min(ring[$0].longitude, ring[($0 + 1) % count].longitude) < min(ring[$1].longitude, ring[($1 + 1) % count].longitude)
-        }
-        var active: [Int] = []
-        for edge in order {
-            let (a, b) = (ring[edge], ring[(edge + 1) % count])
-            let westEnd = min(a.longitude, b.longitude)
-            active.removeAll { max(ring[$0].longitude, ring[($0 + 1) % count].longitude) < westEnd }
-            for other in active {
-                let apart = abs(edge - other)
-                guard apart != 1, apart != count - 1 else { continue }
-                let (c, d) = (ring[other], ring[(other + 1) % count])
-                guard properlyCross(a, b, c, d) else { continue }
-                // Where they cross: a + t (b - a), with t from the cross products.
-                let (abx, aby) = (b.longitude - a.longitude, b.latitude - a.latitude)
-                let (cdx, cdy) = (d.longitude - c.longitude, d.latitude - c.latitude)
-                let t = ((c.longitude - a.longitude) * cdy - (c.latitude - a.latitude) * cdx) / (abx * cdy - aby * cdx)
-                return (a.longitude + t * abx, a.latitude + t * aby)
+    /// Refuses rings that do not cross but nest wrongly: a part inside another part (outside
+    /// that part's holes), a hole outside its outer ring or inside another hole. Each ring is
+    /// placed by one of its corners, counting the crossings of a ray from it with every other
+    /// ring (even-odd per ring), over the edges of its latitude only.
+    private static func checkNesting(_ rings: [[(longitude: Double, latitude: Double)]], names: [(polygon: Int, ring: Int)]) throws(AreaProblem) {
+        guard rings.count > 1 else { return }
+        // Every edge by ring, sorted by its southern end, to find those a latitude meets.
+        var spans: [(south: Double, north: Double, ring: Int, index: Int)] = []
+        for (number, ring) in rings.enumerated() {
+            for index in ring.indices {
+                let (a, b) = (ring[index].latitude, ring[(index + 1) % ring.count].latitude)
+                spans.append((min(a, b), max(a, b), number, index))
             }
-            active.append(edge)
         }
-        return nil
-    }
-
-    /// Whether segments ab and cd cross at a point inside both (touching ends do not count).
-    private static func properlyCross(
-        _ a: (longitude: Double, latitude: Double), _ b: (longitude: Double, latitude: Double),
-        _ c: (longitude: Double, latitude: Double), _ d: (longitude: Double, latitude: Double)
-    ) -> Bool {
-        func side(_ p: (longitude: Double, latitude: Double), _ q: (longitude: Double, latitude: Double),
-                  _ r: (longitude: Double, latitude: Double)) -> Double {
-            (q.longitude - p.longitude) * (r.latitude - p.latitude) - (q.latitude - p.latitude) * (r.longitude - p.longitude)
+        spans.sort { $0.south < $1.south }
+        let longest = spans.map { $0.north - $0.south }.max() ?? 0
+        for (number, ring) in rings.enumerated() {
+            let corner = ring[0]
+            // The rings around the corner: those whose edges a ray east of it crosses an odd number of times.
+            var around: Set<Int> = []
+            var low = 0, high = spans.count
+            while low < high {
+                let middle = (low + high) / 2
+                if spans[middle].south < corner.latitude - longest { low = middle + 1 } else { high = middle }
+            }
+            for span in spans[low...] {
+                if span.south > corner.latitude { break }
+                guard span.ring != number else { continue }
+                let edge = rings[span.ring]
+                let (a, b) = (edge[span.index], edge[(span.index + 1) % edge.count])
+                if (a.latitude > corner.latitude) != (b.latitude > corner.latitude),
+                   corner.longitude < a.longitude + (corner.latitude - a.latitude) * (b.longitude - a.longitude) / (b.latitude - a.latitude) {
+                    if !around.insert(span.ring).inserted { around.remove(span.ring) }
+                }
+            }
+            let name = names[number]
+            if name.ring == 0 {
+                // A part inside another part's outer ring must be in one of that part's holes.
+                for other in around where names[other].ring == 0 {
+                    let holes = around.filter { names[$0].polygon == names[other].polygon && names[$0].ring > 0 }
+                    if holes.isEmpty { throw .partInsidePart(polygon: name.polygon, otherPolygon: names[other].polygon) }
+                }
+            } else {
+                let outer = around.contains { names[$0].polygon == name.polygon && names[$0].ring == 0 }
+                let inHole = around.contains { names[$0].polygon == name.polygon && names[$0].ring > 0 }
+                guard outer, !inHole else { throw .holeOutside(polygon: name.polygon, ring: name.ring) }
+            }
         }
-        let (d1, d2, d3, d4) = (side(c, d, a), side(c, d, b), side(a, b, c), side(a, b, d))
-        return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))
     }
 
     /// FNV-1a over the coordinates' bits and the ring structure: stable from run to run.

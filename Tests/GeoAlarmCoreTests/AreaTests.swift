@@ -214,3 +214,70 @@ struct AreaCombTests {
         #expect(near > 0 && near < 10, "between two teeth, a few metres from one: \(near)")
     }
 }
+
+/// How rings may meet: never crossing, parts apart (or in another's hole), holes inside their ring.
+struct AreaNestingTests {
+    static func square(_ south: Double, _ west: Double, _ size: Double) -> [Coordinate] {
+        [(south, west), (south, west + size), (south + size, west + size), (south + size, west)]
+            .map { Coordinate(latitude: $0.0, longitude: $0.1) }
+    }
+
+    @Test func overlappingPartsAndStrayHolesAreRefusedWithWhere() throws {
+        #expect(throws: AreaProblem.self) { try Area(polygons: [[Self.square(0, 0, 2)], [Self.square(1, 1, 2)]]) }
+        do {
+            _ = try Area(polygons: [[Self.square(0, 0, 2)], [Self.square(1, 1, 2)]])
+        } catch {
+            #expect(error.description.hasPrefix("the outer ring of polygon 2 crosses the outer ring near ")
+                || error.description.hasPrefix("the outer ring crosses the outer ring of polygon 2 near "), "\(error)")
+        }
+        #expect(throws: AreaProblem.partInsidePart(polygon: 1, otherPolygon: 0)) {
+            try Area(polygons: [[Self.square(0, 0, 4)], [Self.square(1, 1, 1)]])
+        }
+        #expect(throws: AreaProblem.holeOutside(polygon: 0, ring: 1)) {
+            try Area(polygons: [[Self.square(0, 0, 2), Self.square(5, 5, 1)]])
+        }
+        #expect(throws: AreaProblem.holeOutside(polygon: 0, ring: 2)) {
+            try Area(polygons: [[Self.square(0, 0, 4), Self.square(1, 1, 2), Self.square(1.5, 1.5, 0.5)]])
+        }
+        #expect(throws: AreaProblem.self) { try Area(polygons: [[Self.square(0, 0, 2), Self.square(1, 1, 2)]]) }
+        // An island in a lake: a part inside another's hole is inside; the water around it is not.
+        let lake = try Area(polygons: [[Self.square(0, 0, 4), Self.square(1, 1, 2)], [Self.square(1.5, 1.5, 1)]])
+        var tested = 0
+        #expect(lake.contains(Coordinate(latitude: 2, longitude: 2), tested: &tested), "on the island")
+        #expect(!lake.contains(Coordinate(latitude: 1.2, longitude: 1.2), tested: &tested), "in the lake")
+        #expect(lake.contains(Coordinate(latitude: 0.5, longitude: 0.5), tested: &tested), "on the shore")
+    }
+
+    /// A comb of 80,000 points with long teeth, lying either way or slanted, is checked (a ring
+    /// with one crossing added is refused at it): each tooth is tested against its neighbours only.
+    @Test(arguments: [0.0, 90.0, 45.0])
+    func aLargeCombIsCheckedAndACrossingInItFound(turn degrees: Double) throws {
+        let teeth = 20_000
+        var points: [(Double, Double)] = [(0, 0)]
+        for tooth in 0..<teeth {
+            let x = Double(tooth) * 0.0001
+            points += [(x + 0.00002, 1.0), (x + 0.00008, 1.0), (x + 0.00008, 0.001), (x + 0.0001, 0.001)]
+        }
+        points.append((Double(teeth) * 0.0001, 0))
+        let angle = degrees * .pi / 180
+        func ring(_ points: [(Double, Double)]) -> [Coordinate] {
+            points.map { x, y in
+                Coordinate(latitude: 40 + x * sin(angle) + y * cos(angle), longitude: 8 + x * cos(angle) - y * sin(angle))
+            }
+        }
+        let comb = try Area(polygons: [[ring(points)]])
+        #expect(comb.edgeCount == points.count)
+        // One tooth's tip pulled over its neighbour's.
+        var crossed = points
+        crossed[4 * 5000 + 2] = (Double(5001) * 0.0001 + 0.00005, 0.5)
+        #expect(throws: AreaProblem.self) { try Area(polygons: [[ring(crossed)]]) }
+    }
+
+    @Test func anAreaOfTooManyPointsIsRefused() {
+        let many = (0..<(Area.mostPoints + 1)).map { index -> Coordinate in
+            let angle = Double(index) / Double(Area.mostPoints + 1) * 2 * .pi
+            return Coordinate(latitude: 10 * sin(angle), longitude: 10 * cos(angle))
+        }
+        #expect(throws: AreaProblem.tooManyPoints(count: Area.mostPoints + 1)) { try Area(polygons: [[many]]) }
+    }
+}
