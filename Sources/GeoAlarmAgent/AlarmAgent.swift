@@ -150,6 +150,18 @@ public final class AlarmAgent: Service {
         if let known = loop.trackers[tracker] {
             pipeline = known
         } else {
+            // Every device costs memory for the agent's life: made-up names must not take it all.
+            let most = initialConfig.mqtt?.maxDevices ?? MQTTSettings.defaultMaxDevices
+            guard loop.trackers.count < most else {
+                if loop.ignored[Self.beyondMaxDevices, default: 0] == 0 {
+                    logger.warning("""
+                        \(sourceName): \(most) devices are tracked, max_devices: \(DisplayText.escaped(tracker)) and any \
+                        other new device are refused, and counted in the summary at the end
+                        """)
+                }
+                loop.ignored[Self.beyondMaxDevices, default: 0] += 1
+                return
+            }
             pipeline = loop.pipeline.pipeline(forTracker: tracker)
             loop.trackers[tracker] = pipeline
             if loop.trackers.count <= Self.trackersShown {
@@ -182,6 +194,9 @@ public final class AlarmAgent: Service {
         }
         return text
     }
+
+    /// The kind of ignored message of a device beyond `max_devices`.
+    static let beyondMaxDevices = "new device beyond max_devices"
 
     /// How many new tracked devices are logged one by one.
     static let trackersShown = 20

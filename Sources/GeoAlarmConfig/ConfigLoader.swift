@@ -64,7 +64,7 @@ struct ConfigReader {
     static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history", "mqtt"]
     static let mqttKeys = [
         "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "tid", "homeassistant", "discovery_prefix",
-        "qos", "subscribe", "location_interval", "outbox_limit", "secret_file", "device_secrets",
+        "qos", "subscribe", "location_interval", "outbox_limit", "secret_file", "device_secrets", "max_devices",
     ]
     static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
@@ -278,6 +278,9 @@ struct ConfigReader {
         }
         if let limit = typed(table, "outbox_limit", context: context, expected: "a number of events", { $0.int }) {
             if (1...10_000_000).contains(limit) { settings.outboxLimit = limit } else { report(in: table, context, "outbox_limit", "\(limit) is not 1-10000000") }
+        }
+        if let most = typed(table, "max_devices", context: context, expected: "a number of devices", { $0.int }) {
+            if (1...10_000_000).contains(most) { settings.maxDevices = most } else { report(in: table, context, "max_devices", "\(most) is not 1-10000000") }
         }
         return settings
     }

@@ -36,10 +36,13 @@ public struct MQTTSettings: Sendable, Equatable {
     public var locationInterval: Double
     /// `outbox_limit`: how many events wait for the broker at most; the oldest go first.
     public var outboxLimit: Int
+    /// `max_devices`: how many devices `--source owntracks` tracks at most; new ones beyond are refused.
+    public var maxDevices: Int = defaultMaxDevices
 
     public static let defaultPort = 1883
     public static let defaultTLSPort = 8883
     public static let defaultOutboxLimit = 10_000
+    public static let defaultMaxDevices = 10_000
 
     public init(
         host: String, port: Int = defaultPort, usesTLS: Bool = false, caFile: String? = nil, username: String? = nil,
@@ -75,6 +78,7 @@ public struct MQTTSettings: Sendable, Equatable {
             ("homeassistant", homeAssistant != other.homeAssistant), ("discovery_prefix", discoveryPrefix != other.discoveryPrefix),
             ("qos", qos != other.qos), ("subscribe", subscribe != other.subscribe),
             ("location_interval", locationInterval != other.locationInterval), ("outbox_limit", outboxLimit != other.outboxLimit),
+            ("max_devices", maxDevices != other.maxDevices),
         ]
         return pairs.filter(\.1).map(\.0)
     }

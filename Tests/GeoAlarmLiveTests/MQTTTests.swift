@@ -348,6 +348,28 @@ struct MQTTTests {
         #expect(agent.stderr.contains("tracking alice/phone"))
     }
 
+    /// Beyond `max_devices`, new device names are refused (said once, counted); the devices
+    /// tracked already go on.
+    @Test func newDevicesBeyondMaxDevicesAreRefusedAndCounted() throws {
+        let broker = try Mosquitto()
+        let config = try Self.bakeryConfig(broker)
+        try (String(contentsOfFile: config, encoding: .utf8) + "\nmax_devices = 2\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", Command.scratchState()])
+        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+        for (step, device) in ["alice", "bob", "carol", "dave"].enumerated() {
+            try broker.publish("owntracks/\(device)/phone", Self.location(north: 900, at: Self.start + step))
+        }
+        for (step, metres) in [300.0, 20, 10].enumerated() {
+            try broker.publish("owntracks/alice/phone", Self.location(north: metres, at: Self.start + 10 + step * 10))
+        }
+        #expect(agent.waitUntil { $0.stdout.contains("arrive  bakery") }, "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stderr.contains("2 devices are tracked, max_devices: carol/phone and any other new device are refused"), "\(agent.stderr)")
+        #expect(agent.stderr.contains("2 new device beyond max_devices"), "\(agent.stderr)")
+        #expect(agent.stdoutLines.count == 1 && agent.stdoutLines[0].hasSuffix("device alice/phone"))
+    }
+
     @Test func badPayloadsAreCountedAndTheAgentGoesOn() throws {
         let broker = try Mosquitto()
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
