@@ -30,7 +30,9 @@ public enum HookOutcome: Sendable, Equatable {
 /// - at most ``keptStderr`` bytes of stderr are kept; a hook's end is its process's end, even
 ///   while a child it left behind still holds the pipes;
 /// - every child is reaped; at most ``maximumRunning`` hooks run at once and at most
-///   ``maximumQueued`` wait, so a burst of events cannot grow processes or descriptors without bound.
+///   ``maximumQueued`` more wait (a hook is taken while fewer than both together are running or
+///   waiting, however far the supervisor has got in starting them), so a burst of events cannot
+///   grow processes or descriptors without bound.
 public final class HookRunner: EventSink {
     private let directory: String?
     private let supervisor: HookSupervisor
@@ -145,6 +147,9 @@ struct HookRequest: Sendable {
 final class HookSupervisor: Sendable {
     private struct Shared {
         var queue: [HookRequest] = []
+        /// Hooks taken from the queue and not yet ended (counted as they are taken, so that
+        /// admission does not depend on how soon the supervisor starts them).
+        var running = 0
         var stopping = false
         var threadStarted = false
         var finished = false
@@ -173,14 +178,15 @@ final class HookSupervisor: Sendable {
     func submit(_ request: HookRequest) {
         guard let wake else { return report(request.command, .notRun("no eventfd")) }
         let (accepted, startThread) = shared.withLock { state -> (Bool, Bool) in
-            guard !state.stopping, state.queue.count < HookRunner.maximumQueued else { return (false, false) }
+            guard !state.stopping, state.queue.count + state.running < HookRunner.maximumQueued + HookRunner.maximumRunning
+            else { return (false, false) }
             state.queue.append(request)
             let start = !state.threadStarted
             state.threadStarted = true
             return (true, start)
         }
         guard accepted else {
-            return report(request.command, .notRun("\(HookRunner.maximumQueued) hooks already waiting (or the agent is stopping)"))
+            return report(request.command, .notRun("\(HookRunner.maximumRunning) hooks running and \(HookRunner.maximumQueued) waiting (or the agent is stopping)"))
         }
         if startThread {
             let thread = Thread { [self] in loop(wake: wake) }
@@ -209,6 +215,7 @@ final class HookSupervisor: Sendable {
             let (requests, dropped, stopping) = shared.withLock { state -> ([HookRequest], [HookRequest], Bool) in
                 let taken = Array(state.queue.prefix(state.stopping ? 0 : room))
                 state.queue.removeFirst(taken.count)
+                state.running = running.count + taken.count
                 var dropped: [HookRequest] = []
                 if state.stopping { swap(&dropped, &state.queue) }
                 return (taken, dropped, state.stopping)
@@ -220,6 +227,8 @@ final class HookSupervisor: Sendable {
                 case .failure(let failure): report(request.command, .notRun(failure.reason))
                 }
             }
+            // A hook that could not start is not running.
+            if !requests.isEmpty { shared.withLock { $0.running = running.count } }
             if stopping {
                 for index in running.indices { running[index].stop(.stoppedAtShutdown, grace: HookRunner.killGrace) }
                 if running.isEmpty {
@@ -245,6 +254,7 @@ final class HookSupervisor: Sendable {
                 offset += count
                 if let outcome = running[index].handle(events, now: ContinuousClock.now) {
                     let hook = running.remove(at: index)
+                    shared.withLock { $0.running = running.count }
                     log(hook, outcome)
                     continue
                 }
