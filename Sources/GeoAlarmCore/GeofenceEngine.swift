@@ -141,7 +141,7 @@ public struct GeofenceEngine: Sendable {
     /// The enabled collections, in config order.
     public let collections: [ReminderCollection]
     public let settings: EngineSettings
-    private var trackers: [FenceTracker]
+    private var trackers: FenceStates
     /// Each fence's circle, apart from its text, so that the per-fix loop reads little memory.
     private let shapes: [FenceShape]
     /// The areas of the fences that are areas, by their shape's ``FenceShape/areaNumber``.
@@ -188,7 +188,7 @@ public struct GeofenceEngine: Sendable {
         self.areas = areas
         collectionStarts = starts
         reminderSlots = Dictionary(reminders.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
-        trackers = Array(repeating: FenceTracker(), count: shapes.count)
+        trackers = .dense(count: shapes.count)
         index = GridIndex(fences: shapes, areas: areas)
         unsettled = Set(minimumCapacity: shapes.count)
         for slot in shapes.indices { unsettled.insert(Int32(slot)) }
@@ -216,31 +216,42 @@ public struct GeofenceEngine: Sendable {
         restore(saved)
     }
 
-    /// A copy tracking the same fences for another device, restored from `saved` as
-    /// ``init(reminders:collections:settings:restoring:)`` does. It shares the fences, their
-    /// index and areas with this engine: a tracked device costs only its trackers.
-    public func freshCopy(restoring saved: [String: SavedPresence]) -> GeofenceEngine {
+    /// A copy tracking the same fences for a tracked device (``Fix/tracker``), restored from
+    /// `saved`: its collection places are kept sparse (see ``FenceStates``), and its fixes may be
+    /// ``trackedFutureTolerance`` ahead of the clock.
+    public func copyForTrackedDevice(restoring saved: [String: SavedPresence]) -> GeofenceEngine {
         var copy = self
+        copy.trackers = .sparse(reminders: reminders.count, collectionStarts: collectionStarts)
+        copy.futureTolerance = Self.trackedFutureTolerance
         copy.reset()
         copy.restore(saved)
         return copy
     }
 
     /// A copy tracking the same fences for the device `previous` tracked (after a reload), keeping
-    /// what it knew as ``init(reminders:collections:settings:carryingStateFrom:)`` does, and
-    /// sharing the fences, their index and areas with this engine.
+    /// what it knew as ``init(reminders:collections:settings:carryingStateFrom:)`` does (sparse
+    /// when `previous` was), and sharing the fences, their index and areas with this engine.
     public func freshCopy(carryingStateFrom previous: GeofenceEngine) -> GeofenceEngine {
         var copy = self
+        if previous.trackers.isSparse {
+            copy.trackers = .sparse(reminders: reminders.count, collectionStarts: collectionStarts)
+        }
         copy.reset()
         copy.adoptState(from: previous)
         return copy
     }
 
+    /// How many fence trackers this engine stores (all of them, or for a tracked device those
+    /// it keeps apart): for the tests and benchmarks of memory.
+    public var storedTrackers: Int { trackers.storedCount }
+
     /// Every fence undecided, no fix seen.
     private mutating func reset() {
-        trackers = Array(repeating: FenceTracker(), count: shapes.count)
-        unsettled = Set(minimumCapacity: shapes.count)
-        for slot in shapes.indices { unsettled.insert(Int32(slot)) }
+        trackers.reset()
+        // A sparse engine's places far from every fix follow their collection's shared tracker.
+        let visited = trackers.isSparse ? reminders.count : shapes.count
+        unsettled = Set(minimumCapacity: visited)
+        for slot in 0..<visited { unsettled.insert(Int32(slot)) }
         unsettledBuffer = []
         lastFixTime = nil
         keptStates = 0
@@ -259,12 +270,26 @@ public struct GeofenceEngine: Sendable {
             guard let oldNumber = previous.collections.firstIndex(where: { $0.id == collection.id }) else { continue }
             let old = previous.collections[oldNumber]
             guard old.template.hysteresis == collection.template.hysteresis else { continue }
-            for place in collection.places.indices where place < old.places.count {
-                let (center, radius) = (collection.places[place].center, collection.places[place].radius)
-                guard old.places[place].center == center, old.places[place].radius == radius,
-                      old.places[place].area?.key == collection.places[place].area?.key
-                else { continue }
-                keep(previous.trackers[previous.collectionStarts[oldNumber] + place], at: collectionStarts[number] + place)
+            func unchanged(_ place: Int) -> Bool {
+                place < old.places.count && old.places[place].center == collection.places[place].center
+                    && old.places[place].radius == collection.places[place].radius
+                    && old.places[place].area?.key == collection.places[place].area?.key
+            }
+            guard trackers.isSparse else {
+                for place in collection.places.indices where unchanged(place) {
+                    keep(previous.trackers[previous.collectionStarts[oldNumber] + place], at: collectionStarts[number] + place)
+                }
+                continue
+            }
+            // The shared tracker goes on; a place whose geometry changed starts undecided, and
+            // the places kept apart keep what they knew.
+            trackers.adoptShared(previous.trackers, from: oldNumber, to: number)
+            for place in collection.places.indices where !unchanged(place) {
+                keep(FenceTracker(), at: collectionStarts[number] + place)
+            }
+            let oldStart = previous.collectionStarts[oldNumber]
+            for (slot, tracker) in previous.trackers.keptApart where (oldStart..<oldStart + old.places.count).contains(slot) {
+                if unchanged(slot - oldStart) { keep(tracker, at: collectionStarts[number] + slot - oldStart) }
             }
         }
     }
@@ -279,7 +304,7 @@ public struct GeofenceEngine: Sendable {
     private mutating func keep(_ tracker: FenceTracker, at slot: Int) {
         trackers[slot] = tracker
         if tracker.presence != .unknown { keptStates += 1 }
-        if tracker.isSettledOutside { unsettled.remove(Int32(slot)) }
+        if tracker.isSettledOutside { unsettled.remove(Int32(slot)) } else { unsettled.insert(Int32(slot)) }
     }
 
     /// How far ahead of the system's clock this machine's receiver may be: a day, since the
@@ -421,6 +446,9 @@ public struct GeofenceEngine: Sendable {
             guard reminder.trigger.announces(kind) else { continue }
             events.append(GeofenceEvent(
                 kind: kind, reminder: reminder, fix: fix, distance: shown, isInitial: isInitial))
+        }
+        if trackers.isSparse, trackers.sharedUnsettled {
+            trackers.observeFar(at: fix.time, dwell: { collections[$0].template.dwell }, confirmations: settings.confirmations)
         }
         if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
             // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).

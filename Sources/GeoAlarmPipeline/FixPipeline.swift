@@ -38,12 +38,12 @@ public final class FixPipeline {
 
     /// A pipeline for a tracked device (``Fix/tracker``): the same reminders and sinks, starting
     /// from the sides the state file keeps for that device and the lifecycles this one has, and
-    /// the tighter ``GeofenceEngine/trackedFutureTolerance`` for fixes ahead of the clock. It
+    /// the tighter ``GeofenceEngine/trackedFutureTolerance`` for fixes ahead of the clock; its
+    /// collection places are kept sparse (see ``GeofenceEngine/copyForTrackedDevice(restoring:)``). It
     /// shares the fences and their index with this pipeline's engine; time alarms stay with this one.
     public func pipeline(forTracker device: String) -> FixPipeline {
         let keeper = state.scoped(to: device)
-        var tracked = engine.freshCopy(restoring: keeper.savedPresence())
-        tracked.futureTolerance = GeofenceEngine.trackedFutureTolerance
+        let tracked = engine.copyForTrackedDevice(restoring: keeper.savedPresence())
         return FixPipeline(engine: tracked, announcer: announcer, state: keeper, sinks: sinks)
     }
 

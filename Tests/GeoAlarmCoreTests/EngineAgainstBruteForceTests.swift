@@ -24,6 +24,49 @@ struct EngineAgainstBruteForceTests {
     }
 }
 
+/// A tracked device's engine keeps only the collection places it came near, one shared tracker
+/// standing for the rest: it reports exactly what this machine's engine (every tracker kept)
+/// reports, restored from the same sides and reloaded the same way.
+struct SparseEngineTests {
+    @Test func aTrackedDevicesEngineReportsWhatTheFullOneReports() async {
+        await propertyCheck(count: 150, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var random = SplitMix(seed: UInt64(seed))
+            let scene = RandomScene(&random)
+            var full = GeofenceEngine(reminders: scene.reminders, collections: [scene.collection], settings: scene.settings)
+            var sparse = full.copyForTrackedDevice(restoring: [:])
+            let track = scene.track(&random)
+            for (number, fix) in track.enumerated() {
+                if number == track.count / 2 {
+                    // A reload that keeps everything: both carry what they knew over.
+                    let base = GeofenceEngine(reminders: scene.reminders, collections: [scene.collection], settings: scene.settings)
+                    full = base.freshCopy(carryingStateFrom: full)
+                    sparse = base.freshCopy(carryingStateFrom: sparse)
+                }
+                let (mine, theirs) = (sparse.process(fix), full.process(fix))
+                #expect(mine.events.map { "\($0.kind):\($0.reminder.id)" } == theirs.events.map { "\($0.kind):\($0.reminder.id)" }, "seed \(seed)")
+                #expect(mine.changes.map { "\($0.presence):\($0.reminderID)" } == theirs.changes.map { "\($0.presence):\($0.reminderID)" }, "seed \(seed)")
+            }
+            let ids = scene.reminders.map(\.id) + scene.collection.places.indices.map { scene.collection.member($0).id }
+            #expect(ids.map { sparse.presence(of: $0) } == ids.map { full.presence(of: $0) }, "seed \(seed)")
+            #expect(sparse.storedTrackers <= full.storedTrackers + 1, "seed \(seed)")
+        }
+    }
+
+    /// A device that stays far from a collection of 20,000 places keeps no tracker for them.
+    @Test func farPlacesCostNothing() {
+        let places = (0..<20_000).map { CollectionPlace(center: Coordinate(latitude: 10 + Double($0) * 0.001, longitude: 10), radius: 50) }
+        let template = Reminder(id: "cameras", title: "{name}", center: Coordinate(latitude: 0, longitude: 0), radius: 50)
+        let base = GeofenceEngine(reminders: [], collections: [ReminderCollection(id: "cameras", template: template, places: places)])
+        var device = base.copyForTrackedDevice(restoring: [:])
+        for second in 0..<10 {
+            _ = device.process(Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: Coordinate(latitude: -30, longitude: 100)))
+        }
+        #expect(device.storedTrackers == 1, "the collection's shared tracker alone")
+        #expect(base.storedTrackers == 20_000)
+        #expect(device.presence(of: "cameras/1") == .outside)
+    }
+}
+
 /// Random fences around a few random anchors, which may sit by a pole or on the antimeridian.
 private struct RandomScene {
     var reminders: [Reminder] = []

@@ -433,9 +433,9 @@ struct MQTTFormatTests {
         #expect(try store.savedPresence(device: "alice/phone")["bakery"]?.presence == .inside)
         #expect(try store.savedPresence(device: "bob/car").isEmpty)
         #expect(try store.savedPresence().isEmpty, "this machine's own side is apart")
-        // A device's engine is a fresh copy of the shared one, restored from its own rows.
+        // A device's engine is a copy of the shared one, restored from its own rows.
         let engine = GeofenceEngine(reminders: [Self.bakery], settings: EngineSettings())
-        let alice = engine.freshCopy(restoring: try store.savedPresence(device: "alice/phone"))
+        let alice = engine.copyForTrackedDevice(restoring: try store.savedPresence(device: "alice/phone"))
         #expect(alice.presence(of: "bakery") == .inside)
         #expect(engine.presence(of: "bakery") == .unknown)
         try store.forget("bakery")
