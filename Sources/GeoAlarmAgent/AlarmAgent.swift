@@ -90,6 +90,7 @@ public final class AlarmAgent: Service {
             for fix in fixes { handle(fix, readAt: readAt, state: &loop) }
         case .timer:
             loop.timer = nil
+            if let due = loop.idleDue, ContinuousClock.now >= due { letIdleDevicesGo(&loop) }
             if loop.silentSince == nil, let last = loop.lastUsable, ContinuousClock.now - last.at >= Self.silenceBeforeNotice {
                 noticeSilence(&loop)
             }
@@ -168,6 +169,12 @@ public final class AlarmAgent: Service {
                 logger.info("tracking \(DisplayText.escaped(tracker)) (\(pipeline.engine.keptStates) sides restored)")
             }
         }
+        let heardAt = ContinuousClock.now
+        loop.lastHeard[tracker] = heardAt
+        if loop.idleDue == nil {
+            loop.idleDue = heardAt + .seconds(deviceIdle)
+            rearmTimer(&loop)
+        }
         let receivedAt = Date()
         let result = pipeline.process(fix, receivedAt: receivedAt, undatedUsable: false)
         for (event, silence) in result.silenced {
@@ -195,6 +202,29 @@ public final class AlarmAgent: Service {
         return text
     }
 
+    /// Seconds without a message after which a tracked device leaves memory.
+    private var deviceIdle: Double { initialConfig.mqtt?.deviceIdle ?? 3600 }
+
+    /// Lets go of the tracked devices silent for `device_idle`: their state stays in the state
+    /// file, and their next message brings it back. Sets when to look again.
+    private func letIdleDevicesGo(_ loop: inout AgentState) {
+        let now = ContinuousClock.now
+        let idle = Duration.seconds(deviceIdle)
+        let quiet = loop.lastHeard.filter { now - $0.value >= idle }.map(\.key)
+        for device in quiet {
+            loop.trackers[device] = nil
+            loop.lastHeard[device] = nil
+            loop.aheadNoticed.remove(device)
+        }
+        if !quiet.isEmpty {
+            logger.info("""
+                let go of \(quiet.count) devices silent for \(Span.describe(deviceIdle)) (their state stays in the \
+                state file); \(loop.trackers.count) tracked
+                """)
+        }
+        loop.idleDue = loop.lastHeard.values.min().map { $0 + idle }
+    }
+
     /// The kind of ignored message of a device beyond `max_devices`.
     static let beyondMaxDevices = "new device beyond max_devices"
 
@@ -213,6 +243,7 @@ public final class AlarmAgent: Service {
         if let due = loop.pipeline.nextDue() {
             delays.append(.milliseconds(Int64(max(0, min(due.timeIntervalSinceNow, 86400 * 365)) * 1000)))
         }
+        if let due = loop.idleDue { delays.append(due - ContinuousClock.now) }
         guard let delay = delays.min() else { return }
         loop.timer = Task { [channel] in
             guard (try? await Task.sleep(for: max(delay, .zero))) != nil else { return }
@@ -298,6 +329,10 @@ struct AgentState {
     var tracked = FixTally()
     /// The tracked devices whose fixes from the future were logged (once each).
     var aheadNoticed: Set<String> = []
+    /// When each tracked device last sent a message, by the agent's clock.
+    var lastHeard: [String: ContinuousClock.Instant] = [:]
+    /// When the quietest tracked device will have been idle for `device_idle`.
+    var idleDue: ContinuousClock.Instant?
     /// How many messages of the source carried no usable fix, by kind.
     var ignored: [String: Int] = [:]
 }

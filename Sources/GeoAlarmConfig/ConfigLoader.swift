@@ -64,7 +64,7 @@ struct ConfigReader {
     static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history", "mqtt"]
     static let mqttKeys = [
         "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "tid", "homeassistant", "discovery_prefix",
-        "qos", "subscribe", "location_interval", "outbox_limit", "secret_file", "device_secrets", "max_devices",
+        "qos", "subscribe", "location_interval", "outbox_limit", "secret_file", "device_secrets", "max_devices", "device_idle",
     ]
     static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
@@ -272,6 +272,9 @@ struct ConfigReader {
             } else {
                 settings.subscribe = filter
             }
+        }
+        if let idle = span(table, "device_idle", context: context) {
+            if idle >= 1 { settings.deviceIdle = idle } else { report(in: table, context, "device_idle", "must be at least 1s") }
         }
         if let interval = span(table, "location_interval", context: context) {
             if interval >= 1 { settings.locationInterval = interval } else { report(in: table, context, "location_interval", "must be at least 1s") }

@@ -38,6 +38,9 @@ public struct MQTTSettings: Sendable, Equatable {
     public var outboxLimit: Int
     /// `max_devices`: how many devices `--source owntracks` tracks at most; new ones beyond are refused.
     public var maxDevices: Int = defaultMaxDevices
+    /// `device_idle`: seconds without a message after which a tracked device leaves memory (its
+    /// state stays in the state file, and comes back with its next message).
+    public var deviceIdle: Double = 3600
 
     public static let defaultPort = 1883
     public static let defaultTLSPort = 8883
@@ -78,7 +81,7 @@ public struct MQTTSettings: Sendable, Equatable {
             ("homeassistant", homeAssistant != other.homeAssistant), ("discovery_prefix", discoveryPrefix != other.discoveryPrefix),
             ("qos", qos != other.qos), ("subscribe", subscribe != other.subscribe),
             ("location_interval", locationInterval != other.locationInterval), ("outbox_limit", outboxLimit != other.outboxLimit),
-            ("max_devices", maxDevices != other.maxDevices),
+            ("max_devices", maxDevices != other.maxDevices), ("device_idle", deviceIdle != other.deviceIdle),
         ]
         return pairs.filter(\.1).map(\.0)
     }

@@ -370,6 +370,26 @@ struct MQTTTests {
         #expect(agent.stdoutLines.count == 1 && agent.stdoutLines[0].hasSuffix("device alice/phone"))
     }
 
+    /// A device silent for `device_idle` leaves memory; its next message brings back its state
+    /// from the state file (still inside: nothing to announce).
+    @Test func anIdleDeviceLeavesMemoryAndComesBackFromTheStateFile() throws {
+        let broker = try Mosquitto()
+        let config = try Self.bakeryConfig(broker)
+        try (String(contentsOfFile: config, encoding: .utf8) + "\ndevice_idle = \"1s\"\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", Command.scratchState()])
+        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+        for (step, metres) in [900.0, 900, 10, 10].enumerated() {
+            try broker.publish("owntracks/alice/phone", Self.location(north: metres, at: Self.start + step * 10))
+        }
+        #expect(agent.waitUntil { $0.stderr.contains("let go of 1 devices silent for") }, "\(agent.stderr)")
+        try broker.publish("owntracks/alice/phone", Self.location(north: 5, at: Self.start + 100))
+        // Both reminders' sides (inside the bakery, outside the station) come back.
+        #expect(agent.waitUntil { $0.stderr.contains("tracking alice/phone (2 sides restored)") }, "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines.count == 1, "arrived once, not again after coming back: \(agent.stdout)")
+    }
+
     @Test func badPayloadsAreCountedAndTheAgentGoesOn() throws {
         let broker = try Mosquitto()
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
