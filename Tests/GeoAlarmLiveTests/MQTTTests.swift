@@ -35,8 +35,9 @@ struct MQTTTests {
 
         """
 
-    /// A reminders file with a bakery and a station, for the OwnTracks source.
-    static func bakeryConfig(_ broker: Mosquitto) throws -> String {
+    /// A reminders file with a bakery and a station, for the OwnTracks source; `extra` lines go
+    /// at the end of its `[mqtt]` table.
+    static func bakeryConfig(_ broker: Mosquitto, extra: String = "") throws -> String {
         try Command.temporaryFile("""
             [[reminder]]
             id = "bakery"
@@ -50,6 +51,7 @@ struct MQTTTests {
             url = "\(broker.url)"
             client_id = "\(clientID)"
             owntracks_topic = "\(ownTopic)"
+            \(extra)
             """)
     }
 
@@ -352,8 +354,7 @@ struct MQTTTests {
     /// tracked already go on.
     @Test func newDevicesBeyondMaxDevicesAreRefusedAndCounted() throws {
         let broker = try Mosquitto()
-        let config = try Self.bakeryConfig(broker)
-        try (String(contentsOfFile: config, encoding: .utf8) + "\nmax_devices = 2\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let config = try Self.bakeryConfig(broker, extra: "max_devices = 2")
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", Command.scratchState()])
         #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
         for (step, device) in ["alice", "bob", "carol", "dave"].enumerated() {
@@ -374,8 +375,7 @@ struct MQTTTests {
     /// from the state file (still inside: nothing to announce).
     @Test func anIdleDeviceLeavesMemoryAndComesBackFromTheStateFile() throws {
         let broker = try Mosquitto()
-        let config = try Self.bakeryConfig(broker)
-        try (String(contentsOfFile: config, encoding: .utf8) + "\ndevice_idle = \"1s\"\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let config = try Self.bakeryConfig(broker, extra: "device_idle = \"1s\"")
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", Command.scratchState()])
         #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
         for (step, metres) in [900.0, 900, 10, 10].enumerated() {
@@ -435,8 +435,7 @@ struct MQTTTests {
     @Test func aRemovedReminderIsClearedFromHomeAssistantAndDiscoveryFollowsItsRestart() throws {
         let broker = try Mosquitto()
         let subscriber = try broker.subscribe(["homeassistant/#"])
-        let config = try Self.bakeryConfig(broker)
-        try (String(contentsOfFile: config, encoding: .utf8) + "\nhomeassistant = true\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let config = try Self.bakeryConfig(broker, extra: "homeassistant = true")
         let nothingListens = try GPSFake()
         let state = Command.scratchState()
         let agent = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(nothingListens.port)"])
