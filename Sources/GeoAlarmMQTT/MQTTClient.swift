@@ -126,22 +126,33 @@ public final class MQTTClient: @unchecked Sendable {
         }
     }
 
-    /// Says goodbye to the broker (after what was already published) and ends the thread.
-    public func stop() {
-        shared.withLock { state in
+    /// Says goodbye to the broker (after what was already published) and ends the thread; false
+    /// when a connection was up and its goodbye was not written within ``goodbyeWait`` (the broker
+    /// may then publish the will, as for a crash).
+    @discardableResult
+    public func stop() -> Bool {
+        let connected = shared.withLock { state -> Bool in
             state.stopping = true
-            if let handle = state.handle { mosquitto_disconnect(handle) }
+            guard let handle = state.handle else { return false }
+            mosquitto_disconnect(handle)
+            return true
         }
         if let stopEvent { System.signalEvent(stopEvent) }
         // The goodbye is written by the thread: leaving before it is would have the broker
         // publish the will as for a crash. A connect still under way is left to finish alone.
-        if thread != nil, let finishedEvent { _ = System.wait(stopEvent: finishedEvent, readable: nil, seconds: Self.goodbyeWait) }
+        guard thread != nil, let finishedEvent else { return true }
+        let wake = System.wait(stopEvent: finishedEvent, readable: nil, seconds: connected ? Self.goodbyeWait : Self.connectingWait)
+        return !connected || wake != .timeout
     }
 
     private var isStopping: Bool { shared.withLock { $0.stopping } }
 
-    /// Seconds ``stop()`` waits for the thread to say goodbye to the broker.
-    static let goodbyeWait = 5.0
+    /// Seconds ``stop()`` waits for the thread to say goodbye to the broker: a bound for a
+    /// machine too busy to schedule it, never reached otherwise.
+    static let goodbyeWait = 30.0
+    /// Seconds ``stop()`` waits for a thread that is not connected (backing off ends at once; a
+    /// connect under way cannot be cut short).
+    static let connectingWait = 1.0
 
     deinit {
         if let stopEvent { System.close(stopEvent) }

@@ -163,7 +163,12 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
             if state.connected { client.publish(MQTTMessage(topic: availabilityTopic, text: "offline", retain: true)) }
             if state.dropped > 0 { logger.warning("mqtt outbox: \(state.dropped) events were dropped as it was full") }
         }
-        client.stop()
+        if !client.stop() {
+            logger.warning("""
+                mqtt: the goodbye to \(settings.url) was not written within \(Int(MQTTClient.goodbyeWait)) s; the broker may \
+                publish the will (an lwt) as for a crash
+                """)
+        }
     }
 
     // MARK: The connection's thread

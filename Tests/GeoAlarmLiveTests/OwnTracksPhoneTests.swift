@@ -75,6 +75,7 @@ struct OwnTracksPhoneTests {
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         let lines = MQTTLines(subscriber.stdout)
+        #expect(!lines.messages.contains { $0.payload.contains(#""_type":"lwt""#) }, "a clean stop leaves no will: \(agent.stderr)")
         let transitions = try lines.objects(on: events).map { try Self.opened($0, with: secret) }
         #expect(transitions.map { "\($0["event"] ?? "") \($0["rid"] ?? "")" } == MQTTTests.demoCrossings)
         let locations = try lines.objects(on: MQTTTests.ownTopic).map { try Self.opened($0, with: secret) }
