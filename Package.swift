@@ -11,10 +11,13 @@ let package = Package(
             name: "GeoAlarmKit",
             targets: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD",
-                "GeoAlarmPipeline", "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmMQTT",
+                "GeoAlarmPipeline", "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmMQTT", "GeoAlarmSystem",
+                "GeoAlarmEncoding", "GeoAlarmOwnTracks",
             ]),
         // Every parser, for the fuzzing package (Fuzz/).
-        .library(name: "GeoAlarmParsers", targets: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig"]),
+        .library(
+            name: "GeoAlarmParsers",
+            targets: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig", "GeoAlarmOwnTracks"]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
     ],
@@ -35,7 +38,7 @@ let package = Package(
         // Adapter: the TOML reminders file and the collection files it names.
         .target(
             name: "GeoAlarmConfig",
-            dependencies: ["GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmScanners", "GeoAlarmSystem"]
+            dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem"]
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
         .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem"]),
@@ -56,10 +59,9 @@ let package = Package(
         .target(
             name: "GeoAlarmAgent",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmOutput", "GeoAlarmPipeline", "GeoAlarmStore", "GeoAlarmSystem",
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmPipeline", "GeoAlarmStore", "GeoAlarmSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // libnotify and the bit of GLib it needs, through a shim of flat C functions.
@@ -68,7 +70,7 @@ let package = Package(
         .target(
             name: "GeoAlarmNotify",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmOutput", "CLibNotify", .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmCore", "GeoAlarmSystem", "CLibNotify", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -83,29 +85,39 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // libsodium, through a header that only includes it and checks its version.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // OwnTracks' messages as the apps publish them, and which device a topic names: read by the
+        // MQTT source, and fuzzed without a broker library.
+        .target(name: "GeoAlarmOwnTracks", dependencies: ["GeoAlarmCore", "GeoAlarmScanners"]),
         // Adapter: OwnTracks' payload encryption (libsodium's secretbox).
         .target(name: "GeoAlarmSecretBox", dependencies: ["CSodium"]),
         // Adapter: an MQTT broker as an event sink (OwnTracks, Home Assistant) and as a fix source (OwnTracks).
         .target(
             name: "GeoAlarmMQTT",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmOutput", "GeoAlarmReplay", "GeoAlarmSecretBox", "GeoAlarmStore",
+                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmSecretBox", "GeoAlarmStore",
                 "GeoAlarmSystem", "CMosquitto", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Adapter: command hooks (child processes) as an event sink.
         .target(
             name: "GeoAlarmHooks",
-            dependencies: ["GeoAlarmCore", "GeoAlarmOutput", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOutput", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
+        // The encoders every sink shares: JSON objects and UTC timestamps.
+        .target(name: "GeoAlarmEncoding", dependencies: ["GeoAlarmCore"]),
         // Adapter: event sinks (stdout lines, JSON lines).
-        .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore", "GeoAlarmSystem"]),
+        .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem"]),
         // Argument parsing and wiring only.
         .executableTarget(
             name: "geoalarm",
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmPipeline",
                 "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmMQTT",
+                "GeoAlarmEncoding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -118,8 +130,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig", "GeoAlarmTestSupport"]),
+        // The system-call layer and the event loop.
+        .testTarget(name: "GeoAlarmSystemTests", dependencies: ["GeoAlarmSystem"]),
         .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmScanners", "GeoAlarmTestSupport"]),
-        .testTarget(name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmTestSupport"]),
+        .testTarget(
+            name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmSystem", "GeoAlarmTestSupport"]),
         // Finds the shared receiver captures for the tests that read them.
         .target(
             name: "GeoAlarmTestSupport",
@@ -142,7 +157,7 @@ let package = Package(
         .testTarget(
             name: "GeoAlarmMQTTTests",
             dependencies: [
-                "GeoAlarmMQTT", "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmReplay", "GeoAlarmSecretBox", "GeoAlarmStore",
+                "GeoAlarmMQTT", "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmOwnTracks", "GeoAlarmSecretBox", "GeoAlarmStore",
                 "GeoAlarmTestSupport",
             ]
         ),
@@ -156,7 +171,7 @@ let package = Package(
         // Runs the built `geoalarm` binary end to end.
         .testTarget(
             name: "GeoAlarmCLITests",
-            dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmCore", "GeoAlarmStore", "GeoAlarmTestSupport"]
+            dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmEncoding", "GeoAlarmCore", "GeoAlarmStore", "GeoAlarmTestSupport"]
         ),
         // The live agent end to end: a real gpsd fed by gpsfake, signals, systemd units.
         .testTarget(name: "GeoAlarmLiveTests", dependencies: ["geoalarm", "GeoAlarmSecretBox", "GeoAlarmSystem", "GeoAlarmTestSupport"]),

@@ -1,4 +1,6 @@
 import GeoAlarmCore
+import GeoAlarmSystem
+import Glibc
 import Logging
 import ServiceLifecycle
 
@@ -10,8 +12,10 @@ public enum AgentInput: Sendable {
     case reload
     /// The config file was written or replaced.
     case configChanged
-    /// The state file was written (by a command, a pop-up button, or the agent itself).
+    /// The state file was written by another process (a command such as `geoalarm complete`).
     case stateChanged
+    /// A pop-up's button was pressed for a reminder.
+    case reminderAction(ReminderAction, id: String)
     /// A timer the pipeline set is due.
     case timer
 }
@@ -51,23 +55,66 @@ public struct SourceService<Source: FixSource>: Service {
 public struct WatcherService: Service {
     private let watcher: FileWatcher?
     private let channel: AgentChannel
+    private let loop: EventLoop
 
     /// Watches `configPath` (and `statePath`'s write-ahead log, when state is kept in a file);
     /// what cannot be watched is logged, and SIGHUP still reloads.
-    public init(configPath: String, statePath: String?, channel: AgentChannel, logger: Logger) {
+    public init(configPath: String, statePath: String?, channel: AgentChannel, loop: EventLoop, logger: Logger) {
         var files = [FileWatcher.Watch(path: configPath, events: .replaced, input: .configChanged)]
         // A command closes the write-ahead log as it ends, after its last write; the agent's own
         // writes, to the log it keeps open, wake nothing.
         if let statePath { files.append(FileWatcher.Watch(path: statePath + "-wal", events: .replaced, input: .stateChanged)) }
         watcher = FileWatcher(files)
         self.channel = channel
+        self.loop = loop
         if watcher == nil { logger.warning("cannot watch \(configPath) for changes; reload with SIGHUP") }
     }
 
     public func run() async throws {
         guard let watcher else { return try await gracefulShutdown() }
-        watcher.start(channel)
+        let watch = watcher.start(on: loop, channel)
         try? await gracefulShutdown()
-        watcher.stop()
+        watcher.stop(watch, on: loop)
+    }
+}
+
+/// SIGTERM and SIGINT end the agent cleanly, SIGHUP reloads its config: read from a signalfd on
+/// the agent's loop, as everything else it waits on.
+///
+/// The signals are blocked from the start of `run` (``blockedSignals``), before any thread
+/// exists, so one that comes early, while the config loads, waits for this service instead of
+/// killing the agent. It returns on SIGTERM or SIGINT: run it with
+/// `successTerminationBehavior: .gracefullyShutdownGroup`.
+public struct SignalService: Service {
+    private let channel: AgentChannel
+    private let loop: EventLoop
+
+    /// The signals the agent handles itself; block them first (``System/blockSignals(_:)``).
+    public static let blockedSignals = [SIGTERM, SIGINT, SIGHUP]
+
+    public init(channel: AgentChannel, loop: EventLoop) {
+        self.channel = channel
+        self.loop = loop
+    }
+
+    public func run() async throws {
+        let descriptor = try System.signalDescriptor(Self.blockedSignals)
+        defer { System.close(descriptor) }
+        let (signals, arrived) = AsyncStream.makeStream(of: Int32.self)
+        let watch = loop.watch(descriptor) { _ in
+            for signal in System.readSignals(descriptor) { arrived.yield(signal) }
+        }
+        defer { loop.unwatch(watch) }
+        await withGracefulShutdownHandler {
+            for await signal in signals {
+                if signal == SIGHUP {
+                    channel.continuation.yield(.reload)
+                } else {
+                    return
+                }
+            }
+        } onGracefulShutdown: {
+            arrived.finish()
+        }
     }
 }

@@ -1,22 +1,24 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
-import GeoAlarmOutput
+import GeoAlarmEncoding
 import GeoAlarmPipeline
 import GeoAlarmStore
 import Logging
+import GeoAlarmSystem
 import ServiceLifecycle
-import UnixSignals
 
 /// The agent's pipeline service: every input of the ``AgentChannel`` (the source's reports,
-/// changes to the config and state files, SIGHUP, its own timer) handled in order by one loop,
+/// changes to the config and state files, SIGHUP, its own timer) handled in order by one task,
 /// so the engine needs no lock.
 ///
 /// It sleeps until an input arrives: the only timer it sets is for what is due next (the
 /// notice of a silent receiver, a time alarm, the end of a snooze on one). Graceful shutdown
-/// ends the loop, then the sinks are stopped (hooks ended) and it returns.
+/// ends it; the sinks that are services stop after it (the service group stops them in reverse
+/// order).
 public final class AlarmAgent: Service {
     private let channel: AgentChannel
+    private let eventLoop: EventLoop
     private let sourceName: String
     private let usesUndatedFixes: Bool
     private let configPath: String
@@ -34,10 +36,11 @@ public final class AlarmAgent: Service {
 
     /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each fix's delay.
     public init<Source: FixSource>(
-        source: Source, channel: AgentChannel, config: Config, state: StateKeeper, sinks: [any EventSink],
+        source: Source, channel: AgentChannel, loop: EventLoop, config: Config, state: StateKeeper, sinks: [any EventSink],
         logger: Logger, latency: (@Sendable (Duration) -> Void)? = nil
     ) {
         self.channel = channel
+        eventLoop = loop
         sourceName = source.name
         usesUndatedFixes = source.usesUndatedFixes
         self.state = state
@@ -49,23 +52,21 @@ public final class AlarmAgent: Service {
     }
 
     public func run() async throws {
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
         var loop = AgentState(pipeline: FixPipeline(config: initialConfig, state: state, sinks: sinks))
         logger.info("watching \(Self.describe(loop.pipeline.engine)) from \(configPath)")
         loop.pipeline.fireDueAlarms(now: Date())
         state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
         rearmTimer(&loop)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [channel] in
-                for await _ in hangups { channel.continuation.yield(.reload) }
-            }
-            for await input in channel.stream.cancelOnGracefulShutdown() {
+        // Graceful shutdown ends the channel: what is in it already is still handled. (Not
+        // `cancelOnGracefulShutdown()`, whose merge runs a task off the loop.)
+        await withGracefulShutdownHandler {
+            for await input in channel.stream {
                 handle(input, state: &loop)
             }
-            group.cancelAll()
+        } onGracefulShutdown: { [channel] in
+            channel.continuation.finish()
         }
-        loop.timer?.cancel()
-        loop.pipeline.stopSinks()
+        if let timer = loop.timer { eventLoop.cancel(timer) }
         if !loop.trackers.isEmpty || !loop.ignored.isEmpty { logger.info("\(Self.describeTracking(loop))") }
         logger.info("stopped")
     }
@@ -96,8 +97,13 @@ public final class AlarmAgent: Service {
             }
             loop.pipeline.fireDueAlarms(now: Date())
             rearmTimer(&loop)
+        case .reminderAction(let action, let id):
+            let lifecycles = loop.pipeline.apply(action, to: id)
+            for tracked in loop.trackers.values { tracked.takeLifecycles(lifecycles) }
+            loop.pipeline.fireDueAlarms(now: Date())
+            rearmTimer(&loop)
         case .stateChanged:
-            // Commands (complete, snooze...) and the pop-up buttons write the store.
+            // Commands (complete, snooze...) write the store.
             if let lifecycles = loop.pipeline.refreshLifecycles() {
                 for tracked in loop.trackers.values { tracked.takeLifecycles(lifecycles) }
             }
@@ -234,7 +240,7 @@ public final class AlarmAgent: Service {
     /// Sets the one timer for what is due next: the silence notice (10 s after the last usable
     /// fix, while fixes were flowing) or the next time alarm or snooze end, whichever is first.
     private func rearmTimer(_ loop: inout AgentState) {
-        loop.timer?.cancel()
+        if let timer = loop.timer { eventLoop.cancel(timer) }
         loop.timer = nil
         var delays: [Duration] = []
         if loop.silentSince == nil, let last = loop.lastUsable {
@@ -245,10 +251,7 @@ public final class AlarmAgent: Service {
         }
         if let due = loop.idleDue { delays.append(due - ContinuousClock.now) }
         guard let delay = delays.min() else { return }
-        loop.timer = Task { [channel] in
-            guard (try? await Task.sleep(for: max(delay, .zero))) != nil else { return }
-            channel.continuation.yield(.timer)
-        }
+        loop.timer = eventLoop.schedule(at: .now + max(delay, .zero)) { [channel] in channel.continuation.yield(.timer) }
     }
 
     private func noticeSilence(_ loop: inout AgentState) {
@@ -319,8 +322,8 @@ struct AgentState {
     var lastUsable: (at: ContinuousClock.Instant, fixTime: Date?)?
     /// Set while the receiver is silent or has no fix (and it has been logged).
     var silentSince: ContinuousClock.Instant?
-    /// The task sleeping until the next due moment.
-    var timer: Task<Void, Never>?
+    /// The loop's timer for the next due moment.
+    var timer: EventLoop.Timer?
     /// Set once fixes from the future were logged, until a usable fix comes.
     var futureNoticed = false
     /// The pipeline of each tracked device (``Fix/tracker``) seen so far.

@@ -1,7 +1,6 @@
 import Foundation
 import GeoAlarmCore
 import GeoAlarmScanners
-import GeoAlarmReplay
 
 /// The formats a `[[collection]]` file can be in.
 public enum CollectionFormat: String, Sendable, CaseIterable {

@@ -1,12 +1,11 @@
 import GeoAlarmCore
 import GeoAlarmScanners
-import GeoAlarmReplay
 
 /// The waypoints (`wpt`) of a GPX 1.0 or 1.1 file: `lat` and `lon` attributes and a `<name>`
 /// (its direct child: names deeper in a waypoint's extensions are not its name).
 /// GPX has no radius, so every waypoint takes the collection's.
 ///
-/// Read with ``XMLScanner`` (GeoAlarmReplay); a document that is not well-formed is refused
+/// Read with ``XMLScanner`` (GeoAlarmScanners); a document that is not well-formed is refused
 /// with the line of its first fault.
 enum GPXWaypoints {
     static func read(_ bytes: [UInt8], defaultRadius: Double) throws(CollectionFileError) -> PlaceList {

@@ -16,6 +16,14 @@ public struct Lifecycle: Sendable, Equatable {
     }
 }
 
+/// What a person did to a reminder from a pop-up's buttons.
+public enum ReminderAction: Sendable, Equatable {
+    /// "Done": completed at that time.
+    case complete(at: Date)
+    /// "Snooze 1 h": quiet until then.
+    case snooze(until: Date)
+}
+
 /// Why an event was recorded but not announced.
 public enum Silence: Sendable, Equatable, CustomStringConvertible {
     case completed
@@ -88,5 +96,13 @@ public struct Announcer: Sendable {
     /// Silences a reminder until `until` (nil ends a snooze).
     public mutating func snooze(_ id: String, until: Date?) {
         lifecycles[id, default: Lifecycle()].snoozedUntil = until
+    }
+
+    /// Takes a pop-up button's action on reminder `id`.
+    public mutating func apply(_ action: ReminderAction, to id: String) {
+        switch action {
+        case .complete(let time): setCompleted(id, at: time)
+        case .snooze(let until): snooze(id, until: until)
+        }
     }
 }

@@ -25,8 +25,6 @@ public protocol EventSink: Sendable {
     func positionUsed(_ fix: Fix)
     /// The config was reloaded: these are now the reminders and collections watched.
     func remindersChanged(_ reminders: [Reminder], collections: [ReminderCollection])
-    /// The agent is stopping: end what is still under way (child processes, threads) and return.
-    func stop()
 }
 
 extension EventSink {
@@ -35,5 +33,4 @@ extension EventSink {
     public func lifecyclesChanged(_ lifecycles: [String: Lifecycle]) {}
     public func positionUsed(_ fix: Fix) {}
     public func remindersChanged(_ reminders: [Reminder], collections: [ReminderCollection]) {}
-    public func stop() {}
 }

@@ -1,4 +1,5 @@
 import GeoAlarmCore
+import GeoAlarmSystem
 
 /// What a short look at gpsd found: for `add --here` and `doctor`, which ask once and go.
 public struct GPSDSample: Sendable {
@@ -13,18 +14,16 @@ public struct GPSDSample: Sendable {
     /// The first position that `accept` took, which ended the look early.
     public var accepted: Fix?
 
-    /// Connects to gpsd at `endpoint` and reads its reports until `accept` takes a position or
-    /// `patience` has passed, whichever is first; gives up at once when gpsd cannot be reached.
+    /// Connects to gpsd at `endpoint` (on `loop`) and reads its reports until `accept` takes a
+    /// position or `patience` has passed, whichever is first; gives up at once when gpsd cannot be
+    /// reached.
     public static func take(
-        from endpoint: GPSDEndpoint, device: String? = nil, patience: Duration,
+        from endpoint: GPSDEndpoint, device: String? = nil, patience: Duration, loop: EventLoop,
         accept: @escaping @Sendable (Fix) -> Bool
     ) async -> GPSDSample {
-        let source = GPSDSource(endpoint: endpoint, device: device)
-        let deadline = Task {
-            try? await Task.sleep(for: patience)
-            source.stop()
-        }
-        defer { deadline.cancel() }
+        let source = GPSDSource(endpoint: endpoint, device: device, loop: loop)
+        let deadline = loop.schedule(at: .now + patience) { source.stop() }
+        defer { loop.cancel(deadline) }
         var sample = GPSDSample()
         for await report in source.reports() {
             switch report {

@@ -2,138 +2,184 @@ internal import CGPS
 import Foundation
 import GeoAlarmCore
 import GeoAlarmSystem
+import Synchronization
 
-/// Live fixes from gpsd through libgps, as a ``FixSource``.
+/// Live fixes from gpsd through libgps, as a ``FixSource``, on an ``EventLoop``.
 ///
-/// A thread of its own connects. Once connected, the reports are read by the agent's task loop
-/// when it runs (``OneThreadExecutors/watch(_:onReadable:)``), so that a report wakes one
-/// thread, while the connecting thread waits for a stop or a lost connection; elsewhere (in
-/// tests) that thread reads them itself. Either waits in `poll` on libgps's socket and on an
-/// eventfd that ``stop()`` writes, with no timeout. It reconnects by itself:
-/// when gpsd is not running, restarts or dies, it reports `unavailable` and tries again after
-/// 1 s, doubling to 60 s (one wait on the eventfd, which a stop cuts short), back to 1 s once
-/// connected: a laptop whose gpsd is off wakes it once a minute.
+/// The loop waits on libgps's socket with everything else it waits on, so that a report from
+/// gpsd wakes one thread, once. Only connecting happens elsewhere: `gps_open` blocks in
+/// `connect` (a gpsd on another host may take minutes to answer or fail), so each attempt runs
+/// on a short-lived thread that hands the connection to the loop and ends. The source
+/// reconnects by itself: when gpsd is not running, restarts or dies, it reports `unavailable`
+/// and tries again after 1 s, doubling to 60 s (a timer on the loop), back to 1 s once
+/// connected: a laptop whose gpsd is off wakes once a minute.
 public final class GPSDSource: FixSource {
     public let endpoint: GPSDEndpoint
     /// Watch only this receiver (gpsd device path), or every one when nil.
     public let device: String?
-    /// Written by ``stop()``; nil when no eventfd could be made (then the reader cannot start).
-    private let stopEvent: Int32?
-    /// Written by the task loop when it finds the connection lost.
-    private let lostEvent: Int32?
+    private let loop: EventLoop
+    private let session: Confined<Session>
 
     static let firstRetry = 1.0
     static let longestRetry = 60.0
 
-    public init(endpoint: GPSDEndpoint, device: String? = nil) {
+    /// What the source keeps between the loop's callbacks.
+    private struct Session {
+        var continuation: AsyncStream<SourceReport>.Continuation?
+        /// The open connection, and the loop's watch on its socket.
+        var connection: (GPSConnection, EventLoop.Watch)?
+        var retryTimer: EventLoop.Timer?
+        var retry = GPSDSource.firstRetry
+        /// Why the last attempt failed: a reason is reported once while it stays the same.
+        var lastReason: String?
+        var isStopped = false
+    }
+
+    public init(endpoint: GPSDEndpoint, device: String? = nil, loop: EventLoop) {
         self.endpoint = endpoint
         self.device = device
-        stopEvent = try? System.eventDescriptor()
-        lostEvent = try? System.eventDescriptor()
+        self.loop = loop
+        session = Confined(Session(), on: loop)
     }
 
     public var name: String { "gpsd at \(endpoint)" }
     public var usesUndatedFixes: Bool { false }
 
-    /// Starts the reader thread; the sequence ends after ``stop()``.
+    /// Starts connecting; the sequence ends after ``stop()``.
     public func reports() -> AsyncStream<SourceReport> {
         let (stream, continuation) = AsyncStream.makeStream(of: SourceReport.self)
-        guard let stopEvent, let lostEvent else {
-            continuation.yield(.failed("cannot make an eventfd to stop the reader"))
-            continuation.finish()
-            return stream
+        loop.execute { [self] in
+            session.value.continuation = continuation
+            connect()
         }
-        let thread = Thread { [self] in
-            readLoop(continuation, stopEvent: stopEvent, lostEvent: lostEvent)
-            continuation.finish()
-        }
-        thread.name = "gpsd reader"
-        thread.start()
         return stream
     }
 
-    /// Wakes the reader, which closes its connection and ends the sequence at once.
+    /// Closes the connection and ends the sequence (on the loop, soon after the call).
     public func stop() {
-        if let stopEvent { System.signalEvent(stopEvent) }
+        loop.execute { [self] in
+            guard !session.value.isStopped else { return }
+            session.value.isStopped = true
+            if let timer = session.value.retryTimer { loop.cancel(timer) }
+            disconnect()
+            session.value.continuation?.finish()
+            session.value.continuation = nil
+        }
     }
 
-    private func readLoop(_ continuation: AsyncStream<SourceReport>.Continuation, stopEvent: Int32, lostEvent: Int32) {
-        let reader = ReportReader(continuation: continuation)
-        defer { reader.deallocate() }
-        var retry = Self.firstRetry
-        var lastReason: String?
-        /// Reports why gpsd cannot be used (once while the reason stays the same: each report wakes
-        /// the agent), waits (false when stopped meanwhile), and doubles the next wait.
-        func backOff(_ reason: String) -> Bool {
-            if reason != lastReason { continuation.yield(.unavailable(reason)) }
-            lastReason = reason
-            defer { retry = min(retry * 2, Self.longestRetry) }
-            return System.wait(stopEvent: stopEvent, readable: nil, seconds: retry) == .timeout
+    private func connect() {
+        session.value.retryTimer = nil
+        guard !session.value.isStopped else { return }
+        let connection = GPSConnection()
+        do {
+            try System.startThread(named: "gpsd connect", detached: false) { [self, endpoint, device, loop] in
+                let problem = connection.open(endpoint, device: device)
+                let thread = pthread_self()
+                loop.execute { self.opened(connection, problem: problem, by: thread) }
+            }
+        } catch {
+            backOff("cannot start a thread to connect: \(error.reason)")
         }
-        while true {
-            guard gps_open(endpoint.host, String(endpoint.port), reader.data) == 0 else {
-                if backOff(String(cString: gps_errstr(errno))) { continue }
-                return
-            }
-            guard LibGPS.watch(reader.data, device: device) >= 0 else {
-                gps_close(reader.data)
-                if backOff("gpsd refused the watch request") { continue }
-                return
-            }
-            continuation.yield(.connected)
-            retry = Self.firstRetry
-            lastReason = nil
-            let socket = reader.data.pointee.gps_fd
-            var lost = false
-            if let watch = OneThreadExecutors.watch(socket, onReadable: {
-                if reader.readWaiting() { return true }
-                System.signalEvent(lostEvent)
-                return false
-            }) {
-                lost = System.wait(stopEvent: stopEvent, readable: lostEvent, seconds: nil) == .data
-                OneThreadExecutors.unwatch(watch)
-                System.clearEvent(lostEvent)
-            } else {
-                while System.wait(stopEvent: stopEvent, readable: socket, seconds: nil) == .data {
-                    if !reader.readWaiting() {
-                        lost = true
-                        break
-                    }
-                }
-            }
-            gps_close(reader.data)
-            guard lost, backOff("connection lost") else { return }
+    }
+
+    /// The connecting thread's result; that thread has nothing left to do, and is joined, so that
+    /// a connected source leaves no thread behind.
+    private func opened(_ connection: GPSConnection, problem: String?, by thread: pthread_t) {
+        System.join(thread)
+        if session.value.isStopped { return connection.close() }
+        if let problem { return backOff(problem) }
+        session.value.continuation?.yield(.connected)
+        session.value.retry = Self.firstRetry
+        session.value.lastReason = nil
+        let watch = loop.watch(connection.socket) { [self] _ in readWaiting() }
+        session.value.connection = (connection, watch)
+    }
+
+    private func readWaiting() {
+        guard let (connection, _) = session.value.connection, let continuation = session.value.continuation else { return }
+        let open = connection.readWaiting { continuation.yield(.fixes([$0], readAt: .now)) }
+        if !open {
+            disconnect()
+            backOff("connection lost")
         }
+    }
+
+    private func disconnect() {
+        guard let (connection, watch) = session.value.connection else { return }
+        loop.unwatch(watch)
+        connection.close()
+        session.value.connection = nil
+    }
+
+    /// Reports why gpsd cannot be used (once while the reason stays the same: each report wakes
+    /// the agent), and tries again after the current wait, doubling the next one.
+    private func backOff(_ reason: String) {
+        if reason != session.value.lastReason { session.value.continuation?.yield(.unavailable(reason)) }
+        session.value.lastReason = reason
+        let wait = session.value.retry
+        session.value.retry = min(wait * 2, Self.longestRetry)
+        session.value.retryTimer = loop.schedule(at: .now + .milliseconds(Int64(wait * 1000))) { [self] in connect() }
     }
 }
 
-/// libgps's connection data and a buffer for its reports, used by one thread at a time: the
-/// connecting thread, or the task loop while it watches the socket.
-private final class ReportReader: @unchecked Sendable {
-    let data = LibGPS.newData()
-    private let message = UnsafeMutableBufferPointer<CChar>.allocate(capacity: 16_384)
-    private let continuation: AsyncStream<SourceReport>.Continuation
-
-    init(continuation: AsyncStream<SourceReport>.Continuation) {
-        self.continuation = continuation
+/// One connection to gpsd: libgps's data and a buffer for its reports. The connecting thread
+/// opens it, then the loop reads it; the lock around them makes that hand-over safe.
+final class GPSConnection: Sendable {
+    private struct Resources {
+        let data = LibGPS.newData()
+        let message = UnsafeMutableBufferPointer<CChar>.allocate(capacity: 16_384)
+        var isOpen = false
     }
 
-    func deallocate() {
-        data.deallocate()
-        message.deallocate()
+    private let resources = Mutex(Resources())
+
+    deinit {
+        close()
+        resources.withLock { resources in
+            resources.data.deallocate()
+            resources.message.deallocate()
+        }
     }
+
+    /// Connects and asks for JSON reports of every device (or `device`); why not, when it failed.
+    func open(_ endpoint: GPSDEndpoint, device: String?) -> String? {
+        resources.withLock { resources in
+            guard gps_open(endpoint.host, String(endpoint.port), resources.data) == 0 else {
+                return String(cString: gps_errstr(errno))
+            }
+            guard LibGPS.watch(resources.data, device: device) >= 0 else {
+                gps_close(resources.data)
+                return "gpsd refused the watch request"
+            }
+            resources.isOpen = true
+            return nil
+        }
+    }
+
+    /// The socket to wait on.
+    var socket: Int32 { resources.withLock { $0.data.pointee.gps_fd } }
 
     /// Reads every report gpsd has sent (libgps keeps what one read left over) and passes on the
     /// TPVs; false when the connection is lost.
-    func readWaiting() -> Bool {
-        repeat {
-            let count = geoalarm_gps_read(data, message.baseAddress, Int32(message.count))
-            if count < 0 { return false }
-            guard count > 0, LibGPS.isTPV(message.baseAddress!) else { continue }
-            var raw = geoalarm_gps_fix()
-            geoalarm_gps_copy_fix(data, &raw)
-            continuation.yield(.fixes([TPVConversion.fix(from: raw)], readAt: .now))
-        } while gps_waiting(data, 0)
-        return true
+    func readWaiting(_ fix: (Fix) -> Void) -> Bool {
+        resources.withLock { resources in
+            repeat {
+                let count = geoalarm_gps_read(resources.data, resources.message.baseAddress, Int32(resources.message.count))
+                if count < 0 { return false }
+                guard count > 0, LibGPS.isTPV(resources.message.baseAddress!) else { continue }
+                var raw = geoalarm_gps_fix()
+                geoalarm_gps_copy_fix(resources.data, &raw)
+                fix(TPVConversion.fix(from: raw))
+            } while gps_waiting(resources.data, 0)
+            return true
+        }
+    }
+
+    func close() {
+        resources.withLock { resources in
+            guard resources.isOpen else { return }
+            gps_close(resources.data)
+            resources.isOpen = false
+        }
     }
 }

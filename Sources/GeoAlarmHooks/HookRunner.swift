@@ -1,8 +1,10 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmEncoding
 import GeoAlarmOutput
 import GeoAlarmSystem
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 /// How one hook run ended.
@@ -18,12 +20,13 @@ public enum HookOutcome: Sendable, Equatable {
 }
 
 /// Runs command hooks for every event: the reminder's `exec` and every executable in the hooks
-/// directory (looked at anew for each event), as gammastep runs its hooks.
+/// directory (looked at anew for each event), as gammastep runs its hooks. An event sink, and a
+/// service whose graceful shutdown ends the hooks still running.
 ///
 /// Each command gets the event in `GEOALARM_*` environment variables and as one JSON line on
-/// stdin. Commands are argv arrays, never shell strings. One supervisor thread runs them all,
-/// waiting in `poll` on each hook's pipes and on a pidfd that says when it ends, so a slow
-/// hook never delays the log or another hook, whatever it does with its pipes:
+/// stdin. Commands are argv arrays, never shell strings. The agent's event loop watches each
+/// hook's pipes and a pidfd that says when it ends, so a slow hook never delays the log or
+/// another hook, whatever it does with its pipes:
 /// - the timeout counts from the hook's start; then its process group gets SIGTERM, and SIGKILL
 ///   after a grace period; the same happens to every hook still running when the agent stops;
 /// - stdin is written without blocking, and what the hook does not read is dropped;
@@ -33,7 +36,7 @@ public enum HookOutcome: Sendable, Equatable {
 ///   ``maximumQueued`` more wait (a hook is taken while fewer than both together are running or
 ///   waiting, however far the supervisor has got in starting them), so a burst of events cannot
 ///   grow processes or descriptors without bound.
-public final class HookRunner: EventSink {
+public final class HookRunner: EventSink, Service {
     private let directory: String?
     private let supervisor: HookSupervisor
     private let logger: Logger
@@ -47,16 +50,20 @@ public final class HookRunner: EventSink {
     /// Seconds between SIGTERM and SIGKILL.
     public static let killGrace = 2.0
 
-    /// `observer`, when given, hears how each hook run ended (after it is logged).
+    /// Runs hooks on `loop`; `observer`, when given, hears how each hook run ended (after it is logged).
     public init(
-        directory: String?, timeout: Double, logger: Logger,
+        directory: String?, timeout: Double, loop: EventLoop, logger: Logger,
         observer: (@Sendable ([String], HookOutcome) -> Void)? = nil
     ) {
         self.directory = directory
         self.logger = logger
-        // A hook that exits without reading its stdin must not take the agent down with SIGPIPE.
-        System.ignoreBrokenPipes()
-        supervisor = HookSupervisor(timeout: timeout, logger: logger, observer: observer)
+        supervisor = HookSupervisor(timeout: timeout, loop: loop, logger: logger, observer: observer)
+    }
+
+    /// Waits for graceful shutdown, then ends the hooks (see ``shutdown()``).
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
     }
 
     /// The commands that run for `event`, in order: the reminder's own, then the directory's.
@@ -99,9 +106,10 @@ public final class HookRunner: EventSink {
     }
 
     /// Stops every running hook's process group (SIGTERM, then SIGKILL after the grace period),
-    /// drops those still queued, reaps every child, and returns when none is left.
-    public func stop() {
-        supervisor.shutdown()
+    /// drops those still queued, reaps every child, and returns when none is left; later events
+    /// run no hook.
+    public func shutdown() async {
+        await supervisor.shutdown()
     }
 
     /// The longest text a `GEOALARM_*` variable holds: Linux refuses to start a program with a
@@ -143,123 +151,149 @@ struct HookRequest: Sendable {
     var name: String { DisplayText.escaped(command.joined(separator: " ")) }
 }
 
-/// The thread that starts hooks, feeds and drains their pipes, and reaps them.
+/// Starts hooks, feeds and drains their pipes, and reaps them, on the agent's event loop: each
+/// running hook's pidfd and pipes are watched there, and its deadline is a timer there.
 final class HookSupervisor: Sendable {
-    private struct Shared {
-        var queue: [HookRequest] = []
-        /// Hooks taken from the queue and not yet ended (counted as they are taken, so that
-        /// admission does not depend on how soon the supervisor starts them).
-        var running = 0
+    /// Hooks taken and not yet ended, counted as they are submitted (from any thread), so that
+    /// admission does not depend on how soon the loop starts them.
+    private struct Admission {
+        var count = 0
         var stopping = false
-        var threadStarted = false
-        var finished = false
+    }
+
+    /// What the loop keeps of the hooks.
+    private struct Hooks {
+        var queue: [HookRequest] = []
+        var running: [Int: ActiveHook] = [:]
+        var nextNumber = 0
+        /// Shutdowns waiting for the last hook to end.
+        var whenDone: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// A running hook with the loop's watches on its descriptors and its deadline's timer.
+    private struct ActiveHook {
+        var hook: RunningHook
+        var watches: [EventLoop.Watch] = []
+        var watched: [Int32] = []
+        var timer: EventLoop.Timer?
+        var deadline: ContinuousClock.Instant?
     }
 
     private let timeout: Double
     private let logger: Logger
     private let observer: (@Sendable ([String], HookOutcome) -> Void)?
-    private let shared = Mutex(Shared())
-    /// Wakes the supervisor's poll for new requests and for shutdown.
-    private let wake: Int32?
-    private let done = DispatchSemaphore(value: 0)
+    private let loop: EventLoop
+    private let admission = Mutex(Admission())
+    private let hooks: Confined<Hooks>
 
-    init(timeout: Double, logger: Logger, observer: (@Sendable ([String], HookOutcome) -> Void)?) {
+    init(timeout: Double, loop: EventLoop, logger: Logger, observer: (@Sendable ([String], HookOutcome) -> Void)?) {
         self.timeout = timeout
         self.logger = logger
         self.observer = observer
-        do {
-            wake = try System.eventDescriptor()
-        } catch {
-            logger.error("cannot make an eventfd for the hooks: \(error.reason); hooks will not run")
-            wake = nil
-        }
+        self.loop = loop
+        hooks = Confined(Hooks(), on: loop)
     }
 
     func submit(_ request: HookRequest) {
-        guard let wake else { return report(request.command, .notRun("no eventfd")) }
-        let (accepted, startThread) = shared.withLock { state -> (Bool, Bool) in
-            guard !state.stopping, state.queue.count + state.running < HookRunner.maximumQueued + HookRunner.maximumRunning
-            else { return (false, false) }
-            state.queue.append(request)
-            let start = !state.threadStarted
-            state.threadStarted = true
-            return (true, start)
+        let accepted = admission.withLock { admission in
+            guard !admission.stopping,
+                  admission.count < HookRunner.maximumQueued + HookRunner.maximumRunning else { return false }
+            admission.count += 1
+            return true
         }
         guard accepted else {
             return report(request.command, .notRun("\(HookRunner.maximumRunning) hooks running and \(HookRunner.maximumQueued) waiting (or the agent is stopping)"))
         }
-        if startThread {
-            let thread = Thread { [self] in loop(wake: wake) }
-            thread.name = "hooks"
-            thread.start()
+        loop.execute { [self] in
+            hooks.value.queue.append(request)
+            startWaiting()
         }
-        System.signalEvent(wake)
     }
 
-    func shutdown() {
-        guard let wake else { return }
-        let running = shared.withLock { state -> Bool in
-            state.stopping = true
-            return state.threadStarted && !state.finished
+    /// Stops every running hook's process group (SIGTERM, then SIGKILL after the grace period),
+    /// drops those still queued, and returns once every child is reaped.
+    func shutdown() async {
+        admission.withLock { $0.stopping = true }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            loop.execute { [self] in
+                let dropped = hooks.value.queue
+                hooks.value.queue = []
+                admission.withLock { $0.count -= dropped.count }
+                for request in dropped { report(request.command, .notRun("the agent is stopping")) }
+                for number in hooks.value.running.keys {
+                    guard var active = hooks.value.running[number] else { continue }
+                    active.hook.stop(.stoppedAtShutdown, grace: HookRunner.killGrace)
+                    hooks.value.running[number] = follow(number, active)
+                }
+                if hooks.value.running.isEmpty {
+                    done.resume()
+                } else {
+                    hooks.value.whenDone.append(done)
+                }
+            }
         }
-        guard running else { return }
-        System.signalEvent(wake)
-        done.wait()
     }
 
-    /// The supervisor's loop: one `poll` over every running hook, until shutdown leaves none.
-    private func loop(wake: Int32) {
-        var running: [RunningHook] = []
-        while true {
-            let room = max(0, HookRunner.maximumRunning - running.count)
-            let (requests, dropped, stopping) = shared.withLock { state -> ([HookRequest], [HookRequest], Bool) in
-                let taken = Array(state.queue.prefix(state.stopping ? 0 : room))
-                state.queue.removeFirst(taken.count)
-                state.running = running.count + taken.count
-                var dropped: [HookRequest] = []
-                if state.stopping { swap(&dropped, &state.queue) }
-                return (taken, dropped, state.stopping)
+    /// Starts queued hooks while fewer than ``HookRunner/maximumRunning`` run.
+    private func startWaiting() {
+        while hooks.value.running.count < HookRunner.maximumRunning, !hooks.value.queue.isEmpty {
+            let request = hooks.value.queue.removeFirst()
+            switch RunningHook.start(request, timeout: timeout) {
+            case .success(let hook):
+                hooks.value.nextNumber += 1
+                let number = hooks.value.nextNumber
+                hooks.value.running[number] = follow(number, ActiveHook(hook: hook))
+            case .failure(let failure):
+                admission.withLock { $0.count -= 1 }
+                report(request.command, .notRun(failure.reason))
             }
-            for request in dropped { report(request.command, .notRun("the agent is stopping")) }
-            for request in requests {
-                switch RunningHook.start(request, timeout: timeout) {
-                case .success(let hook): running.append(hook)
-                case .failure(let failure): report(request.command, .notRun(failure.reason))
-                }
+        }
+    }
+
+    /// Watches the descriptors the hook has open now and sets its deadline's timer, changing
+    /// only what changed.
+    private func follow(_ number: Int, _ active: ActiveHook) -> ActiveHook {
+        var active = active
+        let descriptors = active.hook.pollDescriptors
+        if descriptors.map(\.fd) != active.watched {
+            for watch in active.watches { loop.unwatch(watch) }
+            active.watches = descriptors.map { descriptor in
+                let interest = EventLoop.Interest(rawValue: descriptor.events)
+                return loop.watch(descriptor.fd, for: interest) { [self] _ in serve(number) }
             }
-            // A hook that could not start is not running.
-            if !requests.isEmpty { shared.withLock { $0.running = running.count } }
-            if stopping {
-                for index in running.indices { running[index].stop(.stoppedAtShutdown, grace: HookRunner.killGrace) }
-                if running.isEmpty {
-                    shared.withLock { $0.finished = true }
-                    done.signal()
-                    return
-                }
-            }
-            var descriptors = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            for hook in running { descriptors += hook.pollDescriptors }
-            let wait = System.pollTimeout(until: running.map(\.deadline).min(), atMost: .seconds(60))
-            do {
-                _ = try System.poll(&descriptors, milliseconds: wait)
-            } catch {
-                logger.error("hooks: \(error.call) failed: \(error.reason)")
-            }
-            if descriptors[0].revents != 0 { System.clearEvent(wake) }
-            var offset = 1
-            var index = 0
-            while index < running.count {
-                let count = running[index].pollDescriptors.count
-                let events = Array(descriptors[offset..<offset + count])
-                offset += count
-                if let outcome = running[index].handle(events, now: ContinuousClock.now) {
-                    let hook = running.remove(at: index)
-                    shared.withLock { $0.running = running.count }
-                    log(hook, outcome)
-                    continue
-                }
-                index += 1
-            }
+            active.watched = descriptors.map(\.fd)
+        }
+        if active.deadline != active.hook.deadline {
+            if let timer = active.timer { loop.cancel(timer) }
+            active.timer = loop.schedule(at: active.hook.deadline) { [self] in serve(number) }
+            active.deadline = active.hook.deadline
+        }
+        return active
+    }
+
+    /// Acts on whatever the hook's descriptors and deadline say now.
+    private func serve(_ number: Int) {
+        guard var active = hooks.value.running[number] else { return }
+        var descriptors = active.hook.pollDescriptors
+        do {
+            _ = try System.poll(&descriptors, milliseconds: 0)
+        } catch {
+            logger.error("hooks: \(error.call) failed: \(error.reason)")
+        }
+        guard let outcome = active.hook.handle(descriptors, now: .now) else {
+            hooks.value.running[number] = follow(number, active)
+            return
+        }
+        for watch in active.watches { loop.unwatch(watch) }
+        if let timer = active.timer { loop.cancel(timer) }
+        hooks.value.running[number] = nil
+        admission.withLock { $0.count -= 1 }
+        log(active.hook, outcome)
+        startWaiting()
+        if hooks.value.running.isEmpty, hooks.value.queue.isEmpty {
+            let waiting = hooks.value.whenDone
+            hooks.value.whenDone = []
+            for done in waiting { done.resume() }
         }
     }
 
@@ -312,6 +346,8 @@ struct RunningHook {
     }
 
     static func start(_ request: HookRequest, timeout: Double) -> Result<RunningHook, NotStarted> {
+        // A hook that exits without reading its stdin must not take the agent down with SIGPIPE.
+        System.ignoreBrokenPipes()
         let stdin: (read: Int32, write: Int32)
         let stderr: (read: Int32, write: Int32)
         do {

@@ -1,6 +1,6 @@
 import Foundation
 import GeoAlarmCore
-import GeoAlarmOutput
+import GeoAlarmEncoding
 
 /// Home Assistant's MQTT discovery for one agent: a device named by the agent's MQTT client id,
 /// with a presence `binary_sensor` per reminder, a `sensor` per collection (the place it is

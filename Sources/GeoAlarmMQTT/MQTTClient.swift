@@ -33,17 +33,24 @@ public enum MQTTClientEvent: Sendable {
     case received(MQTTMessage)
 }
 
-/// A connection to an MQTT broker through libmosquitto, kept up by a thread of its own: the one
+/// A connection to an MQTT broker through libmosquitto, driven by an ``EventLoop``: the one
 /// place libmosquitto is called from.
 ///
-/// The thread sleeps in libmosquitto's loop until the socket has data, a publish from another
-/// thread wakes it, or the keepalive ping is due; while the broker is away it waits 1 s, then
-/// doubling to 60 s, on an eventfd that ``stop()`` writes. By default each connection starts a
-/// new session (clean session, MQTT 3.1.1), so messages the broker never acknowledged are the
-/// caller's to publish again on ``MQTTClientEvent/connected``; a persistent session (a reader's)
-/// has the broker keep its subscriptions, and the messages for them at QoS 1 or 2, while the
-/// client is away, to deliver when it returns.
-public final class MQTTClient: @unchecked Sendable {
+/// The loop waits on the connection's socket with everything else it waits on and calls
+/// `mosquitto_loop_read`, `mosquitto_loop_write` (when libmosquitto has something to write) and
+/// `mosquitto_loop_misc` (a timer at the next keepalive ping), never libmosquitto's own thread.
+/// Only connecting happens elsewhere: `mosquitto_connect` blocks in name resolution and
+/// `connect`, so each attempt runs on a short-lived thread that hands the connection back to the
+/// loop and ends. While the broker is away the client waits 1 s, then doubling to 60 s, on a
+/// timer of the loop. By default each connection starts a new session (clean session, MQTT
+/// 3.1.1), so messages the broker never acknowledged are the caller's to publish again on
+/// ``MQTTClientEvent/connected``; a persistent session (a reader's) has the broker keep its
+/// subscriptions, and the messages for them at QoS 1 or 2, while the client is away, to deliver
+/// when it returns.
+///
+/// ``publish(_:)`` and the handler run on the loop's thread; ``start()`` and ``stop()`` may be
+/// called from anywhere.
+public final class MQTTClient: Sendable {
     /// Where to connect, as whom.
     public let settings: MQTTSettings
     /// This connection's client id.
@@ -52,13 +59,32 @@ public final class MQTTClient: @unchecked Sendable {
     private let subscriptions: [String]
     private let persistentSession: Bool
     private let handler: @Sendable (MQTTClientEvent) -> Void
-    /// The live libmosquitto handle (nil between connections) and whether stop was asked;
-    /// held while another thread publishes, so the handle is not destroyed meanwhile.
-    private let shared = Mutex<(handle: OpaquePointer?, stopping: Bool)>((nil, false))
-    private let stopEvent: Int32?
-    /// Signalled by the thread as it ends: after its goodbye to the broker has been written.
-    private let finishedEvent: Int32?
-    private var thread: Thread?
+    private let loop: EventLoop
+    private let session: Confined<Session>
+
+    /// What the client keeps between the loop's callbacks.
+    private struct Session {
+        var phase = Phase.idle
+        /// The libmosquitto client of the current connection, and what its callbacks reach.
+        var handle: OpaquePointer?
+        var callbacks: CallbackBox?
+        var watch: EventLoop.Watch?
+        var keepaliveTimer: EventLoop.Timer?
+        var retryTimer: EventLoop.Timer?
+        var goodbyeTimer: EventLoop.Timer?
+        var retry = MQTTClient.firstRetry
+        /// Why the last attempt failed: a reason is told once while it stays the same.
+        var lastReason: String?
+        /// When the connection last read and wrote (for the keepalive's timer).
+        var lastRead = ContinuousClock.now
+        var lastWrite = ContinuousClock.now
+        /// ``stop()``s waiting for the goodbye to be written.
+        var goodbyes: [@Sendable (Bool) -> Void] = []
+    }
+
+    private enum Phase {
+        case idle, connecting, connected, waiting, stopping, stopped
+    }
 
     static let firstRetry = 1.0
     static let longestRetry = 60.0
@@ -67,33 +93,30 @@ public final class MQTTClient: @unchecked Sendable {
 
     private static let libraryReady: Bool = mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue
 
-    /// A client for `settings`'s broker; `will` is what the broker publishes if the connection
-    /// is lost without a goodbye; `subscriptions` are subscribed at QoS `settings.qos` on every
-    /// connect; with `persistentSession` the broker keeps the session of `clientID` across
-    /// disconnections; `handler` hears every event, on the client's thread.
+    /// A client for `settings`'s broker on `loop`; `will` is what the broker publishes if the
+    /// connection is lost without a goodbye; `subscriptions` are subscribed at QoS `settings.qos`
+    /// on every connect; with `persistentSession` the broker keeps the session of `clientID`
+    /// across disconnections; `handler` hears every event, on the loop's thread.
     public init(
         settings: MQTTSettings, clientID: String, will: MQTTMessage? = nil, subscriptions: [String] = [],
-        persistentSession: Bool = false, handler: @escaping @Sendable (MQTTClientEvent) -> Void
+        persistentSession: Bool = false, loop: EventLoop, handler: @escaping @Sendable (MQTTClientEvent) -> Void
     ) {
         self.settings = settings
         self.clientID = clientID
         self.will = will
         self.subscriptions = subscriptions
         self.persistentSession = persistentSession
+        self.loop = loop
         self.handler = handler
-        stopEvent = try? System.eventDescriptor()
-        finishedEvent = try? System.eventDescriptor()
+        session = Confined(Session(), on: loop)
     }
 
     /// "mqtt://localhost:1883", for logs.
     public var name: String { settings.url }
 
-    /// Starts the connection thread.
+    /// Starts connecting.
     public func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "mqtt \(clientID)"
-        self.thread = thread
-        thread.start()
+        loop.execute { [self] in connect() }
     }
 
     /// What became of a message given to ``publish(_:)``.
@@ -106,126 +129,222 @@ public final class MQTTClient: @unchecked Sendable {
         case refused(String)
     }
 
-    /// Publishes `message` at the configured QoS when connected.
+    /// Queues `message` at the configured QoS when connected (on the loop's thread); the loop
+    /// writes it when the socket takes it.
     @discardableResult
     public func publish(_ message: MQTTMessage) -> PublishResult {
-        shared.withLock { state in
-            guard let handle = state.handle, !state.stopping else { return .notConnected }
-            var id: Int32 = 0
-            let result = message.payload.withUnsafeBytes { bytes in
-                mosquitto_publish(
-                    handle, &id, message.topic, Int32(clamping: bytes.count), bytes.baseAddress, Int32(settings.qos), message.retain)
-            }
-            switch result {
-            case MOSQ_ERR_SUCCESS.rawValue: return .sent(id)
-            case MOSQ_ERR_NO_CONN.rawValue, MOSQ_ERR_CONN_LOST.rawValue, MOSQ_ERR_NOMEM.rawValue, MOSQ_ERR_ERRNO.rawValue:
-                return .notConnected
-            default:
-                return .refused(Self.describe(result))
+        guard session.value.phase == .connected, let handle = session.value.handle else { return .notConnected }
+        var id: Int32 = 0
+        let result = message.payload.withUnsafeBytes { bytes in
+            mosquitto_publish(
+                handle, &id, message.topic, Int32(clamping: bytes.count), bytes.baseAddress, Int32(settings.qos), message.retain)
+        }
+        switch result {
+        case MOSQ_ERR_SUCCESS.rawValue:
+            followWrites()
+            return .sent(id)
+        case MOSQ_ERR_NO_CONN.rawValue, MOSQ_ERR_CONN_LOST.rawValue, MOSQ_ERR_NOMEM.rawValue, MOSQ_ERR_ERRNO.rawValue:
+            return .notConnected
+        default:
+            return .refused(Self.describe(result))
+        }
+    }
+
+    /// Says goodbye to the broker (after what was already published), then tells `done` whether
+    /// the goodbye was written: false when a connection was up and its goodbye was not written
+    /// within ``goodbyeWait`` (the broker may then publish the will, as for a crash). A connect
+    /// still under way is left to finish alone.
+    public func stop(then done: @escaping @Sendable (Bool) -> Void = { _ in }) {
+        loop.execute { [self] in
+            switch session.value.phase {
+            case .connected:
+                session.value.phase = .stopping
+                session.value.goodbyes.append(done)
+                if let handle = session.value.handle { mosquitto_disconnect(handle) }
+                session.value.goodbyeTimer = loop.schedule(at: .now + .seconds(Self.goodbyeWait)) { [self] in
+                    session.value.goodbyeTimer = nil
+                    endConnection()
+                    finishGoodbyes(written: false)
+                }
+                followWrites()
+            case .stopping:
+                session.value.goodbyes.append(done)
+            case .waiting:
+                if let timer = session.value.retryTimer { loop.cancel(timer) }
+                session.value.phase = .stopped
+                done(true)
+            case .idle, .connecting, .stopped:
+                session.value.phase = .stopped
+                done(true)
             }
         }
     }
 
-    /// Says goodbye to the broker (after what was already published) and ends the thread; false
-    /// when a connection was up and its goodbye was not written within ``goodbyeWait`` (the broker
-    /// may then publish the will, as for a crash).
+    /// ``stop(then:)``, waiting for the goodbye.
     @discardableResult
-    public func stop() -> Bool {
-        let connected = shared.withLock { state -> Bool in
-            state.stopping = true
-            guard let handle = state.handle else { return false }
-            mosquitto_disconnect(handle)
-            return true
-        }
-        if let stopEvent { System.signalEvent(stopEvent) }
-        // The goodbye is written by the thread: leaving before it is would have the broker
-        // publish the will as for a crash. A connect still under way is left to finish alone.
-        guard thread != nil, let finishedEvent else { return true }
-        let wake = System.wait(stopEvent: finishedEvent, readable: nil, seconds: connected ? Self.goodbyeWait : Self.connectingWait)
-        return !connected || wake != .timeout
+    public func stop() async -> Bool {
+        await withCheckedContinuation { continuation in stop { continuation.resume(returning: $0) } }
     }
 
-    private var isStopping: Bool { shared.withLock { $0.stopping } }
-
-    /// Seconds ``stop()`` waits for the thread to say goodbye to the broker: a bound for a
-    /// machine too busy to schedule it, never reached otherwise.
+    /// Seconds ``stop()`` waits for the goodbye to be written: a bound for a machine too busy to
+    /// write it, never reached otherwise.
     static let goodbyeWait = 30.0
-    /// Seconds ``stop()`` waits for a thread that is not connected (backing off ends at once; a
-    /// connect under way cannot be cut short).
-    static let connectingWait = 1.0
 
-    deinit {
-        if let stopEvent { System.close(stopEvent) }
-        if let finishedEvent { System.close(finishedEvent) }
-    }
+    // MARK: On the loop
 
-    private func run() {
-        defer { if let finishedEvent { System.signalEvent(finishedEvent) } }
+    private func connect() {
+        session.value.retryTimer = nil
+        guard session.value.phase == .idle || session.value.phase == .waiting else { return }
         guard Self.libraryReady else { return handler(.unavailable("libmosquitto could not be initialised")) }
-        var retry = Self.firstRetry
-        var lastReason: String?
-        while !isStopping {
-            let reason: String
-            switch connectAndServe() {
-            case .stopped: return
-            case .lost(let why, let wasConnected):
-                reason = why
-                if wasConnected { retry = Self.firstRetry }
+        let callbacks = CallbackBox(client: self)
+        guard let handle = mosquitto_new(clientID, !persistentSession, Unmanaged.passUnretained(callbacks).toOpaque()) else {
+            return lost("cannot make a libmosquitto client: \(String(cString: strerror(errno)))", wasConnected: false)
+        }
+        if let problem = configure(handle) {
+            mosquitto_destroy(handle)
+            return lost(problem, wasConnected: false)
+        }
+        session.value.handle = handle
+        session.value.callbacks = callbacks
+        session.value.phase = .connecting
+        // The handle goes to the connecting thread and comes back with its result: the loop
+        // leaves it alone while the phase is `connecting`.
+        let address = UInt(bitPattern: handle)
+        do {
+            try System.startThread(named: "mqtt connect", detached: false) { [self, settings] in
+                let result = mosquitto_connect(OpaquePointer(bitPattern: address), settings.host, Int32(settings.port), Self.keepalive)
+                let thread = pthread_self()
+                loop.execute { self.connectFinished(result, by: thread) }
             }
-            if reason != lastReason { handler(.unavailable(reason)) }
-            lastReason = reason
-            guard waitBeforeRetry(seconds: retry) else { return }
-            retry = min(retry * 2, Self.longestRetry)
+        } catch {
+            endConnection()
+            lost("cannot start a thread to connect: \(error.reason)", wasConnected: false)
         }
     }
 
-    private enum SessionEnd {
-        case stopped
-        case lost(String, wasConnected: Bool)
+    /// The connecting thread's result; that thread has nothing left to do, and is joined.
+    private func connectFinished(_ result: Int32, by thread: pthread_t) {
+        System.join(thread)
+        guard let handle = session.value.handle, let callbacks = session.value.callbacks else { return }
+        guard session.value.phase == .connecting else {
+            // Stopped meanwhile.
+            return endConnection()
+        }
+        guard result == MOSQ_ERR_SUCCESS.rawValue else {
+            let reason = callbacks.reason(for: result)
+            endConnection()
+            return lost(reason, wasConnected: false)
+        }
+        session.value.phase = .connected
+        session.value.lastRead = .now
+        session.value.lastWrite = .now
+        session.value.watch = loop.watch(mosquitto_socket(handle), for: interest(of: handle)) { [self] _ in serve() }
+        armKeepalive()
     }
 
-    /// One connection, from connect to its loss or a stop.
-    private func connectAndServe() -> SessionEnd {
-        let box = Unmanaged.passRetained(CallbackBox(client: self))
-        defer { box.release() }
-        guard let handle = mosquitto_new(clientID, !persistentSession, box.toOpaque()) else {
-            return .lost("cannot make a libmosquitto client: \(String(cString: strerror(errno)))", wasConnected: false)
+    /// Reads what the broker sent (a TLS handshake under way goes on there too), writes what
+    /// waits, and acts on what the callbacks noted.
+    private func serve() {
+        guard let handle = session.value.handle, let callbacks = session.value.callbacks else { return }
+        var result = mosquitto_loop_read(handle, 1)
+        session.value.lastRead = .now
+        // Subscribed here, once libmosquitto has left its connect callback and made the session
+        // active: what is published from inside that callback is not acknowledged as usual. Told
+        // once the broker has acknowledged every subscription, so that a message published after
+        // `connected` is one the subscriptions receive.
+        if callbacks.takeNewlyAccepted() {
+            callbacks.subscriptionsPending = subscriptions.count
+            for filter in subscriptions { _ = mosquitto_subscribe(handle, nil, filter, Int32(settings.qos)) }
         }
-        defer { mosquitto_destroy(handle) }
-        if let problem = configure(handle) { return .lost(problem, wasConnected: false) }
-        let connected = mosquitto_connect(handle, settings.host, Int32(settings.port), Self.keepalive)
-        guard connected == MOSQ_ERR_SUCCESS.rawValue else {
-            return .lost(box.takeUnretainedValue().reason(for: connected), wasConnected: false)
+        if callbacks.takeNewlySubscribed() { handler(.connected) }
+        if result == MOSQ_ERR_SUCCESS.rawValue, session.value.handle != nil, mosquitto_want_write(handle) {
+            result = mosquitto_loop_write(handle, 64)
+            session.value.lastWrite = .now
         }
-        let stopped = shared.withLock { state in
-            if !state.stopping { state.handle = handle }
-            return state.stopping
+        guard session.value.handle != nil else { return }
+        if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle) < 0 {
+            // Lost, or (after a stop's DISCONNECT was written) closed by libmosquitto.
+            let wasConnected = callbacks.accepted
+            let reason = callbacks.reason(for: result)
+            let stopping = session.value.phase == .stopping
+            endConnection()
+            if stopping { return finishGoodbyes(written: true) }
+            return lost(reason, wasConnected: wasConnected)
         }
-        if stopped { return .stopped }
-        var result: Int32
-        repeat {
-            result = mosquitto_loop(handle, Self.keepalive * 1000, 1)
-            // Subscribed here, once libmosquitto has left its connect callback and made the
-            // session active: what is published from inside that callback is not acknowledged as
-            // usual. Told once the broker has acknowledged every subscription, so that a message
-            // published after `connected` is one the subscriptions receive.
-            let callbacks = box.takeUnretainedValue()
-            if callbacks.takeNewlyAccepted() {
-                callbacks.subscriptionsPending = subscriptions.count
-                subscribeAll()
+        if let watch = session.value.watch { loop.update(watch, interest: interest(of: handle)) }
+    }
+
+    /// Has the loop wake for writing when libmosquitto has something to write.
+    private func followWrites() {
+        guard let handle = session.value.handle, let watch = session.value.watch else { return }
+        loop.update(watch, interest: interest(of: handle))
+    }
+
+    private func interest(of handle: OpaquePointer) -> EventLoop.Interest {
+        mosquitto_want_write(handle) ? [.readable, .writable] : .readable
+    }
+
+    /// Sets the timer for the next keepalive check: libmosquitto pings once the connection has
+    /// been quiet in either direction for ``keepalive`` seconds (and gives up on a broker that
+    /// does not answer).
+    private func armKeepalive() {
+        let quietSince = min(session.value.lastRead, session.value.lastWrite)
+        let due = max(quietSince + .seconds(Int(Self.keepalive)) + .seconds(1), .now + .seconds(1))
+        session.value.keepaliveTimer = loop.schedule(at: due) { [self] in
+            session.value.keepaliveTimer = nil
+            guard let handle = session.value.handle, session.value.phase == .connected || session.value.phase == .stopping
+            else { return }
+            let result = mosquitto_loop_misc(handle)
+            if result != MOSQ_ERR_SUCCESS.rawValue {
+                let wasConnected = session.value.callbacks?.accepted ?? false
+                let reason = session.value.callbacks?.reason(for: result) ?? Self.describe(result)
+                endConnection()
+                return lost(reason, wasConnected: wasConnected)
             }
-            if callbacks.takeNewlySubscribed() { handler(.connected) }
-        } while result == MOSQ_ERR_SUCCESS.rawValue
-        let wasConnected = box.takeUnretainedValue().accepted
-        let reason = box.takeUnretainedValue().reason(for: result)
-        shared.withLock { $0.handle = nil }
-        if isStopping { return .stopped }
-        return .lost(reason, wasConnected: wasConnected)
+            followWrites()
+            armKeepalive()
+        }
+    }
+
+    /// Closes and frees the current connection, if any.
+    private func endConnection() {
+        if let watch = session.value.watch { loop.unwatch(watch) }
+        if let timer = session.value.keepaliveTimer { loop.cancel(timer) }
+        session.value.watch = nil
+        session.value.keepaliveTimer = nil
+        if let handle = session.value.handle { mosquitto_destroy(handle) }
+        session.value.handle = nil
+        session.value.callbacks = nil
+        if session.value.phase == .connecting || session.value.phase == .connected { session.value.phase = .idle }
+    }
+
+    private func finishGoodbyes(written: Bool) {
+        if let timer = session.value.goodbyeTimer { loop.cancel(timer) }
+        session.value.goodbyeTimer = nil
+        session.value.phase = .stopped
+        let goodbyes = session.value.goodbyes
+        session.value.goodbyes = []
+        for goodbye in goodbyes { goodbye(written) }
+    }
+
+    /// Tells why (once while the reason stays the same), and tries again after the current wait,
+    /// doubling the next one (back to the first after a connection the broker had accepted).
+    private func lost(_ reason: String, wasConnected: Bool) {
+        guard session.value.phase != .stopped, session.value.phase != .stopping else { return }
+        if wasConnected { session.value.retry = Self.firstRetry }
+        if reason != session.value.lastReason { handler(.unavailable(reason)) }
+        session.value.lastReason = reason
+        session.value.phase = .waiting
+        let wait = session.value.retry
+        session.value.retry = min(wait * 2, Self.longestRetry)
+        session.value.retryTimer = loop.schedule(at: .now + .milliseconds(Int64(wait * 1000))) { [self] in connect() }
     }
 
     /// Sets credentials, TLS, the will and the protocol; why it failed, or nil.
     private func configure(_ handle: OpaquePointer) -> String? {
         _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+        // Packets published are queued, and written by the loop: never from inside `publish`,
+        // where a callback could run while its caller holds a lock.
         _ = mosquitto_threaded_set(handle, true)
         mosquitto_connect_callback_set(handle) { _, context, code in
             CallbackBox.from(context).connected(code)
@@ -261,12 +380,6 @@ public final class MQTTClient: @unchecked Sendable {
             if result != MOSQ_ERR_SUCCESS.rawValue { return "will on \(will.topic): \(Self.describe(result))" }
         }
         return nil
-    }
-
-    /// Waits `seconds` or until stopped; false when stopped.
-    private func waitBeforeRetry(seconds: Double) -> Bool {
-        guard let stopEvent else { return false }
-        return System.wait(stopEvent: stopEvent, readable: nil, seconds: seconds) == .timeout && !isStopping
     }
 
     /// libmosquitto's words for a result code (the system's for an errno one).
@@ -347,14 +460,6 @@ public final class MQTTClient: @unchecked Sendable {
             let payload = count == 0 || message.payload == nil
                 ? [] : Array(UnsafeRawBufferPointer(start: message.payload, count: count))
             client.handler(.received(MQTTMessage(topic: String(cString: topic), payload: payload, retain: message.retain)))
-        }
-    }
-
-    /// Subscribes to every topic filter, on each new connection.
-    private func subscribeAll() {
-        shared.withLock { state in
-            guard let handle = state.handle else { return }
-            for filter in subscriptions { _ = mosquitto_subscribe(handle, nil, filter, Int32(settings.qos)) }
         }
     }
 }

@@ -1,9 +1,11 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
-import GeoAlarmReplay
+import GeoAlarmOwnTracks
 import GeoAlarmStore
+import GeoAlarmSystem
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 /// Where the device is, to an MQTT broker, as an ``EventSink`` that follows presence changes
@@ -17,7 +19,7 @@ import Synchronization
 /// agent restarts. The outbox keeps at most `outbox_limit` messages; beyond that the oldest go,
 /// and how many is logged. Retained state (availability, discovery, presence, the tracker's
 /// position) is not queued: it is published afresh on every connect.
-public final class MQTTPublisher: EventSink, @unchecked Sendable {
+public final class MQTTPublisher: EventSink, Service, Sendable {
     private let settings: MQTTSettings
     /// The agent's own OwnTracks topic (`owntracks/USER/HOST`).
     private let topic: String
@@ -35,7 +37,11 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     /// Whether this machine has a position (a receiver): else Home Assistant gets no entities.
     private let ownPosition: Bool
     private let shared: Mutex<PublisherState>
-    private var client: MQTTClient!
+    private let client: MQTTClient
+    /// Carries the client's events to this publisher (which is made after its client).
+    private let events = EventRelay()
+    /// When the fences restored from the state file were first placed: noted in the store at start.
+    private let restoredPlacings: [String: Date]
 
     /// How many outbox messages are in flight (sent, not yet acknowledged) at once.
     static let window = 64
@@ -48,7 +54,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     public init(
         settings: MQTTSettings, user: String, hostName: String, softwareVersion: String, reminders: [Reminder],
         collections: [ReminderCollection], savedPresence: [String: SavedPresence], lifecycles: [String: Lifecycle],
-        ownPosition: Bool = true, unknownError: Double, store: StateStore?, logger: Logger
+        ownPosition: Bool = true, unknownError: Double, store: StateStore?, loop: EventLoop, logger: Logger
     ) {
         self.settings = settings
         topic = settings.owntracksTopic(user: user, hostName: hostName)
@@ -73,25 +79,32 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         var state = PublisherState(reminders: reminders, collections: collections, store: store)
         state.takePresence(savedPresence)
         state.lifecycles = lifecycles
-        // A fence restored from the state file was placed by the fix it was confirmed by.
-        state.noteFirstSeen(savedPresence.compactMapValues(\.time), logger: logger)
-        state.loadOutbox(logger: logger)
         shared = Mutex(state)
+        // A fence restored from the state file was placed by the fix it was confirmed by.
+        restoredPlacings = savedPresence.compactMapValues(\.time)
         availabilityTopic = HomeAssistantDiscovery.availabilityTopic(clientID: clientID)
         client = MQTTClient(
             settings: settings, clientID: clientID,
             will: MQTTMessage(topic: topic, text: OwnTracksJSON.lastWill(connectedAt: Date())),
-            subscriptions: discovery.map { [$0.statusTopic] } ?? []
-        ) { [weak self] event in self?.handle(event) }
+            subscriptions: discovery.map { [$0.statusTopic] } ?? [], loop: loop
+        ) { [events] event in events.send(event) }
+        events.deliver(to: { [weak self] event in self?.handle(event) })
     }
 
     /// Where the agent's own OwnTracks locations go: a source reading the same broker skips them.
     public var ownTopic: String { topic }
 
-    /// Connects (in the background, retrying until it can).
-    public func start() {
+    /// Connects (in the background, retrying until it can) and publishes until graceful
+    /// shutdown, then says goodbye (see ``stop()``).
+    public func run() async throws {
+        shared.withLock { state in
+            state.noteFirstSeen(restoredPlacings, logger: logger)
+            state.loadOutbox(logger: logger)
+        }
         logger.info("publishing to \(settings.url) as \(client.clientID) on \(topic)")
         client.start()
+        try? await gracefulShutdown()
+        await stop()
     }
 
     /// Announcements are not this sink's: it shows where the device is, which presence changes tell.
@@ -158,12 +171,12 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
     }
 
     /// Says `offline` (a clean stop is no crash, but the agent is gone) and disconnects.
-    public func stop() {
+    private func stop() async {
         shared.withLock { state in
             if state.connected { client.publish(MQTTMessage(topic: availabilityTopic, text: "offline", retain: true)) }
             if state.dropped > 0 { logger.warning("mqtt outbox: \(state.dropped) events were dropped as it was full") }
         }
-        if !client.stop() {
+        if await !client.stop() {
             logger.warning("""
                 mqtt: the goodbye to \(settings.url) was not written within \(Int(MQTTClient.goodbyeWait)) s; the broker may \
                 publish the will (an lwt) as for a crash
@@ -171,7 +184,7 @@ public final class MQTTPublisher: EventSink, @unchecked Sendable {
         }
     }
 
-    // MARK: The connection's thread
+    // MARK: The client's events (on the loop)
 
     private func handle(_ event: MQTTClientEvent) {
         switch event {
@@ -517,5 +530,18 @@ struct PublisherState {
         } catch {
             logger.error("\(error); removed reminders' discovery may stay in Home Assistant")
         }
+    }
+}
+
+/// Hands a client's events to whoever ``deliver(to:)`` names (once it exists).
+private final class EventRelay: Sendable {
+    private let receiver = Mutex<(@Sendable (MQTTClientEvent) -> Void)?>(nil)
+
+    func deliver(to receiver: @escaping @Sendable (MQTTClientEvent) -> Void) {
+        self.receiver.withLock { $0 = receiver }
+    }
+
+    func send(_ event: MQTTClientEvent) {
+        receiver.withLock { $0 }?(event)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import GeoAlarmCore
-import GeoAlarmOutput
+import GeoAlarmEncoding
 
 /// The OwnTracks messages geoalarm publishes, following the OwnTracks JSON booklet: a
 /// `transition` per crossing of a region, and `location` for the position.

@@ -1,7 +1,7 @@
 import GeoAlarmConfig
 import GeoAlarmCore
-import GeoAlarmOutput
-import GeoAlarmReplay
+import GeoAlarmEncoding
+import GeoAlarmOwnTracks
 import GeoAlarmSecretBox
 
 /// The OwnTracks secrets of this machine and of the tracked devices: reads their messages as

@@ -1,7 +1,9 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
-import GeoAlarmReplay
+import GeoAlarmOwnTracks
+import GeoAlarmSystem
+import Synchronization
 
 /// Locations that OwnTracks apps (or anything speaking their JSON) publish to a broker, as a
 /// ``FixSource`` of many tracked devices: `run --source owntracks`.
@@ -11,23 +13,27 @@ import GeoAlarmReplay
 /// messages are opened with the device's secret (``OwnTracksSecrets``). A payload that is no
 /// location (malformed, encrypted without a secret, out of range) is reported as ignored, with
 /// its kind and why; the other messages the apps send (`lwt`, `transition`...) are passed over.
-public final class OwnTracksSource: FixSource, @unchecked Sendable {
+public final class OwnTracksSource: FixSource, Sendable {
     private let settings: MQTTSettings
     private let topics: OwnTracksTopics
     /// Topics never read as devices: the agent's own location messages.
     private let skipped: Set<String>
     private let clientID: String
     private let secrets: OwnTracksSecrets
-    private var client: MQTTClient?
-    private var continuation: AsyncStream<SourceReport>.Continuation?
+    private let loop: EventLoop
+    /// The connection and the reports' continuation, once ``reports()`` made them.
+    private let running: Mutex<(client: MQTTClient, continuation: AsyncStream<SourceReport>.Continuation)?>
 
-    /// `skipping` the agent's own OwnTracks topic, so that its published position is not tracked again.
-    public init(settings: MQTTSettings, hostName: String, skipping: Set<String> = []) {
+    /// `skipping` the agent's own OwnTracks topic, so that its published position is not tracked
+    /// again; the connection is driven by `loop`.
+    public init(settings: MQTTSettings, hostName: String, skipping: Set<String> = [], loop: EventLoop) {
         self.settings = settings
         topics = OwnTracksTopics(subscription: settings.subscribe)
         skipped = skipping
         clientID = settings.clientID(hostName: hostName) + "-source"
         secrets = OwnTracksSecrets(secret: settings.secret, deviceSecrets: settings.deviceSecrets)
+        self.loop = loop
+        running = Mutex(nil)
     }
 
     public var name: String { "owntracks \(settings.subscribe) at \(settings.url)" }
@@ -39,7 +45,7 @@ public final class OwnTracksSource: FixSource, @unchecked Sendable {
         // A persistent session of a fixed client id: what the phones publish while the agent is
         // stopped (at QoS 1 or 2) waits at the broker for its return.
         let client = MQTTClient(
-            settings: settings, clientID: clientID, subscriptions: [settings.subscribe], persistentSession: true
+            settings: settings, clientID: clientID, subscriptions: [settings.subscribe], persistentSession: true, loop: loop
         ) { [topics, skipped, secrets] event in
             switch event {
             case .connected:
@@ -66,17 +72,15 @@ public final class OwnTracksSource: FixSource, @unchecked Sendable {
                 }
             }
         }
-        self.client = client
-        self.continuation = continuation
+        running.withLock { $0 = (client, continuation) }
         client.start()
         return stream
     }
 
     /// Disconnects; the reports end at once (a connect still under way is left to finish alone).
     public func stop() {
-        client?.stop()
-        client = nil
-        continuation?.finish()
-        continuation = nil
+        guard let (client, continuation) = running.withLock({ running in defer { running = nil }; return running }) else { return }
+        client.stop(then: { _ in })
+        continuation.finish()
     }
 }

@@ -1,19 +1,22 @@
 internal import CLibNotify
 import Foundation
 import GeoAlarmCore
-import GeoAlarmOutput
+import GeoAlarmSystem
 import Logging
+import ServiceLifecycle
 import Synchronization
 
-/// Desktop pop-ups through libnotify, one per event.
+/// Desktop pop-ups through libnotify, one per event: an event sink, and a service whose `run`
+/// keeps a GLib main loop on a thread of its own while the agent runs.
 ///
 /// `announce` only queues the announcement (a bounded queue: when it is full the oldest waiting
-/// pop-up is dropped) and returns, so the engine and the stdout log never wait for D-Bus.
-/// A GLib main loop on a thread of its own sends the notifications (libnotify blocks up to
-/// 25 s on a hung server) and runs the callbacks of their "Done" and "Snooze 1 h" buttons.
+/// pop-up is dropped) and returns, so the engine and the stdout log never wait for D-Bus. The
+/// GLib thread sends the notifications (libnotify blocks up to 25 s on a hung server) and runs
+/// the callbacks of their "Done" and "Snooze 1 h" buttons, which go straight to `onAction`.
+/// The queue in and `onAction` out are the only ways between the agent's loop and that thread.
 /// Without a session bus or notification server, the first failure is logged once and every
 /// later event tries again, since the server may have started since.
-public final class DesktopNotifier: EventSink, @unchecked Sendable {
+public final class DesktopNotifier: EventSink, Service, Sendable {
     /// How many pop-ups may wait while the server is slow.
     public static let queueLimit = 32
     /// The themed icon shown when a reminder names none.
@@ -23,13 +26,17 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
     private let onAction: @Sendable (NotificationAction, String) -> Void
     private let waiting = Mutex<[Announcement]>([])
     private let dropped = Mutex(0)
-    // Touched only on the GLib thread:
-    private var server: ServerState = .unknown
-    private var loop: OpaquePointer!
-    /// Pop-ups still on screen that have buttons, by reminder id.
-    private var onScreen: [String: [UnsafeMutablePointer<NotifyNotification>]] = [:]
     /// Reminders whose pop-ups are to be closed.
     private let closing = Mutex<[String]>([])
+    /// What only the GLib thread touches (the thread that owns GLib's default context).
+    private let glib = Confined(GLibState()) { g_main_context_is_owner(g_main_context_default()) != 0 }
+
+    private struct GLibState {
+        var server: ServerState = .unknown
+        var loop: OpaquePointer?
+        /// Pop-ups still on screen that have buttons, by reminder id.
+        var onScreen: [String: [UnsafeMutablePointer<NotifyNotification>]] = [:]
+    }
 
     /// What the notification server was last seen doing.
     enum ServerState: Equatable {
@@ -42,21 +49,27 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
     public init(logger: Logger, onAction: @escaping @Sendable (NotificationAction, String) -> Void) {
         self.logger = logger
         self.onAction = onAction
-        NotificationServer.initialize()
-        let ready = DispatchSemaphore(value: 0)
-        let thread = Thread { [self] in
-            loop = g_main_loop_new(nil, 0)
-            ready.signal()
-            g_main_loop_run(loop)
-        }
-        thread.name = "notifications"
-        thread.start()
-        ready.wait()
     }
 
-    /// Ends the GLib loop (at shutdown); pop-ups still on screen stay there.
-    public func quitLoop() {
-        onLoop { notifier in g_main_loop_quit(notifier.loop) }
+    /// Runs the GLib loop on a thread of its own until graceful shutdown; pop-ups still on screen
+    /// stay there. Announcements queued before it starts are shown once it runs.
+    public func run() async throws {
+        let (ended, end) = AsyncStream.makeStream(of: Void.self)
+        try System.startThread(named: "notifications") { [self] in
+            let context = g_main_context_default()
+            g_main_context_acquire(context)
+            NotificationServer.initialize()
+            let loop = g_main_loop_new(nil, 0)
+            glib.value.loop = loop
+            g_main_loop_run(loop)
+            g_main_loop_unref(loop)
+            glib.value.loop = nil
+            g_main_context_release(context)
+            end.finish()
+        }
+        try? await gracefulShutdown()
+        onLoop { notifier in notifier.glib.value.loop.map { g_main_loop_quit($0) } }
+        for await _ in ended {}
     }
 
     public func announce(_ announcement: Announcement) {
@@ -85,8 +98,8 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
     }
 
     private func send(_ announcement: Announcement) {
-        if server == .unknown || server == .missing { lookForServer() }
-        guard case .available(let actions, let markup) = server else { return }
+        if glib.value.server == .unknown || glib.value.server == .missing { lookForServer() }
+        guard case .available(let actions, let markup) = glib.value.server else { return }
         let content = NotificationContent(announcement: announcement, markup: markup)
         let notification = notify_notification_new(content.summary, content.body, content.icon)
         notify_notification_set_urgency(notification, NotifyUrgency(UInt32(content.urgency)))
@@ -131,7 +144,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         }
         g_signal_connect_data(notification, "closed", unsafeBitCast(closed, to: GCallback.self), nil, nil, GConnectFlags(0))
         binding.notification = notification
-        onScreen[announcement.id, default: []].append(notification!)
+        glib.value.onScreen[announcement.id, default: []].append(notification!)
     }
 
     /// Takes the reminder's pop-ups off the screen (it was completed), from any thread.
@@ -139,7 +152,7 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
         closing.withLock { $0.append(id) }
         onLoop { notifier in
             for id in notifier.closing.withLock({ ids in defer { ids.removeAll() }; return ids }) {
-                for notification in notifier.onScreen[id] ?? [] { notify_notification_close(notification, nil) }
+                for notification in notifier.glib.value.onScreen[id] ?? [] { notify_notification_close(notification, nil) }
             }
         }
     }
@@ -157,8 +170,8 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
     /// A pop-up is gone (closed and released): stop tracking it.
     fileprivate func forget(_ binding: ActionBinding) {
         guard let notification = binding.notification else { return }
-        onScreen[binding.reminder]?.removeAll { $0 == notification }
-        if onScreen[binding.reminder]?.isEmpty == true { onScreen[binding.reminder] = nil }
+        glib.value.onScreen[binding.reminder]?.removeAll { $0 == notification }
+        if glib.value.onScreen[binding.reminder]?.isEmpty == true { glib.value.onScreen[binding.reminder] = nil }
     }
 
     private func lookForServer() {
@@ -166,8 +179,8 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
             serverLost("nothing answers as org.freedesktop.Notifications")
             return
         }
-        let wasMissing = server == .missing
-        server = .available(actions: found.showsButtons, markup: found.capabilities.contains("body-markup"))
+        let wasMissing = glib.value.server == .missing
+        glib.value.server = .available(actions: found.showsButtons, markup: found.capabilities.contains("body-markup"))
         if wasMissing {
             logger.info("notification server \(found.name) is back; showing pop-ups again")
         } else {
@@ -176,10 +189,10 @@ public final class DesktopNotifier: EventSink, @unchecked Sendable {
     }
 
     private func serverLost(_ reason: String) {
-        if server != .missing {
+        if glib.value.server != .missing {
             logger.warning("no notification server on the session bus (\(reason)); continuing headless")
         }
-        server = .missing
+        glib.value.server = .missing
     }
 }
 

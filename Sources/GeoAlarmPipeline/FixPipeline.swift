@@ -126,6 +126,21 @@ public final class FixPipeline {
         return lifecycles
     }
 
+    /// Takes a pop-up button's action on reminder `id` straight from the notifier: written to the
+    /// state file (for other processes), taken by the announcer, and a reminder just completed is
+    /// taken off every sink (its pop-ups closed). The lifecycles as they now are, for the
+    /// pipelines of tracked devices (``takeLifecycles(_:)``).
+    public func apply(_ action: ReminderAction, to id: String) -> [String: Lifecycle] {
+        state.apply(action, to: id)
+        let wasCompleted = announcer.lifecycles[id]?.completedAt != nil
+        announcer.apply(action, to: id)
+        if case .complete = action, !wasCompleted {
+            for sink in sinks { sink.reminderCompleted(id) }
+        }
+        for sink in sinks { sink.lifecyclesChanged(announcer.lifecycles) }
+        return announcer.lifecycles
+    }
+
     /// Announces every time alarm whose time (or snooze's end) has come by `now`, also one that
     /// came while the agent was stopped: committed first, then given to the sinks.
     public func fireDueAlarms(now: Date) {
@@ -146,11 +161,6 @@ public final class FixPipeline {
             alarm.nextFiring(in: announcer.timeZone, lifecycle: announcer.lifecycles[alarm.id] ?? Lifecycle())
         }
         return alarmsDue.min()
-    }
-
-    /// Ends what the sinks have under way (hooks, the pop-up loop), last sink first.
-    public func stopSinks() {
-        for sink in sinks.reversed() { sink.stop() }
     }
 }
 

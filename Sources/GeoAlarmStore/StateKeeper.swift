@@ -1,15 +1,16 @@
 import Foundation
 import GeoAlarmCore
 import Logging
+import Synchronization
 
 /// Keeps an engine's state in a ``StateStore``, and carries on in memory when the store fails.
 ///
-/// Used from one loop at a time (the agent's, or replay's).
-public final class StateKeeper: @unchecked Sendable {
-    private var store: StateStore?
+/// Used from one loop at a time (the agent's, or replay's); a lock keeps it safe all the same.
+public final class StateKeeper: Sendable {
+    /// The open store (nil in memory, or once it failed), and its data version when
+    /// ``changedByOthers()`` last looked.
+    private let held: Mutex<(store: StateStore?, seenVersion: Int?)>
     private let logger: Logger
-    /// The store's data version when ``changedByOthers()`` last looked.
-    private var seenVersion: Int?
     /// The tracked device whose sides this keeper keeps; nil for this machine's own.
     public let device: String?
 
@@ -18,19 +19,25 @@ public final class StateKeeper: @unchecked Sendable {
     public init(path: String?, logger: Logger) {
         self.logger = logger
         device = nil
-        guard let path else { return }
-        do {
-            store = try StateStore(path: path)
-        } catch {
-            logger.error("\(error); state will not persist, running in memory")
+        var store: StateStore?
+        if let path {
+            do {
+                store = try StateStore(path: path)
+            } catch {
+                logger.error("\(error); state will not persist, running in memory")
+            }
         }
+        held = Mutex((store, nil))
     }
 
     private init(store: StateStore?, logger: Logger, device: String) {
-        self.store = store
+        held = Mutex((store, nil))
         self.logger = logger
         self.device = device
     }
+
+    /// The store while it works.
+    private var store: StateStore? { held.withLock { $0.store } }
 
     /// A keeper of a tracked device's sides in the same store (lifecycles are one for every device).
     public func scoped(to device: String) -> StateKeeper {
@@ -82,8 +89,10 @@ public final class StateKeeper: @unchecked Sendable {
         guard let store else { return false }
         do {
             let version = try store.dataVersion()
-            defer { seenVersion = version }
-            return version != seenVersion
+            return held.withLock { held in
+                defer { held.seenVersion = version }
+                return version != held.seenVersion
+            }
         } catch {
             fail(error)
             return false
@@ -126,6 +135,19 @@ public final class StateKeeper: @unchecked Sendable {
         }
     }
 
+    /// Writes a pop-up button's action on reminder `id`, as `geoalarm complete` and `snooze` would.
+    public func apply(_ action: ReminderAction, to id: String) {
+        guard let store else { return }
+        do {
+            switch action {
+            case .complete(let time): try store.setCompleted(id, at: time)
+            case .snooze(let until): try store.snooze(id, until: until)
+            }
+        } catch {
+            fail(error)
+        }
+    }
+
     /// Notes the last fix used (for `geoalarm status`).
     public func saveLastFix(_ fix: Fix) {
         guard let store else { return }
@@ -138,6 +160,6 @@ public final class StateKeeper: @unchecked Sendable {
 
     private func fail(_ error: StoreError) {
         logger.error("\(error); state will not persist from now on, running in memory")
-        store = nil
+        held.withLock { $0.store = nil }
     }
 }

@@ -218,6 +218,35 @@ public enum System {
         try retrying("inotify_add_watch") { inotify_add_watch(inotify, folder, events.rawValue | UInt32(IN_MASK_ADD)) }
     }
 
+    /// One event of an inotify descriptor: its watch descriptor, what happened, and to which file
+    /// of the watched folder.
+    public struct FileEvent: Sendable, Equatable {
+        public var watch: Int32
+        public var mask: UInt32
+        public var name: String
+    }
+
+    /// The events a non-blocking inotify descriptor holds now; empty when it has none.
+    public static func readFileEvents(_ inotify: Int32) -> [FileEvent] {
+        var events: [FileEvent] = []
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let header = MemoryLayout<inotify_event>.size
+        while let count = try? read(inotify, into: &buffer), count > 0 {
+            var offset = 0
+            while offset + header <= count {
+                let (watch, mask, length) = buffer.withUnsafeBytes { raw in
+                    (raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                     raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                     Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
+                let name = buffer[(offset + header)..<min(offset + header + length, count)].prefix { $0 != 0 }
+                events.append(FileEvent(watch: watch, mask: mask, name: String(decoding: name, as: UTF8.self)))
+                offset += header + length
+            }
+        }
+        return events
+    }
+
     /// A counter descriptor that wakes a `poll` when written (eventfd), non-blocking.
     public static func eventDescriptor() throws(SystemError) -> Int32 {
         try retrying("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
@@ -254,4 +283,68 @@ public enum System {
         var count: UInt64 = 0
         _ = Glibc.read(descriptor, &count, 8)
     }
+}
+
+extension System {
+    /// Starts a thread named `name` (at most 15 bytes show in `/proc`) running `body`. A detached
+    /// thread cleans up after itself; one that is not must be ended with ``join(_:)``.
+    @discardableResult
+    public static func startThread(
+        named name: String, detached: Bool = true, _ body: @escaping @Sendable () -> Void
+    ) throws(SystemError) -> pthread_t {
+        let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { raw in
+            Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, box)
+        guard result == 0 else {
+            Unmanaged<ThreadBody>.fromOpaque(box).release()
+            throw SystemError(call: "pthread_create", code: result)
+        }
+        _ = pthread_setname_np(thread, String(decoding: Array(name.utf8.prefix(15)), as: UTF8.self))
+        if detached { pthread_detach(thread) }
+        return thread
+    }
+
+    /// Waits for a thread started with `detached: false` to end, and frees what it held.
+    public static func join(_ thread: pthread_t) {
+        _ = pthread_join(thread, nil)
+    }
+
+    /// Blocks `signals` for the calling thread and the threads it starts afterwards, so that they
+    /// wait for a ``signalDescriptor(_:)`` to be read instead of acting at once. Children started
+    /// through ``ChildProcess`` get the default mask back.
+    public static func blockSignals(_ signals: [Int32]) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// A non-blocking signalfd that becomes readable when one of `signals` (blocked with
+    /// ``blockSignals(_:)``) is pending.
+    public static func signalDescriptor(_ signals: [Int32]) throws(SystemError) -> Int32 {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal) }
+        return try retrying("signalfd") { signalfd(-1, &set, Int32(SFD_NONBLOCK | SFD_CLOEXEC)) }
+    }
+
+    /// The signals a signalfd holds now, in the order they came; empty when none is pending.
+    public static func readSignals(_ descriptor: Int32) -> [Int32] {
+        var signals: [Int32] = []
+        var info = signalfd_siginfo()
+        let size = MemoryLayout<signalfd_siginfo>.size
+        while (try? retrying("read") { Glibc.read(descriptor, &info, size) }) == size {
+            signals.append(Int32(bitPattern: info.ssi_signo))
+        }
+        return signals
+    }
+}
+
+/// A thread's body, carried through `pthread_create`'s one pointer.
+private final class ThreadBody {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }

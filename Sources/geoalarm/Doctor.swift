@@ -138,16 +138,13 @@ struct Doctor: AsyncParsableCommand {
         guard let settings = config.mqtt else { return Finding(.skip, "mqtt", "no [mqtt] table: no broker is used") }
         let (answers, answered) = AsyncStream.makeStream(of: MQTTClientEvent.self)
         let clientID = settings.clientID(hostName: ProcessInfo.processInfo.shortHostName) + "-doctor"
-        let client = MQTTClient(settings: settings, clientID: clientID) { answered.yield($0) }
+        let client = MQTTClient(settings: settings, clientID: clientID, loop: .main) { answered.yield($0) }
         client.start()
-        defer { client.stop() }
         // As GPSDSample gives gpsd its patience: the answers end when the time is up.
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(Self.brokerWait))
-            answered.finish()
-        }
-        defer { deadline.cancel() }
+        let deadline = EventLoop.main.schedule(at: .now + .seconds(Self.brokerWait)) { answered.finish() }
         let answer = await answers.first { if case .acknowledged = $0 { false } else { true } }
+        EventLoop.main.cancel(deadline)
+        await client.stop()
         let who = settings.username.map { " as \($0)" } ?? ""
         switch answer {
         case .connected?, .received?:

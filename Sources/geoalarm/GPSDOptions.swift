@@ -3,6 +3,7 @@ import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
+import GeoAlarmSystem
 
 extension GPSDEndpoint: ExpressibleByArgument {
     /// Reads `HOST`, `HOST:PORT` or `[IPv6]:PORT`.
@@ -37,7 +38,7 @@ struct GPSDOptions: ParsableArguments {
     func look(config: Config?, seconds: Double, dated: Bool) async -> (endpoint: GPSDEndpoint, sample: GPSDSample) {
         let endpoint = endpoint(config: config, environment: ProcessInfo.processInfo.environment)
         let settings = config?.settings ?? EngineSettings()
-        let sample = await GPSDSample.take(from: endpoint, device: device, patience: .milliseconds(Int64(seconds * 1000))) { fix in
+        let sample = await GPSDSample.take(from: endpoint, device: device, patience: .milliseconds(Int64(seconds * 1000)), loop: .main) { fix in
             (!dated || fix.time != nil) && settings.admitsError(of: fix)
         }
         return (endpoint, sample)

@@ -2,17 +2,18 @@ import ArgumentParser
 import Foundation
 import GeoAlarmSystem
 
-/// Runs the command line on one thread (see ``OneThreadExecutors``).
+/// Runs the command line on one thread: every task on ``EventLoop/main``, which `main` runs.
 @main
 enum Entry {
     static func main() {
         // A write to a pipe whose reader has gone fails with EPIPE, handled where it is seen,
         // instead of killing the process.
         System.ignoreBrokenPipes()
-        OneThreadExecutors.run {
+        Task(executorPreference: EventLoop.main) {
             await GeoAlarm.main()
-            return 0
+            exit(0)
         }
+        EventLoop.main.run()
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 import GeoAlarmCore
-import GeoAlarmOutput
+import GeoAlarmEncoding
 
 /// One JSON object printed on a line of its own, members in the order added (`list --json`,
 /// `status --json`): a ``JSONObject`` with numbers rounded as these commands show them.

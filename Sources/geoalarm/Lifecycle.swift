@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
-import GeoAlarmOutput
+import GeoAlarmEncoding
 
 /// The reminder named on the command line, checked against the config.
 struct ReminderArgument: ParsableArguments {

@@ -7,8 +7,9 @@ import GeoAlarmGPSD
 import GeoAlarmHooks
 import GeoAlarmMQTT
 import GeoAlarmNotify
-import GeoAlarmStore
 import GeoAlarmOutput
+import GeoAlarmStore
+import GeoAlarmSystem
 import Logging
 import ServiceLifecycle
 
@@ -44,6 +45,10 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var stateOptions: StateOptions
 
     func run() async throws {
+        // Before anything else, while this is the only thread: a signal that comes while the
+        // config loads waits for the agent's SignalService (every later thread inherits the mask).
+        System.blockSignals(SignalService.blockedSignals)
+        let loop = EventLoop.main
         let config = try options.load()
         let logger = Diagnostics.logger
         let environment = ProcessInfo.processInfo.environment
@@ -56,29 +61,24 @@ struct Run: AsyncParsableCommand {
                 recorded in the state file, shown and passed to hooks
                 """)
         }
+        let channel = AgentChannel()
+        // The sinks, in the order they hear of an event; those that are also services (their
+        // threads, children and connections) start before the agent and stop after it.
         var sinks: [any EventSink] = [EventLog(format: json ? .json : .text, writer: stdout)]
         var services: [any Service] = []
         if headless || !config.notify {
             logger.info("headless: events are logged, no pop-ups")
         } else {
-            let statePath = stateOptions.path
+            // A button goes straight to the agent, which writes the state file for other processes.
             let notifier = DesktopNotifier(logger: logger) { action, reminder in
                 logger.info("\"\(action == .done ? "Done" : "Snooze 1 h")\" pressed for reminder \(reminder)")
-                do {
-                    let store = try StateStore(path: statePath)
-                    switch action {
-                    case .done: try store.setCompleted(reminder, at: Date())
-                    case .snooze: try store.snooze(reminder, until: Date().addingTimeInterval(3600))
-                    }
-                } catch {
-                    logger.error("\(error)")
-                }
+                let now = Date()
+                let taken: ReminderAction = action == .done ? .complete(at: now) : .snooze(until: now.addingTimeInterval(3600))
+                channel.continuation.yield(.reminderAction(taken, id: reminder))
             }
             sinks.append(notifier)
-            services.append(NotifierService(notifier: notifier))
+            services.append(notifier)
         }
-        sinks.append(HookRunner(
-            directory: ConfigLocation.hooksDirectory(environment: environment), timeout: config.hookTimeout, logger: logger))
         let keeper = StateKeeper(path: stateOptions.path, logger: logger)
         let hostName = ProcessInfo.processInfo.shortHostName
         var ownTopic: String?
@@ -87,29 +87,38 @@ struct Run: AsyncParsableCommand {
                 settings: mqtt, user: environment["USER"] ?? "user", hostName: hostName,
                 softwareVersion: GeoAlarm.configuration.version, reminders: config.reminders.filter(\.isEnabled),
                 collections: config.collections.filter(\.template.isEnabled), savedPresence: keeper.savedPresence(),
-                lifecycles: keeper.lifecycles(), ownPosition: source == .gpsd, unknownError: config.settings.maxError ?? 100, store: keeper.sharedStore, logger: logger)
+                lifecycles: keeper.lifecycles(), ownPosition: source == .gpsd, unknownError: config.settings.maxError ?? 100,
+                store: keeper.sharedStore, loop: loop, logger: logger)
             // After the pop-ups (seen at once), before the hooks.
-            sinks.insert(publisher, at: sinks.count - 1)
-            publisher.start()
+            sinks.append(publisher)
+            services.append(publisher)
             ownTopic = publisher.ownTopic
         }
-        let channel = AgentChannel()
+        let hooks = HookRunner(
+            directory: ConfigLocation.hooksDirectory(environment: environment), timeout: config.hookTimeout, loop: loop,
+            logger: logger)
+        sinks.append(hooks)
+        services.append(hooks)
         switch source {
         case .gpsd:
-            let fixes = GPSDSource(endpoint: endpoint, device: gpsdOptions.device)
+            let fixes = GPSDSource(endpoint: endpoint, device: gpsdOptions.device, loop: loop)
             services += agentServices(source: fixes, channel: channel, config: config, keeper: keeper, sinks: sinks)
         case .owntracks:
             guard let mqtt = config.mqtt else {
                 Diagnostics.error("\(config.path): --source owntracks needs an [mqtt] table with the broker's url")
                 throw ExitCode.failure
             }
-            let fixes = OwnTracksSource(settings: mqtt, hostName: hostName, skipping: Set(ownTopic.map { [$0] } ?? []))
+            let fixes = OwnTracksSource(settings: mqtt, hostName: hostName, skipping: Set(ownTopic.map { [$0] } ?? []), loop: loop)
             services += agentServices(source: fixes, channel: channel, config: config, keeper: keeper, sinks: sinks)
         }
-        // Shut down in reverse order: the source stops first, the notifier's loop last.
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // Shut down in reverse order: the source stops first, then the agent, the hooks, MQTT and
+        // the notifier's loop last. The signal service ends the group when SIGTERM or SIGINT comes.
+        let signals = ServiceGroupConfiguration.ServiceConfiguration(
+            service: SignalService(channel: channel, loop: loop), successTerminationBehavior: .gracefullyShutdownGroup)
+        var configuration = ServiceGroupConfiguration(
+            services: [signals] + services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }, logger: logger)
+        configuration.maximumCancellationDuration = nil
+        let group = ServiceGroup(configuration: configuration)
         try await group.run()
     }
 
@@ -119,10 +128,10 @@ struct Run: AsyncParsableCommand {
     ) -> [any Service] {
         let logger = Diagnostics.logger
         return [
-            AlarmAgent(source: source, channel: channel, config: config, state: keeper, sinks: sinks, logger: logger),
+            AlarmAgent(source: source, channel: channel, loop: .main, config: config, state: keeper, sinks: sinks, logger: logger),
             WatcherService(
                 configPath: config.path, statePath: keeper.isPersisting ? stateOptions.path : nil, channel: channel,
-                logger: logger),
+                loop: .main, logger: logger),
             SourceService(source: source, channel: channel),
         ]
     }

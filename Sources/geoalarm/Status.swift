@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
-import GeoAlarmOutput
+import GeoAlarmEncoding
 
 /// `geoalarm status`: where the agent thinks you are, reminder by reminder.
 struct Status: ParsableCommand {

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmEncoding
 import GeoAlarmOutput
 import Testing
 

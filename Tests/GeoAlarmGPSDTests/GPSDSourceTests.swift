@@ -1,12 +1,12 @@
 import Foundation
 import GeoAlarmCore
 import GeoAlarmGPSD
+import GeoAlarmSystem
 import GeoAlarmTestSupport
 import Testing
 
-/// The gpsd source against a real gpsd (gpsfake), in this test process: here Swift's standard
-/// executors run the tasks, so the source reads on its own thread (the agent's task loop reads
-/// it in `geoalarm run`, which the live tests cover).
+/// The gpsd source against a real gpsd (gpsfake), on an event loop of the test's own (the agent
+/// runs it on the main thread's loop in `geoalarm run`, which the live tests cover).
 struct GPSDSourceTests {
     static let walk = Command.root.appendingPathComponent("config/demo/walk.nmea").path
 
@@ -14,7 +14,9 @@ struct GPSDSourceTests {
         let gpsd = try GPSFake()
         defer { gpsd.stop() }
         try gpsd.load(Self.walk)
-        let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port))
+        let loop = try EventLoop.startOnNewThread()
+        defer { loop.stop() }
+        let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port), loop: loop)
         // Plays the walk once the source watches; stops the source when the walk has ended, so
         // that a source that misses its fixes fails the test instead of hanging it.
         Thread {
@@ -42,7 +44,9 @@ struct GPSDSourceTests {
 
     @Test func reportsGpsdAwayAndEndsWhenStoppedWhileWaiting() async throws {
         let nothingListens = try GPSFake()
-        let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: nothingListens.port))
+        let loop = try EventLoop.startOnNewThread()
+        defer { loop.stop() }
+        let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: nothingListens.port), loop: loop)
         var reasons: [String] = []
         for await report in source.reports() {
             if case .unavailable(let reason) = report {

@@ -12,6 +12,9 @@ import Testing
 /// which the other tests here would change while it runs.
 @Suite(.serialized)
 struct HookRunnerTests {
+    /// The loop the runners of these tests watch their hooks on (the agent's is its main thread).
+    static let loop = try! EventLoop.startOnNewThread()
+
     static let event = GeofenceEvent(
         kind: .leave,
         reminder: Reminder(id: "parcel", title: "Pick up the parcel", notes: "Front desk",
@@ -85,9 +88,9 @@ struct HookRunnerTests {
         try FileManager.default.createDirectory(atPath: "\(directory)/subdir", withIntermediateDirectories: true)
         var event = Self.event
         event.reminder.alert.command = ["/usr/bin/paplay", "bell.oga"]
-        let runner = HookRunner(directory: directory, timeout: 10, logger: CapturingLog().logger)
+        let runner = HookRunner(directory: directory, timeout: 10, loop: Self.loop, logger: CapturingLog().logger)
         #expect(runner.commands(for: .crossing(event)) == [["/usr/bin/paplay", "bell.oga"], ["\(directory)/a-hook"], ["\(directory)/b-hook"]])
-        #expect(HookRunner(directory: "/nonexistent", timeout: 1, logger: CapturingLog().logger).commands(for: .crossing(Self.event)).isEmpty)
+        #expect(HookRunner(directory: "/nonexistent", timeout: 1, loop: Self.loop, logger: CapturingLog().logger).commands(for: .crossing(Self.event)).isEmpty)
     }
 
     /// Collects how each hook run ended, for a test to wait on: each outcome wakes the waiter.
@@ -138,7 +141,7 @@ struct HookRunnerTests {
     }
 
     static func runner(timeout: Double, log: CapturingLog, outcomes: Outcomes, directory: String? = nil) -> HookRunner {
-        HookRunner(directory: directory, timeout: timeout, logger: log.logger) { outcomes.record($0, $1) }
+        HookRunner(directory: directory, timeout: timeout, loop: Self.loop, logger: log.logger) { outcomes.record($0, $1) }
     }
 
     /// Anyone could drop a program into a hooks folder that others can write: its hooks are not
@@ -149,7 +152,7 @@ struct HookRunnerTests {
         var event = Self.event
         event.reminder.alert.command = ["/bin/true"]
         let log = CapturingLog()
-        let runner = HookRunner(directory: directory, timeout: 10, logger: log.logger)
+        let runner = HookRunner(directory: directory, timeout: 10, loop: Self.loop, logger: log.logger)
         #expect(runner.commands(for: .crossing(event)) == [["/bin/true"]])
         #expect(log.messages == ["warning: hooks not run: the hooks folder \(directory) is writable by others: run chmod o-w \(directory)"])
         chmod(directory, 0o775)
@@ -220,7 +223,7 @@ struct HookRunnerTests {
         #expect(outcomes.wait(for: 1) == [.succeeded])
     }
 
-    @Test func hooksStillRunningAtShutdownAreStoppedAndReaped() throws {
+    @Test func hooksStillRunningAtShutdownAreStoppedAndReaped() async throws {
         let outcomes = Outcomes()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hook-left-\(UUID().uuidString)").path
         let runner = Self.runner(timeout: 60, log: CapturingLog(), outcomes: outcomes)
@@ -229,7 +232,7 @@ struct HookRunnerTests {
         runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "trap '' TERM; echo $$ > \(scratch).2.tmp && mv \(scratch).2.tmp \(scratch).2; sleep 30"])))
         let child = try #require(Self.pid(in: "\(scratch).1"))
         #expect(Self.pid(in: "\(scratch).2") != nil)
-        runner.stop()
+        await runner.shutdown()
         #expect(outcomes.all == [.stoppedAtShutdown, .stoppedAtShutdown])
         #expect(Self.ended(child), "the hook's child was stopped with it")
         #expect(Self.zombies().isEmpty)
@@ -250,7 +253,7 @@ struct HookRunnerTests {
     ///
     /// Tests in other suites start threads while this one runs, so the process's thread count
     /// is held to a bound with room for them that a thread per running hook (16) would exceed.
-    @Test func aBurstOfHangingHooksGrowsNeitherThreadsNorDescriptors() throws {
+    @Test func aBurstOfHangingHooksGrowsNeitherThreadsNorDescriptors() async throws {
         let log = CapturingLog()
         let outcomes = Outcomes()
         let started = FileManager.default.temporaryDirectory.appendingPathComponent("hook-started-\(UUID().uuidString)").path
@@ -271,7 +274,7 @@ struct HookRunnerTests {
         #expect(Self.count("/proc/self/task") < threadsBefore + HookRunner.maximumRunning / 2)
         #expect(Self.count("/proc/self/fd") <= descriptorsBefore + 3 * HookRunner.maximumRunning + 4)
         #expect(outcomes.all.filter { if case .notRun = $0 { true } else { false } }.count == dropped)
-        runner.stop()
+        await runner.shutdown()
         #expect(outcomes.all.count == 400)
         #expect(Self.zombies().isEmpty)
     }

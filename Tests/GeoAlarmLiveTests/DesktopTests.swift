@@ -82,6 +82,10 @@ struct DesktopTests {
         #expect(agent.stdout.contains("arrive  bread"))
         #expect(desktop.waitUntilShown(2), "\(desktop.shown)")
         #expect(desktop.shown.last == "Arrived: Buy bread")
+        // Pop-ups add GLib's threads (its loop, GDBus's worker) to the agent's one loop, nothing else.
+        let threads = ThreadTests.threads(of: agent.pid)
+        #expect(threads.first == "geoalarm" && threads.contains("notifications"), "\(threads)")
+        #expect(Set(threads).isSubset(of: ["geoalarm", "notifications", "gdbus", "gmain"]), "\(threads)")
         func breadInHistory() -> Bool {
             let history = (try? desktop.dunstctl(["history"]).stdout) ?? ""
             return history.contains("Arrived: Buy bread")
@@ -90,6 +94,59 @@ struct DesktopTests {
         #expect(try Command.run(["complete", "bread", "-c", config, "--state", state]).status == 0)
         #expect(desktop.waitForSignals(until: breadInHistory), "closed once completed")
         gpsd.stop()
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
+    /// The pop-up's buttons, pressed for real: dunst's context menu (`dunstctl context`) runs its
+    /// `dmenu` setting, here a script that picks the button. The press goes straight to the agent
+    /// (not through the state file): it writes the state file (what `geoalarm status` reads),
+    /// closes a completed reminder's pop-up, and Home Assistant's sensor shows the new lifecycle.
+    @Test(arguments: ["Done", "Snooze 1 h"])
+    func pressingAPopUpButtonActsOnTheReminder(button: String) throws {
+        // dunst lists each action of the pop-ups on screen as "#LABEL (SUMMARY) [ID,KEY]" and runs
+        // the one picked: here the bakery pop-up's.
+        let picker = try Command.temporaryFile(
+            "#!/bin/sh\ngrep -F '#\(button) (' | grep -m1 -F 'Buy bread'\n", named: "pick-\(UUID().uuidString)")
+        chmod(picker, 0o755)
+        let desktop = try DesktopSession(
+            dunstConfig: Self.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
+        let broker = try Mosquitto()
+        let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+        // Critical: the pop-up stays on screen until it is acted on.
+        let config = try Command.temporaryFile(
+            demo.replacingOccurrences(of: "radius = \"30m\"\n\n", with: "radius = \"30m\"\nurgency = \"critical\"\n\n")
+                + "\n[mqtt]\nurl = \"\(broker.url)\"\nclient_id = \"desktop-test\"\nhomeassistant = true\n")
+        let state = Command.scratchState()
+        let sensor = "geoalarm/desktop-test/reminder/bread/attributes"
+        let homeAssistant = try broker.subscribe([sensor])
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
+        let agent = try Background(["run", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsd.port)"], environment: desktop.environment)
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(desktop.waitUntilShown(2), "\(desktop.shown)")
+        #expect(desktop.shown.last == "Arrived: Buy bread")
+
+        #expect(try desktop.dunstctl(["context"]).status == 0)
+        func lifecycle() -> [String: Any]? { MQTTLines(homeAssistant.stdout).objects(on: sensor).last }
+        let done = button == "Done"
+        #expect(homeAssistant.waitUntil { _ in
+            done ? lifecycle()?["completed"] as? Bool == true : lifecycle()?["snoozed_until"] is String
+        }, "\(homeAssistant.stdout)\n\(agent.stderr)")
+        #expect(agent.stderr.contains("\"\(button)\" pressed for reminder bread"))
+        let status = try Command.run(["status", "--json", "-c", config, "--state", state])
+        let bread = try #require(status.stdoutLines.compactMap { line in
+            try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        }.first { $0["id"] as? String == "bread" })
+        if done {
+            #expect(bread["completed"] as? Bool == true)
+            #expect(desktop.waitForSignals { (try? desktop.dunstctl(["history"]).stdout.contains("Arrived: Buy bread")) == true },
+                    "its pop-up closed once completed")
+        } else {
+            #expect(bread["completed"] as? Bool == false)
+            #expect(bread["snoozed_until"] is String)
+        }
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
     }

@@ -241,6 +241,45 @@ struct LiveAgentTests {
     }
 }
 
+/// One loop owns every descriptor: an agent is one thread, however many parts it has, and
+/// pop-ups add GLib's threads only.
+@Suite(.serialized)
+struct ThreadTests {
+    /// The names of `pid`'s threads (the main thread has the program's).
+    static func threads(of pid: pid_t) -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.sorted().compactMap { task in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    /// Connected to gpsd, watching its config and state file, with a hook run for every event.
+    @Test func aHeadlessAgentIsOneThread() throws {
+        let hooks = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-xdg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: hooks.appendingPathComponent("geoalarm/hooks"), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        let hook = hooks.appendingPathComponent("geoalarm/hooks/note").path
+        try Data("#!/bin/sh\necho \"$GEOALARM_EVENT\" >> \(hook).out\n".utf8).write(to: URL(fileURLWithPath: hook))
+        chmod(hook, 0o755)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = hooks.path
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(LiveAgentTests.walk, pace: 0.02)
+        let agent = try Background(
+            ["run", "--headless", "--state", Command.scratchState(), "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"],
+            environment: environment)
+        #expect(try gpsd.playWhenWatched(), "\(agent.stderr)")
+        // Connected (the connecting thread is joined before the agent hears of it) and mid-walk.
+        #expect(agent.waitUntil { !$0.stdoutLines.isEmpty }, "\(agent.stderr)")
+        #expect(Self.threads(of: agent.pid) == ["geoalarm"], "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+}
+
 /// A stop request (SIGTERM) ends the agent cleanly whatever it is waiting on. How fast it
 /// ends is a figure of `make bench` (LiveLatency), not an assertion here.
 @Suite(.serialized)

@@ -2,7 +2,7 @@ import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 @testable import GeoAlarmMQTT
-import GeoAlarmReplay
+import GeoAlarmOwnTracks
 import GeoAlarmSecretBox
 import GeoAlarmStore
 import GeoAlarmTestSupport

@@ -9,6 +9,7 @@ import GeoAlarmCore
 import GeoAlarmGPSD
 import GeoAlarmOutput
 import GeoAlarmStore
+import GeoAlarmSystem
 import GeoAlarmTestSupport
 import Logging
 import Synchronization
@@ -27,10 +28,12 @@ func measure(reminders: [Reminder]) async throws -> (delays: [Duration], events:
     logger.logLevel = .error
     let config = Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders)
     let counter = EventCounter()
-    let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port))
+    let loop = try EventLoop.startOnNewThread()
+    defer { loop.stop() }
+    let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port), loop: loop)
     let channel = AgentChannel()
     let agent = AlarmAgent(
-        source: source, channel: channel, config: config, state: StateKeeper(path: nil, logger: logger),
+        source: source, channel: channel, loop: loop, config: config, state: StateKeeper(path: nil, logger: logger),
         sinks: [EventLog(format: .text, writer: sink), counter], logger: logger,
         latency: { delay in delays.withLock { $0.append(delay) } })
     let feeding = Task { for await report in source.reports() { channel.continuation.yield(.source(report)) } }

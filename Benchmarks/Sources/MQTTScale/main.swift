@@ -17,6 +17,7 @@ import GeoAlarmCore
 import GeoAlarmMQTT
 import GeoAlarmPipeline
 import GeoAlarmStore
+import GeoAlarmSystem
 import GeoAlarmTestSupport
 import Logging
 import Synchronization
@@ -128,7 +129,11 @@ func fail(_ message: String) -> Never {
 let heard = Mutex(Heard())
 let ready = DispatchSemaphore(value: 0)
 
-let listener = MQTTClient(settings: broker, clientID: "bench-listener", subscriptions: ["owntracks/bench/+/event"]) { event in
+/// The loop the benchmark's own MQTT clients run on (the agent runs its own).
+let loop = try EventLoop.startOnNewThread()
+let listener = MQTTClient(
+    settings: broker, clientID: "bench-listener", subscriptions: ["owntracks/bench/+/event"], loop: loop
+) { event in
     switch event {
     case .connected: ready.signal()
     case .received(let message):
@@ -146,8 +151,21 @@ let listener = MQTTClient(settings: broker, clientID: "bench-listener", subscrip
     default: break
     }
 }
-let publisher = MQTTClient(settings: broker, clientID: "bench-devices") { event in
+let publisher = MQTTClient(settings: broker, clientID: "bench-devices", loop: loop) { event in
     if case .connected = event { ready.signal() }
+}
+
+/// Publishes through the devices' client, on its loop; whether it was sent.
+func publishOnLoop(_ message: MQTTMessage) -> Bool {
+    let sent = Mutex<Bool?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    loop.execute {
+        let result = publisher.publish(message)
+        sent.withLock { $0 = if case .sent = result { true } else { false } }
+        done.signal()
+    }
+    done.wait()
+    return sent.withLock { $0 ?? false }
 }
 listener.start()
 publisher.start()
@@ -203,7 +221,7 @@ struct FleetRun {
             """
         expected += expectation.transitions(k, kind: kind)
         heard.withLock { $0.published[device].append(now()) }
-        guard publisher.publish(MQTTMessage(topic: "owntracks/bench/d\(device)", text: payload)) != nil else {
+        guard publishOnLoop(MQTTMessage(topic: "owntracks/bench/d\(device)", text: payload)) else {
             fail("the broker connection was lost")
         }
     }
@@ -313,8 +331,8 @@ for devices in fleets {
     print("\(devices) devices: \(run.expected) transitions, all arrived; the agent's stop line:\n\(lastWords)\n")
     rows.append(row)
 }
-listener.stop()
-publisher.stop()
+listener.stop(then: { _ in })
+publisher.stop(then: { _ in })
 mosquitto.stop()
 
 func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }

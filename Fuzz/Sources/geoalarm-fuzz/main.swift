@@ -7,6 +7,7 @@ import CLibFuzzer
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmOwnTracks
 import GeoAlarmReplay
 
 /// The parsers that can be fuzzed, by the name given on the command line.

@@ -1,0 +1,68 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmPipeline
+import GeoAlarmStore
+import Logging
+import Synchronization
+import Testing
+
+/// A pop-up's button goes straight to the pipeline: the state file is written, the announcer
+/// follows, and every sink hears of it.
+struct ReminderActionTests {
+    /// What a sink was told of lifecycles.
+    final class Recorder: EventSink {
+        let completed = Mutex<[String]>([])
+        let lifecycles = Mutex<[[String: Lifecycle]]>([])
+        func announce(_ announcement: Announcement) {}
+        func reminderCompleted(_ id: String) { completed.withLock { $0.append(id) } }
+        func lifecyclesChanged(_ lifecycles: [String: Lifecycle]) { self.lifecycles.withLock { $0.append(lifecycles) } }
+    }
+
+    static let shop = Coordinate(latitude: 38.7105, longitude: -9.1366)
+
+    static func pipeline(state path: String, recorder: Recorder) -> FixPipeline {
+        let reminders = [Reminder(id: "shop", title: "Shop", center: Self.shop, radius: 50, trigger: .arrive)]
+        return FixPipeline(
+            config: Config(path: "test", settings: EngineSettings(), places: [:], reminders: reminders),
+            state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [recorder])
+    }
+
+    @Test func doneCompletesTheReminderInTheStateFileAndOnEverySink() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString).sqlite").path
+        let recorder = Recorder()
+        let pipeline = Self.pipeline(state: path, recorder: recorder)
+        let pressed = Date(timeIntervalSince1970: 1_800_000_000)
+        let lifecycles = pipeline.apply(.complete(at: pressed), to: "shop")
+        #expect(lifecycles["shop"]?.completedAt == pressed)
+        #expect(pipeline.announcer.lifecycles["shop"]?.completedAt == pressed)
+        #expect(recorder.completed.withLock { $0 } == ["shop"])
+        #expect(recorder.lifecycles.withLock { $0.last?["shop"]?.completedAt } == pressed)
+        // Written for other processes (`geoalarm status`), and not again told as completed.
+        #expect(try StateStore(path: path).lifecycles()["shop"]?.completedAt == pressed)
+        _ = pipeline.apply(.complete(at: pressed.addingTimeInterval(5)), to: "shop")
+        #expect(recorder.completed.withLock { $0 } == ["shop"], "a pop-up of a completed reminder is closed once")
+    }
+
+    @Test func snoozeSilencesTheReminderUntilItsEnd() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString).sqlite").path
+        let recorder = Recorder()
+        let pipeline = Self.pipeline(state: path, recorder: recorder)
+        let until = Date(timeIntervalSince1970: 1_800_003_600)
+        _ = pipeline.apply(.snooze(until: until), to: "shop")
+        #expect(pipeline.announcer.lifecycles["shop"]?.snoozedUntil == until)
+        #expect(try StateStore(path: path).lifecycles()["shop"]?.snoozedUntil == until)
+        #expect(recorder.completed.withLock { $0 }.isEmpty)
+        // Arriving during the snooze is recorded, not announced (the first side, outside, is learnt).
+        let far = Coordinate(latitude: 38.7200, longitude: -9.1366)
+        var silenced: [Silence] = []
+        for (second, place) in [far, far, Self.shop, Self.shop].enumerated() {
+            let result = pipeline.process(
+                Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: place),
+                receivedAt: Date(timeIntervalSince1970: 1_800_000_000), undatedUsable: false)
+            #expect(result.announced.isEmpty)
+            silenced += result.silenced.map(\.reason)
+        }
+        #expect(silenced == [.snoozed])
+    }
+}
