@@ -51,6 +51,7 @@ build:
 TIMED = @bash -c 'start=$$(date +%s); "$$@"; status=$$?; echo "make test: $$* took $$(( $$(date +%s) - start )) s"; exit $$status' timed
 
 test: deps
+	$(TIMED) docs/module-graph --check
 	$(TIMED) $(SWIFT) build -c $(CONFIGURATION)
 	$(TIMED) $(SWIFT) test
 	$(TIMED) $(MAKE) test-package
@@ -105,6 +106,7 @@ install: $(if $(NO_BUILD),,install-build)
 	sed 's|@BINDIR@|$(PREFIX)/bin|' packaging/systemd/geoalarm.service | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/systemd/user/geoalarm.service
 	sed 's|@BINDIR@|$(PREFIX)/bin|' packaging/systemd/geoalarm-headless.service | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/lib/systemd/system/geoalarm-headless.service
 	install -D -m 0644 packaging/man/geoalarm.1 $(DESTDIR)$(PREFIX)/share/man/man1/geoalarm.1
+	install -D -m 0644 packaging/man/geoalarm.toml.5 $(DESTDIR)$(PREFIX)/share/man/man5/geoalarm.toml.5
 	$(BINARY) --generate-completion-script bash | sed '1{/^#!/d}' | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/bash-completion/completions/geoalarm
 	$(BINARY) --generate-completion-script zsh | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_geoalarm
 	$(BINARY) --generate-completion-script fish | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/geoalarm.fish

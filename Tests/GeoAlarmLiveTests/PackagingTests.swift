@@ -12,7 +12,7 @@ struct PackagingTests {
         #expect(install.status == 0, "\(install.stderr)")
         for file in ["bin/geoalarm", "lib/systemd/user/geoalarm.service", "lib/systemd/system/geoalarm-headless.service",
                      "share/doc/geoalarm/example.toml", "share/doc/geoalarm/demo.toml", "share/doc/geoalarm/demo/walk.nmea",
-                     "share/man/man1/geoalarm.1", "share/bash-completion/completions/geoalarm",
+                     "share/man/man1/geoalarm.1", "share/man/man5/geoalarm.toml.5", "share/bash-completion/completions/geoalarm",
                      "share/zsh/vendor-completions/_geoalarm", "share/fish/vendor_completions.d/geoalarm.fish"] {
             #expect(FileManager.default.fileExists(atPath: "\(prefix)/\(file)"), "\(file) not installed")
         }
