@@ -101,6 +101,25 @@ public final class FixPipeline {
         return result
     }
 
+    /// Drives every report of `source` through the pipeline, as `replay` and the benchmarks do
+    /// (the agent takes its reports one at a time from its channel, through ``process(_:receivedAt:undatedUsable:)``
+    /// with the same rule): each report's fixes are processed, an undated one used only where the
+    /// source says so (``FixSource/usesUndatedFixes``), then `heard` gets the report and what its
+    /// fixes came to.
+    public func drive<Source: FixSource>(
+        _ source: Source, heard: (SourceReport, [FixResult]) throws -> Void
+    ) async rethrows {
+        for await report in source.reports() {
+            var results: [FixResult] = []
+            if case .fixes(let fixes, _) = report {
+                let now = Date()
+                let undatedUsable = source.usesUndatedFixes
+                results = fixes.map { process($0, receivedAt: now, undatedUsable: undatedUsable) }
+            }
+            try heard(report, results)
+        }
+    }
+
     /// Takes a new config, keeping the state of every fence that did not change.
     public func reload(_ config: Config) {
         engine = GeofenceEngine(

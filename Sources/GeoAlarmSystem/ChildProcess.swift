@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// A child process started with posix_spawn, the way a daemon should start one.
@@ -56,6 +57,10 @@ public struct ChildProcess: Sendable {
                 posix_spawn_file_actions_adddup2(&actions, descriptor, target)
             }
         }
+        // The child gets its three streams and nothing else: no socket, pipe, database or file of
+        // this process that lacks close-on-exec (a script's write descriptor held open by a child
+        // makes running that script fail with "Text file busy").
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -47,12 +47,10 @@ struct Replay: AsyncParsableCommand {
         for track in tracks {
             let source = TrackSource(path: track, startDay: date?.daysSince1970)
             var summary = FixTally()
-            for await report in source.reports() {
+            try await pipeline.drive(source) { report, results in
                 switch report {
-                case .fixes(let fixes, _):
-                    let now = Date()
-                    let undatedUsable = source.usesUndatedFixes
-                    for fix in fixes { summary.count(pipeline.process(fix, receivedAt: now, undatedUsable: undatedUsable)) }
+                case .fixes:
+                    for result in results { summary.count(result) }
                     // Nobody reads what is left to print.
                     try Console.check(writer)
                 case .failed(let reason):

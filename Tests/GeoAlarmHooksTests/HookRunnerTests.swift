@@ -68,6 +68,24 @@ struct HookRunnerTests {
         #expect(stdin == #"{"time":"2026-11-21T08:06:30Z","event":"leave","reminder":"parcel","title":"Pick up the parcel","lat":38.7236,"lon":-9.1094,"distance_m":111.2,"notes":"Front desk"}"# + "\n")
     }
 
+    /// A hook gets its three streams and no other descriptor of the agent: a file this process
+    /// holds open without close-on-exec is not open in the hook.
+    @Test func aHookInheritsNoDescriptorButItsStreams() throws {
+        let held = FileManager.default.temporaryDirectory.appendingPathComponent("held-\(UUID().uuidString)").path
+        #expect(FileManager.default.createFile(atPath: held, contents: Data()))
+        let descriptor = open(held, O_RDONLY)
+        #expect(descriptor > 2)
+        defer { close(descriptor) }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("hook-fd-\(UUID().uuidString)").path
+        let outcomes = Outcomes()
+        let runner = Self.runner(timeout: 10, log: CapturingLog(), outcomes: outcomes)
+        let script = "readlink /proc/$$/fd/\(descriptor) > \(out).tmp; mv \(out).tmp \(out)"
+        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", script])))
+        #expect(outcomes.wait(for: 1) == [.succeeded])
+        let seen = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(!seen.contains(held), "the hook held \(held) open: \(seen)")
+    }
+
     /// A time alarm has no place: its hooks get empty position and distance, and null in the JSON line.
     @Test func aTimeAlarmsHookHasATimeAndNoPlace() throws {
         let alarm = TimeAlarm(id: "call", title: "Call mum", at: try #require(LocalDate(parsing: "2026-12-24T16:00")))

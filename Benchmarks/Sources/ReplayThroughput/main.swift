@@ -34,12 +34,15 @@ func replay(_ path: String, parseOnly: Bool) async -> (seconds: Double, fixes: I
         timeZone: TimeZone(identifier: "UTC")!)
     let source = TrackSource(path: path)
     var count = 0
-    for await report in source.reports() {
-        guard case .fixes(let fixes, _) = report else { continue }
-        count += fixes.count
-        guard !parseOnly else { continue }
-        let now = Date()
-        for fix in fixes { pipeline.process(fix, receivedAt: now, undatedUsable: false) }
+    if parseOnly {
+        for await report in source.reports() {
+            if case .fixes(let fixes, _) = report { count += fixes.count }
+        }
+    } else {
+        // As `replay` drives it, the product's rule for undated fixes included.
+        await pipeline.drive(source) { report, _ in
+            if case .fixes(let fixes, _) = report { count += fixes.count }
+        }
     }
     let elapsed = ContinuousClock.now - start
     return (seconds(elapsed), count, counter.count.withLock { $0 })
