@@ -1,6 +1,5 @@
 // Linux system interfaces the Glibc module leaves out: pipe2 (a GNU extension), pidfd,
-// eventfd, inotify, signalfd, pthread_setname_np and
-// posix_spawn_file_actions_addclosefrom_np. Includes only.
+// eventfd, inotify, signalfd and pthread_setname_np. Includes only.
 #define _GNU_SOURCE 1
 #include <unistd.h>
 #include <fcntl.h>
@@ -9,4 +8,3 @@
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <pthread.h>
-#include <spawn.h>

@@ -1,4 +1,3 @@
-import CSystem
 import Glibc
 
 /// A child process started with posix_spawn, the way a daemon should start one.
@@ -60,7 +59,7 @@ public struct ChildProcess: Sendable {
         // The child gets its three streams and nothing else: no socket, pipe, database or file of
         // this process that lacks close-on-exec (a script's write descriptor held open by a child
         // makes running that script fail with "Text file busy").
-        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+        _ = closeFrom?(&actions, 3)
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -70,4 +69,14 @@ public struct ChildProcess: Sendable {
         guard result == 0 else { throw SpawnError(program: arguments[0], code: result) }
         return ChildProcess(pid: pid)
     }
+}
+
+/// The C type of glibc's `posix_spawn_file_actions_addclosefrom_np`.
+private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), found at run time: its
+/// header declares it only under `_GNU_SOURCE`, which defines `fd_set` in a way the Glibc module
+/// cannot share. Nil on an older C library (children then inherit what lacks close-on-exec).
+private let closeFrom: CloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+    unsafeBitCast($0, to: CloseFrom.self)
 }
