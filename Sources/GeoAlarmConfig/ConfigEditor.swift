@@ -77,15 +77,21 @@ public enum ConfigEditor {
             (table["id"]?.string ?? table["title"]?.string.map(Reminder.slug)) == id
         }
         guard let table = match else { throw EditError("\(path): no [[reminder]] table with id \"\(id)\"") }
-        var start = table.extent.lowerBound
-        var end = table.extent.upperBound
-        let blankAfter = blankLine(startingAt: end, in: bytes) ?? (bytes[end...].allSatisfy(isBlank) ? end..<end : nil)
-        if let before = blankLine(endingAt: start, in: bytes), blankAfter != nil {
-            start = before.lowerBound
-        } else if start == 0, let after = blankAfter {
-            end = after.upperBound
+        // Its header's lines and those of its sub-tables, which another table may separate
+        // (`[reminder.active]` after `[defaults]`): each run goes, and what lies between stays.
+        var edited = bytes
+        for section in table.sections.reversed() {
+            var start = section.lowerBound
+            var end = section.upperBound
+            let blankAfter = blankLine(startingAt: end, in: edited) ?? (edited[end...].allSatisfy(isBlank) ? end..<end : nil)
+            if let before = blankLine(endingAt: start, in: edited), blankAfter != nil {
+                start = before.lowerBound
+            } else if start == 0, let after = blankAfter {
+                end = after.upperBound
+            }
+            edited.removeSubrange(start..<end)
         }
-        return Array(bytes[..<start]) + Array(bytes[end...])
+        return edited
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }

@@ -97,6 +97,10 @@ public final class TOMLTable {
     /// For a table opened by a header line: from the start of that line to the end of the last
     /// line that belongs to it (its keys, and the headers and keys of its sub-tables).
     public internal(set) var extent: Range<Int>
+    /// For a table opened by a header line: the runs of lines that belong to it, in file order.
+    /// Its sub-tables' headers may come after another table's (`[[reminder]]`, `[defaults]`,
+    /// `[reminder.active]`), so these runs can be apart where ``extent`` spans the gap.
+    public internal(set) var sections: [Range<Int>] = []
     public private(set) var keys: [String] = []
     private var entries: [String: TOMLValue] = [:]
 
@@ -107,6 +111,18 @@ public final class TOMLTable {
     }
 
     public subscript(key: String) -> TOMLValue? { entries[key] }
+
+    /// Starts a run of lines of this table at `offset`, unless its last run ends there.
+    func beginSection(at offset: Int) {
+        if let last = sections.last, last.upperBound == offset { return }
+        sections.append(offset..<offset)
+    }
+
+    /// The table's lines now reach `offset`.
+    func extend(to offset: Int) {
+        extent = extent.lowerBound..<offset
+        if let last = sections.last { sections[sections.count - 1] = last.lowerBound..<offset }
+    }
 
     func insert(_ key: String, _ value: TOMLValue) {
         keys.append(key)
@@ -237,7 +253,7 @@ struct TOMLParser {
             }
             try endLine()
             // Blank and comment lines extend no table: those just above a header belong to it.
-            for owner in owners { owner.extent = owner.extent.lowerBound..<position }
+            for owner in owners { owner.extend(to: position) }
         }
     }
 
@@ -301,6 +317,7 @@ struct TOMLParser {
                     table = inner
                 case .array(let array) where array.isTableArray:
                     table = array.elements[array.elements.count - 1].table!
+                    table.beginSection(at: lineStart)
                     owners.append(table)
                 default:
                     throw fail("\(segment) is already \(existing.typeDescription) that cannot hold tables", at: offset)
@@ -336,6 +353,7 @@ struct TOMLParser {
             table.insert(name, TOMLValue(content: .table(defined), keyOffset: offset))
         }
         defined.extent = lineStart..<lineStart
+        defined.beginSection(at: lineStart)
         owners.append(defined)
         current = defined
     }
