@@ -23,7 +23,7 @@ func measure(reminders: [Reminder]) async throws -> (delays: [Duration], events:
     try gpsd.play(walk, pace: 0.002)
 
     let delays = Mutex<[Duration]>([])
-    let sink = LineWriter(handle: FileHandle(forWritingAtPath: "/dev/null")!, flushEachLine: true)
+    let sink = LineWriter(descriptor: open("/dev/null", O_WRONLY | O_CLOEXEC), flushEachLine: true)
     var logger = Logger(label: "bench")
     logger.logLevel = .error
     let config = Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders)

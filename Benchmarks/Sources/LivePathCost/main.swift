@@ -20,7 +20,7 @@ guard arguments.count == 4, let count = Int(arguments[2]), let reminderCount = I
 let text = String(decoding: try UserFile.contents(of: arguments[1], limit: UserFile.collectionLimit), as: UTF8.self)
 let lines = text.split(separator: "\n").prefix(count).map(String.init)
 let reminders = reminderCount == 0 ? [] : Array(try hundredReminders().prefix(reminderCount))
-let log = EventLog(format: .text, writer: LineWriter(handle: FileHandle(forWritingAtPath: "/dev/null")!, flushEachLine: true))
+let log = EventLog(format: .text, writer: LineWriter(descriptor: open("/dev/null", O_WRONLY | O_CLOEXEC), flushEachLine: true))
 let pipeline = FixPipeline(
     config: Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders),
     state: StateKeeper(path: nil, logger: Logger(label: "bench")), sinks: [log], timeZone: TimeZone(identifier: "UTC")!)
