@@ -258,26 +258,6 @@ public enum System {
         _ = Glibc.write(descriptor, &one, 8)
     }
 
-    /// What ``wait(stopEvent:readable:seconds:)`` ended with.
-    public enum Wake: Sendable {
-        case data, stop, timeout
-    }
-
-    /// Waits until `stopEvent` (an eventfd) is signalled, `descriptor` (when given) is readable,
-    /// or `seconds` (nil: without limit) have passed: one interruptible wait for a reader thread
-    /// or a back-off, with no timeout used to look at a flag. A signal does not end it early.
-    public static func wait(stopEvent: Int32, readable descriptor: Int32?, seconds: Double?) -> Wake {
-        var descriptors = [pollfd(fd: stopEvent, events: Int16(POLLIN), revents: 0)]
-        if let descriptor { descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
-        let deadline = seconds.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
-        while true {
-            let ready = (try? poll(&descriptors, milliseconds: pollTimeout(until: deadline, atMost: .seconds(3600)))) ?? 0
-            if descriptors[0].revents != 0 { return .stop }
-            if descriptors.count > 1, descriptors[1].revents != 0 { return .data }
-            if ready == 0, let deadline, ContinuousClock.now >= deadline { return .timeout }
-        }
-    }
-
     /// Resets an eventfd after a wake-up.
     public static func clearEvent(_ descriptor: Int32) {
         var count: UInt64 = 0
