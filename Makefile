@@ -53,9 +53,18 @@ TIMED = @bash -c 'start=$$(date +%s); "$$@"; status=$$?; echo "make test: $$* to
 test: deps
 	$(TIMED) docs/module-graph --check
 	$(TIMED) $(SWIFT) build -c $(CONFIGURATION)
-	$(TIMED) $(SWIFT) test
+	$(TIMED) $(MAKE) --no-print-directory swift-test
 	$(TIMED) $(MAKE) test-package
 	$(TIMED) $(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+
+# A failure is printed where it happens, among hundreds of lines of other tests; the lines that
+# say what failed are printed again at the end, so that the tail of a log names them.
+SWIFT_TEST_LOG = .build/swift-test.log
+.PHONY: swift-test
+swift-test:
+	@mkdir -p .build; set -o pipefail; $(SWIFT) test 2>&1 | tee $(SWIFT_TEST_LOG) || { \
+		echo "make test: what failed (all of it in $(SWIFT_TEST_LOG)):"; \
+		grep -E '✘|error:|[Ff]atal' $(SWIFT_TEST_LOG) | grep -v '^✘ Test run with' | cut -c1-400 | tail -40; exit 1; }
 
 # The Debian package: a release build with the Swift runtime linked statically, laid out by
 # `make install PREFIX=/usr`, Depends from dpkg-shlibdeps, then lintian (no error allowed).
