@@ -75,17 +75,21 @@ struct EventLoopTests {
         let ready = Reports<EventLoop.Interest>()
         let paused = Reports<Int>()
         let watchBox = Mutex<EventLoop.Watch?>(nil)
-        let watch = loop.watch(pipe.write, for: .writable) { interest in
-            ready.add(interest)
-            // Paused after the first call: an empty pipe stays writable, and would call again.
-            if let watch = watchBox.withLock({ $0 }) { loop.update(watch, interest: []) }
-            loop.schedule(at: .now) { paused.add(1) }
+        // Watched from a job on the loop, so that the callback, which runs on the loop too, cannot
+        // come before the watch is in the box (from another thread it can, and then spins).
+        loop.execute {
+            let watch = loop.watch(pipe.write, for: .writable) { interest in
+                ready.add(interest)
+                // Paused after the first call: an empty pipe stays writable, and would call again.
+                if let watch = watchBox.withLock({ $0 }) { loop.update(watch, interest: []) }
+                loop.schedule(at: .now) { paused.add(1) }
+            }
+            watchBox.withLock { $0 = watch }
         }
-        watchBox.withLock { $0 = watch }
         #expect(ready.wait(for: 1).first?.contains(.writable) == true)
         #expect(paused.wait(for: 1) == [1])
         #expect(ready.all.count == 1, "a paused watch is not called")
-        loop.execute { loop.unwatch(watch) }
+        loop.execute { watchBox.withLock { $0 }.map(loop.unwatch) }
     }
 
     @Test func timersFireInDeadlineOrderAndACancelledOneNever() throws {
