@@ -96,12 +96,17 @@ struct EventLoopTests {
         let loop = try EventLoop.startOnNewThread()
         defer { loop.stop() }
         let fired = Reports<String>()
-        let now = ContinuousClock.now
-        loop.schedule(at: now + .milliseconds(30)) { fired.add("third") }
-        let cancelled = loop.schedule(at: now + .milliseconds(10)) { fired.add("cancelled") }
-        loop.schedule(at: now + .milliseconds(20)) { fired.add("second") }
-        loop.schedule(at: now) { fired.add("first") }
-        loop.cancel(cancelled)
+        // Scheduled and cancelled in one job on the loop, which fires no timer until the job
+        // ends: from another thread, a pause of 10 ms (a loaded machine) would let "cancelled"
+        // fire, or "third" before "first" is scheduled.
+        loop.execute {
+            let now = ContinuousClock.now
+            loop.schedule(at: now + .milliseconds(30)) { fired.add("third") }
+            let cancelled = loop.schedule(at: now + .milliseconds(10)) { fired.add("cancelled") }
+            loop.schedule(at: now + .milliseconds(20)) { fired.add("second") }
+            loop.schedule(at: now) { fired.add("first") }
+            loop.cancel(cancelled)
+        }
         #expect(fired.wait(for: 3) == ["first", "second", "third"])
     }
 
