@@ -8,9 +8,8 @@ import GeoAlarmTestSupport
 import Synchronization
 import Testing
 
-/// Serialized: the burst test counts this process's threads, descriptors and zombie children,
-/// which the other tests here would change while it runs.
-@Suite(.serialized)
+/// Hooks run for real (`/bin/sh` scripts). The tests that count threads, descriptors or zombie
+/// children run in processes of their own, so the others here and in other suites run beside them.
 struct HookRunnerTests {
     /// The loop the runners of these tests watch their hooks on (the agent's is its main thread).
     static let loop = try! EventLoop.startOnNewThread()
@@ -242,18 +241,20 @@ struct HookRunnerTests {
     }
 
     @Test func hooksStillRunningAtShutdownAreStoppedAndReaped() async throws {
-        let outcomes = Outcomes()
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hook-left-\(UUID().uuidString)").path
-        let runner = Self.runner(timeout: 60, log: CapturingLog(), outcomes: outcomes)
-        // Each hook says when it runs (the first with its child's pid), then waits.
-        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "sleep 60 & echo $! > \(scratch).1.tmp && mv \(scratch).1.tmp \(scratch).1; sleep 30"])))
-        runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "trap '' TERM; echo $$ > \(scratch).2.tmp && mv \(scratch).2.tmp \(scratch).2; sleep 30"])))
-        let child = try #require(Self.pid(in: "\(scratch).1"))
-        #expect(Self.pid(in: "\(scratch).2") != nil)
-        await runner.shutdown()
-        #expect(outcomes.all == [.stoppedAtShutdown, .stoppedAtShutdown])
-        #expect(Self.ended(child), "the hook's child was stopped with it")
-        #expect(Self.zombies().isEmpty)
+        await #expect(processExitsWith: .success) {
+            let outcomes = Outcomes()
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hook-left-\(UUID().uuidString)").path
+            let runner = Self.runner(timeout: 60, log: CapturingLog(), outcomes: outcomes)
+            // Each hook says when it runs (the first with its child's pid), then waits.
+            runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "sleep 60 & echo $! > \(scratch).1.tmp && mv \(scratch).1.tmp \(scratch).1; sleep 30"])))
+            runner.announce(.crossing(Self.event(running: ["/bin/sh", "-c", "trap '' TERM; echo $$ > \(scratch).2.tmp && mv \(scratch).2.tmp \(scratch).2; sleep 30"])))
+            let child = try #require(Self.pid(in: "\(scratch).1"))
+            #expect(Self.pid(in: "\(scratch).2") != nil)
+            await runner.shutdown()
+            #expect(outcomes.all == [.stoppedAtShutdown, .stoppedAtShutdown])
+            #expect(Self.ended(child), "the hook's child was stopped with it")
+            #expect(Self.zombies().isEmpty, "\(Self.zombies())")
+        }
     }
 
     /// Our zombie children: processes whose parent is this one and that have ended unreaped.
@@ -269,58 +270,64 @@ struct HookRunnerTests {
     /// Hundreds of events with hooks that hang: threads and descriptors stay bounded, the excess
     /// is dropped and logged, and every child is reaped.
     ///
-    /// Tests in other suites start threads while this one runs, so the process's thread count
-    /// is held to a bound with room for them that a thread per running hook (16) would exceed.
+    /// In a process of its own (an exit test), as are the other tests that count zombies: no
+    /// other test starts threads, opens descriptors or leaves a child unreaped there while it
+    /// counts. A thread per running hook (16) would pass the bound on threads.
     @Test func aBurstOfHangingHooksGrowsNeitherThreadsNorDescriptors() async throws {
-        let log = CapturingLog()
-        let outcomes = Outcomes()
-        let started = FileManager.default.temporaryDirectory.appendingPathComponent("hook-started-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: started, withIntermediateDirectories: true)
-        let directory = try Self.hooks(["hang": "touch \(started)/$GEOALARM_REMINDER; exec 2>&-; sleep 30"])
-        let runner = Self.runner(timeout: 5, log: log, outcomes: outcomes, directory: directory)
-        let threadsBefore = Self.count("/proc/self/task")
-        let descriptorsBefore = Self.count("/proc/self/fd")
-        for index in 0..<400 {
-            var event = Self.event
-            event.reminder.id = "r\(index)"
-            runner.announce(.crossing(event))
+        await #expect(processExitsWith: .success) {
+            let log = CapturingLog()
+            let outcomes = Outcomes()
+            let started = FileManager.default.temporaryDirectory.appendingPathComponent("hook-started-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: started, withIntermediateDirectories: true)
+            let directory = try Self.hooks(["hang": "touch \(started)/$GEOALARM_REMINDER; exec 2>&-; sleep 30"])
+            let runner = Self.runner(timeout: 5, log: log, outcomes: outcomes, directory: directory)
+            let threadsBefore = Self.count("/proc/self/task")
+            let descriptorsBefore = Self.count("/proc/self/fd")
+            for index in 0..<400 {
+                var event = Self.event
+                event.reminder.id = "r\(index)"
+                runner.announce(.crossing(event))
+            }
+            // Once the excess is dropped and the first hooks all run:
+            let dropped = 400 - HookRunner.maximumQueued - HookRunner.maximumRunning
+            _ = outcomes.wait(for: dropped)
+            #expect(EventWait(folders: [started]).until { Self.count(started) >= HookRunner.maximumRunning })
+            #expect(Self.count("/proc/self/task") < threadsBefore + HookRunner.maximumRunning / 2, "threads: \(threadsBefore), then \(Self.count("/proc/self/task"))")
+            #expect(Self.count("/proc/self/fd") <= descriptorsBefore + 3 * HookRunner.maximumRunning + 4,
+                    "descriptors: \(descriptorsBefore), then \(Self.count("/proc/self/fd"))")
+            #expect(outcomes.all.filter { if case .notRun = $0 { true } else { false } }.count == dropped)
+            await runner.shutdown()
+            #expect(outcomes.all.count == 400)
+            #expect(Self.zombies().isEmpty, "\(Self.zombies())")
         }
-        // Once the excess is dropped and the first hooks all run:
-        let dropped = 400 - HookRunner.maximumQueued - HookRunner.maximumRunning
-        _ = outcomes.wait(for: dropped)
-        #expect(EventWait(folders: [started]).until { Self.count(started) >= HookRunner.maximumRunning })
-        #expect(Self.count("/proc/self/task") < threadsBefore + HookRunner.maximumRunning / 2)
-        #expect(Self.count("/proc/self/fd") <= descriptorsBefore + 3 * HookRunner.maximumRunning + 4)
-        #expect(outcomes.all.filter { if case .notRun = $0 { true } else { false } }.count == dropped)
-        await runner.shutdown()
-        #expect(outcomes.all.count == 400)
-        #expect(Self.zombies().isEmpty)
     }
 
     static func count(_ folder: String) -> Int {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).count
     }
 
-    @Test func aBurstOfEventsRunsEveryHookAndReapsThemAll() throws {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("burst-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        // One slow hook must not hold up the fast ones.
-        let directory = try Self.hooks([
-            "fast": "cat > \(out)/$GEOALARM_REMINDER.$$",
-            "slow": "sleep 2",
-        ])
-        let outcomes = Outcomes()
-        let runner = Self.runner(timeout: 10, log: CapturingLog(), outcomes: outcomes, directory: directory)
-        for index in 0..<50 {
-            var event = Self.event
-            event.reminder.id = "r\(index)"
-            runner.announce(.crossing(event))
+    @Test func aBurstOfEventsRunsEveryHookAndReapsThemAll() async throws {
+        await #expect(processExitsWith: .success) {
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent("burst-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            // One slow hook must not hold up the fast ones.
+            let directory = try Self.hooks([
+                "fast": "cat > \(out)/$GEOALARM_REMINDER.$$",
+                "slow": "sleep 2",
+            ])
+            let outcomes = Outcomes()
+            let runner = Self.runner(timeout: 10, log: CapturingLog(), outcomes: outcomes, directory: directory)
+            for index in 0..<50 {
+                var event = Self.event
+                event.reminder.id = "r\(index)"
+                runner.announce(.crossing(event))
+            }
+            #expect(outcomes.wait(for: 100).allSatisfy { $0 == .succeeded })
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+            #expect(files.count == 50)
+            #expect(Set(files.map { $0.split(separator: ".")[0] }).count == 50)
+            // Every child reaped: no process whose parent is us is left as a zombie.
+            #expect(Self.zombies().isEmpty, "\(Self.zombies())")
         }
-        #expect(outcomes.wait(for: 100).allSatisfy { $0 == .succeeded })
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
-        #expect(files.count == 50)
-        #expect(Set(files.map { $0.split(separator: ".")[0] }).count == 50)
-        // Every child reaped: no process whose parent is us is left as a zombie.
-        #expect(Self.zombies().isEmpty)
     }
 }
