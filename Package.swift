@@ -138,7 +138,7 @@ let package = Package(
         // Finds the shared receiver captures for the tests that read them.
         .target(
             name: "GeoAlarmTestSupport",
-            dependencies: ["GeoAlarmHooks", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GeoAlarmCore", "GeoAlarmHooks", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
         .testTarget(

@@ -55,7 +55,8 @@ public struct PlaceList: Sendable {
         if let problem = ReminderRules.longitudeProblem(longitude) { return skip(line: line, "lon \(problem)") }
         if let radius, !(radius > 0 && radius.isFinite) { return skip(line: line, "radius must be a number of metres above 0") }
         places.append(CollectionPlace(
-            center: Coordinate(latitude: latitude, longitude: longitude), radius: radius ?? defaultRadius, name: name))
+            geometry: .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius ?? defaultRadius),
+            name: name))
     }
 }
 

@@ -451,7 +451,8 @@ struct ConfigReader {
         let schedule = schedule(table, context: context, defaults: defaults)
         guard diagnostics.count == before, let id, let title, let center else { return nil }
         return .place(Reminder(
-            id: id, title: title, notes: notes, center: center, placeName: placeName, radius: radius, area: area,
+            id: id, title: title, notes: notes, geometry: area.map(FenceGeometry.area) ?? .circle(center: center, radius: radius),
+            placeName: placeName,
             hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled, alert: alert,
             schedule: schedule))
     }
@@ -485,7 +486,7 @@ struct ConfigReader {
         if radius == 0 { radius = defaults.radius }
         let template = Reminder(
             id: id ?? "", title: title, notes: string(table, "notes", context: context),
-            center: Coordinate(latitude: 0, longitude: 0), radius: radius,
+            geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: radius),
             hysteresis: length(table, "hysteresis", context: context) ?? defaults.hysteresis,
             dwell: span(table, "dwell", context: context) ?? defaults.dwell,
             trigger: trigger(table, context: context), isEnabled: bool(table, "enabled", context: context) ?? true,

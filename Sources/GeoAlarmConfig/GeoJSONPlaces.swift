@@ -23,7 +23,7 @@ enum GeoJSONPlaces {
                     latitude: latitude, longitude: longitude, radius: feature.radius, name: feature.label,
                     line: feature.line, defaultRadius: defaultRadius)
             case .success(.area(let area)):
-                list.places.append(CollectionPlace(area: area, name: feature.label))
+                list.places.append(CollectionPlace(geometry: .area(area), name: feature.label))
             }
         }
         return list

@@ -142,7 +142,8 @@ public struct GeofenceEngine: Sendable {
     public let collections: [ReminderCollection]
     public let settings: EngineSettings
     private var trackers: FenceStates
-    /// Each fence's circle, apart from its text, so that the per-fix loop reads little memory.
+    /// Each fence's geometry and timing packed, apart from its text, so that the per-fix loop
+    /// reads little memory: a cache of the reminders' and places' ``FenceGeometry``.
     private let shapes: [FenceShape]
     /// The areas of the fences that are areas, by their shape's ``FenceShape/areaNumber``.
     private let areas: [Area]
@@ -172,24 +173,31 @@ public struct GeofenceEngine: Sendable {
         self.collections = collections
         self.settings = settings
         var areas: [Area] = []
-        func areaShape(_ area: Area, of template: Reminder) -> FenceShape {
-            areas.append(area)
-            return FenceShape(area: area, number: Int32(areas.count - 1), hysteresis: template.hysteresis, dwell: template.dwell)
+        func shape(_ geometry: FenceGeometry, of template: Reminder) -> FenceShape {
+            FenceShape(geometry, hysteresis: template.hysteresis, dwell: template.dwell) { area in
+                areas.append(area)
+                return Int32(areas.count - 1)
+            }
         }
-        var shapes = reminders.map { reminder in reminder.area.map { areaShape($0, of: reminder) } ?? reminder.shape }
+        var shapes = reminders.map { shape($0.geometry, of: $0) }
         var starts: [Int] = []
         for collection in collections {
             starts.append(shapes.count)
-            shapes.append(contentsOf: collection.places.indices.lazy.map { place in
-                collection.places[place].area.map { areaShape($0, of: collection.template) } ?? collection.shape(place)
-            })
+            shapes.append(contentsOf: collection.places.lazy.map { shape($0.geometry, of: collection.template) })
         }
         self.shapes = shapes
         self.areas = areas
         collectionStarts = starts
         reminderSlots = Dictionary(reminders.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         trackers = .dense(count: shapes.count)
-        index = GridIndex(fences: shapes, areas: areas)
+        index = GridIndex(count: shapes.count) { slot in
+            guard slot >= reminders.count else {
+                return reminders[slot].geometry.boundingBox(margin: reminders[slot].hysteresis)
+            }
+            let number = starts.lastIndex { $0 <= slot }!
+            let collection = collections[number]
+            return collection.places[slot - starts[number]].geometry.boundingBox(margin: collection.template.hysteresis)
+        }
         unsettled = Set(minimumCapacity: shapes.count)
         for slot in shapes.indices { unsettled.insert(Int32(slot)) }
     }
@@ -271,9 +279,7 @@ public struct GeofenceEngine: Sendable {
             let old = previous.collections[oldNumber]
             guard old.template.hysteresis == collection.template.hysteresis else { continue }
             func unchanged(_ place: Int) -> Bool {
-                place < old.places.count && old.places[place].center == collection.places[place].center
-                    && old.places[place].radius == collection.places[place].radius
-                    && old.places[place].area?.key == collection.places[place].area?.key
+                place < old.places.count && old.places[place].geometry == collection.places[place].geometry
             }
             guard trackers.isSparse else {
                 for place in collection.places.indices where unchanged(place) {

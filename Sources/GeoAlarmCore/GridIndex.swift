@@ -35,14 +35,13 @@ public struct GridIndex: Sendable {
     /// numbers stay below 2^36 (360,000 × 180,000 cells of the smallest size), positions below 2^28.
     private static let positionBits = 28
 
-    /// Files fence `i` of `fences` under the cells its reach touches: a circle's centre and radius
-    /// plus hysteresis, or (for an area fence) its area's bounding box in `areas` widened by its
-    /// hysteresis. At most 2^28 (268 million) fences.
-    public init(fences: [FenceShape], areas: [Area] = []) {
-        precondition(fences.count < 1 << Self.positionBits, "too many fences for the grid")
-        // Boxes are made again while filing rather than kept: a million of them would be 48 MB
-        // held through the build, for a few trigonometric calls saved.
-        let wanted = Self.cellDegrees(forSpans: fences.map { Self.box(of: $0, areas: areas).span })
+    /// Files fence `i` of `count` under the cells that `box(i)` touches: the box of its reach
+    /// (``FenceGeometry/boundingBox(margin:)`` with its hysteresis). At most 2^28 (268 million) fences.
+    public init(count: Int, box: (Int) -> GeoBox) {
+        precondition(count < 1 << Self.positionBits, "too many fences for the grid")
+        // Boxes are asked for again while filing rather than kept: a million of them would be
+        // 40 MB held through the build, for a few trigonometric calls saved.
+        let wanted = Self.cellDegrees(forSpans: (0..<count).map { Self.span(of: box($0)) })
         longitudeCells = Int((360 / wanted).rounded(.up))
         cellDegrees = 360 / Double(longitudeCells)
         latitudeCells = Int((180 / cellDegrees).rounded(.up))
@@ -50,17 +49,17 @@ public struct GridIndex: Sendable {
         // reads memory in order, where a dictionary of growing arrays would miss the cache on
         // nearly every entry of a million fences.
         var filed: [UInt64] = []
-        filed.reserveCapacity(fences.count * 4)
+        filed.reserveCapacity(count * 4)
         var largestCell = 0
-        for (position, fence) in fences.enumerated() {
-            forEachCell(covering: Self.box(of: fence, areas: areas)) { cell in
+        for position in 0..<count {
+            forEachCell(covering: box(position)) { cell in
                 filed.append(UInt64(cell) << Self.positionBits | UInt64(position))
                 largestCell = max(largestCell, cell)
             }
         }
         Self.sortByCell(&filed, largestCell: largestCell)
         members = filed.map { Int32(truncatingIfNeeded: $0 & (1 << Self.positionBits - 1)) }
-        runs.reserveCapacity(fences.count)
+        runs.reserveCapacity(count)
         var start = 0
         while start < filed.count {
             let cell = filed[start] >> Self.positionBits
@@ -97,42 +96,15 @@ public struct GridIndex: Sendable {
         return sizes.last!
     }
 
-    /// A fence's bounding box in degrees; `west` and `east` may pass ±180 (they wrap onto cells).
-    private struct Box {
-        var south: Double
-        var north: Double
-        var west: Double
-        var east: Double
-        /// A box that reaches a pole (or is half the globe wide) covers every longitude.
-        var everyLongitude: Bool
-        /// Its larger side, in degrees of arc (longitudes scaled at its middle latitude).
-        var span: Double {
-            let width = everyLongitude ? 360 : (east - west) * cos(min(abs((south + north) / 2), 89) * .pi / 180)
-            return max(north - south, width)
-        }
-    }
-
-    /// The box of a circle's reach, or of an area's box widened by its hysteresis.
-    private static func box(of fence: FenceShape, areas: [Area]) -> Box {
-        let spread = degrees(forMetres: fence.reach)
-        let area = fence.areaNumber >= 0 ? areas[Int(fence.areaNumber)] : nil
-        let south = (area?.south ?? fence.center.latitude) - spread
-        let north = (area?.north ?? fence.center.latitude) + spread
-        let poleward = max(abs(south), abs(north))
-        guard poleward < 89.99, spread < 90 else { return Box(south: south, north: north, west: 0, east: 0, everyLongitude: true) }
-        let widening = spread / cos(poleward * .pi / 180)
-        let west = (area?.west ?? fence.center.longitude) - widening
-        let east = (area?.east ?? fence.center.longitude) + widening
-        return Box(south: south, north: north, west: west, east: east, everyLongitude: east - west >= 360)
+    /// A box's larger side, in degrees of arc (longitudes scaled at its middle latitude).
+    private static func span(of box: GeoBox) -> Double {
+        let width = box.everyLongitude ? 360 : (box.east - box.west) * cos(min(abs((box.south + box.north) / 2), 89) * .pi / 180)
+        return max(box.north - box.south, width)
     }
 
     /// The smallest cell, about 110 m: smaller ones would only multiply the cells of each fence.
     private static let minimumCell = 0.001
 
-    /// Angular size of an arc of `metres` on the earth's surface, in degrees, with a safety margin.
-    private static func degrees(forMetres metres: Double) -> Double {
-        metres / Haversine.earthRadius * 180 / .pi * 1.001 + 1e-9
-    }
 
     private func row(_ latitude: Double) -> Int {
         min(max(Int(((latitude + 90) / cellDegrees).rounded(.down)), 0), latitudeCells - 1)
@@ -146,7 +118,7 @@ public struct GridIndex: Sendable {
     private func cellKey(x: Int, y: Int) -> Int { y * longitudeCells + x }
 
     /// Calls `body` with each cell that `box` overlaps.
-    private func forEachCell(covering box: Box, _ body: (Int) -> Void) {
+    private func forEachCell(covering box: GeoBox, _ body: (Int) -> Void) {
         var columns = 0..<longitudeCells
         if !box.everyLongitude {
             let west = Int(((box.west + 180) / cellDegrees).rounded(.down))

@@ -52,63 +52,62 @@ public struct ReminderAlert: Sendable, Equatable {
     }
 }
 
-/// A fence's circle (or its area's number) and timing, small and free of references, for the
-/// engine's per-fix loop.
-public struct FenceShape: Sendable, Equatable {
+/// A fence's circle (or its area's number) and timing, small and free of references: the
+/// engine's packed copy of a ``FenceGeometry`` for its per-fix loop.
+struct FenceShape: Sendable, Equatable {
     /// A circle's centre; an area's middle.
-    public var center: Coordinate
+    var center: Coordinate
     /// Metres from the centre that count as inside; 0 for an area.
-    public var radius: Double
+    var radius: Double
     /// Radius plus hysteresis: beyond it a fix counts as outside. For an area, the hysteresis:
     /// metres beyond its edge.
-    public var reach: Double
+    var reach: Double
     /// Seconds a streak inside must last before "arrive", kept in 32 bits (whole seconds are
     /// exact up to 194 days) so that the shape, with its area number, stays 40 bytes: the
     /// per-fix loop of a million fences reads them.
     private var dwellSeconds: Float
     /// The area's number in the engine's list of areas; -1 for a circle.
-    public var areaNumber: Int32
+    var areaNumber: Int32
 
     /// Seconds a streak inside must last before "arrive".
-    public var dwell: Double { Double(dwellSeconds) }
+    var dwell: Double { Double(dwellSeconds) }
 
-    public init(center: Coordinate, radius: Double, hysteresis: Double, dwell: Double) {
-        self.center = center
-        self.radius = radius
-        self.reach = radius + hysteresis
+    /// The shape of `geometry` with `hysteresis` metres of margin; an area is numbered by
+    /// `number(area)`, its place in the engine's list of areas.
+    init(_ geometry: FenceGeometry, hysteresis: Double, dwell: Double, number: (Area) -> Int32) {
+        center = geometry.center
         dwellSeconds = Float(dwell)
-        areaNumber = -1
-    }
-
-    /// The shape of an area fence: area number `areaNumber` of the engine's, `hysteresis` metres of margin.
-    public init(area: Area, number: Int32, hysteresis: Double, dwell: Double) {
-        self.init(center: area.center, radius: 0, hysteresis: hysteresis, dwell: dwell)
-        areaNumber = number
+        switch geometry {
+        case .circle(_, let radius):
+            self.radius = radius
+            reach = radius + hysteresis
+            areaNumber = -1
+        case .area(let area):
+            radius = 0
+            reach = hysteresis
+            areaNumber = number(area)
+        }
     }
 
     /// What a fix `distance` metres from a circle's centre says of it.
     @inline(__always)
-    public func circleEvidence(distance: Double) -> FenceEvidence {
+    func circleEvidence(distance: Double) -> FenceEvidence {
         distance <= radius ? .inside : distance > reach ? .outside : .margin
     }
 }
 
-/// A location-based reminder: a circle, a message, and which crossings to announce.
+/// A location-based reminder: a place (a circle or an area), a message, and which crossings to announce.
 public struct Reminder: Sendable, Equatable, Identifiable {
     /// Unique within a config; a slug of the title unless given.
     public var id: String
     public var title: String
     /// Free text for the notification body.
     public var notes: String?
-    /// A circle's centre; an area's middle (the centre of its bounding box).
-    public var center: Coordinate
+    /// Where the fence is: a circle, or an area.
+    public var geometry: FenceGeometry
     /// The `[places]` name the centre came from, if any.
     public var placeName: String?
-    /// Metres from the centre that count as inside (unused for an area).
-    public var radius: Double
-    /// The polygon (or multipolygon) that is the fence instead of a circle, when there is one.
-    public var area: Area?
-    /// Extra metres beyond the radius (an area's edge) before a fix counts as outside.
+    /// Extra metres beyond the fence's edge before a fix counts as outside.
     public var hysteresis: Double
     /// Seconds a fix must keep staying inside before "arrive" is confirmed (0: no dwell).
     public var dwell: Double
@@ -120,17 +119,15 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     public var schedule: ReminderSchedule
 
     public init(
-        id: String, title: String, notes: String? = nil, center: Coordinate, placeName: String? = nil,
-        radius: Double, area: Area? = nil, hysteresis: Double = 0, dwell: Double = 0, trigger: Trigger = .arrive,
+        id: String, title: String, notes: String? = nil, geometry: FenceGeometry, placeName: String? = nil,
+        hysteresis: Double = 0, dwell: Double = 0, trigger: Trigger = .arrive,
         isEnabled: Bool = true, alert: ReminderAlert = ReminderAlert(), schedule: ReminderSchedule = ReminderSchedule()
     ) {
         self.id = id
         self.title = title
         self.notes = notes
-        self.center = area?.center ?? center
+        self.geometry = geometry
         self.placeName = placeName
-        self.radius = area == nil ? radius : 0
-        self.area = area
         self.hysteresis = hysteresis
         self.dwell = dwell
         self.trigger = trigger
@@ -139,26 +136,16 @@ public struct Reminder: Sendable, Equatable, Identifiable {
         self.schedule = schedule
     }
 
-    /// How far from the centre a fix can still be not outside: radius plus hysteresis.
-    public var reach: Double { radius + hysteresis }
-
-    /// The circle and timing the tracker needs, without the text (an area's is made by the engine, which numbers them).
-    public var shape: FenceShape { FenceShape(center: center, radius: radius, hysteresis: hysteresis, dwell: dwell) }
+    /// A circle's centre; an area's middle (the centre of its bounding box).
+    public var center: Coordinate { geometry.center }
 
     /// The fence's geometry as text (centre and radius, or the area's digest; and the
     /// hysteresis): a side confirmed for one fence is kept for another only when their keys are
     /// equal, so editing the place, the radius or the area resets that reminder and nothing else.
-    public var fenceKey: String {
-        if let area { return "area:\(area.key);\(hysteresis)" }
-        return "\(center.latitude),\(center.longitude);\(radius);\(hysteresis)"
-    }
+    public var fenceKey: String { "\(geometry.key);\(hysteresis)" }
 
     /// Metres from `point` to the fence: to a circle's centre, or to an area's edge (0 inside it).
-    public func distance(from point: Coordinate) -> Double {
-        guard let area else { return Haversine.distance(point, center) }
-        var tested = 0
-        return area.distance(from: point, tested: &tested)
-    }
+    public func distance(from point: Coordinate) -> Double { geometry.distance(from: point) }
 
     /// A lowercase identifier made of the title's letters and digits joined by dashes ("Buy bread!" → "buy-bread").
     public static func slug(_ title: String) -> String {

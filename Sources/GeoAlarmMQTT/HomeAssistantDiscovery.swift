@@ -147,8 +147,13 @@ struct HomeAssistantDiscovery {
         var object = JSONObject()
         object.add("id", reminder.id)
         object.add("title", reminder.title)
-        object.add("shape", reminder.area == nil ? "circle" : "area")
-        if reminder.area == nil { object.add("radius_m", number: reminder.radius) }
+        switch reminder.geometry {
+        case .circle(_, let radius):
+            object.add("shape", "circle")
+            object.add("radius_m", number: radius)
+        case .area:
+            object.add("shape", "area")
+        }
         object.add("distance_m", number: distance.map { $0.rounded() })
         object.add("completed", lifecycle.completedAt != nil)
         object.add("snoozed_until", lifecycle.snoozedUntil.map(Timestamp.iso8601))

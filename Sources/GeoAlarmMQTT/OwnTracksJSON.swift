@@ -74,10 +74,8 @@ enum OwnTracksJSON {
             waypoint.add("desc", reminder.title)
             waypoint.add("lat", number: reminder.center.latitude)
             waypoint.add("lon", number: reminder.center.longitude)
-            let radius = reminder.area.map { area in
-                area.polygons.joined().joined().map { Haversine.distance(area.center, $0) }.max() ?? 0
-            } ?? reminder.radius
-            waypoint.add("rad", number: radius.rounded(.up))
+            // OwnTracks' regions are circles: an area's is the circle around its middle that holds it.
+            waypoint.add("rad", number: reminder.geometry.circumradius.rounded(.up))
             waypoint.add("rid", reminder.id)
             waypoint.add("tst", number: seen.timeIntervalSince1970.rounded(.down))
             return waypoint.text

@@ -24,9 +24,10 @@ struct NotificationContent: Equatable {
             let reminder = event.reminder
             let place = reminder.placeName ?? reminder.center.description
             let distance: String
-            if reminder.area == nil {
+            switch reminder.geometry {
+            case .circle:
                 distance = "\(Metres.rounded(event.distance)) m from its centre"
-            } else {
+            case .area:
                 distance = event.distance > 0 ? "\(Metres.rounded(event.distance)) m beyond its edge" : "inside it"
             }
             if event.kind == .leave {

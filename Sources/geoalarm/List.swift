@@ -48,7 +48,7 @@ struct List: ParsableCommand {
                 let order = a.title.localizedCaseInsensitiveCompare(b.title)
                 return order == .orderedSame ? a.id < b.id : order == .orderedAscending
             case .distance: return (distance(a) ?? 0, a.id) < (distance(b) ?? 0, b.id)
-            case .radius: return (a.radius, a.id) < (b.radius, b.id)
+            case .radius: return (a.geometry.circumradius, a.id) < (b.geometry.circumradius, b.id)
             case .due: return due(a) == due(b) ? a.id < b.id : due(a) < due(b)
             }
         }
@@ -60,10 +60,15 @@ struct List: ParsableCommand {
             line.add("title", reminder.title)
             line.add("kind", "place")
             lines.append(Self.placeMembers(reminder, into: line, completed: completed.contains(reminder.id), distance: distance(reminder)))
-            let place = reminder.placeName.map { "\($0) (\(reminder.center))" }
-                ?? reminder.area.map { _ in "area around \(reminder.center)" } ?? reminder.center.description
+            let (place, size): (String, String)
+            switch reminder.geometry {
+            case .circle(let center, let radius):
+                (place, size) = (reminder.placeName.map { "\($0) (\(center))" } ?? center.description, Self.metres(radius))
+            case .area(let area):
+                (place, size) = ("area around \(area.center)", "\(area.edgeCount) edges")
+            }
             var row = [
-                reminder.id, reminder.title, place, reminder.area.map { "\($0.edgeCount) edges" } ?? Self.metres(reminder.radius),
+                reminder.id, reminder.title, place, size,
                 reminder.trigger.rawValue + (reminder.isEnabled ? "" : " (disabled)")
                     + (completed.contains(reminder.id) ? " (completed)" : ""),
             ]
@@ -72,9 +77,11 @@ struct List: ParsableCommand {
         }
         for collection in config.collections {
             let template = collection.template
-            let radii = collection.places.lazy.filter { $0.area == nil }.map(\.radius)
-            let areas = collection.places.lazy.filter { $0.area != nil }.count
-            let (smallest, largest) = (radii.min() ?? template.radius, radii.max() ?? template.radius)
+            let radii = collection.places.lazy.compactMap { place in
+                if case .circle(_, let radius) = place.geometry { radius } else { nil }
+            }
+            let areas = collection.places.count - radii.count
+            let (smallest, largest) = (radii.min() ?? 0, radii.max() ?? 0)
             var radius = smallest == largest ? Self.metres(smallest) : "\(Self.metres(smallest))-\(Self.metres(largest))"
             if areas == collection.places.count { radius = "areas" } else if areas > 0 { radius += " and areas" }
             let file = config.collectionLoads.first { $0.collectionID == collection.id }?.file ?? "?"
@@ -127,8 +134,11 @@ struct List: ParsableCommand {
         line.add("lat", degrees: reminder.center.latitude)
         line.add("lon", degrees: reminder.center.longitude)
         line.add("place", reminder.placeName)
-        line.add("radius_m", number: reminder.area == nil ? reminder.radius : nil)
-        if let area = reminder.area {
+        switch reminder.geometry {
+        case .circle(_, let radius):
+            line.add("radius_m", number: radius)
+        case .area(let area):
+            line.add("radius_m", number: nil)
             line.add("area_polygons", number: Double(area.polygons.count))
             line.add("area_edges", number: Double(area.edgeCount))
         }

@@ -7,7 +7,7 @@ import Testing
 struct EventFormatTests {
     static let event = GeofenceEvent(
         kind: .arrive,
-        reminder: Reminder(id: "parcel", title: "Pick up the \"big\" parcel", notes: "Desk\n2", center: Coordinate(latitude: 38.7226, longitude: -9.1094), radius: 100),
+        reminder: Reminder(id: "parcel", title: "Pick up the \"big\" parcel", notes: "Desk\n2", geometry: .circle(center: Coordinate(latitude: 38.7226, longitude: -9.1094), radius: 100)),
         fix: Fix(time: Date(timeIntervalSince1970: 1_795_248_390), coordinate: Coordinate(latitude: 38.72265, longitude: -9.1094)),
         distance: 5.5649)
 

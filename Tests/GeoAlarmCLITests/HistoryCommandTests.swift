@@ -9,8 +9,8 @@ struct HistoryCommandTests {
     static func store(now: Date) throws -> String {
         let path = Command.scratchState()
         let store = try StateStore(path: path)
-        let bread = Reminder(id: "bread", title: "Buy bread", center: Coordinate(latitude: 38.7105, longitude: -9.1366), radius: 40)
-        let parcel = Reminder(id: "parcel", title: "Pick up the parcel", center: Coordinate(latitude: 38.7079, longitude: -9.1365), radius: 50)
+        let bread = Reminder(id: "bread", title: "Buy bread", geometry: .circle(center: Coordinate(latitude: 38.7105, longitude: -9.1366), radius: 40))
+        let parcel = Reminder(id: "parcel", title: "Pick up the parcel", geometry: .circle(center: Coordinate(latitude: 38.7079, longitude: -9.1365), radius: 50))
         for (kind, reminder, ago) in [(EventKind.arrive, bread, 2 * 86400.0), (.arrive, parcel, 3600), (.leave, parcel, 600)] {
             let fix = Fix(time: now.addingTimeInterval(-ago), coordinate: Coordinate(latitude: 38.708, longitude: -9.1365))
             try store.record([], events: [GeofenceEvent(kind: kind, reminder: reminder, fix: fix, distance: 12.3)])

@@ -64,7 +64,7 @@ struct AreaConfigTests {
             title = "Triangle"
             polygon = [[47.01, 8.0], [47.02, 8.0], [47.02, 8.01]]
             """))
-        let areas = config.reminders.map { $0.area }
+        let areas = config.reminders.map { $0.geometry.area }
         #expect(areas.allSatisfy { $0 != nil })
         #expect(areas[0] == areas[1] && areas[1] == areas[2], "one feature, however it is named")
         #expect(areas[0]?.edgeCount == 8)
@@ -152,11 +152,11 @@ struct AreaConfigTests {
             """))
         let campus = config.collections[0].places
         #expect(campus.map(\.name) == ["North campus", "City park", "Bakery"])
-        #expect(campus.map { $0.area != nil } == [true, true, false])
-        #expect(campus[2].radius == 40)
+        #expect(campus.map { $0.geometry.area != nil } == [true, true, false])
+        #expect(campus[2].geometry.radius == 40)
         #expect(config.collections[1].places.map(\.name) == ["Fine"])
         #expect(config.collectionLoads[1].problems.map(\.line) == [2, 4, 6, 8, 10, 12])
         #expect(config.collectionLoads[1].problems[1].message.hasPrefix("the outer ring crosses itself"))
-        #expect(config.collections[0].member(1).area == campus[1].area)
+        #expect(config.collections[0].member(1).geometry == campus[1].geometry)
     }
 }

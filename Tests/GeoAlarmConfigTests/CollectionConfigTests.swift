@@ -1,6 +1,7 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmTestSupport
 import Testing
 
 /// `[[collection]]` tables and the CSV, GPX and GeoJSON files they load.
@@ -36,16 +37,16 @@ struct CollectionConfigTests {
         #expect(config.collections.map(\.id) == ["speed-cameras", "fuel"])
         let cameras = config.collections[0]
         #expect(cameras.places == [
-            CollectionPlace(center: Coordinate(latitude: 38.75, longitude: -9.10), radius: 150, name: "A1, km 12"),
-            CollectionPlace(center: Coordinate(latitude: 38.76, longitude: -9.11), radius: 80, name: "say \"hi\""),
-            CollectionPlace(center: Coordinate(latitude: 38.77, longitude: -9.12), radius: 80, name: "N-6"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.75, longitude: -9.10), radius: 150), name: "A1, km 12"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.76, longitude: -9.11), radius: 80), name: "say \"hi\""),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.77, longitude: -9.12), radius: 80), name: "N-6"),
         ])
         let member = cameras.member(0)
         #expect(member.title == "Camera: A1, km 12")
         #expect(member.trigger == .arrive && member.alert.urgency == .critical)
         #expect(member.schedule.repetition == .cooldown(600))
-        #expect(config.collections[1].places.map(\.radius) == [1000, 1000])
-        #expect(config.collections[1].places.map(\.center.latitude) == [40.1, 40.2])
+        #expect(config.collections[1].places.map(\.geometry.radius) == [1000, 1000])
+        #expect(config.collections[1].places.map(\.geometry.center.latitude) == [40.1, 40.2])
         #expect(config.collectionLoads.map(\.summary) == [
             "collection \"speed-cameras\": 3 places from \((path as NSString).deletingLastPathComponent)/speed cameras.csv",
             "collection \"fuel\": 2 places from \((path as NSString).deletingLastPathComponent)/fuel.txt",
@@ -102,13 +103,13 @@ struct CollectionConfigTests {
             """, ["trails.gpx": gpx, "huts.geojson": geojson])
         let config = try ConfigLoader.load(path: path)
         #expect(config.collections[0].places == [
-            CollectionPlace(center: Coordinate(latitude: 46.5, longitude: 7.9), radius: 100, name: "Trailhead & hut"),
-            CollectionPlace(center: Coordinate(latitude: 46.7, longitude: 8.0), radius: 100, name: ""),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 46.5, longitude: 7.9), radius: 100), name: "Trailhead & hut"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 46.7, longitude: 8.0), radius: 100), name: ""),
         ])
         #expect(config.collectionLoads[0].problems == [PlaceProblem(line: 4, message: "lon is missing or not a number")])
         #expect(config.collections[1].places == [
-            CollectionPlace(center: Coordinate(latitude: 46.5, longitude: 7.9), radius: 250, name: "Hut é"),
-            CollectionPlace(center: Coordinate(latitude: 46.7, longitude: 8.0), radius: 50, name: ""),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 46.5, longitude: 7.9), radius: 250), name: "Hut é"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 46.7, longitude: 8.0), radius: 50), name: ""),
         ])
         #expect(config.collectionLoads[1].problems == [
             PlaceProblem(line: 5, message: "geometry is not a Point, Polygon or MultiPolygon"),
@@ -133,8 +134,8 @@ struct CollectionConfigTests {
         let path = try folder("[[collection]]\nfile = \"p.json\"\nradius = 40\n", ["p.json": geojson])
         let config = try ConfigLoader.load(path: path)
         #expect(config.collections[0].places == [
-            CollectionPlace(center: Coordinate(latitude: 38.7, longitude: -9.1), radius: 40, name: "Title only"),
-            CollectionPlace(center: Coordinate(latitude: 38.8, longitude: -9.2), radius: 1000, name: "B"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.7, longitude: -9.1), radius: 40), name: "Title only"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.8, longitude: -9.2), radius: 1000), name: "B"),
         ])
         #expect(config.collectionLoads[0].problems == [
             PlaceProblem(line: 5, message: "a feature must be an object"),

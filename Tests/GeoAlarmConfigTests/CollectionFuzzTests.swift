@@ -42,7 +42,7 @@ struct CollectionFuzzTests {
             let lines = bytes.count(where: { $0 == UInt8(ascii: "\n") }) + 1
             do {
                 let list = try Self.read(bytes, format)
-                #expect(list.places.allSatisfy { $0.center.isValid && $0.radius > 0 })
+                #expect(list.places.allSatisfy { $0.geometry.center.isValid && ($0.geometry.radius ?? 0) > 0 })
                 #expect(list.problems.allSatisfy { (1...lines).contains($0.line) }, "\(String(decoding: bytes, as: UTF8.self))")
             } catch {
                 refused += 1

@@ -1,5 +1,6 @@
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmTestSupport
 import Testing
 
 /// The structural editor `add` and `remove` use.
@@ -31,7 +32,7 @@ struct ConfigEditorTests {
         let after = try ConfigLoader.parse(edited, path: "test.toml")
         #expect(after.idsInFileOrder == ["bread"])
         #expect(after.reminders == before.reminders.filter { $0.id == "bread" })
-        #expect(after.reminders.first?.radius == 55, "[defaults] is still there")
+        #expect(after.reminders.first?.geometry.radius == 55, "[defaults] is still there")
         let result = String(decoding: edited, as: UTF8.self)
         #expect(!result.contains("dry cleaning") && !result.contains("[reminder.active]") && !result.contains("days"))
         #expect(result.contains("[defaults]\nradius = \"55m\"\n"))

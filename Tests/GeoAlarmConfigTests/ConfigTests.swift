@@ -1,6 +1,7 @@
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmTestSupport
 import Testing
 
 struct ConfigTests {
@@ -57,13 +58,13 @@ struct ConfigTests {
         let parcel = config.reminders[0]
         #expect(parcel.placeName == "office")
         #expect(parcel.center == Coordinate(latitude: 38.7226, longitude: -9.1094))
-        #expect(parcel.radius == 150 && parcel.hysteresis == 25 && parcel.dwell == 30)
+        #expect(parcel.geometry.radius == 150 && parcel.hysteresis == 25 && parcel.dwell == 30)
         #expect(parcel.trigger == .leave && parcel.notes == "At the front desk")
         let bread = config.reminders[1]
-        #expect(bread.radius == 100, "radius 0 takes the default")
+        #expect(bread.geometry.radius == 100, "radius 0 takes the default")
         #expect(bread.trigger == .arrive && bread.dwell == 120 && bread.placeName == nil)
         let far = config.reminders[2]
-        #expect(abs(far.radius - 804.672) < 1e-9 && far.hysteresis == 10 && !far.isEnabled)
+        #expect(abs((far.geometry.radius ?? 0) - 804.672) < 1e-9 && far.hysteresis == 10 && !far.isEnabled)
     }
 
     /// What a reload cannot take (read only at start) is named, secrets by their key alone.
@@ -81,7 +82,7 @@ struct ConfigTests {
         let config = try ConfigLoader.parse("[[reminder]]\ntitle = \"X\"\nlat = 1\nlon = 2\n", path: "r.toml")
         #expect(config.settings == EngineSettings(maxError: 100, confirmations: 2, announceInitial: false))
         let reminder = try #require(config.reminders.first)
-        #expect(reminder.radius == 100 && reminder.hysteresis == 25 && reminder.dwell == 0 && reminder.trigger == .arrive)
+        #expect(reminder.geometry.radius == 100 && reminder.hysteresis == 25 && reminder.dwell == 0 && reminder.trigger == .arrive)
         #expect(try ConfigLoader.parse("", path: "r.toml").reminders.isEmpty)
     }
 

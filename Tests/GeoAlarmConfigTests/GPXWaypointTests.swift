@@ -50,9 +50,9 @@ struct GPXWaypointTests {
 
             """)
         #expect(list.places == [
-            CollectionPlace(center: Coordinate(latitude: 46.5, longitude: 7.9), radius: 100, name: "Fish & chips é☺"),
-            CollectionPlace(center: Coordinate(latitude: -33.5, longitude: 151.25), radius: 100, name: "Tom & Jerry's <hut>"),
-            CollectionPlace(center: Coordinate(latitude: 0, longitude: -180), radius: 100, name: ""),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 46.5, longitude: 7.9), radius: 100), name: "Fish & chips é☺"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: -33.5, longitude: 151.25), radius: 100), name: "Tom & Jerry's <hut>"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 0, longitude: -180), radius: 100), name: ""),
         ])
         #expect(list.problemCount == 0)
     }
@@ -160,7 +160,7 @@ private final class ReferenceWaypoints: NSObject, XMLParserDelegate {
             waypoint?.inName = false
         } else if let open = waypoint, open.depth == depth {
             let name = open.name.trimmingCharacters(in: .whitespacesAndNewlines)
-            places.append(CollectionPlace(center: open.center, radius: 100, name: name))
+            places.append(CollectionPlace(geometry: .circle(center: open.center, radius: 100), name: name))
             waypoint = nil
         }
         depth -= 1

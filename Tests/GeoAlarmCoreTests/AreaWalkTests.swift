@@ -39,7 +39,7 @@ struct AreaWalkTests {
     }
 
     static func engine(_ area: Area, hysteresis: Double = 20) -> GeofenceEngine {
-        let reminder = Reminder(id: "zone", title: "Zone", center: area.center, radius: 0, area: area, hysteresis: hysteresis, trigger: .both)
+        let reminder = Reminder(id: "zone", title: "Zone", geometry: .area(area), hysteresis: hysteresis, trigger: .both)
         return GeofenceEngine(reminders: [reminder])
     }
 
@@ -104,18 +104,18 @@ struct AreaWalkTests {
     @Test func areasAndCirclesShareAnEngineAndStateSurvivesOnlyUnchangedGeometry() throws {
         let square = try Self.area([[(0, 0), (500, 0), (500, 500), (0, 500)]])
         let moved = try Self.area([[(0, 0), (510, 0), (510, 500), (0, 500)]])
-        let circle = Reminder(id: "circle", title: "Circle", center: Self.point(250, 250), radius: 100, hysteresis: 20, trigger: .both)
-        let zone = Reminder(id: "zone", title: "Zone", center: square.center, radius: 0, area: square, hysteresis: 20, trigger: .both)
+        let circle = Reminder(id: "circle", title: "Circle", geometry: .circle(center: Self.point(250, 250), radius: 100), hysteresis: 20, trigger: .both)
+        let zone = Reminder(id: "zone", title: "Zone", geometry: .area(square), hysteresis: 20, trigger: .both)
         var engine = GeofenceEngine(reminders: [circle, zone])
         var clock = 0.0
         _ = Self.walk(&engine, from: (250, 250), to: (250, 260), clock: &clock)
         #expect(engine.presence(of: "zone") == .inside && engine.presence(of: "circle") == .inside)
         #expect(zone.fenceKey.hasPrefix("area:") && zone.fenceKey != Reminder(
-            id: "zone", title: "Zone", center: moved.center, radius: 0, area: moved, hysteresis: 20).fenceKey)
+            id: "zone", title: "Zone", geometry: .area(moved), hysteresis: 20).fenceKey)
         var same = zone
         same.title = "Renamed"
         var edited = zone
-        edited.area = moved
+        edited.geometry = .area(moved)
         let kept = GeofenceEngine(reminders: [circle, same], settings: engine.settings, carryingStateFrom: engine)
         #expect(kept.presence(of: "zone") == .inside, "an unchanged area keeps its side")
         let reset = GeofenceEngine(reminders: [circle, edited], settings: engine.settings, carryingStateFrom: engine)
@@ -124,11 +124,11 @@ struct AreaWalkTests {
     }
 
     @Test func collectionPlacesCanBeAreas() throws {
-        let template = Reminder(id: "parks", title: "In {name}", center: Coordinate(latitude: 0, longitude: 0), radius: 0, hysteresis: 20, trigger: .both)
+        let template = Reminder(id: "parks", title: "In {name}", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 0), hysteresis: 20, trigger: .both)
         let places = [
-            CollectionPlace(area: try Self.area([[(0, 0), (300, 0), (300, 300), (0, 300)]]), name: "North park"),
-            CollectionPlace(center: Self.point(1000, 150), radius: 50, name: "Kiosk"),
-            CollectionPlace(area: try Self.area([[(2000, 0), (2300, 0), (2300, 300), (2000, 300)]]), name: "East park"),
+            CollectionPlace(geometry: .area(try Self.area([[(0, 0), (300, 0), (300, 300), (0, 300)]])), name: "North park"),
+            CollectionPlace(geometry: .circle(center: Self.point(1000, 150), radius: 50), name: "Kiosk"),
+            CollectionPlace(geometry: .area(try Self.area([[(2000, 0), (2300, 0), (2300, 300), (2000, 300)]])), name: "East park"),
         ]
         var engine = GeofenceEngine(reminders: [], collections: [ReminderCollection(id: "parks", template: template, places: places)])
         var clock = 0.0

@@ -1,16 +1,17 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmTestSupport
 import Testing
 
 /// Collection places behave as reminders made from the collection's template.
 struct CollectionTests {
     static let template = Reminder(
-        id: "bakeries", title: "Bread at {name}", center: Coordinate(latitude: 0, longitude: 0), radius: 100,
+        id: "bakeries", title: "Bread at {name}", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 100),
         hysteresis: 25, trigger: .both)
     static let north = Coordinate(latitude: 38.7226 + 1000 / Haversine.earthRadius * 180 / .pi, longitude: -9.1094)
     static let bakeries = ReminderCollection(id: "bakeries", template: template, places: [
-        CollectionPlace(center: Scene.centre, radius: 60, name: "Padaria Central"),
-        CollectionPlace(center: north, radius: 100),
+        CollectionPlace(geometry: .circle(center: Scene.centre, radius: 60), name: "Padaria Central"),
+        CollectionPlace(geometry: .circle(center: north, radius: 100)),
     ])
 
     /// A million places keep a million trackers: each must stay small.
@@ -21,12 +22,17 @@ struct CollectionTests {
         #expect(FenceTracker(presence: .outside, confirmedAt: nil).confirmedAt == nil)
     }
 
+    /// And each place: its geometry (a circle's centre and radius, or a reference to its area) and name.
+    @Test func aPlaceTakes48Bytes() {
+        #expect(MemoryLayout<CollectionPlace>.stride == 48)
+    }
+
     @Test func aMemberIsTheTemplateAtItsPlace() {
         let first = Self.bakeries.member(0)
         #expect(first.id == "bakeries/1")
         #expect(first.title == "Bread at Padaria Central")
         #expect(first.placeName == "Padaria Central")
-        #expect(first.center == Scene.centre && first.radius == 60 && first.hysteresis == 25 && first.trigger == .both)
+        #expect(first.center == Scene.centre && first.geometry.radius == 60 && first.hysteresis == 25 && first.trigger == .both)
         #expect(Self.bakeries.member(1).title == "Bread at #2")
         #expect(Self.bakeries.memberIndex(of: "bakeries/2") == 1)
         for unknown in ["bakeries/3", "bakeries/0", "bakeries", "bakeries2/1", "bakeries/x"] {
@@ -55,7 +61,7 @@ struct CollectionTests {
         _ = Scene.run(&old, [0, 0])
         #expect(old.presence(of: "bakeries/1") == .inside)
         var moved = Self.bakeries
-        moved.places[0].radius = 80
+        moved.places[0].geometry = .circle(center: Scene.centre, radius: 80)
         let reloaded = GeofenceEngine(reminders: [], collections: [moved], settings: EngineSettings(), carryingStateFrom: old)
         #expect(reloaded.presence(of: "bakeries/1") == .unknown)
         #expect(reloaded.presence(of: "bakeries/2") == .outside)

@@ -4,9 +4,11 @@ import GeoAlarmTestSupport
 import PropertyBased
 import Testing
 
-/// The engine (grid index, only nearby and unsettled trackers visited) reports exactly what a
-/// scan of every fence on every fix reports, on random fences (reminders and a collection,
-/// near the poles and the antimeridian too) and random tracks with gaps, jumps and bad fixes.
+/// The engine (grid index, only nearby and unsettled trackers visited, its packed shapes and
+/// area shortcuts) reports exactly what a scan of every fence on every fix reports, asking each
+/// fence's ``FenceGeometry`` plainly, on random fences (circles and areas, reminders and a
+/// collection, near the poles and the antimeridian too) and random tracks with gaps, jumps and
+/// bad fixes.
 struct EngineAgainstBruteForceTests {
     @Test func sameEventsAndChangesAsAScanOfEveryFence() async {
         await propertyCheck(count: 150, input: Gen.int(in: 0...Int(Int32.max))) { seed in
@@ -54,8 +56,8 @@ struct SparseEngineTests {
 
     /// A device that stays far from a collection of 20,000 places keeps no tracker for them.
     @Test func farPlacesCostNothing() {
-        let places = (0..<20_000).map { CollectionPlace(center: Coordinate(latitude: 10 + Double($0) * 0.001, longitude: 10), radius: 50) }
-        let template = Reminder(id: "cameras", title: "{name}", center: Coordinate(latitude: 0, longitude: 0), radius: 50)
+        let places = (0..<20_000).map { CollectionPlace(geometry: .circle(center: Coordinate(latitude: 10 + Double($0) * 0.001, longitude: 10), radius: 50)) }
+        let template = Reminder(id: "cameras", title: "{name}", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 50))
         let base = GeofenceEngine(reminders: [], collections: [ReminderCollection(id: "cameras", template: template, places: places)])
         var device = base.copyForTrackedDevice(restoring: [:])
         for second in 0..<10 {
@@ -84,17 +86,23 @@ private struct RandomScene {
         for number in 0..<Int(random.next() % 40 + 1) {
             let center = Self.near(anchors[number % anchors.count], within: 3000, &random)
             let radius = random.double(in: 20...(random.bool() ? 400 : 20_000))
+            // One in three an area: a ring of 3 to 40 points around the centre (the engine's
+            // bands begin at 32 edges), where areas may be (up to 85°, across the antimeridian).
+            var geometry = FenceGeometry.circle(center: center, radius: radius)
+            if random.next() % 3 == 0, let area = Self.ring(around: center, within: radius, &random) {
+                geometry = .area(area)
+            }
             if random.bool() {
                 let trigger = [Trigger.arrive, .leave, .both][Int(random.next() % 3)]
                 reminders.append(Reminder(
-                    id: "r\(number)", title: "R\(number)", center: center, radius: radius,
+                    id: "r\(number)", title: "R\(number)", geometry: geometry,
                     hysteresis: random.double(in: 0...50), trigger: trigger))
             } else {
-                places.append(CollectionPlace(center: center, radius: radius, name: "p\(number)"))
+                places.append(CollectionPlace(geometry: geometry, name: "p\(number)"))
             }
         }
         let template = Reminder(
-            id: "pois", title: "{name}", center: Coordinate(latitude: 0, longitude: 0), radius: 100,
+            id: "pois", title: "{name}", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 100),
             hysteresis: random.double(in: 0...50), trigger: .both)
         collection = ReminderCollection(id: "pois", template: template, places: places)
         settings = EngineSettings(
@@ -122,6 +130,18 @@ private struct RandomScene {
         return fixes
     }
 
+    /// A ring of random points up to `metres` from `center`, in angular order (so that it may
+    /// still cross itself a little, as drawn areas do); nil where `Area` refuses it.
+    static func ring(around center: Coordinate, within metres: Double, _ random: inout SplitMix) -> Area? {
+        let count = Int(random.next() % 38) + 3
+        let bearings = (0..<count).map { _ in random.double(in: 0...(2 * .pi)) }.sorted()
+        let points = bearings.map { bearing in
+            PropertyTests.destination(
+                from: center, angle: random.double(in: (metres / 10)...metres) / Haversine.earthRadius, bearing: bearing)
+        }
+        return try? Area(polygons: [[points]])
+    }
+
     /// A random point up to `metres` from `point`, wrapped onto valid coordinates.
     static func near(_ point: Coordinate, within metres: Double, _ random: inout SplitMix) -> Coordinate {
         let angle = random.double(in: 0...metres) / Haversine.earthRadius
@@ -135,7 +155,9 @@ private struct RandomScene {
 private struct FullScan {
     struct Fence {
         var id: String
-        var shape: FenceShape
+        var geometry: FenceGeometry
+        var hysteresis: Double
+        var dwell: Double
         var trigger: Trigger
         var isCollectionPlace: Bool
         var tracker = FenceTracker()
@@ -146,11 +168,12 @@ private struct FullScan {
     var lastTime: Date?
 
     init(_ scene: RandomScene) {
-        fences = scene.reminders.map { Fence(id: $0.id, shape: $0.shape, trigger: $0.trigger, isCollectionPlace: false) }
-        fences += scene.collection.places.indices.map { index in
-            let member = scene.collection.member(index)
-            return Fence(id: member.id, shape: member.shape, trigger: member.trigger, isCollectionPlace: true)
+        func fence(_ reminder: Reminder, isCollectionPlace: Bool) -> Fence {
+            Fence(id: reminder.id, geometry: reminder.geometry, hysteresis: reminder.hysteresis, dwell: reminder.dwell,
+                  trigger: reminder.trigger, isCollectionPlace: isCollectionPlace)
         }
+        fences = scene.reminders.map { fence($0, isCollectionPlace: false) }
+        fences += scene.collection.places.indices.map { fence(scene.collection.member($0), isCollectionPlace: true) }
         settings = scene.settings
     }
 
@@ -165,11 +188,10 @@ private struct FullScan {
         var changes: [String] = []
         for index in fences.indices {
             let before = fences[index].tracker.presence
-            let distance = Haversine.distance(fix.coordinate, fences[index].shape.center)
-            let shape = fences[index].shape
+            let fence = fences[index]
             guard let after = fences[index].tracker.observe(
-                distance <= shape.radius ? .inside : distance > shape.reach ? .outside : .margin,
-                at: fix.time, dwell: shape.dwell, confirmations: settings.confirmations)
+                fence.geometry.evidence(at: fix.coordinate, hysteresis: fence.hysteresis),
+                at: fix.time, dwell: fence.dwell, confirmations: settings.confirmations)
             else { continue }
             let initial = before == .unknown
             if initial, after == .outside, fences[index].isCollectionPlace { continue }

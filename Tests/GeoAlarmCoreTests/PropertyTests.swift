@@ -36,7 +36,8 @@ struct PropertyTests {
         let distances = Gen.double(in: 0...300).array(of: 1...120)
         let confirmations = Gen.int(in: 1...4)
         await propertyCheck(input: distances, confirmations, Gen.bool()) { track, needed, announce in
-            let fence = Scene.reminder(radius: 100, hysteresis: 25)
+            let radius = 100.0
+            let fence = Scene.reminder(radius: radius, hysteresis: 25)
             var engine = GeofenceEngine(
                 reminders: [fence], settings: EngineSettings(confirmations: needed, announceInitial: announce))
             var last: EventKind?
@@ -47,11 +48,11 @@ struct PropertyTests {
                     #expect(second + 1 >= needed)
                     let streak = track[(second + 1 - needed)...second]
                     if event.kind == .arrive {
-                        #expect(streak.allSatisfy { $0 <= fence.radius })
+                        #expect(streak.allSatisfy { $0 <= radius })
                     } else if !event.isInitial {
-                        #expect(streak.allSatisfy { $0 > fence.reach })
+                        #expect(streak.allSatisfy { $0 > radius + fence.hysteresis })
                     } else {
-                        #expect(streak.allSatisfy { $0 > fence.radius })
+                        #expect(streak.allSatisfy { $0 > radius })
                     }
                 }
             }
@@ -72,14 +73,14 @@ struct PropertyTests {
                     "f\(index)", radius: random.double(in: 1...200_000), hysteresis: random.double(in: 0...500),
                     at: Coordinate(latitude: lat, longitude: lon))
             }
-            let index = GridIndex(fences: fences.map(\.shape))
+            let index = GridIndex(count: fences.count) { fences[$0].geometry.boundingBox(margin: fences[$0].hysteresis) }
             for _ in 0..<50 {
                 let anchor = fences[Int(random.next() % UInt64(fences.count))]
                 let bearing = random.double(in: 0...(2 * .pi))
-                let along = random.double(in: 0...(anchor.reach * 1.2)) / Haversine.earthRadius
+                let along = random.double(in: 0...((anchor.geometry.radius! + anchor.hysteresis) * 1.2)) / Haversine.earthRadius
                 let point = Self.destination(from: anchor.center, angle: along, bearing: bearing)
                 let candidates = Set(index.candidates(near: point))
-                for (position, fence) in fences.enumerated() where Haversine.distance(point, fence.center) <= fence.reach {
+                for (position, fence) in fences.enumerated() where Haversine.distance(point, fence.center) <= fence.geometry.radius! + fence.hysteresis {
                     #expect(candidates.contains(Int32(position)), "missed \(fence.id) at \(point)")
                 }
             }

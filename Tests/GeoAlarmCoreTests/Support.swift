@@ -9,7 +9,7 @@ enum Scene {
         _ id: String = "office", radius: Double = 100, hysteresis: Double = 25, dwell: Double = 0,
         trigger: Trigger = .both, at center: Coordinate = centre
     ) -> Reminder {
-        Reminder(id: id, title: id.capitalized, center: center, radius: radius, hysteresis: hysteresis,
+        Reminder(id: id, title: id.capitalized, geometry: .circle(center: center, radius: radius), hysteresis: hysteresis,
                  dwell: dwell, trigger: trigger)
     }
 

@@ -17,7 +17,7 @@ struct HookRunnerTests {
     static let event = GeofenceEvent(
         kind: .leave,
         reminder: Reminder(id: "parcel", title: "Pick up the parcel", notes: "Front desk",
-                           center: Coordinate(latitude: 38.7226, longitude: -9.1094), radius: 100),
+                           geometry: .circle(center: Coordinate(latitude: 38.7226, longitude: -9.1094), radius: 100)),
         fix: Fix(time: Date(timeIntervalSince1970: 1_795_248_390), coordinate: Coordinate(latitude: 38.7236, longitude: -9.1094)),
         distance: 111.2)
 

@@ -11,7 +11,7 @@ import Testing
 
 /// The messages the MQTT adapter writes and reads, without a broker.
 struct MQTTFormatTests {
-    static let bakery = Reminder(id: "bakery", title: "Buy \"bread\"", center: Coordinate(latitude: 47, longitude: 8), radius: 100)
+    static let bakery = Reminder(id: "bakery", title: "Buy \"bread\"", geometry: .circle(center: Coordinate(latitude: 47, longitude: 8), radius: 100))
 
     static func object(_ text: String?) throws -> [String: Any] {
         let bytes = Data(try #require(text).utf8)
@@ -48,8 +48,7 @@ struct MQTTFormatTests {
                                           Coordinate(latitude: 47.01, longitude: 8.01), Coordinate(latitude: 47.01, longitude: 8)]]])
         var park = Self.bakery
         park.id = "park"
-        park.area = area
-        park.center = area.center
+        park.geometry = .area(area)
         let text = OwnTracksJSON.waypoints([Self.bakery, park], firstSeen: ["bakery": Date(timeIntervalSince1970: 1_790_000_000)])
         let object = try Self.object(text)
         #expect(object["_type"] as? String == "waypoints")
@@ -81,8 +80,8 @@ struct MQTTFormatTests {
     @Test func discoveryGivesEachReminderAPresenceSensorOfOneDevice() throws {
         let discovery = HomeAssistantDiscovery(
             prefix: "homeassistant", clientID: "geoalarm-pi", owntracksTopic: "owntracks/me/pi", softwareVersion: "0.2.0")
-        let odd = Reminder(id: "a.b", title: "Dots", center: Coordinate(latitude: 1, longitude: 1), radius: 50)
-        let underscore = Reminder(id: "a_b", title: "Underscore", center: Coordinate(latitude: 1, longitude: 1), radius: 50)
+        let odd = Reminder(id: "a.b", title: "Dots", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
+        let underscore = Reminder(id: "a_b", title: "Underscore", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
         let configs = discovery.configs(reminders: [Self.bakery, odd, underscore], collections: [])
         #expect(configs.count == 4, "three sensors and the tracker")
         let bakery = try Self.object(configs["homeassistant/binary_sensor/geoalarm-pi/bakery/config"])
@@ -114,7 +113,7 @@ struct MQTTFormatTests {
         func collection(_ title: String) -> ReminderCollection {
             var template = Self.bakery
             template.title = title
-            return ReminderCollection(id: "cameras", template: template, places: [CollectionPlace(center: Self.bakery.center, radius: 50)])
+            return ReminderCollection(id: "cameras", template: template, places: [CollectionPlace(geometry: .circle(center: Self.bakery.center, radius: 50))])
         }
         #expect(HomeAssistantDiscovery.name(of: collection("Speed camera: {name}")) == "Speed camera")
         #expect(HomeAssistantDiscovery.name(of: collection("{name}")) == "cameras")
@@ -157,8 +156,8 @@ struct MQTTFormatTests {
         var template = Self.bakery
         template.title = "Camera {name}"
         let cameras = ReminderCollection(id: "cameras", template: template, places: [
-            CollectionPlace(center: Coordinate(latitude: 47.001, longitude: 8), radius: 50, name: "north"),
-            CollectionPlace(center: Coordinate(latitude: 47.002, longitude: 8), radius: 50, name: "far"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 47.001, longitude: 8), radius: 50), name: "north"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 47.002, longitude: 8), radius: 50), name: "far"),
         ])
         var state = PublisherState(reminders: [Self.bakery], collections: [cameras], store: nil)
         func change(_ reminder: Reminder, _ presence: Presence) -> PresenceChange {

@@ -7,8 +7,8 @@ struct NotificationContentTests {
     static func event(_ kind: EventKind, alert: ReminderAlert = ReminderAlert(), place: String? = "bakery", notes: String? = "Bread & <b>rolls</b>") -> Announcement {
         .crossing(GeofenceEvent(
             kind: kind,
-            reminder: Reminder(id: "bread", title: "Buy bread", notes: notes, center: Coordinate(latitude: 38.7105, longitude: -9.1366),
-                               placeName: place, radius: 40, alert: alert),
+            reminder: Reminder(id: "bread", title: "Buy bread", notes: notes, geometry: .circle(center: Coordinate(latitude: 38.7105, longitude: -9.1366), radius: 40),
+                               placeName: place, alert: alert),
             fix: Fix(time: nil, coordinate: Coordinate(latitude: 38.7106, longitude: -9.1366)), distance: 11.4))
     }
 
@@ -34,7 +34,7 @@ struct NotificationContentTests {
             Coordinate(latitude: 47.0, longitude: 8.0), Coordinate(latitude: 47.0, longitude: 8.01),
             Coordinate(latitude: 47.01, longitude: 8.01), Coordinate(latitude: 47.01, longitude: 8.0),
         ]]])
-        let reminder = Reminder(id: "park", title: "Walk the dog", center: park.center, radius: 0, area: park)
+        let reminder = Reminder(id: "park", title: "Walk the dog", geometry: .area(park))
         let fix = Fix(time: nil, coordinate: Coordinate(latitude: 47.005, longitude: 8.005))
         let arrived = NotificationContent(announcement: .crossing(GeofenceEvent(kind: .arrive, reminder: reminder, fix: fix, distance: 0)), markup: false)
         #expect(arrived.body == "At 47.005000,8.005000, inside it")

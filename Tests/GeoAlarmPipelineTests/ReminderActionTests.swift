@@ -22,7 +22,7 @@ struct ReminderActionTests {
     static let shop = Coordinate(latitude: 38.7105, longitude: -9.1366)
 
     static func pipeline(state path: String, recorder: Recorder) -> FixPipeline {
-        let reminders = [Reminder(id: "shop", title: "Shop", center: Self.shop, radius: 50, trigger: .arrive)]
+        let reminders = [Reminder(id: "shop", title: "Shop", geometry: .circle(center: Self.shop, radius: 50), trigger: .arrive)]
         return FixPipeline(
             config: Config(path: "test", settings: EngineSettings(), places: [:], reminders: reminders),
             state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [recorder])

@@ -29,8 +29,8 @@ struct TwoStreamsTests {
 
     @Test func presenceFollowsEveryCrossingAnnouncementsFollowThePolicy() {
         let reminders = [
-            Reminder(id: "home", title: "Home", center: Self.home, radius: 50, trigger: .leave),
-            Reminder(id: "shop", title: "Shop", center: Self.shop, radius: 50, trigger: .arrive),
+            Reminder(id: "home", title: "Home", geometry: .circle(center: Self.home, radius: 50), trigger: .leave),
+            Reminder(id: "shop", title: "Shop", geometry: .circle(center: Self.shop, radius: 50), trigger: .arrive),
         ]
         let recorder = Recorder()
         let pipeline = FixPipeline(

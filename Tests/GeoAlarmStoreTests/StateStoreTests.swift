@@ -8,7 +8,7 @@ import Testing
 struct StateStoreTests {
     static func path() -> String { Command.scratchState() }
 
-    static let office = Reminder(id: "office", title: "Office", center: Coordinate(latitude: 38.7226, longitude: -9.1094), radius: 100, hysteresis: 25, trigger: .both)
+    static let office = Reminder(id: "office", title: "Office", geometry: .circle(center: Coordinate(latitude: 38.7226, longitude: -9.1094), radius: 100), hysteresis: 25, trigger: .both)
 
     static func event(_ kind: EventKind, at second: Double, reminder: Reminder = office) -> GeofenceEvent {
         GeofenceEvent(kind: kind, reminder: reminder,
@@ -138,7 +138,7 @@ struct StateStoreTests {
         let path = Self.path()
         let log = CapturingLog()
         let first = StateKeeper(path: path, logger: log.logger)
-        let moved = Reminder(id: "moved", title: "Moved", center: Coordinate(latitude: 38.73, longitude: -9.1094), radius: 100)
+        let moved = Reminder(id: "moved", title: "Moved", geometry: .circle(center: Coordinate(latitude: 38.73, longitude: -9.1094), radius: 100))
         var engine = first.engine(reminders: [Self.office, moved], settings: EngineSettings())
         for second in 0..<2 {
             let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094))
@@ -147,7 +147,7 @@ struct StateStoreTests {
         }
         #expect(engine.presence(of: "office") == .inside && engine.presence(of: "moved") == .outside)
         var movedAgain = moved
-        movedAgain.center.latitude = 38.74
+        movedAgain.geometry = .circle(center: Coordinate(latitude: 38.74, longitude: -9.1094), radius: 100)
         let second = StateKeeper(path: path, logger: log.logger)
         let restored = second.engine(reminders: [Self.office, movedAgain], settings: EngineSettings())
         #expect(restored.presence(of: "office") == .inside)

@@ -18,13 +18,16 @@ func fences(_ count: Int, along track: [Fix], reach: Int, _ random: inout SplitM
         if index < onPath {
             let fix = track[min(reach - 1, 2 + index * max(1, (reach - 2) / onPath))]
             return Reminder(
-                id: "f\(index)", title: "Fence \(index)", center: fix.coordinate,
-                radius: Double.random(in: 5...20, using: &random), hysteresis: 5, trigger: .both)
+                id: "f\(index)", title: "Fence \(index)",
+                geometry: .circle(center: fix.coordinate, radius: Double.random(in: 5...20, using: &random)),
+                hysteresis: 5, trigger: .both)
         }
         return Reminder(
             id: "f\(index)", title: "Fence \(index)",
-            center: Coordinate(latitude: Double.random(in: 37...42, using: &random), longitude: Double.random(in: -9.5 ... -6.2, using: &random)),
-            radius: Double.random(in: 50...500, using: &random), hysteresis: 25, trigger: .both)
+            geometry: .circle(
+                center: Coordinate(latitude: Double.random(in: 37...42, using: &random), longitude: Double.random(in: -9.5 ... -6.2, using: &random)),
+                radius: Double.random(in: 50...500, using: &random)),
+            hysteresis: 25, trigger: .both)
     }
 }
 
@@ -75,10 +78,9 @@ for count in [1, 100, 10_000, 1_000_000] {
     var settledTrackers = Array(repeating: FenceTracker(), count: reminders.count)
     for fix in warmUp {
         for (slot, reminder) in reminders.enumerated() {
-            let shape = reminder.shape
             _ = settledTrackers[slot].observe(
-                shape.circleEvidence(distance: Haversine.distance(fix.coordinate, reminder.center)), at: fix.time,
-                dwell: shape.dwell, confirmations: 2)
+                reminder.geometry.evidence(at: fix.coordinate, hysteresis: reminder.hysteresis), at: fix.time,
+                dwell: reminder.dwell, confirmations: 2)
         }
     }
     func indexRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
@@ -86,14 +88,13 @@ for count in [1, 100, 10_000, 1_000_000] {
         _ = engine.process(fixes[0])
         return timed { fixes.dropFirst().reduce(0) { $0 + engine.process($1).events.count } }
     }
-    let shapes = reminders.map(\.shape)
     func bruteRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
         var trackers = settledTrackers
         func observe(_ fix: Fix) -> Int {
             var events = 0
-            for (slot, shape) in shapes.enumerated() {
-                let distance = Haversine.distance(fix.coordinate, shape.center)
-                if trackers[slot].observe(shape.circleEvidence(distance: distance), at: fix.time, dwell: shape.dwell, confirmations: 2) != nil {
+            for (slot, reminder) in reminders.enumerated() {
+                let evidence = reminder.geometry.evidence(at: fix.coordinate, hysteresis: reminder.hysteresis)
+                if trackers[slot].observe(evidence, at: fix.time, dwell: reminder.dwell, confirmations: 2) != nil {
                     events += 1
                 }
             }
@@ -129,13 +130,13 @@ for count in [10_000, 1_000_000] {
         let vertices = Int.random(in: 6...16, using: &random)
         let ring = (0..<vertices).map { index -> Coordinate in
             let angle = 2 * Double.pi * (Double(index) + Double.random(in: 0...0.4, using: &random)) / Double(vertices)
-            let reach = circle.radius * Double.random(in: 0.7...1, using: &random) / Haversine.earthRadius * 180 / .pi
+            let reach = circle.geometry.circumradius * Double.random(in: 0.7...1, using: &random) / Haversine.earthRadius * 180 / .pi
             return Coordinate(
                 latitude: circle.center.latitude + reach * sin(angle),
                 longitude: circle.center.longitude + reach * cos(angle) / cos(circle.center.latitude * .pi / 180))
         }
         var area = circle
-        area.area = try! Area(polygons: [[ring]])
+        area.geometry = .area(try! Area(polygons: [[ring]]))
         return area
     }
     func run(_ reminders: [Reminder]) -> (samples: [Double], events: Int, edges: Double) {

@@ -22,13 +22,13 @@ public func hundredReminders() throws -> [Reminder] {
         let centre = Coordinate(
             latitude: random.double(in: 38.705...38.715), longitude: random.double(in: -9.140 ... -9.132))
         reminders.append(Reminder(
-            id: "r\(reminders.count)", title: "Reminder \(reminders.count)", center: centre,
-            radius: random.double(in: 20...120), hysteresis: 20, trigger: .both))
+            id: "r\(reminders.count)", title: "Reminder \(reminders.count)",
+            geometry: .circle(center: centre, radius: random.double(in: 20...120)), hysteresis: 20, trigger: .both))
     }
     return reminders
 }
 
-/// The reminders as a config file (`[[reminder]]` tables with lat, lon, radius, hysteresis,
+/// The reminders, circles, as a config file (`[[reminder]]` tables with lat, lon, radius, hysteresis,
 /// when; dwell and repeat left out, so every crossing is announced), for `geoalarm` and the peers.
 public func configText(_ reminders: [Reminder]) -> String {
     var text = "# written by the benchmarks\n[defaults]\nmax_error = \"100m\"\nconfirmations = 2\n"
@@ -40,7 +40,7 @@ public func configText(_ reminders: [Reminder]) -> String {
             title = "\(reminder.title)"
             lat = \(reminder.center.latitude)
             lon = \(reminder.center.longitude)
-            radius = \(reminder.radius)
+            radius = \(reminder.geometry.circumradius)
             hysteresis = \(reminder.hysteresis)
             when = "both"
 

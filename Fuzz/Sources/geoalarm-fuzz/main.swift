@@ -61,10 +61,14 @@ func checkPlaces(_ bytes: [UInt8], _ format: CollectionFormat) {
         fatalError("problem on line \(problem.line) of a \(lines)-line input")
     }
     for place in list.places {
-        guard place.center.isValid else { fatalError("kept a place that is not valid: \(place)") }
-        guard let area = place.area else {
-            if !(place.radius > 0) { fatalError("kept a circle without a radius: \(place)") }
+        guard place.geometry.center.isValid else { fatalError("kept a place that is not valid: \(place)") }
+        let area: Area
+        switch place.geometry {
+        case .circle(_, let radius):
+            if !(radius > 0) { fatalError("kept a circle without a radius: \(place)") }
             continue
+        case .area(let kept):
+            area = kept
         }
         // An area kept has at least a triangle, lies within the latitude limit, and answers
         // inside and distance for its middle and a point beyond its box.
