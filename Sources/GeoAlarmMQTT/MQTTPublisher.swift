@@ -314,8 +314,20 @@ enum PresenceUpdate: Equatable {
     case collection(String, String?)
 }
 
+/// A message waiting in the outbox for the broker.
+struct OutboxMessage: Sendable, Equatable {
+    /// Its place in the outbox (0 for one not stored yet).
+    var number: Int64 = 0
+    var topic: String
+    var payload: [UInt8]
+}
+
 /// What the publisher keeps between calls, under its lock.
 struct PublisherState {
+    /// The state file's queue that holds the outbox, and its set of discovery topics published.
+    static let outboxQueue = "mqtt-outbox"
+    static let discoverySet = "mqtt-discovery"
+
     var reminders: [Reminder]
     var collections: [ReminderCollection]
     /// The outbox's file; nil keeps it in memory only.
@@ -451,7 +463,9 @@ struct PublisherState {
     mutating func loadOutbox(logger: Logger) {
         guard let store else { return }
         do {
-            outbox = try store.outbox()
+            outbox = try store.queue(named: Self.outboxQueue).all().map { message in
+                OutboxMessage(number: message.number, topic: message.key, payload: message.payload)
+            }
             nextNumber = (outbox.last?.number ?? 0) + 1
         } catch {
             logger.error("\(error); the mqtt outbox is kept in memory from now on")
@@ -464,7 +478,8 @@ struct PublisherState {
         numbered.number = nextNumber
         if let store {
             do {
-                numbered.number = try store.enqueue(message, limit: limit).number
+                numbered.number = try store.queue(named: Self.outboxQueue)
+                    .append(QueuedMessage(key: message.topic, payload: message.payload), limit: limit).number
             } catch {
                 logger.error("\(error); the mqtt outbox is kept in memory from now on")
                 self.store = nil
@@ -501,7 +516,7 @@ struct PublisherState {
         outbox.remove(at: index)
         guard let store else { return }
         do {
-            try store.removeFromOutbox(number)
+            try store.queue(named: Self.outboxQueue).remove(number)
         } catch {
             logger.error("\(error); an acknowledged message stays in the mqtt outbox")
         }
@@ -519,14 +534,14 @@ struct PublisherState {
 
     func publishedConfigs() -> Set<String> {
         guard let store else { return memoryConfigs }
-        return (try? store.discoveryTopics()) ?? memoryConfigs
+        return (try? store.strings(named: Self.discoverySet)) ?? memoryConfigs
     }
 
     mutating func notePublishedConfigs(_ topics: Set<String>, logger: Logger) {
         memoryConfigs = topics
         guard let store else { return }
         do {
-            try store.setDiscoveryTopics(topics)
+            try store.setStrings(topics, named: Self.discoverySet)
         } catch {
             logger.error("\(error); removed reminders' discovery may stay in Home Assistant")
         }

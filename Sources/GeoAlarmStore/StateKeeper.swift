@@ -47,7 +47,7 @@ public final class StateKeeper: Sendable {
     /// Whether state is being written to disk.
     public var isPersisting: Bool { store != nil }
 
-    /// The open store, for an adapter that keeps more in it (the MQTT outbox); nil in memory.
+    /// The open store, for a sink that keeps more in it (a durable queue); nil in memory.
     public var sharedStore: StateStore? { store }
 
     /// The saved sides of this keeper's device's fences (none in memory).

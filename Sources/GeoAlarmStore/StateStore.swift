@@ -206,6 +206,28 @@ public final class StateStore: Sendable {
                 CREATE TABLE region_first_seen (reminder TEXT PRIMARY KEY NOT NULL, first_seen REAL NOT NULL) WITHOUT ROWID;
                 """)
         }
+        // The store keeps queues and sets for whoever names them, knowing nothing of what they
+        // hold; the MQTT tables of schema 4 move into them under the names the MQTT module uses,
+        // numbers going on from the highest the outbox ever gave.
+        migrator.registerMigration("6: named queues and string sets, the MQTT outbox and discovery topics moved into them") { db in
+            try db.execute(sql: """
+                CREATE TABLE queue (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    name TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    payload BLOB NOT NULL
+                );
+                CREATE INDEX queue_by_name ON queue(name, id);
+                INSERT INTO queue (id, name, key, payload) SELECT id, 'mqtt-outbox', topic, payload FROM mqtt_outbox ORDER BY id;
+                INSERT INTO sqlite_sequence (name, seq) SELECT 'queue', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'queue');
+                UPDATE sqlite_sequence SET seq = (SELECT max(seq) FROM sqlite_sequence WHERE name IN ('queue', 'mqtt_outbox'))
+                    WHERE name = 'queue';
+                DROP TABLE mqtt_outbox;
+                CREATE TABLE string_set (name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (name, value)) WITHOUT ROWID;
+                INSERT INTO string_set (name, value) SELECT 'mqtt-discovery', topic FROM mqtt_discovery;
+                DROP TABLE mqtt_discovery;
+                """)
+        }
         return migrator
     }
 
@@ -440,48 +462,54 @@ public final class StateStore: Sendable {
         }
     }
 
-    // MARK: The MQTT outbox
+    // MARK: Queues and sets for other modules
 
-    /// Adds a message to the end of the outbox, then drops the oldest beyond `limit`: the number
-    /// it was given, and how many were dropped.
-    @discardableResult
-    public func enqueue(_ message: OutboxMessage, limit: Int) throws(StoreError) -> (number: Int64, dropped: Int) {
-        try writing { db in
-            try db.cachedStatement(sql: "INSERT INTO mqtt_outbox (topic, payload) VALUES (?, ?)")
-                .execute(arguments: [message.topic, Data(message.payload)])
-            let number = db.lastInsertedRowID
-            try db.cachedStatement(
-                sql: "DELETE FROM mqtt_outbox WHERE id <= (SELECT id FROM mqtt_outbox ORDER BY id DESC LIMIT 1 OFFSET ?)"
-            ).execute(arguments: [limit])
-            return (number, db.changesCount)
+    /// The durable queue called `name` (made on first use): what a sink must not lose before it
+    /// is delivered (the MQTT publisher's outbox).
+    public func queue(named name: String) -> DurableQueue { DurableQueue(store: self, name: name) }
+
+    /// The set of strings kept under `name` (empty when none was kept).
+    public func strings(named name: String) throws(StoreError) -> Set<String> {
+        try reading { db in
+            Set(try String.fetchAll(db, sql: "SELECT value FROM string_set WHERE name = ?", arguments: [name]))
         }
     }
 
-    /// Every message waiting in the outbox, oldest first.
-    public func outbox() throws(StoreError) -> [OutboxMessage] {
-        try reading { db in
-            try Row.fetchAll(db, sql: "SELECT id, topic, payload FROM mqtt_outbox ORDER BY id").map { row in
-                let payload: Data = row["payload"]
-                return OutboxMessage(number: row["id"], topic: row["topic"], payload: Array(payload))
+    /// Keeps `strings` as the set called `name`, in place of what it held.
+    public func setStrings(_ strings: Set<String>, named name: String) throws(StoreError) {
+        try writing { db in
+            try db.execute(sql: "DELETE FROM string_set WHERE name = ?", arguments: [name])
+            for value in strings {
+                try db.execute(sql: "INSERT INTO string_set (name, value) VALUES (?, ?)", arguments: [name, value])
             }
         }
     }
 
-    /// Deletes an acknowledged message from the outbox.
-    public func removeFromOutbox(_ number: Int64) throws(StoreError) {
-        try writing { db in try db.cachedStatement(sql: "DELETE FROM mqtt_outbox WHERE id = ?").execute(arguments: [number]) }
-    }
-
-    /// The retained discovery topics published last (to clear those of removed reminders).
-    public func discoveryTopics() throws(StoreError) -> Set<String> {
-        try reading { db in Set(try String.fetchAll(db, sql: "SELECT topic FROM mqtt_discovery")) }
-    }
-
-    /// Notes the retained discovery topics now published.
-    public func setDiscoveryTopics(_ topics: Set<String>) throws(StoreError) {
+    fileprivate func appendToQueue(_ name: String, _ message: QueuedMessage, limit: Int) throws(StoreError) -> (number: Int64, dropped: Int) {
         try writing { db in
-            try db.execute(sql: "DELETE FROM mqtt_discovery")
-            for topic in topics { try db.execute(sql: "INSERT INTO mqtt_discovery (topic) VALUES (?)", arguments: [topic]) }
+            try db.cachedStatement(sql: "INSERT INTO queue (name, key, payload) VALUES (?, ?, ?)")
+                .execute(arguments: [name, message.key, Data(message.payload)])
+            let number = db.lastInsertedRowID
+            try db.cachedStatement(sql: """
+                DELETE FROM queue WHERE name = ?1
+                AND id <= (SELECT id FROM queue WHERE name = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)
+                """).execute(arguments: [name, limit])
+            return (number, db.changesCount)
+        }
+    }
+
+    fileprivate func queued(_ name: String) throws(StoreError) -> [QueuedMessage] {
+        try reading { db in
+            try Row.fetchAll(db, sql: "SELECT id, key, payload FROM queue WHERE name = ? ORDER BY id", arguments: [name]).map { row in
+                let payload: Data = row["payload"]
+                return QueuedMessage(number: row["id"], key: row["key"], payload: Array(payload))
+            }
+        }
+    }
+
+    fileprivate func removeFromQueue(_ name: String, _ number: Int64) throws(StoreError) {
+        try writing { db in
+            try db.cachedStatement(sql: "DELETE FROM queue WHERE name = ? AND id = ?").execute(arguments: [name, number])
         }
     }
 
@@ -546,16 +574,41 @@ final class StateFileDescriptors: Sendable {
     }
 }
 
-/// A message waiting in the outbox for the broker.
-public struct OutboxMessage: Sendable, Equatable {
-    /// Its place in the outbox (0 for one not stored yet).
+/// A first-in, first-out queue in the state file, under a name: messages wait there, across
+/// restarts, until their owner has delivered them. Numbers only grow, over every queue.
+public struct DurableQueue: Sendable {
+    let store: StateStore
+    /// The queue's name, chosen by its owner.
+    public let name: String
+
+    /// Adds a message at the end, then drops the oldest beyond `limit`: the number it was given,
+    /// and how many were dropped.
+    @discardableResult
+    public func append(_ message: QueuedMessage, limit: Int) throws(StoreError) -> (number: Int64, dropped: Int) {
+        try store.appendToQueue(name, message, limit: limit)
+    }
+
+    /// Every message waiting, oldest first.
+    public func all() throws(StoreError) -> [QueuedMessage] {
+        try store.queued(name)
+    }
+
+    /// Deletes a delivered message (one already gone is no matter).
+    public func remove(_ number: Int64) throws(StoreError) {
+        try store.removeFromQueue(name, number)
+    }
+}
+
+/// A message of a ``DurableQueue``: a key its owner reads (an MQTT topic) and the bytes.
+public struct QueuedMessage: Sendable, Equatable {
+    /// Its place in the queue (0 for one not stored yet).
     public var number: Int64
-    public var topic: String
+    public var key: String
     public var payload: [UInt8]
 
-    public init(number: Int64 = 0, topic: String, payload: [UInt8]) {
+    public init(number: Int64 = 0, key: String, payload: [UInt8]) {
         self.number = number
-        self.topic = topic
+        self.key = key
         self.payload = payload
     }
 }

@@ -379,19 +379,6 @@ struct MQTTFormatTests {
         }
     }
 
-    @Test func theOutboxKeepsOrderDropsTheOldestBeyondItsLimitAndForgetsWhatWasAcknowledged() throws {
-        let store = try StateStore(path: Command.scratchState())
-        for number in 1...5 {
-            let dropped = try store.enqueue(OutboxMessage(topic: "t", payload: Array("m\(number)".utf8)), limit: 3).dropped
-            #expect(dropped == (number > 3 ? 1 : 0))
-        }
-        let waiting = try store.outbox()
-        #expect(waiting.map { String(decoding: $0.payload, as: UTF8.self) } == ["m3", "m4", "m5"])
-        #expect(waiting.map(\.number) == waiting.map(\.number).sorted())
-        try store.removeFromOutbox(waiting[0].number)
-        #expect(try store.outbox().map(\.number) == Array(waiting.dropFirst().map(\.number)))
-    }
-
     /// The publisher sends from its copy of the outbox; the file must hold the same messages
     /// whatever the order of sends, acknowledgements and drops, with or without a file.
     @Test(arguments: [true, false])
@@ -416,7 +403,8 @@ struct MQTTFormatTests {
         state.append(message("e"), limit: 3, logger: logger)
         #expect(texts(state.pending(after: sent[1].number, limit: 10)) == ["e"])
         guard withFile else { return }
-        #expect(try StateStore(path: path).outbox().map(\.number) == state.pending(after: 0, limit: 10).map(\.number))
+        #expect(try StateStore(path: path).queue(named: PublisherState.outboxQueue).all().map(\.number)
+                    == state.pending(after: 0, limit: 10).map(\.number))
         var restarted = PublisherState(reminders: [], collections: [], store: try StateStore(path: path))
         restarted.loadOutbox(logger: logger)
         #expect(texts(restarted.pending(after: 0, limit: 10)) == ["e"])

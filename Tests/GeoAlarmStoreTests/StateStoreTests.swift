@@ -32,7 +32,68 @@ struct StateStoreTests {
             "3: history of time alarms, which have no position",
             "4: tracked devices and the MQTT outbox",
             "5: when each reminder was first seen (OwnTracks regions' wtst)",
+            "6: named queues and string sets, the MQTT outbox and discovery topics moved into them",
         ])
+    }
+
+    /// A queue keeps its order across opening the file again, drops its oldest beyond the limit,
+    /// forgets what was delivered, and never mixes with another queue.
+    @Test func aQueueKeepsOrderDropsTheOldestAndForgetsWhatWasDelivered() throws {
+        let path = Self.path()
+        let outbox = try StateStore(path: path).queue(named: "outbox")
+        let other = try StateStore(path: path).queue(named: "other")
+        for number in 1...5 {
+            let dropped = try outbox.append(QueuedMessage(key: "t", payload: Array("m\(number)".utf8)), limit: 3).dropped
+            #expect(dropped == (number > 3 ? 1 : 0))
+            try other.append(QueuedMessage(key: "o", payload: [UInt8(number)]), limit: 10)
+        }
+        let waiting = try StateStore(path: path).queue(named: "outbox").all()
+        #expect(waiting.map { String(decoding: $0.payload, as: UTF8.self) } == ["m3", "m4", "m5"])
+        #expect(waiting.map(\.number) == waiting.map(\.number).sorted())
+        try outbox.remove(waiting[0].number)
+        try outbox.remove(waiting[0].number)
+        #expect(try outbox.all().map(\.number) == Array(waiting.dropFirst().map(\.number)))
+        #expect(try other.all().map(\.payload) == (1...5).map { [UInt8($0)] }, "another queue's limit and removals leave it be")
+    }
+
+    @Test func aStringSetIsReplacedWhole() throws {
+        let store = try StateStore(path: Self.path())
+        #expect(try store.strings(named: "topics").isEmpty)
+        try store.setStrings(["a", "b"], named: "topics")
+        try store.setStrings(["x"], named: "others")
+        try store.setStrings(["b", "c"], named: "topics")
+        #expect(try store.strings(named: "topics") == ["b", "c"])
+        #expect(try store.strings(named: "others") == ["x"])
+    }
+
+    /// A file of schema 5 kept the MQTT outbox and discovery topics in tables of their own:
+    /// opened by this build, they are in the named queue and set, in order and numbered as before,
+    /// and new messages are numbered after the highest number the outbox ever gave.
+    @Test func schemaFivesOutboxAndDiscoveryTopicsAreCarriedOver() throws {
+        let path = Self.path()
+        _ = try StateStore(path: path)
+        // Schema 5 as migration 4 made it, holding what a broker outage left behind.
+        let back = try Command.run([path, """
+            DROP TABLE queue; DROP TABLE string_set;
+            DELETE FROM grdb_migrations WHERE identifier LIKE '6:%';
+            DELETE FROM sqlite_sequence WHERE name = 'queue';
+            CREATE TABLE mqtt_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, payload BLOB NOT NULL);
+            CREATE TABLE mqtt_discovery (topic TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+            INSERT INTO mqtt_outbox (id, topic, payload) VALUES (7, 'geoalarm/a/event', X'6669727374'), (9, 'geoalarm/a/event', X'7365636F6E64');
+            UPDATE sqlite_sequence SET seq = 20 WHERE name = 'mqtt_outbox';
+            INSERT INTO mqtt_discovery VALUES ('homeassistant/device_tracker/a/config'), ('homeassistant/sensor/b/config');
+            """], executable: "/usr/bin/sqlite3")
+        #expect(back.status == 0, "\(back.stderr)")
+        let store = try StateStore(path: path)
+        let outbox = store.queue(named: "mqtt-outbox")
+        let carried = try outbox.all()
+        #expect(carried.map(\.number) == [7, 9])
+        #expect(carried.map { String(decoding: $0.payload, as: UTF8.self) } == ["first", "second"])
+        #expect(carried.allSatisfy { $0.key == "geoalarm/a/event" })
+        #expect(try outbox.append(QueuedMessage(key: "k", payload: []), limit: 10).number == 21, "after the highest number given")
+        #expect(try store.strings(named: "mqtt-discovery")
+                == ["homeassistant/device_tracker/a/config", "homeassistant/sensor/b/config"])
+        #expect(try store.schemaVersion() == StateStore.knownSchemaVersion)
     }
 
     /// A reminder's first sighting is kept (OwnTracks names its region by it) until it is removed.
