@@ -44,13 +44,9 @@ let package = Package(
         .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem"]),
         // Byte-level JSON and XML pull readers and exact decimal reading, for tracks and collection files alike.
         .target(name: "GeoAlarmScanners"),
-        // The one path of every fix: the undated rule, engine, announcer, state, then the sinks.
-        .target(
-            name: "GeoAlarmPipeline",
-            dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmStore", .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+        // The one path of every fix: the undated rule, engine, announcer, state, then the sinks
+        // (the state and the sinks through the core's protocols).
+        .target(name: "GeoAlarmPipeline", dependencies: ["GeoAlarmCore"]),
         // libgps, through a shim that hides its API versions.
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // Adapter: live fixes from gpsd.

@@ -52,7 +52,7 @@ public final class AlarmAgent: Service {
     }
 
     public func run() async throws {
-        var loop = AgentState(pipeline: FixPipeline(config: initialConfig, state: state, sinks: sinks))
+        var loop = AgentState(pipeline: FixPipeline(watching: initialConfig.reminderSet, state: state, sinks: sinks))
         logger.info("watching \(Self.describe(loop.pipeline.engine)) from \(configPath)")
         loop.pipeline.fireDueAlarms(now: Date())
         state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
@@ -263,7 +263,7 @@ public final class AlarmAgent: Service {
         do {
             let config = try ConfigLoader.load(path: configPath)
             Self.logCollections(of: config, to: logger)
-            loop.pipeline.reload(config)
+            loop.pipeline.reload(config.reminderSet)
             for tracked in loop.trackers.values { tracked.reload(following: loop.pipeline) }
             let engine = loop.pipeline.engine
             logger.info("reloaded \(configPath): \(Self.describe(engine)), \(engine.keptStates) kept their state")

@@ -64,6 +64,11 @@ extension Config {
         return changed
     }
 
+    /// What the pipeline watches.
+    public var reminderSet: ReminderSet {
+        ReminderSet(reminders: reminders, collections: collections, alarms: alarms, settings: settings)
+    }
+
     public var hasExecHooks: Bool {
         reminders.contains { !$0.alert.command.isEmpty } || collections.contains { !$0.template.alert.command.isEmpty }
             || alarms.contains { !$0.alert.command.isEmpty }

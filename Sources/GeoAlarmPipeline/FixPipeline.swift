@@ -1,8 +1,5 @@
 import Foundation
-import GeoAlarmConfig
 import GeoAlarmCore
-import GeoAlarmStore
-import Logging
 
 /// What one fix did in the pipeline.
 public struct FixResult: Sendable {
@@ -25,10 +22,10 @@ public final class FixPipeline {
     public private(set) var announcer: Announcer
     public private(set) var alarms: [TimeAlarm]
     /// Where the state is kept (in memory when it has no file).
-    public let state: StateKeeper
+    public let state: any StateLedger
     private let sinks: [any EventSink]
 
-    private init(engine: GeofenceEngine, announcer: Announcer, state: StateKeeper, sinks: [any EventSink]) {
+    private init(engine: GeofenceEngine, announcer: Announcer, state: any StateLedger, sinks: [any EventSink]) {
         self.engine = engine
         self.announcer = announcer
         self.state = state
@@ -58,14 +55,14 @@ public final class FixPipeline {
         announcer = Announcer(timeZone: announcer.timeZone, lifecycles: lifecycles)
     }
 
-    /// A pipeline for `config`'s reminders, starting from the state `state` saved, giving events
-    /// to `sinks` in order.
-    public init(config: Config, state: StateKeeper, sinks: [any EventSink], timeZone: TimeZone = .current) {
+    /// A pipeline for `watched`, starting from the state `state` kept, giving events to `sinks`
+    /// in order.
+    public init(watching watched: ReminderSet, state: any StateLedger, sinks: [any EventSink], timeZone: TimeZone = .current) {
         self.state = state
         self.sinks = sinks
-        engine = state.engine(reminders: config.reminders, collections: config.collections, settings: config.settings)
+        engine = state.engine(reminders: watched.reminders, collections: watched.collections, settings: watched.settings)
         announcer = Announcer(timeZone: timeZone, lifecycles: state.lifecycles())
-        alarms = config.alarms
+        alarms = watched.alarms
     }
 
     /// Runs one fix through; `receivedAt` is the system clock when it arrived (a fix far ahead of
@@ -120,12 +117,12 @@ public final class FixPipeline {
         }
     }
 
-    /// Takes a new config, keeping the state of every fence that did not change.
-    public func reload(_ config: Config) {
+    /// Takes a reloaded config's reminders, keeping the state of every fence that did not change.
+    public func reload(_ watched: ReminderSet) {
         engine = GeofenceEngine(
-            reminders: config.reminders, collections: config.collections, settings: config.settings,
+            reminders: watched.reminders, collections: watched.collections, settings: watched.settings,
             carryingStateFrom: engine)
-        alarms = config.alarms
+        alarms = watched.alarms
         for sink in sinks { sink.remindersChanged(engine.reminders, collections: engine.collections) }
     }
 

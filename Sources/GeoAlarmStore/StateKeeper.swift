@@ -6,7 +6,7 @@ import Synchronization
 /// Keeps an engine's state in a ``StateStore``, and carries on in memory when the store fails.
 ///
 /// Used from one loop at a time (the agent's, or replay's); a lock keeps it safe all the same.
-public final class StateKeeper: Sendable {
+public final class StateKeeper: StateLedger {
     /// The open store (nil in memory, or once it failed), and its data version when
     /// ``changedByOthers()`` last looked.
     private let held: Mutex<(store: StateStore?, seenVersion: Int?)>
@@ -40,7 +40,7 @@ public final class StateKeeper: Sendable {
     private var store: StateStore? { held.withLock { $0.store } }
 
     /// A keeper of a tracked device's sides in the same store (lifecycles are one for every device).
-    public func scoped(to device: String) -> StateKeeper {
+    public func scoped(to device: String) -> any StateLedger {
         StateKeeper(store: store, logger: logger, device: device)
     }
 

@@ -41,7 +41,7 @@ struct Replay: AsyncParsableCommand {
         let log = Diagnostics.logger
         let writer = LineWriter(flushEachLine: false)
         let pipeline = FixPipeline(
-            config: config, state: StateKeeper(path: state, logger: log),
+            watching: config.reminderSet, state: StateKeeper(path: state, logger: log),
             sinks: [EventLog(format: json ? .json : .text, writer: writer)])
         var failed = false
         for track in tracks {

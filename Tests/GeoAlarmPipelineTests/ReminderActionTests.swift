@@ -24,7 +24,7 @@ struct ReminderActionTests {
     static func pipeline(state path: String, recorder: Recorder) -> FixPipeline {
         let reminders = [Reminder(id: "shop", title: "Shop", geometry: .circle(center: Self.shop, radius: 50), trigger: .arrive)]
         return FixPipeline(
-            config: Config(path: "test", settings: EngineSettings(), places: [:], reminders: reminders),
+            watching: ReminderSet(reminders: reminders),
             state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [recorder])
     }
 

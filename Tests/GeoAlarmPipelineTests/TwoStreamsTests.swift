@@ -34,7 +34,7 @@ struct TwoStreamsTests {
         ]
         let recorder = Recorder()
         let pipeline = FixPipeline(
-            config: Config(path: "test", settings: EngineSettings(), places: [:], reminders: reminders),
+            watching: ReminderSet(reminders: reminders),
             state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder])
         let walk = [Self.home, Self.home, Self.between, Self.between, Self.shop, Self.shop, Self.between, Self.between]
         for (second, place) in walk.enumerated() {
@@ -55,7 +55,7 @@ struct TwoStreamsTests {
         let at = try #require(LocalDate(parsing: "2026-12-24T16:00"))
         config.alarms = [TimeAlarm(id: "mum", title: "Call mum", at: at)]
         let recorder = Recorder()
-        let pipeline = FixPipeline(config: config, state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder])
+        let pipeline = FixPipeline(watching: config.reminderSet, state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder])
         let zone = pipeline.announcer.timeZone
         let due = try #require(at.start(in: zone))
         pipeline.fireDueAlarms(now: due.addingTimeInterval(-1))

@@ -22,7 +22,7 @@ let lines = text.split(separator: "\n").prefix(count).map(String.init)
 let reminders = reminderCount == 0 ? [] : Array(try hundredReminders().prefix(reminderCount))
 let log = EventLog(format: .text, writer: LineWriter(descriptor: open("/dev/null", O_WRONLY | O_CLOEXEC), flushEachLine: true))
 let pipeline = FixPipeline(
-    config: Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders),
+    watching: ReminderSet(reminders: reminders),
     state: StateKeeper(path: nil, logger: Logger(label: "bench")), sinks: [log], timeZone: TimeZone(identifier: "UTC")!)
 let decoder = TPVDecoder()
 var events = 0

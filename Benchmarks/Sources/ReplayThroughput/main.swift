@@ -30,7 +30,7 @@ func replay(_ path: String, parseOnly: Bool) async -> (seconds: Double, fixes: I
     let counter = EventCounter()
     let config = Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders)
     let pipeline = FixPipeline(
-        config: config, state: StateKeeper(path: nil, logger: Logger(label: "bench")), sinks: [counter],
+        watching: config.reminderSet, state: StateKeeper(path: nil, logger: Logger(label: "bench")), sinks: [counter],
         timeZone: TimeZone(identifier: "UTC")!)
     let source = TrackSource(path: path)
     var count = 0
