@@ -230,7 +230,7 @@ struct MQTTTests {
         try gpsd.load(try part(200..<850))
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         #expect(agent.stdoutLines.count == 3, "events go on while the broker is away")
-        let waiting = try Command.run([state, "SELECT count(*) FROM mqtt_outbox"], executable: "/usr/bin/sqlite3")
+        let waiting = try Command.run([state, "SELECT count(*) FROM queue WHERE name = 'mqtt-outbox'"], executable: "/usr/bin/sqlite3")
         #expect((Int(waiting.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "kept in the outbox")
         try broker.start()
         try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(850...), named: "rest.nmea"))
@@ -241,7 +241,7 @@ struct MQTTTests {
         // empties a row of the outbox, a write to the state file's folder.
         func outboxCount() -> String {
             // Read-only: a connection that could write would wake this wait itself as it closes.
-            ((try? Command.run(["-readonly", state, "SELECT count(*) FROM mqtt_outbox"], executable: "/usr/bin/sqlite3"))?.stdout ?? "")
+            ((try? Command.run(["-readonly", state, "SELECT count(*) FROM queue WHERE name = 'mqtt-outbox'"], executable: "/usr/bin/sqlite3"))?.stdout ?? "")
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(EventWait(folders: [URL(fileURLWithPath: state).deletingLastPathComponent().path]).until { outboxCount() == "0" },
@@ -313,14 +313,14 @@ struct MQTTTests {
         let state = Command.scratchState()
         #expect(try Command.run(["snooze", "bakery", "1m", "-c", config, "--state", state]).status == 0, "makes the state file")
         let rows = try Command.run([state, """
-            INSERT INTO mqtt_outbox (topic, payload) VALUES ('owntracks/bad/+/event', CAST('{}' AS BLOB));
-            INSERT INTO mqtt_outbox (topic, payload) VALUES ('owntracks/good/phone/event', CAST('{"_type":"transition"}' AS BLOB));
+            INSERT INTO queue (name, key, payload) VALUES ('mqtt-outbox', 'owntracks/bad/+/event', CAST('{}' AS BLOB));
+            INSERT INTO queue (name, key, payload) VALUES ('mqtt-outbox', 'owntracks/good/phone/event', CAST('{"_type":"transition"}' AS BLOB));
             """], executable: "/usr/bin/sqlite3")
         #expect(rows.status == 0, "\(rows.stderr)")
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", state])
         #expect(subscriber.waitUntil { !MQTTLines($0.stdout).payloads(on: "owntracks/good/phone/event").isEmpty }, "\(agent.stderr)")
         func outboxCount() -> String {
-            ((try? Command.run(["-readonly", state, "SELECT count(*) FROM mqtt_outbox"], executable: "/usr/bin/sqlite3"))?.stdout ?? "")
+            ((try? Command.run(["-readonly", state, "SELECT count(*) FROM queue WHERE name = 'mqtt-outbox'"], executable: "/usr/bin/sqlite3"))?.stdout ?? "")
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(EventWait(folders: [URL(fileURLWithPath: state).deletingLastPathComponent().path]).until { outboxCount() == "0" },
