@@ -65,6 +65,7 @@ struct EventLoopTests {
         }
         #expect(done.wait(for: 1) == [1])
         #expect(reads.all.count == 1)
+        #expect(fcntl(pipe.read, F_GETFD) != -1, "the descriptor is still the caller's, open")
     }
 
     @Test func aWritableWatchAndAnInterestChanged() throws {

@@ -1,0 +1,99 @@
+import Foundation
+@testable import GeoAlarmSystem
+import Synchronization
+import Testing
+
+/// Counts SIGUSR1s and wakes a waiter for each: `sem_post` is safe in a signal handler.
+nonisolated(unsafe) private var handled = sem_t()
+
+/// The system-call layer: EINTR is retried, other failures are typed errors naming the call,
+/// descriptors it makes close on exec.
+struct SystemTests {
+    @Test func eintrIsRetriedAndAnyOtherErrorNamesItsCall() throws {
+        var calls = 0
+        let result = try System.retrying("read") { () -> Int in
+            calls += 1
+            if calls < 3 {
+                errno = EINTR
+                return -1
+            }
+            return 42
+        }
+        #expect(result == 42 && calls == 3)
+        calls = 0
+        #expect(throws: SystemError(call: "read", code: EBADF)) {
+            try System.retrying("read") { () -> Int in
+                calls += 1
+                errno = EBADF
+                return -1
+            }
+        }
+        #expect(calls == 1)
+    }
+
+    /// A real signal, caught by a handler installed without SA_RESTART, interrupts a read blocked
+    /// on an empty pipe: the plain call returns EINTR, `System.read` goes on and gets the data.
+    /// In a process of its own, where the handler disturbs no other test.
+    @Test func aSignalDuringABlockedReadIsRetried() async {
+        await #expect(processExitsWith: .success) {
+            sem_init(&handled, 0, 0)
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in sem_post(&handled) }
+            action.sa_flags = 0
+            sigemptyset(&action.sa_mask)
+            sigaction(SIGUSR1, &action, nil)
+
+            /// Reads one byte from an empty pipe on a thread, signalling that thread until the
+            /// read has ended (or 200 times), then writes the byte; what the read returned.
+            func readInterrupted(_ read: @escaping @Sendable (Int32) -> Result<Int, SystemError>) throws -> Result<Int, SystemError>? {
+                let pipe = try System.pipe()
+                defer { [pipe.read, pipe.write].forEach(System.close) }
+                let outcome = Mutex<Result<Int, SystemError>?>(nil)
+                let reader = try System.startThread(named: "reader", detached: false) {
+                    // Dispatch's threads block most signals, and a thread starts with its maker's mask.
+                    var unblocked = sigset_t()
+                    sigemptyset(&unblocked)
+                    sigaddset(&unblocked, SIGUSR1)
+                    pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+                    let result = read(pipe.read)
+                    outcome.withLock { $0 = result }
+                }
+                // Signals until the read ended or enough have come to be sure some found it
+                // blocked; each waits for its handler to run, so none is merged with the next.
+                var sent = 0
+                while outcome.withLock({ $0 == nil }), sent < 200 {
+                    pthread_kill(reader, SIGUSR1)
+                    sem_wait(&handled)
+                    sent += 1
+                }
+                try System.writeAll(pipe.write, [7])
+                System.join(reader)
+                return outcome.withLock { $0 }
+            }
+
+            let plain = try readInterrupted({ descriptor in
+                var byte: UInt8 = 0
+                let count = Glibc.read(descriptor, &byte, 1)
+                return count < 0 ? .failure(SystemError(call: "read", code: errno)) : .success(count)
+            })
+            #expect(plain == .failure(SystemError(call: "read", code: EINTR)), "the signal interrupts a plain read")
+
+            let retried = try readInterrupted({ descriptor in
+                var buffer = [UInt8](repeating: 0, count: 1)
+                return Result { () throws(SystemError) in try System.read(descriptor, into: &buffer) }
+            })
+            #expect(retried == .success(1), "System.read went on through the signals and read the byte")
+        }
+    }
+
+    /// What the layer opens does not leak into the programs geoalarm starts.
+    @Test func descriptorsItMakesCloseOnExec() throws {
+        let pipe = try System.pipe()
+        let event = try System.eventDescriptor()
+        let file = try System.open("/dev/null", O_RDONLY)
+        defer { [pipe.read, pipe.write, event, file].forEach(System.close) }
+        for descriptor in [pipe.read, pipe.write, event, file] {
+            #expect(fcntl(descriptor, F_GETFD) & FD_CLOEXEC != 0, "descriptor \(descriptor)")
+        }
+    }
+}
