@@ -20,18 +20,12 @@ public final class GPSDSource: FixSource {
     private let loop: EventLoop
     private let session: Confined<Session>
 
-    static let firstRetry = 1.0
-    static let longestRetry = 60.0
-
     /// What the source keeps between the loop's callbacks.
     private struct Session {
         var continuation: AsyncStream<SourceReport>.Continuation?
         /// The open connection, and the loop's watch on its socket.
         var connection: (GPSConnection, EventLoop.Watch)?
-        var retryTimer: EventLoop.Timer?
-        var retry = GPSDSource.firstRetry
-        /// Why the last attempt failed: a reason is reported once while it stays the same.
-        var lastReason: String?
+        var reconnection = Reconnection()
         var isStopped = false
     }
 
@@ -60,7 +54,7 @@ public final class GPSDSource: FixSource {
         loop.execute { [self] in
             guard !session.value.isStopped else { return }
             session.value.isStopped = true
-            if let timer = session.value.retryTimer { loop.cancel(timer) }
+            session.value.reconnection.cancel(on: loop)
             disconnect()
             session.value.continuation?.finish()
             session.value.continuation = nil
@@ -68,7 +62,7 @@ public final class GPSDSource: FixSource {
     }
 
     private func connect() {
-        session.value.retryTimer = nil
+        session.value.reconnection.retrying()
         guard !session.value.isStopped else { return }
         let connection = GPSConnection()
         do {
@@ -89,8 +83,7 @@ public final class GPSDSource: FixSource {
         if session.value.isStopped { return connection.close() }
         if let problem { return backOff(problem) }
         session.value.continuation?.yield(.connected)
-        session.value.retry = Self.firstRetry
-        session.value.lastReason = nil
+        session.value.reconnection.connected()
         let watch = loop.watch(connection.socket) { [self] _ in readWaiting() }
         session.value.connection = (connection, watch)
     }
@@ -111,14 +104,11 @@ public final class GPSDSource: FixSource {
         session.value.connection = nil
     }
 
-    /// Reports why gpsd cannot be used (once while the reason stays the same: each report wakes
-    /// the agent), and tries again after the current wait, doubling the next one.
+    /// Reports why gpsd cannot be used (when it is news) and tries again later (see ``Reconnection``).
     private func backOff(_ reason: String) {
-        if reason != session.value.lastReason { session.value.continuation?.yield(.unavailable(reason)) }
-        session.value.lastReason = reason
-        let wait = session.value.retry
-        session.value.retry = min(wait * 2, Self.longestRetry)
-        session.value.retryTimer = loop.schedule(at: .now + .milliseconds(Int64(wait * 1000))) { [self] in connect() }
+        if session.value.reconnection.failed(reason, on: loop, retry: { [self] in connect() }) {
+            session.value.continuation?.yield(.unavailable(reason))
+        }
     }
 }
 

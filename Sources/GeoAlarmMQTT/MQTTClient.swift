@@ -70,11 +70,8 @@ public final class MQTTClient: Sendable {
         var callbacks: CallbackBox?
         var watch: EventLoop.Watch?
         var keepaliveTimer: EventLoop.Timer?
-        var retryTimer: EventLoop.Timer?
         var goodbyeTimer: EventLoop.Timer?
-        var retry = MQTTClient.firstRetry
-        /// Why the last attempt failed: a reason is told once while it stays the same.
-        var lastReason: String?
+        var reconnection = Reconnection()
         /// When the connection last read and wrote (for the keepalive's timer).
         var lastRead = ContinuousClock.now
         var lastWrite = ContinuousClock.now
@@ -86,8 +83,6 @@ public final class MQTTClient: Sendable {
         case idle, connecting, connected, waiting, stopping, stopped
     }
 
-    static let firstRetry = 1.0
-    static let longestRetry = 60.0
     /// Seconds between keepalive pings when nothing else is sent.
     static let keepalive: Int32 = 60
 
@@ -170,7 +165,7 @@ public final class MQTTClient: Sendable {
             case .stopping:
                 session.value.goodbyes.append(done)
             case .waiting:
-                if let timer = session.value.retryTimer { loop.cancel(timer) }
+                session.value.reconnection.cancel(on: loop)
                 session.value.phase = .stopped
                 done(true)
             case .idle, .connecting, .stopped:
@@ -193,16 +188,16 @@ public final class MQTTClient: Sendable {
     // MARK: On the loop
 
     private func connect() {
-        session.value.retryTimer = nil
+        session.value.reconnection.retrying()
         guard session.value.phase == .idle || session.value.phase == .waiting else { return }
         guard Self.libraryReady else { return handler(.unavailable("libmosquitto could not be initialised")) }
         let callbacks = CallbackBox(client: self)
         guard let handle = mosquitto_new(clientID, !persistentSession, Unmanaged.passUnretained(callbacks).toOpaque()) else {
-            return lost("cannot make a libmosquitto client: \(String(cString: strerror(errno)))", wasConnected: false)
+            return lost("cannot make a libmosquitto client: \(String(cString: strerror(errno)))")
         }
         if let problem = configure(handle) {
             mosquitto_destroy(handle)
-            return lost(problem, wasConnected: false)
+            return lost(problem)
         }
         session.value.handle = handle
         session.value.callbacks = callbacks
@@ -218,7 +213,7 @@ public final class MQTTClient: Sendable {
             }
         } catch {
             endConnection()
-            lost("cannot start a thread to connect: \(error.reason)", wasConnected: false)
+            lost("cannot start a thread to connect: \(error.reason)")
         }
     }
 
@@ -233,7 +228,7 @@ public final class MQTTClient: Sendable {
         guard result == MOSQ_ERR_SUCCESS.rawValue else {
             let reason = callbacks.reason(for: result)
             endConnection()
-            return lost(reason, wasConnected: false)
+            return lost(reason)
         }
         session.value.phase = .connected
         session.value.lastRead = .now
@@ -253,6 +248,7 @@ public final class MQTTClient: Sendable {
         // once the broker has acknowledged every subscription, so that a message published after
         // `connected` is one the subscriptions receive.
         if callbacks.takeNewlyAccepted() {
+            session.value.reconnection.connected()
             callbacks.subscriptionsPending = subscriptions.count
             for filter in subscriptions { _ = mosquitto_subscribe(handle, nil, filter, Int32(settings.qos)) }
         }
@@ -264,12 +260,11 @@ public final class MQTTClient: Sendable {
         guard session.value.handle != nil else { return }
         if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle) < 0 {
             // Lost, or (after a stop's DISCONNECT was written) closed by libmosquitto.
-            let wasConnected = callbacks.accepted
             let reason = callbacks.reason(for: result)
             let stopping = session.value.phase == .stopping
             endConnection()
             if stopping { return finishGoodbyes(written: true) }
-            return lost(reason, wasConnected: wasConnected)
+            return lost(reason)
         }
         if let watch = session.value.watch { loop.update(watch, interest: interest(of: handle)) }
     }
@@ -296,10 +291,9 @@ public final class MQTTClient: Sendable {
             else { return }
             let result = mosquitto_loop_misc(handle)
             if result != MOSQ_ERR_SUCCESS.rawValue {
-                let wasConnected = session.value.callbacks?.accepted ?? false
                 let reason = session.value.callbacks?.reason(for: result) ?? Self.describe(result)
                 endConnection()
-                return lost(reason, wasConnected: wasConnected)
+                return lost(reason)
             }
             followWrites()
             armKeepalive()
@@ -327,17 +321,14 @@ public final class MQTTClient: Sendable {
         for goodbye in goodbyes { goodbye(written) }
     }
 
-    /// Tells why (once while the reason stays the same), and tries again after the current wait,
-    /// doubling the next one (back to the first after a connection the broker had accepted).
-    private func lost(_ reason: String, wasConnected: Bool) {
+    /// Tells why (when it is news) and tries again later (see ``Reconnection``; the broker's
+    /// accepting a connection starts the waits over).
+    private func lost(_ reason: String) {
         guard session.value.phase != .stopped, session.value.phase != .stopping else { return }
-        if wasConnected { session.value.retry = Self.firstRetry }
-        if reason != session.value.lastReason { handler(.unavailable(reason)) }
-        session.value.lastReason = reason
         session.value.phase = .waiting
-        let wait = session.value.retry
-        session.value.retry = min(wait * 2, Self.longestRetry)
-        session.value.retryTimer = loop.schedule(at: .now + .milliseconds(Int64(wait * 1000))) { [self] in connect() }
+        if session.value.reconnection.failed(reason, on: loop, retry: { [self] in connect() }) {
+            handler(.unavailable(reason))
+        }
     }
 
     /// Sets credentials, TLS, the will and the protocol; why it failed, or nil.
@@ -395,8 +386,6 @@ public final class MQTTClient: Sendable {
     /// What libmosquitto's C callbacks reach the client through (their context pointer).
     private final class CallbackBox {
         let client: MQTTClient
-        /// Set once the broker accepted this connection.
-        var accepted = false
         /// The broker's reason for refusing the connection, when it did.
         var refusal: String?
         /// OpenSSL's reason for the last failed TLS handshake (`certificate verify failed`).
@@ -419,7 +408,6 @@ public final class MQTTClient: Sendable {
                 refusal = "the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))"
                 return
             }
-            accepted = true
             newlyAccepted = true
         }
 

@@ -97,3 +97,26 @@ struct SystemTests {
         }
     }
 }
+
+/// How gpsd's and the broker's clients retry: waits doubling to a minute, from the start again
+/// once connected; a reason told once while it stays the same, and again after a connection.
+struct ReconnectionTests {
+    @Test func waitsDoubleToAMinuteAndStartOverOnceConnected() throws {
+        let loop = try EventLoop.startOnNewThread()
+        defer { loop.stop() }
+        var reconnection = Reconnection()
+        var waits: [Double] = []
+        var news: [Bool] = []
+        for reason in ["refused", "refused", "refused", "timed out", "timed out", "refused", "refused", "refused"] {
+            waits.append(reconnection.nextWait)
+            news.append(reconnection.failed(reason, on: loop) {})
+            reconnection.cancel(on: loop)
+        }
+        #expect(waits == [1, 2, 4, 8, 16, 32, 60, 60])
+        #expect(news == [true, false, false, true, false, true, false, false])
+        reconnection.connected()
+        #expect(reconnection.nextWait == 1)
+        #expect(reconnection.failed("refused", on: loop) {}, "the same reason after a connection is news")
+        reconnection.cancel(on: loop)
+    }
+}
