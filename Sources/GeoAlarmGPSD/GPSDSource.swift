@@ -66,20 +66,16 @@ public final class GPSDSource: FixSource {
         guard !session.value.isStopped else { return }
         let connection = GPSConnection()
         do {
-            try System.startThread(named: "gpsd connect", detached: false) { [self, endpoint, device, loop] in
-                let problem = connection.open(endpoint, device: device)
-                let thread = pthread_self()
-                loop.execute { self.opened(connection, problem: problem, by: thread) }
+            try loop.runOnThread(named: "gpsd connect", { [endpoint, device] in connection.open(endpoint, device: device) }) {
+                [self] problem in opened(connection, problem: problem)
             }
         } catch {
             backOff("cannot start a thread to connect: \(error.reason)")
         }
     }
 
-    /// The connecting thread's result; that thread has nothing left to do, and is joined, so that
-    /// a connected source leaves no thread behind.
-    private func opened(_ connection: GPSConnection, problem: String?, by thread: pthread_t) {
-        System.join(thread)
+    /// The connecting thread's result (that thread has ended).
+    private func opened(_ connection: GPSConnection, problem: String?) {
         if session.value.isStopped { return connection.close() }
         if let problem { return backOff(problem) }
         session.value.continuation?.yield(.connected)

@@ -206,20 +206,17 @@ public final class MQTTClient: Sendable {
         // leaves it alone while the phase is `connecting`.
         let address = UInt(bitPattern: handle)
         do {
-            try System.startThread(named: "mqtt connect", detached: false) { [self, settings] in
-                let result = mosquitto_connect(OpaquePointer(bitPattern: address), settings.host, Int32(settings.port), Self.keepalive)
-                let thread = pthread_self()
-                loop.execute { self.connectFinished(result, by: thread) }
-            }
+            try loop.runOnThread(named: "mqtt connect", { [settings] in
+                mosquitto_connect(OpaquePointer(bitPattern: address), settings.host, Int32(settings.port), Self.keepalive)
+            }) { [self] result in connectFinished(result) }
         } catch {
             endConnection()
             lost("cannot start a thread to connect: \(error.reason)")
         }
     }
 
-    /// The connecting thread's result; that thread has nothing left to do, and is joined.
-    private func connectFinished(_ result: Int32, by thread: pthread_t) {
-        System.join(thread)
+    /// The connecting thread's result (that thread has ended).
+    private func connectFinished(_ result: Int32) {
         guard let handle = session.value.handle, let callbacks = session.value.callbacks else { return }
         guard session.value.phase == .connecting else {
             // Stopped meanwhile.

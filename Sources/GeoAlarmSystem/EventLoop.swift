@@ -140,6 +140,22 @@ public final class EventLoop: TaskExecutor, Sendable {
         schedule(at: .now, body)
     }
 
+    /// Runs `work` on a thread of its own (a call that blocks, such as a connect), then `done`
+    /// with its result on the loop, once that thread has ended and been joined: a client that
+    /// connected leaves no thread behind.
+    public func runOnThread<Result: Sendable>(
+        named name: String, _ work: @escaping @Sendable () -> Result, then done: @escaping @Sendable (Result) -> Void
+    ) throws(SystemError) {
+        try System.startThread(named: name, detached: false) { [self] in
+            let result = work()
+            let thread = pthread_self()
+            execute {
+                System.join(thread)
+                done(result)
+            }
+        }
+    }
+
     /// Cancels a timer that has not fired; one that fired or was cancelled already is no matter.
     public func cancel(_ timer: Timer) {
         state.withLock { state in state.timers.removeAll { $0.timer == timer } }

@@ -93,6 +93,28 @@ struct EventLoopTests {
         loop.execute { watchBox.withLock { $0 }.map(loop.unwatch) }
     }
 
+    /// Blocking work runs on a thread of its own; its result comes on the loop. (That the thread
+    /// is joined first is not checked here: Linux lists an ended thread in /proc for a moment
+    /// after its join returns. The thread tests count a connected agent's threads.)
+    @Test func workOnAThreadReportsOnTheLoopAfterTheThreadEnded() throws {
+        let loop = try EventLoop.startOnNewThread()
+        defer { loop.stop() }
+        let name = "work-\(UInt32.random(in: 0...UInt32.max))"
+        @Sendable func threadNames() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).compactMap { task in
+                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
+        let seen = Reports<(Bool, Bool, Bool)>()
+        try loop.runOnThread(named: name, { (loop.isCurrent, threadNames().contains(name)) }) { result in
+            seen.add((result.0, result.1, loop.isCurrent))
+        }
+        let report = try #require(seen.wait(for: 1).first)
+        #expect(!report.0 && report.1, "the work ran off the loop, on its named thread")
+        #expect(report.2, "its result came on the loop")
+    }
+
     @Test func timersFireInDeadlineOrderAndACancelledOneNever() throws {
         let loop = try EventLoop.startOnNewThread()
         defer { loop.stop() }
