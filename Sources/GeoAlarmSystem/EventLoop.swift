@@ -53,13 +53,15 @@ public final class EventLoop: TaskExecutor, Sendable {
         /// Sorted by deadline, the earliest last.
         var timers: [Scheduled] = []
         var nextNumber = 0
-        var thread: pthread_t?
         /// Whether the loop sits in `poll` (then an enqueue must wake it).
         var isWaiting = false
         var isStopped = false
     }
 
     private let state = Mutex(State())
+    /// The thread running the loop (0 when none): read on every access to a ``Confined`` value,
+    /// so it is an atomic, not behind the state's lock.
+    private let thread = Atomic<UInt>(0)
     /// The eventfd that wakes the loop from its `poll`, or why none could be made.
     private let wakeEvent: Result<Int32, SystemError>
 
@@ -72,7 +74,7 @@ public final class EventLoop: TaskExecutor, Sendable {
 
     /// Whether the caller runs on the loop's thread.
     public var isCurrent: Bool {
-        state.withLock { state in state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        thread.load(ordering: .relaxed) == UInt(pthread_self())
     }
 
     // MARK: Tasks
@@ -172,8 +174,8 @@ public final class EventLoop: TaskExecutor, Sendable {
             }
             exit(70)
         }
-        state.withLock { $0.thread = pthread_self() }
-        defer { state.withLock { $0.thread = nil } }
+        thread.store(UInt(pthread_self()), ordering: .relaxed)
+        defer { thread.store(0, ordering: .relaxed) }
         while let batch = nextBatch(wakeEvent: wakeEvent) {
             for (watch, ready) in batch.ready { runCallback(of: watch, ready: ready) }
             for callback in batch.timers { callback() }
@@ -196,7 +198,7 @@ public final class EventLoop: TaskExecutor, Sendable {
         let loop = EventLoop()
         let started = Mutex(false)
         try System.startThread(named: "event loop") {
-            loop.state.withLock { $0.thread = pthread_self() }
+            loop.thread.store(UInt(pthread_self()), ordering: .relaxed)
             started.withLock { $0 = true }
             loop.run()
         }
