@@ -115,6 +115,16 @@ public struct GeoBox: Sendable, Equatable {
         self.everyLongitude = everyLongitude || east - west >= 360
     }
 
+    /// Whether the two boxes share a point (across the antimeridian too).
+    public func intersects(_ other: GeoBox) -> Bool {
+        guard south <= other.north, other.south <= north else { return false }
+        if everyLongitude || other.everyLongitude { return true }
+        // The other box moved by whole turns so that its west side is at or east of this one's.
+        let otherWest = west + ((other.west - west).truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360)
+        let otherEast = otherWest + (other.east - other.west)
+        return otherWest <= east || otherEast >= west + 360
+    }
+
     /// The box from `south`…`north`, `west`…`east` grown by `metres` on every side (with a
     /// safety margin of 0.1%, so that it never falls short).
     init(south: Double, north: Double, west: Double, east: Double, widenedBy metres: Double) {

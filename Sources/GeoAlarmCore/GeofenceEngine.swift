@@ -191,12 +191,8 @@ public struct GeofenceEngine: Sendable {
         reminderSlots = Dictionary(reminders.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         trackers = .dense(count: shapes.count)
         index = GridIndex(count: shapes.count) { slot in
-            guard slot >= reminders.count else {
-                return reminders[slot].geometry.boundingBox(margin: reminders[slot].hysteresis)
-            }
-            let number = starts.lastIndex { $0 <= slot }!
-            let collection = collections[number]
-            return collection.places[slot - starts[number]].geometry.boundingBox(margin: collection.template.hysteresis)
+            let (geometry, hysteresis) = Self.geometry(atSlot: slot, reminders: reminders, collections: collections, starts: starts)
+            return geometry.boundingBox(margin: hysteresis)
         }
         unsettled = Set(minimumCapacity: shapes.count)
         for slot in shapes.indices { unsettled.insert(Int32(slot)) }
@@ -332,6 +328,39 @@ public struct GeofenceEngine: Sendable {
     /// The confirmed side of the reminder or collection place with this id, or nil for an unknown id.
     public func presence(of id: String) -> Presence? {
         slot(of: id).map { trackers[$0].presence }
+    }
+
+    /// The reminders and collection places whose fence meets `box` (a map's view), in slot
+    /// order: at most `limit`, and whether that is all of them. Asks the grid index, so a view
+    /// of a town among a million places reads only the places near it.
+    public func fences(in box: GeoBox, limit: Int) -> (fences: [Reminder], complete: Bool) {
+        // The index's cells hold more than the view: asked for more candidates until more than
+        // `limit` are in view, or there are no more.
+        var asked = limit * 4 + 16
+        while true {
+            let (candidates, indexComplete) = index.fences(overlapping: box, limit: asked)
+            let inView = candidates.sorted().lazy.map(Int.init).filter { slot in
+                self.geometry(atSlot: slot).0.boundingBox(margin: 0).intersects(box)
+            }.prefix(limit + 1)
+            if inView.count > limit { return (inView.prefix(limit).map(reminder(atSlot:)), false) }
+            if indexComplete { return (inView.map(reminder(atSlot:)), true) }
+            asked *= 4
+        }
+    }
+
+    /// The geometry and hysteresis of the fence in `slot`, without making its reminder.
+    private func geometry(atSlot slot: Int) -> (FenceGeometry, hysteresis: Double) {
+        Self.geometry(atSlot: slot, reminders: reminders, collections: collections, starts: collectionStarts)
+    }
+
+    /// The geometry and hysteresis of the fence in `slot` of these reminders and collections,
+    /// whose places start at `starts`.
+    private static func geometry(
+        atSlot slot: Int, reminders: [Reminder], collections: [ReminderCollection], starts: [Int]
+    ) -> (FenceGeometry, hysteresis: Double) {
+        guard slot >= reminders.count else { return (reminders[slot].geometry, reminders[slot].hysteresis) }
+        let number = starts.lastIndex { $0 <= slot }!
+        return (collections[number].places[slot - starts[number]].geometry, collections[number].template.hysteresis)
     }
 
     /// The reminder or collection place with this id, or nil for an unknown id.

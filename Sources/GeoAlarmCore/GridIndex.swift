@@ -77,6 +77,45 @@ public struct GridIndex: Sendable {
         return members[start..<(start + Int(run & 0xFFFF_FFFF))]
     }
 
+    /// Positions of the fences filed under a cell that `box` overlaps (a superset of those whose
+    /// own box meets it), each once, in no set order: at most `limit`, and whether that is all
+    /// of them. Reads the cells in the box, or every occupied cell when there are fewer of
+    /// those (a view of a continent over small places), so a wide view costs no more than the
+    /// index's size.
+    public func fences(overlapping box: GeoBox, limit: Int) -> (positions: [Int32], complete: Bool) {
+        var found = Set<Int32>()
+        var positions: [Int32] = []
+        /// Adds a cell's fences; false once the limit is passed.
+        func take(_ run: UInt64) -> Bool {
+            let start = Int(run >> 32)
+            for position in members[start..<(start + Int(run & 0xFFFF_FFFF))] where found.insert(position).inserted {
+                guard positions.count < limit else { return false }
+                positions.append(position)
+            }
+            return true
+        }
+        let (rows, columns) = cells(of: box)
+        if rows.count * columns.count <= runs.count {
+            for y in rows {
+                for x in columns {
+                    guard let run = runs[cellKey(x: ((x % longitudeCells) + longitudeCells) % longitudeCells, y: y)] else { continue }
+                    if !take(run) { return (positions, false) }
+                }
+            }
+        } else {
+            let wrapped = columns.count >= longitudeCells
+            for (cell, run) in runs {
+                let (y, x) = cell.quotientAndRemainder(dividingBy: longitudeCells)
+                guard rows.contains(y) else { continue }
+                // The column moved by whole turns to at or east of the box's west column.
+                let turned = columns.lowerBound + ((x - columns.lowerBound) % longitudeCells + longitudeCells) % longitudeCells
+                guard wrapped || columns.contains(turned) else { continue }
+                if !take(run) { return (positions, false) }
+            }
+        }
+        return (positions, true)
+    }
+
     /// The cell size (degrees) for fences whose boxes span these many degrees (the larger
     /// side): see the design note above.
     private static func cellDegrees(forSpans spans: [Double]) -> Double {
@@ -117,15 +156,22 @@ public struct GridIndex: Sendable {
 
     private func cellKey(x: Int, y: Int) -> Int { y * longitudeCells + x }
 
-    /// Calls `body` with each cell that `box` overlaps.
-    private func forEachCell(covering box: GeoBox, _ body: (Int) -> Void) {
+    /// The rows and columns of the cells `box` overlaps; columns may pass the last one (to be
+    /// wrapped), and are every column for a box that holds every longitude.
+    private func cells(of box: GeoBox) -> (rows: ClosedRange<Int>, columns: Range<Int>) {
         var columns = 0..<longitudeCells
         if !box.everyLongitude {
             let west = Int(((box.west + 180) / cellDegrees).rounded(.down))
             let east = Int(((box.east + 180) / cellDegrees).rounded(.down))
             if east - west + 1 < longitudeCells { columns = west..<(east + 1) }
         }
-        for y in row(box.south)...row(box.north) {
+        return (row(box.south)...row(box.north), columns)
+    }
+
+    /// Calls `body` with each cell that `box` overlaps.
+    private func forEachCell(covering box: GeoBox, _ body: (Int) -> Void) {
+        let (rows, columns) = cells(of: box)
+        for y in rows {
             for x in columns { body(cellKey(x: ((x % longitudeCells) + longitudeCells) % longitudeCells, y: y)) }
         }
     }

@@ -162,3 +162,45 @@ for count in [10_000, 1_000_000] {
         circleCost.high, areaCost.median, areaCost.low, areaCost.high, areaCost.median / circleCost.median, areaRun.edges,
         circleRun.events, areaRun.events))
 }
+
+// A map's view (issue 27): the fences whose box meets the view, asked of the engine's grid
+// index, against a scan of every fence's box (the baseline); both must find the same fences.
+// The million fences above, scattered over mainland Portugal; views of a town (2 km), a region
+// (50 km) and the whole country, at most 1,000 fences shown (the map says "zoom in" beyond).
+print("")
+print("map views over 1,000,000 fences (at most 1,000 shown), milliseconds per view, median of 20 (low-high)")
+print("| view | index ms | scan ms | scan / index | in view | shown |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+do {
+    let fixes = track(2_000, &random)
+    let million = fences(1_000_000, along: fixes, reach: 20, &random)
+    let engine = GeofenceEngine(reminders: million, settings: EngineSettings())
+    let boxes = million.map { $0.geometry.boundingBox(margin: 0) }
+    func view(_ name: String, halfDegrees: Double) {
+        let centre = Coordinate(latitude: 38.72, longitude: -9.14)
+        let box = GeoBox(south: centre.latitude - halfDegrees, north: centre.latitude + halfDegrees,
+                         west: centre.longitude - halfDegrees * 1.3, east: centre.longitude + halfDegrees * 1.3)
+        var indexTimes: [Double] = [], scanTimes: [Double] = []
+        var shown = 0, inView = 0
+        for _ in 0..<20 {
+            let start = ContinuousClock.now
+            let answer = engine.fences(in: box, limit: 1000)
+            indexTimes.append(seconds(ContinuousClock.now - start) * 1000)
+            shown = answer.fences.count
+            let scanStart = ContinuousClock.now
+            let found = boxes.indices.filter { boxes[$0].intersects(box) }
+            scanTimes.append(seconds(ContinuousClock.now - scanStart) * 1000)
+            inView = found.count
+            let expected = found.prefix(1000).map { million[$0].id }
+            guard answer.fences.map(\.id) == expected || (!answer.complete && shown == 1000) else {
+                fatalError("the index and the scan disagree on \(name): \(shown) shown, \(inView) in view")
+            }
+        }
+        let (index, scan) = (spread(indexTimes), spread(scanTimes))
+        print(String(format: "| %@ | %.2f (%.2f-%.2f) | %.1f (%.1f-%.1f) | %.0fx | %d | %d |", name, index.median, index.low,
+                     index.high, scan.median, scan.low, scan.high, scan.median / index.median, inView, shown))
+    }
+    view("town, 2 km", halfDegrees: 0.01)
+    view("region, 50 km", halfDegrees: 0.25)
+    view("country", halfDegrees: 3)
+}
