@@ -128,7 +128,9 @@ let package = Package(
         .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig", "GeoAlarmTestSupport"]),
         // The system-call layer and the event loop.
         .testTarget(name: "GeoAlarmSystemTests", dependencies: ["GeoAlarmSystem"]),
-        .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmScanners", "GeoAlarmTestSupport"]),
+        .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),
+        .testTarget(name: "GeoAlarmScannersTests", dependencies: ["GeoAlarmScanners", "GeoAlarmTestSupport"]),
+        .testTarget(name: "GeoAlarmOutputTests", dependencies: ["GeoAlarmOutput", "GeoAlarmEncoding", "GeoAlarmCore"]),
         .testTarget(
             name: "GeoAlarmGPSDTests", dependencies: ["GeoAlarmGPSD", "GeoAlarmReplay", "GeoAlarmSystem", "GeoAlarmTestSupport"]),
         // Finds the shared receiver captures for the tests that read them.
@@ -167,7 +169,7 @@ let package = Package(
         // Runs the built `geoalarm` binary end to end.
         .testTarget(
             name: "GeoAlarmCLITests",
-            dependencies: ["geoalarm", "GeoAlarmOutput", "GeoAlarmEncoding", "GeoAlarmCore", "GeoAlarmStore", "GeoAlarmTestSupport"]
+            dependencies: ["geoalarm", "GeoAlarmCore", "GeoAlarmStore", "GeoAlarmTestSupport"]
         ),
         // The live agent end to end: a real gpsd fed by gpsfake, signals, systemd units.
         .testTarget(name: "GeoAlarmLiveTests", dependencies: ["geoalarm", "GeoAlarmSecretBox", "GeoAlarmSystem", "GeoAlarmTestSupport"]),
