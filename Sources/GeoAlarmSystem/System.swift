@@ -178,6 +178,13 @@ public enum System {
         return Int32((remaining / .milliseconds(1)).rounded(.up))
     }
 
+    /// Sends `signal` to the process a pidfd stands for (``processDescriptor(_:)``): never to
+    /// another process that took its number once it was reaped, as `kill` could (a pid comes
+    /// round again soon where `pid_max` is 32768). A process that has ended is not an error.
+    public static func signal(processDescriptor descriptor: Int32, _ signal: Int32) {
+        _ = pidfd_send_signal(descriptor, signal, nil, 0)
+    }
+
     /// Sends `signal` to a process group; a group that is gone already is not an error.
     public static func killGroup(_ group: pid_t, _ signal: Int32) {
         _ = Glibc.kill(-group, signal)
