@@ -48,7 +48,8 @@ public enum Haversine {
 
     /// A point to measure many distances from, with its share of the trigonometry done once.
     public struct Origin: Sendable {
-        private let point: Coordinate
+        /// The point distances are measured from.
+        public let point: Coordinate
         private let latitude: Double
         private let cosLatitude: Double
 

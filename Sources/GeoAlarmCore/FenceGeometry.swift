@@ -36,6 +36,17 @@ public enum FenceGeometry: Sendable, CustomStringConvertible {
         }
     }
 
+    /// ``distance(from:)`` of many fences from one point, whose trigonometry `origin` did once.
+    public func distance(from origin: Haversine.Origin) -> Double {
+        switch self {
+        case .circle(let center, _):
+            return origin.distance(to: center)
+        case .area(let area):
+            var tested = 0
+            return area.distance(from: origin.point, tested: &tested)
+        }
+    }
+
     /// Metres from ``center`` to the fence's farthest point: the radius of the smallest circle
     /// around the centre that holds it (a circle's own radius). For those who know only circles
     /// (OwnTracks' regions).

@@ -339,9 +339,9 @@ public struct GeofenceEngine: Sendable {
         var asked = limit * 4 + 16
         while true {
             let (candidates, indexComplete) = index.fences(overlapping: box, limit: asked)
-            let inView = candidates.sorted().lazy.map(Int.init).filter { slot in
+            let inView = Array(candidates.sorted().lazy.map(Int.init).filter { slot in
                 self.geometry(atSlot: slot).0.boundingBox(margin: 0).intersects(box)
-            }.prefix(limit + 1)
+            }.prefix(limit + 1))
             if inView.count > limit { return (inView.prefix(limit).map(reminder(atSlot:)), false) }
             if indexComplete { return (inView.map(reminder(atSlot:)), true) }
             asked *= 4

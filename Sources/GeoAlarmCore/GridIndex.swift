@@ -55,6 +55,7 @@ public struct GridIndex: Sendable {
             forEachCell(covering: box(position)) { cell in
                 filed.append(UInt64(cell) << Self.positionBits | UInt64(position))
                 largestCell = max(largestCell, cell)
+                return true
             }
         }
         Self.sortByCell(&filed, largestCell: largestCell)
@@ -96,12 +97,8 @@ public struct GridIndex: Sendable {
         }
         let (rows, columns) = cells(of: box)
         if rows.count * columns.count <= runs.count {
-            for y in rows {
-                for x in columns {
-                    guard let run = runs[cellKey(x: ((x % longitudeCells) + longitudeCells) % longitudeCells, y: y)] else { continue }
-                    if !take(run) { return (positions, false) }
-                }
-            }
+            let complete = forEachCell(covering: box) { cell in runs[cell].map(take) ?? true }
+            return (positions, complete)
         } else {
             let wrapped = columns.count >= longitudeCells
             for (cell, run) in runs {
@@ -144,7 +141,6 @@ public struct GridIndex: Sendable {
     /// The smallest cell, about 110 m: smaller ones would only multiply the cells of each fence.
     private static let minimumCell = 0.001
 
-
     private func row(_ latitude: Double) -> Int {
         min(max(Int(((latitude + 90) / cellDegrees).rounded(.down)), 0), latitudeCells - 1)
     }
@@ -168,12 +164,17 @@ public struct GridIndex: Sendable {
         return (row(box.south)...row(box.north), columns)
     }
 
-    /// Calls `body` with each cell that `box` overlaps.
-    private func forEachCell(covering box: GeoBox, _ body: (Int) -> Void) {
+    /// Calls `body` with each cell that `box` overlaps, until it returns false; whether it went
+    /// through them all.
+    @discardableResult
+    private func forEachCell(covering box: GeoBox, _ body: (Int) -> Bool) -> Bool {
         let (rows, columns) = cells(of: box)
         for y in rows {
-            for x in columns { body(cellKey(x: ((x % longitudeCells) + longitudeCells) % longitudeCells, y: y)) }
+            for x in columns where !body(cellKey(x: ((x % longitudeCells) + longitudeCells) % longitudeCells, y: y)) {
+                return false
+            }
         }
+        return true
     }
 
     /// Sorts packed words by their cell, keeping the order of words of the same cell: a radix

@@ -45,7 +45,8 @@ public struct ReminderCollection: Sendable, Equatable {
     /// Metres from `point` to the nearest place (a circle's centre, an area's edge, 0 inside
     /// one); nil when there are no places.
     public func nearestDistance(from point: Coordinate) -> Double? {
-        places.lazy.map { $0.geometry.distance(from: point) }.min()
+        let origin = Haversine.Origin(point)
+        return places.lazy.map { $0.geometry.distance(from: origin) }.min()
     }
 
     /// The index of the place a member id (`ID/n`) names, or nil when it names none of this collection's.
