@@ -59,10 +59,14 @@ test: deps
 
 # A failure is printed where it happens, among hundreds of lines of other tests; the lines that
 # say what failed are printed again at the end, so that the tail of a log names them.
+# The tests, and the tools they start (gpsfake, dbus, Foundation's atomic writes), get a TMPDIR
+# of their own, removed afterwards: thousands of scratch files are not left in /tmp.
 SWIFT_TEST_LOG = .build/swift-test.log
 .PHONY: swift-test
 swift-test:
-	@mkdir -p .build; set -o pipefail; $(SWIFT) test 2>&1 | tee $(SWIFT_TEST_LOG) || { \
+	@mkdir -p .build; scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/geoalarm-tests.XXXXXX"); set -o pipefail; \
+	TMPDIR=$$scratch $(SWIFT) test 2>&1 | tee $(SWIFT_TEST_LOG); status=$$?; rm -rf "$$scratch"; \
+	[ $$status -eq 0 ] || { \
 		echo "make test: what failed (all of it in $(SWIFT_TEST_LOG)):"; \
 		grep -E '✘|error:|[Ff]atal' $(SWIFT_TEST_LOG) | grep -v '^✘ Test run with' | cut -c1-400 | tail -40; exit 1; }
 

@@ -77,6 +77,7 @@ public final class Background: @unchecked Sendable {
     deinit {
         stop()
         System.close(processFD)
+        try? FileManager.default.removeItem(atPath: scratch)
     }
 }
 
