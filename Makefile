@@ -60,11 +60,12 @@ test: deps
 # A failure is printed where it happens, among hundreds of lines of other tests; the lines that
 # say what failed are printed again at the end, so that the tail of a log names them.
 # The tests, and the tools they start (gpsfake, dbus, Foundation's atomic writes), get a TMPDIR
-# of their own, removed afterwards: thousands of scratch files are not left in /tmp.
+# of their own, removed afterwards: thousands of scratch files are not left in /tmp. Others may
+# enter it (0755), as they may enter /tmp: a test runs commands as an unprivileged user.
 SWIFT_TEST_LOG = .build/swift-test.log
 .PHONY: swift-test
 swift-test:
-	@mkdir -p .build; scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/geoalarm-tests.XXXXXX"); set -o pipefail; \
+	@mkdir -p .build; scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/geoalarm-tests.XXXXXX"); chmod 0755 "$$scratch"; set -o pipefail; \
 	TMPDIR=$$scratch $(SWIFT) test 2>&1 | tee $(SWIFT_TEST_LOG); status=$$?; rm -rf "$$scratch"; \
 	[ $$status -eq 0 ] || { \
 		echo "make test: what failed (all of it in $(SWIFT_TEST_LOG)):"; \
