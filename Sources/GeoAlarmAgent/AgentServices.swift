@@ -53,17 +53,17 @@ public struct SourceService<Source: FixSource>: Service {
 /// Changes to the config file and the state file into the agent's channel (inotify), until
 /// graceful shutdown.
 public struct WatcherService: Service {
-    private let watcher: FileWatcher?
+    private let watcher: FileWatcher<AgentInput>?
     private let channel: AgentChannel
     private let loop: EventLoop
 
     /// Watches `configPath` (and `statePath`'s write-ahead log, when state is kept in a file);
     /// what cannot be watched is logged, and SIGHUP still reloads.
     public init(configPath: String, statePath: String?, channel: AgentChannel, loop: EventLoop, logger: Logger) {
-        var files = [FileWatcher.Watch(path: configPath, events: .replaced, input: .configChanged)]
+        var files = [FileWatcher.Watch(path: configPath, events: .replaced, report: AgentInput.configChanged)]
         // A command closes the write-ahead log as it ends, after its last write; the agent's own
         // writes, to the log it keeps open, wake nothing.
-        if let statePath { files.append(FileWatcher.Watch(path: statePath + "-wal", events: .replaced, input: .stateChanged)) }
+        if let statePath { files.append(FileWatcher.Watch(path: statePath + "-wal", events: .replaced, report: .stateChanged)) }
         watcher = FileWatcher(files)
         self.channel = channel
         self.loop = loop
@@ -72,7 +72,7 @@ public struct WatcherService: Service {
 
     public func run() async throws {
         guard let watcher else { return try await gracefulShutdown() }
-        let watch = watcher.start(on: loop, channel)
+        let watch = watcher.start(on: loop) { [channel] in channel.continuation.yield($0) }
         try? await gracefulShutdown()
         watcher.stop(watch, on: loop)
     }

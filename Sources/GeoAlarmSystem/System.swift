@@ -217,6 +217,8 @@ public enum System {
         public init(rawValue: UInt32) { self.rawValue = rawValue }
         /// A file closed after writing, or put in place by a rename or a create (an editor's save).
         public static let replaced = FileEvents(rawValue: UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE))
+        /// Any write to a file, even by a process that keeps it open (an SQLite write-ahead log).
+        public static let written = FileEvents(rawValue: UInt32(IN_MODIFY))
     }
 
     /// Adds `events` to what the watch on `folder` reports; the watch descriptor (the same for

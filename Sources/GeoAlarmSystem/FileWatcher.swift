@@ -1,0 +1,68 @@
+/// Tells when files change, with inotify on their folders: that also sees editors that save by
+/// writing a new file and renaming it over the old one, which a watch on the file itself would
+/// lose. The caller's loop waits on the inotify descriptor: it wakes only for a change.
+public final class FileWatcher<Report: Sendable>: Sendable {
+    private let inotify: Int32
+    /// The files watched, by folder watch descriptor and name: which events count, and what they report.
+    private let watched: [Int32: [String: (events: System.FileEvents, report: Report)]]
+
+    /// One file to watch: which of its events count, and what they report.
+    public struct Watch {
+        public var path: String
+        public var events: System.FileEvents
+        public var report: Report
+
+        public init(path: String, events: System.FileEvents, report: Report) {
+            self.path = path
+            self.events = events
+            self.report = report
+        }
+    }
+
+    /// Watches each file; nil when inotify cannot watch one of their folders.
+    public init?(_ files: [Watch]) {
+        guard let inotify = try? System.inotify() else { return nil }
+        var watched: [Int32: [String: (events: System.FileEvents, report: Report)]] = [:]
+        for file in files {
+            let (folder, name) = Self.split(file.path)
+            guard let watch = try? System.watch(inotify, folder: folder, for: file.events) else {
+                System.close(inotify)
+                return nil
+            }
+            watched[watch, default: [:]][name] = (file.events, file.report)
+        }
+        self.inotify = inotify
+        self.watched = watched
+    }
+
+    /// A path's folder and its last component, as inotify names files of a folder.
+    private static func split(_ path: String) -> (folder: String, name: String) {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return (".", String(trimmed)) }
+        let folder = trimmed[..<slash]
+        return (folder.isEmpty ? "/" : String(folder), String(trimmed[trimmed.index(after: slash)...]))
+    }
+
+    /// Has `loop` call `changed` on its thread for every change, until ``stop(_:on:)``.
+    public func start(on loop: EventLoop, _ changed: @escaping @Sendable (Report) -> Void) -> EventLoop.Watch {
+        loop.watch(inotify) { [self] _ in readChanges(changed) }
+    }
+
+    /// Ends the watch (on the loop's thread) and closes the inotify descriptor.
+    public func stop(_ watch: EventLoop.Watch, on loop: EventLoop) {
+        loop.unwatch(watch)
+        System.close(inotify)
+    }
+
+    /// Reads what inotify has (it is non-blocking), one report per file changed however many
+    /// events came.
+    private func readChanges(_ changed: (Report) -> Void) {
+        var seen: Set<String> = []
+        for event in System.readFileEvents(inotify) {
+            guard let file = watched[event.watch]?[event.name], file.events.rawValue & event.mask != 0,
+                  seen.insert(event.name).inserted else { continue }
+            changed(file.report)
+        }
+    }
+}
