@@ -57,10 +57,8 @@ public enum ConfigEditor {
         return Array(bytes[..<headerEnd]) + prefix + Array("\(field.0) = \(field.1)\n".utf8) + Array(bytes[headerEnd...])
     }
 
-    /// `bytes` without the `[[reminder]]` table whose id is `id` (its header, keys and
-    /// sub-tables, as the parser spans them). The comments around it stay; of the blank lines
-    /// around it, one goes with it, so that no gap is left twice as wide.
-    public static func removingReminder(id: String, from bytes: [UInt8], path: String) throws(EditError) -> [UInt8] {
+    /// The `[[reminder]]` table whose id is `id` in `bytes`, parsed.
+    private static func reminderTable(id: String, in bytes: [UInt8], path: String) throws(EditError) -> TOMLTable {
         let document: TOMLDocument
         do {
             document = try ConfigLoader.document(bytes, path: path)
@@ -77,6 +75,73 @@ public enum ConfigEditor {
             (table["id"]?.string ?? table["title"]?.string.map(Reminder.slug)) == id
         }
         guard let table = match else { throw EditError("\(path): no [[reminder]] table with id \"\(id)\"") }
+        return table
+    }
+
+    /// `bytes` with keys of the `[[reminder]]` table whose id is `id` changed: each of `setting`
+    /// (key and TOML value text) replaces the value written for that key, or is added as a line
+    /// of its own; each of `removing` loses its line. An added key takes the place of the first
+    /// removed one (a `place` becomes a `location` where it stood), else comes right after the
+    /// header. Everything else, comments on other lines among them, stays as it was. A key
+    /// written other than as `key = value` on the table's own lines (a dotted key, a sub-table)
+    /// is an error: such a file is edited by hand. A new title for a reminder whose id comes
+    /// from its title adds that id, so that its state and history stay its own.
+    public static func changingReminder(
+        id: String, setting: [(String, String)], removing: Set<String> = [], in bytes: [UInt8], path: String
+    ) throws(EditError) -> [UInt8] {
+        let table = try reminderTable(id: id, in: bytes, path: path)
+        var setting = setting
+        if table["id"] == nil, setting.contains(where: { $0.0 == "title" }), !setting.contains(where: { $0.0 == "id" }) {
+            setting.insert(("id", quote(id)), at: 0)
+        }
+        guard let header = table.sections.first else { throw EditError("\(path): reminder \"\(id)\" is not a [[reminder]] table") }
+        var edits: [(range: Range<Int>, text: [UInt8])] = []
+        var removedLines: [Range<Int>] = []
+        for key in removing.sorted() where !setting.contains(where: { $0.0 == key }) {
+            guard let value = table[key] else { continue }
+            guard let written = value.valueRange else { throw EditError("\(path): reminder \"\(id)\": \(key) is not a plain key; edit it by hand") }
+            let line = lineSpan(from: value.keyOffset, through: written.upperBound, in: bytes)
+            removedLines.append(line)
+            edits.append((line, []))
+        }
+        var added: [UInt8] = []
+        for (key, text) in setting {
+            if let value = table[key] {
+                guard let written = value.valueRange else { throw EditError("\(path): reminder \"\(id)\": \(key) is not a plain key; edit it by hand") }
+                edits.append((written, Array(text.utf8)))
+            } else {
+                added += Array("\(key) = \(text)\n".utf8)
+            }
+        }
+        if !added.isEmpty {
+            if let first = removedLines.min(by: { $0.lowerBound < $1.lowerBound }),
+                let index = edits.firstIndex(where: { $0.range == first }) {
+                edits[index].text = added
+            } else {
+                let headerEnd = bytes[header].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? header.upperBound
+                let newline: [UInt8] = headerEnd == bytes.count && bytes.last != UInt8(ascii: "\n") ? [UInt8(ascii: "\n")] : []
+                edits.append((headerEnd..<headerEnd, newline + added))
+            }
+        }
+        var edited = bytes
+        for edit in edits.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
+            edited.replaceSubrange(edit.range, with: edit.text)
+        }
+        return edited
+    }
+
+    /// The whole lines from the one holding `start` to the one holding `end`, with its newline.
+    private static func lineSpan(from start: Int, through end: Int, in bytes: [UInt8]) -> Range<Int> {
+        let lineStart = bytes[..<start].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        let lineEnd = bytes[end...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count
+        return lineStart..<lineEnd
+    }
+
+    /// `bytes` without the `[[reminder]]` table whose id is `id` (its header, keys and
+    /// sub-tables, as the parser spans them). The comments around it stay; of the blank lines
+    /// around it, one goes with it, so that no gap is left twice as wide.
+    public static func removingReminder(id: String, from bytes: [UInt8], path: String) throws(EditError) -> [UInt8] {
+        let table = try reminderTable(id: id, in: bytes, path: path)
         // Its header's lines and those of its sub-tables, which another table may separate
         // (`[reminder.active]` after `[defaults]`): each run goes, and what lies between stays.
         var edited = bytes

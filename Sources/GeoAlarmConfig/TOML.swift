@@ -160,6 +160,10 @@ public struct TOMLValue {
     public var content: Content
     /// Byte offset of the key that names it (the value's own for array elements).
     public var keyOffset: Int
+    /// Where the value of a `key = value` was written, from its first byte to just after its
+    /// last (nil for tables made by headers or dotted keys, and for array elements): an edit
+    /// replaces these bytes.
+    public var valueRange: Range<Int>? = nil
 
     public var string: String? { if case .string(let value) = content { value } else { nil } }
     public var int: Int? { if case .integer(let value) = content { value } else { nil } }
@@ -420,8 +424,9 @@ struct TOMLParser {
         }
         let (name, offset) = key[key.count - 1]
         if target[name] != nil { throw fail("\(joined(key)) is defined twice", at: offset) }
+        let valueStart = position
         let content = try parseValue(depth: depth + key.count)
-        target.insert(name, TOMLValue(content: content, keyOffset: offset))
+        target.insert(name, TOMLValue(content: content, keyOffset: offset, valueRange: valueStart..<position))
     }
 
     // MARK: Values

@@ -37,4 +37,75 @@ struct ConfigEditorTests {
         #expect(!result.contains("dry cleaning") && !result.contains("[reminder.active]") && !result.contains("days"))
         #expect(result.contains("[defaults]\nradius = \"55m\"\n"))
     }
+
+    static let demo = """
+        # the office
+        [places]
+        office = "38.7139,-9.1334"
+
+        [[reminder]]
+        title = "Water the plants"
+        place = "office"   # shared with nobody
+        when = "leave"
+
+        [[reminder]]
+        id = "bread"
+        title = "Buy bread"
+        radius = "30m"  # the door only
+        lat = 38.7105
+        lon = -9.1366
+
+        """
+
+    /// Moving a reminder that names a place: its `place` line becomes a `location` line where
+    /// it stood, the place itself and every other byte stay.
+    @Test func movingAReminderReplacesItsPlaceWithALocationWhereItStood() throws {
+        let edited = try ConfigEditor.changingReminder(
+            id: "water-the-plants", setting: [("location", ConfigEditor.quote("38.71,-9.13"))],
+            removing: ["place", "location", "lat", "lon"], in: Array(Self.demo.utf8), path: "test.toml")
+        let expected = Self.demo.replacingOccurrences(
+            of: "place = \"office\"   # shared with nobody\n", with: "location = \"38.71,-9.13\"\n")
+        #expect(String(decoding: edited, as: UTF8.self) == expected)
+        let config = try ConfigLoader.parse(edited, path: "test.toml")
+        #expect(config.reminders.first { $0.id == "water-the-plants" }?.geometry.center == Coordinate(latitude: 38.71, longitude: -9.13))
+    }
+
+    /// A reminder at `lat` and `lon` moved: both lines go, one `location` line takes the first's place.
+    @Test func movingAReminderAtLatAndLonLeavesOneLocationLine() throws {
+        let edited = try ConfigEditor.changingReminder(
+            id: "bread", setting: [("location", ConfigEditor.quote("38.7,-9.1"))],
+            removing: ["place", "location", "lat", "lon"], in: Array(Self.demo.utf8), path: "test.toml")
+        let expected = Self.demo.replacingOccurrences(of: "lat = 38.7105\nlon = -9.1366\n", with: "location = \"38.7,-9.1\"\n")
+        #expect(String(decoding: edited, as: UTF8.self) == expected)
+    }
+
+    /// A new radius replaces the value alone: the comment after it on its line stays.
+    @Test func aNewRadiusReplacesTheValueAndKeepsTheCommentAfterIt() throws {
+        let edited = try ConfigEditor.changingReminder(
+            id: "bread", setting: [("radius", ConfigEditor.quote("45m"))], in: Array(Self.demo.utf8), path: "test.toml")
+        #expect(String(decoding: edited, as: UTF8.self) == Self.demo.replacingOccurrences(of: "\"30m\"  #", with: "\"45m\"  #"))
+    }
+
+    /// A reminder whose id comes from its title keeps that id when its title changes, and a key
+    /// it lacks is added under its header.
+    @Test func aNewTitleKeepsTheIdTheOldOneGave() throws {
+        let edited = try ConfigEditor.changingReminder(
+            id: "water-the-plants", setting: [("title", ConfigEditor.quote("Water the ferns")), ("radius", "40")],
+            in: Array(Self.demo.utf8), path: "test.toml")
+        let config = try ConfigLoader.parse(edited, path: "test.toml")
+        let reminder = try #require(config.reminders.first)
+        #expect(reminder.id == "water-the-plants" && reminder.title == "Water the ferns" && reminder.geometry.radius == 40)
+        #expect(String(decoding: edited, as: UTF8.self).contains("[[reminder]]\nid = \"water-the-plants\"\nradius = 40\ntitle = \"Water the ferns\"\n"))
+    }
+
+    /// Keys written on a sub-table's header or as dotted keys are the user's to edit by hand.
+    @Test func aKeyThatIsNotPlainIsRefused() throws {
+        let text = "[[reminder]]\ntitle = \"Bread\"\nlocation = \"1,2\"\nactive.days = [\"mon\"]\n"
+        #expect(throws: ConfigEditor.EditError.self) {
+            try ConfigEditor.changingReminder(id: "bread", setting: [("active", "{}")], in: Array(text.utf8), path: "test.toml")
+        }
+        #expect(throws: ConfigEditor.EditError.self) {
+            try ConfigEditor.changingReminder(id: "nope", setting: [("radius", "5")], in: Array(text.utf8), path: "test.toml")
+        }
+    }
 }

@@ -117,6 +117,18 @@ func checkEditor(_ bytes: [UInt8]) {
             else { fatalError("removing \(removedID) changed other reminders") }
         }
     }
+    // Moving a circle and changing its radius (as the map does) changes that reminder's place
+    // and size only, wherever its keys were written.
+    if !ids.isEmpty, let target = config.reminders.first(where: { $0.id == ids[(bytes.count / 2) % ids.count] }),
+       case .circle = target.geometry,
+       let moved = try? ConfigEditor.changingReminder(
+           id: target.id, setting: [("location", "\"1,2\""), ("radius", "\"42m\"")], removing: ["place", "lat", "lon"],
+           in: bytes, path: path) {
+        guard let after = try? ConfigLoader.parse(moved, path: path) else { fatalError("moving \(target.id) made the config invalid") }
+        guard after.idsInFileOrder == ids, after.reminders.filter({ $0.id != target.id }) == config.reminders.filter({ $0.id != target.id }),
+              after.reminders.first(where: { $0.id == target.id })?.geometry == .circle(center: Coordinate(latitude: 1, longitude: 2), radius: 42)
+        else { fatalError("moving \(target.id) changed something else, or not it") }
+    }
     let isTableArray: Bool
     if let value = try? TOML.parse(bytes).root["reminder"], case .array(let array) = value.content {
         isTableArray = array.elements.allSatisfy { $0.table != nil } && !array.elements.isEmpty
