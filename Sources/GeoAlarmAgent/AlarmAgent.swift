@@ -31,7 +31,7 @@ public final class AlarmAgent: Service {
 
     /// How long without a usable fix before the silence is logged.
     static let silenceBeforeNotice: Duration = .seconds(10)
-    /// How often at most the last fix is written for `geoalarm status`.
+    /// How often the last fix is written for `geoalarm status` and the map (besides with each change of side).
     static let lastFixInterval: Duration = .seconds(10)
 
     /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each fix's delay.
@@ -126,7 +126,8 @@ public final class AlarmAgent: Service {
         latency?(ContinuousClock.now - readAt)
         switch result.outcome {
         case .accepted:
-            if loop.lastFixSaved.map({ ContinuousClock.now - $0 >= Self.lastFixInterval }) ?? true {
+            // Every so often, and with every change of side: the map shows you where that happened.
+            if !result.outcome.changes.isEmpty || loop.lastFixSaved.map({ ContinuousClock.now - $0 >= Self.lastFixInterval }) ?? true {
                 state.saveLastFix(fix)
                 loop.lastFixSaved = ContinuousClock.now
             }

@@ -228,6 +228,9 @@ public final class StateStore: Sendable {
                 DROP TABLE mqtt_discovery;
                 """)
         }
+        migrator.registerMigration("7: the last fix's error estimate (the map's circle around you)") { db in
+            try db.execute(sql: "ALTER TABLE last_fix ADD COLUMN error REAL")
+        }
         return migrator
     }
 
@@ -312,12 +315,14 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// The last fix the agent used, for `geoalarm status`.
+    /// The last fix the agent used (its time, position and error estimate), for `geoalarm status` and the map.
     public func lastFix() throws(StoreError) -> Fix? {
         try reading { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT time, lat, lon FROM last_fix WHERE id = 1") else { return nil }
+            guard let row = try Row.fetchOne(db, sql: "SELECT time, lat, lon, error FROM last_fix WHERE id = 1") else { return nil }
             let time: Double? = row["time"]
-            return Fix(time: time.map(Date.init(timeIntervalSince1970:)), coordinate: Coordinate(latitude: row["lat"], longitude: row["lon"]))
+            return Fix(
+                time: time.map(Date.init(timeIntervalSince1970:)), coordinate: Coordinate(latitude: row["lat"], longitude: row["lon"]),
+                horizontalError: row["error"])
         }
     }
 
@@ -325,8 +330,8 @@ public final class StateStore: Sendable {
     public func setLastFix(_ fix: Fix) throws(StoreError) {
         try writing { db in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO last_fix (id, time, lat, lon) VALUES (1, ?, ?, ?)",
-                arguments: [fix.time?.timeIntervalSince1970, fix.coordinate.latitude, fix.coordinate.longitude])
+                sql: "INSERT OR REPLACE INTO last_fix (id, time, lat, lon, error) VALUES (1, ?, ?, ?, ?)",
+                arguments: [fix.time?.timeIntervalSince1970, fix.coordinate.latitude, fix.coordinate.longitude, fix.horizontalError])
         }
     }
 
@@ -426,8 +431,9 @@ public final class StateStore: Sendable {
         ).execute(arguments: [id, time?.timeIntervalSince1970])
     }
 
-    /// Past events, oldest first: those at or after `since`, of `reminder` only when given.
-    public func history(since: Date? = nil, reminder: String? = nil) throws(StoreError) -> [HistoryEntry] {
+    /// Past events, oldest first: those at or after `since`, of `reminder` only when given, the
+    /// `last` latest of them only when given.
+    public func history(since: Date? = nil, reminder: String? = nil, last: Int? = nil) throws(StoreError) -> [HistoryEntry] {
         try reading { db in
             var conditions: [String] = []
             var arguments: StatementArguments = []
@@ -440,7 +446,12 @@ public final class StateStore: Sendable {
                 arguments += [reminder]
             }
             let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-            return try Row.fetchAll(db, sql: "SELECT * FROM history\(filter) ORDER BY time, id", arguments: arguments)
+            var query = "SELECT * FROM history\(filter) ORDER BY time, id"
+            if let last {
+                query = "SELECT * FROM (SELECT * FROM history\(filter) ORDER BY time DESC, id DESC LIMIT ?) ORDER BY time, id"
+                arguments += [last]
+            }
+            return try Row.fetchAll(db, sql: query, arguments: arguments)
                 .compactMap { row in
                     guard let kind = EventKind(rawValue: row["event"]) else { return nil }
                     let time: Double? = row["time"]
