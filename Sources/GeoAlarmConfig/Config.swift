@@ -30,6 +30,8 @@ public struct Config: Sendable {
     public var historyKeep: Double?
     /// `[mqtt]`, when given: the broker events and positions go to, and locations come from.
     public var mqtt: MQTTSettings?
+    /// `[map]`: the tiles `geoalarm map` draws under the reminders.
+    public var map: MapSettings = .openStreetMap
 
     public init(
         path: String, settings: EngineSettings, places: [String: Coordinate], reminders: [Reminder],

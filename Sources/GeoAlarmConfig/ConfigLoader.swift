@@ -61,7 +61,8 @@ struct ConfigReader {
     let document: TOMLDocument
     private(set) var diagnostics: [ConfigDiagnostic] = []
 
-    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history", "mqtt"]
+    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history", "mqtt", "map"]
+    static let mapKeys = ["tiles", "attribution"]
     static let mqttKeys = [
         "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "tid", "homeassistant", "discovery_prefix",
         "qos", "subscribe", "location_interval", "outbox_limit", "secret_file", "device_secrets", "max_devices", "device_idle",
@@ -172,6 +173,21 @@ struct ConfigReader {
         }
         if let table = table(root, "mqtt", context: "top level") {
             config.mqtt = readMQTT(table)
+        }
+        if let table = table(root, "map", context: "top level") {
+            checkKeys(of: table, allowed: Self.mapKeys, context: "map")
+            if let tiles = string(table, "tiles", context: "map") {
+                // Other tiles come with another credit: OpenStreetMap's is not assumed for them.
+                config.map.attribution = ""
+                if tiles.isEmpty {
+                    config.map.tiles = nil
+                } else if let problem = MapSettings.problem(withTiles: tiles) {
+                    report(in: table, "map", "tiles", problem)
+                } else {
+                    config.map.tiles = tiles
+                }
+            }
+            if let attribution = string(table, "attribution", context: "map") { config.map.attribution = attribution }
         }
         return config
     }
