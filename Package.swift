@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swhitty/FlyingFox.git", from: "0.27.1"),
     ],
     targets: [
         // Pure geofencing logic: no C, no I/O, no clock reads.
@@ -107,13 +108,25 @@ let package = Package(
         .target(name: "GeoAlarmEncoding", dependencies: ["GeoAlarmCore"]),
         // Adapter: event sinks (stdout lines, JSON lines).
         .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem"]),
+        // Adapter: `geoalarm map`, a local web page (FlyingFox's server on the process's event
+        // loop) drawing the reminders, the position and the history with Leaflet, and editing them.
+        .target(
+            name: "GeoAlarmMap",
+            dependencies: [
+                "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmScanners", "GeoAlarmStore", "GeoAlarmSystem",
+                .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.embedInCode("Page/map.js"), .embedInCode("Page/map.css")]
+        ),
         // Argument parsing and wiring only.
         .executableTarget(
             name: "geoalarm",
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmPipeline",
                 "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmMQTT",
-                "GeoAlarmEncoding",
+                "GeoAlarmEncoding", "GeoAlarmMap",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -166,12 +179,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The map's access rules, its data and its changes, and its server over real sockets.
+        .testTarget(
+            name: "GeoAlarmMapTests",
+            dependencies: ["GeoAlarmMap", "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTestSupport"]
+        ),
         // Runs the built `geoalarm` binary end to end.
         .testTarget(
             name: "GeoAlarmCLITests",
             dependencies: ["geoalarm", "GeoAlarmCore", "GeoAlarmStore", "GeoAlarmTestSupport"]
         ),
         // The live agent end to end: a real gpsd fed by gpsfake, signals, systemd units.
-        .testTarget(name: "GeoAlarmLiveTests", dependencies: ["geoalarm", "GeoAlarmSecretBox", "GeoAlarmSystem", "GeoAlarmTestSupport"]),
+        .testTarget(
+            name: "GeoAlarmLiveTests",
+            dependencies: [
+                "geoalarm", "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmSecretBox", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTestSupport",
+            ]
+        ),
     ]
 )

@@ -28,6 +28,7 @@ struct GeoAlarm: AsyncParsableCommand {
             Complete.self,
             Uncomplete.self,
             Snooze.self,
+            Map.self,
         ]
     )
 }

@@ -1,0 +1,125 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmEncoding
+import GeoAlarmStore
+
+/// What the map shows, read from the config and the state file, as the page's JSON.
+///
+/// The state's part follows the engine, not the pop-ups: each reminder's side is the one the
+/// agent confirmed (and saved for its fence as it is now), the position is the last fix it used.
+struct MapData: Sendable {
+    let config: Config
+    /// The config's reminders and collection places, for the spatial index behind a map's view.
+    let engine: GeofenceEngine
+    var state = SavedState()
+
+    /// What the state file holds that the map shows.
+    struct SavedState: Sendable, Equatable {
+        var presence: [String: SavedPresence] = [:]
+        var lifecycles: [String: Lifecycle] = [:]
+        var lastFix: Fix?
+        /// The most recent arrivals and departures, newest last.
+        var history: [StateStore.HistoryEntry] = []
+    }
+
+    /// How many past events the page lists.
+    static let historyShown = 100
+
+    init(config: Config) {
+        self.config = config
+        engine = GeofenceEngine(reminders: config.reminders, collections: config.collections, settings: config.settings)
+    }
+
+    /// Reads what the map shows of `store`.
+    static func read(_ store: StateStore) throws(StoreError) -> SavedState {
+        // This machine's own events at a place (a time alarm has none; tracked devices' are theirs).
+        let history = try store.history(last: historyShown * 2).filter { $0.coordinate != nil && $0.device == nil }.suffix(historyShown)
+        return SavedState(
+            presence: try store.savedPresence(), lifecycles: try store.lifecycles(), lastFix: try store.lastFix(),
+            history: Array(history))
+    }
+
+    /// The reminders, collections, last position and recent events, as the page draws them.
+    func snapshot(now: Date) -> String {
+        var object = JSONObject()
+        object.add("config", config.path)
+        object.add("reminders", raw: "[" + config.reminders.map { reminderJSON($0, now: now).text }.joined(separator: ",") + "]")
+        object.add("collections", raw: "[" + config.collections.map { collection in
+            var entry = JSONObject()
+            entry.add("id", collection.id)
+            entry.add("title", collection.template.title)
+            entry.add("places", number: Double(collection.places.count))
+            return entry.text
+        }.joined(separator: ",") + "]")
+        object.add("position", raw: state.lastFix.map(Self.positionJSON) ?? "null")
+        object.add("history", raw: "[" + state.history.map(Self.eventJSON).joined(separator: ",") + "]")
+        return object.text
+    }
+
+    /// The collection places whose fence meets `box`: at most `limit`, and whether that is all.
+    func places(in box: GeoBox, limit: Int, now: Date) -> String {
+        let reminderIDs = Set(config.reminders.map(\.id))
+        // The index answers for reminders too; they are in the snapshot already.
+        let (fences, complete) = engine.fences(in: box, limit: limit + reminderIDs.count)
+        let places = fences.filter { !reminderIDs.contains($0.id) }
+        var object = JSONObject()
+        object.add("places", raw: "[" + places.prefix(limit).map { reminderJSON($0, now: now).text }.joined(separator: ",") + "]")
+        object.add("complete", complete && places.count <= limit)
+        return object.text
+    }
+
+    /// One reminder or collection place: its shape, its side and what silences it.
+    private func reminderJSON(_ reminder: Reminder, now: Date) -> JSONObject {
+        var object = JSONObject()
+        object.add("id", reminder.id)
+        object.add("title", reminder.title)
+        object.add("notes", reminder.notes)
+        switch reminder.geometry {
+        case .circle(let center, let radius):
+            object.add("shape", "circle")
+            object.add("center", raw: Self.pointJSON(center))
+            object.add("radius", number: radius)
+        case .area(let area):
+            object.add("shape", "area")
+            object.add("center", raw: Self.pointJSON(area.center))
+            object.add("polygons", raw: "[" + area.polygons.map { rings in
+                "[" + rings.map { ring in "[" + ring.map(Self.pointJSON).joined(separator: ",") + "]" }.joined(separator: ",") + "]"
+            }.joined(separator: ",") + "]")
+        }
+        object.add("place", reminder.placeName)
+        object.add("when", reminder.trigger.rawValue)
+        let saved = state.presence[reminder.id].flatMap { $0.fenceKey == reminder.fenceKey ? $0.presence : nil } ?? .unknown
+        object.add("state", saved.rawValue)
+        let lifecycle = state.lifecycles[reminder.id] ?? Lifecycle()
+        object.add("completed", lifecycle.completedAt != nil)
+        object.add("snoozed_until", lifecycle.snoozedUntil.flatMap { $0 > now ? Timestamp.iso8601($0) : nil })
+        object.add("out_of_hours", reminder.schedule.active.map { !$0.contains(now, in: .current) } ?? false)
+        object.add("enabled", reminder.isEnabled)
+        return object
+    }
+
+    private static func pointJSON(_ point: Coordinate) -> String {
+        "[" + JSONText.number((point.latitude * 1e7).rounded() / 1e7) + "," + JSONText.number((point.longitude * 1e7).rounded() / 1e7) + "]"
+    }
+
+    private static func positionJSON(_ fix: Fix) -> String {
+        var object = JSONObject()
+        object.add("lat", number: fix.coordinate.latitude)
+        object.add("lon", number: fix.coordinate.longitude)
+        object.add("error", number: fix.horizontalError)
+        object.add("time", fix.time.map(Timestamp.iso8601))
+        return object.text
+    }
+
+    private static func eventJSON(_ entry: StateStore.HistoryEntry) -> String {
+        var object = JSONObject()
+        object.add("time", entry.time.map(Timestamp.iso8601))
+        object.add("kind", entry.kind.rawValue)
+        object.add("id", entry.reminderID)
+        object.add("title", entry.title)
+        object.add("lat", number: entry.coordinate?.latitude)
+        object.add("lon", number: entry.coordinate?.longitude)
+        return object.text
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmEncoding
+import GeoAlarmScanners
+import GeoAlarmStore
+
+/// What the page asks to change, read from a request's JSON object (unknown members are passed over).
+struct MapChange: Sendable, Equatable {
+    var id: String?
+    var title: String?
+    /// As typed: metres, or a length such as "150m"; written as given, so the config's own
+    /// rules judge it.
+    var radius: String?
+    var latitude: Double?
+    var longitude: Double?
+    var when: String?
+    /// A snooze's length.
+    var seconds: Double?
+
+    struct Invalid: Error, Sendable, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The largest body read.
+    static let largestBody = 16 * 1024
+
+    static func parse(_ bytes: [UInt8]) throws(Invalid) -> MapChange {
+        guard bytes.count <= largestBody else { throw Invalid(description: "the request is larger than \(largestBody) bytes") }
+        var change = MapChange()
+        var scanner = JSONScanner(bytes[...])
+        do {
+            try scanner.expect(UInt8(ascii: "{"))
+            try scanner.members { (scanner, key) throws(JSONScanner.Failure) in
+                switch key {
+                case "id": change.id = try scanner.stringValue()
+                case "title": change.title = try scanner.stringValue()
+                case "radius": change.radius = try scanner.stringValue()
+                case "lat": change.latitude = try scanner.numberValue()
+                case "lon": change.longitude = try scanner.numberValue()
+                case "when": change.when = try scanner.stringValue()
+                case "seconds": change.seconds = try scanner.numberValue()
+                default: try scanner.skipValue()
+                }
+            }
+            try scanner.expectEnd()
+        } catch {
+            throw Invalid(description: "the request is not a JSON object: \(error.message)")
+        }
+        return change
+    }
+
+    /// "LAT,LON" for the config, when both are given.
+    var location: String? {
+        guard let latitude, let longitude else { return nil }
+        return JSONText.number((latitude * 1e7).rounded() / 1e7) + "," + JSONText.number((longitude * 1e7).rounded() / 1e7)
+    }
+}
+
+/// The page's changes, made as `add`, `remove`, `complete` and `snooze` make them: the config
+/// through ``ConfigEditor`` (locked, validated, written atomically, every other byte kept),
+/// the lifecycle in the state file. A change that would make the config invalid is refused
+/// with the message `geoalarm check` would give, and nothing is written.
+enum MapEdits {
+    struct Refusal: Error, Sendable, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Adds a reminder at the change's point; returns its id (its title's slug, numbered when taken).
+    static func add(_ change: MapChange, to config: Config) throws(Refusal) -> String {
+        guard let title = change.title?.trimmingCharacters(in: .whitespacesAndNewlines), !title.isEmpty else {
+            throw Refusal(description: "give the reminder a title")
+        }
+        guard let location = change.location else { throw Refusal(description: "say where: lat and lon") }
+        let taken = Set(config.idsInFileOrder)
+        let slug = Reminder.slug(title)
+        var id = slug
+        var number = 2
+        while taken.contains(id) {
+            id = "\(slug)-\(number)"
+            number += 1
+        }
+        var fields = [("id", ConfigEditor.quote(id)), ("title", ConfigEditor.quote(title)), ("location", ConfigEditor.quote(location))]
+        if let radius = change.radius { fields.append(("radius", ConfigEditor.quote(radius))) }
+        if let when = change.when { fields.append(("when", ConfigEditor.quote(when))) }
+        try edit(config.path) { bytes in ConfigEditor.appendingReminder(fields, to: bytes) }
+        return id
+    }
+
+    /// Moves a reminder, renames it or changes its radius.
+    static func change(_ change: MapChange, in config: Config) throws(Refusal) {
+        let id = try reminderID(change, in: config)
+        var setting: [(String, String)] = []
+        var removing: Set<String> = []
+        if let title = change.title {
+            let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { throw Refusal(description: "a reminder needs a title") }
+            setting.append(("title", ConfigEditor.quote(trimmed)))
+        }
+        if let radius = change.radius { setting.append(("radius", ConfigEditor.quote(radius))) }
+        if change.latitude != nil || change.longitude != nil {
+            guard let location = change.location else { throw Refusal(description: "a move gives both lat and lon") }
+            guard case .circle = config.reminders.first(where: { $0.id == id })?.geometry else {
+                throw Refusal(description: "\(id) is an area: move it in its file")
+            }
+            // Wherever it was (a named place, lat and lon), it is now at its own point; the
+            // named place stays for the reminders that share it.
+            setting.append(("location", ConfigEditor.quote(location)))
+            removing = ["place", "lat", "lon"]
+        }
+        guard !setting.isEmpty else { throw Refusal(description: "nothing to change") }
+        try edit(config.path) { (bytes) throws(ConfigEditor.EditError) in
+            try ConfigEditor.changingReminder(id: id, setting: setting, removing: removing, in: bytes, path: config.path)
+        }
+    }
+
+    /// Removes a reminder from the config and forgets its state, as `geoalarm remove` does.
+    static func remove(_ change: MapChange, from config: Config, store: StateStore?) throws(Refusal) {
+        let id = try reminderID(change, in: config)
+        try edit(config.path) { (bytes) throws(ConfigEditor.EditError) in
+            try ConfigEditor.removingReminder(id: id, from: bytes, path: config.path)
+        }
+        do {
+            _ = try store?.forget(id)
+        } catch {
+            // The reminder is gone from the config all the same; only its stale state stays.
+            throw Refusal(description: "removed, but its state stays in the state file: \(error)")
+        }
+    }
+
+    /// What a lifecycle button does to a reminder or collection place.
+    enum LifecycleAction: Sendable {
+        case complete, uncomplete, snooze
+    }
+
+    /// Completes, uncompletes or snoozes (for the change's `seconds`; 0 ends a snooze) a
+    /// reminder or collection place, in the state file.
+    static func apply(_ action: LifecycleAction, _ change: MapChange, in config: Config, store: StateStore?, now: Date) throws(Refusal) {
+        guard let id = change.id, config.idsInFileOrder.contains(id) || config.collections.contains(where: { $0.memberIndex(of: id) != nil })
+        else { throw Refusal(description: "no reminder \"\(change.id ?? "")\" in \(config.path)") }
+        guard let store else { throw Refusal(description: "there is no state file to write to") }
+        do {
+            switch action {
+            case .complete: try store.setCompleted(id, at: now)
+            case .uncomplete: try store.setCompleted(id, at: nil)
+            case .snooze:
+                guard let seconds = change.seconds, seconds.isFinite, seconds >= 0, seconds <= 366 * 86400 else {
+                    throw Refusal(description: "a snooze lasts 0 seconds to a year")
+                }
+                try store.snooze(id, until: seconds > 0 ? now.addingTimeInterval(seconds) : nil)
+            }
+        } catch let refusal as Refusal {
+            throw refusal
+        } catch {
+            throw Refusal(description: "\(error)")
+        }
+    }
+
+    /// The id of a `[[reminder]]` of the config that the change names.
+    private static func reminderID(_ change: MapChange, in config: Config) throws(Refusal) -> String {
+        guard let id = change.id, config.reminders.contains(where: { $0.id == id }) else {
+            throw Refusal(description: "no reminder \"\(change.id ?? "")\" in \(config.path) (a collection's places are edited in its file)")
+        }
+        return id
+    }
+
+    private static func edit(_ path: String, _ change: ([UInt8]) throws(ConfigEditor.EditError) -> [UInt8]) throws(Refusal) {
+        do {
+            try ConfigEditor.edit(path: path, change)
+        } catch {
+            throw Refusal(description: error.description)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+internal import FlyingFox
+internal import FlyingSocks
+import GeoAlarmConfig
+import GeoAlarmStore
+import GeoAlarmSystem
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// `geoalarm map`'s server as a lifecycle service: listens on `host:port` (port 0: one the
+/// system picks), says its address with the token once it listens, watches the config and the
+/// state file for changes, and stops on graceful shutdown.
+public struct MapService: Service {
+    private let host: String
+    private let port: UInt16
+    private let model: MapModel
+    private let handler: MapHandler
+    private let loop: EventLoop
+    private let logger: Logger
+    private let listening: @Sendable (String) -> Void
+
+    /// Where Debian's libjs-leaflet installs Leaflet.
+    public static let leafletFolder = "/usr/share/javascript/leaflet"
+
+    /// `listening` hears the address to open (with its token) once the server takes connections.
+    public init(
+        config: Config, store: StateStore?, host: String, port: UInt16, loop: EventLoop, logger: Logger,
+        listening: @escaping @Sendable (String) -> Void
+    ) {
+        self.host = host
+        self.port = port
+        self.loop = loop
+        self.logger = logger
+        self.listening = listening
+        model = MapModel(config: config, store: store, logger: logger)
+        handler = MapHandler(model: model, page: MapPage(settings: config.map), leafletFolder: Self.leafletFolder)
+    }
+
+    public func run() async throws {
+        let address: any SocketAddress =
+            host.contains(":") ? try sockaddr_in6.inet6(ip6: host, port: port) : try sockaddr_in.inet(ip4: host, port: port)
+        let server = HTTPServer(address: address, timeout: 30, pool: LoopSocketPool(loop: loop), logger: .disabled, handler: handler)
+        let watcher = watchFiles()
+        defer { if let (watcher, watch) = watcher { watcher.stop(watch, on: loop) } }
+        do {
+            try await withGracefulShutdownHandler {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await server.run() }
+                    try await server.waitUntilListening(timeout: 30)
+                    switch await server.listeningAddress {
+                    case .ip4(_, port: let bound)?, .ip6(_, port: let bound)?: announce(port: bound)
+                    default: throw StartError(description: "the server has no address to give")
+                    }
+                    try await group.waitForAll()
+                }
+            } onGracefulShutdown: {
+                Task { await server.stop(timeout: 0.5) }
+            }
+        } catch where Task.isShuttingDownGracefully {
+            // Stopped as asked: the connections it cut are no failure.
+        }
+    }
+
+    /// Why the server could not start.
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Lets requests in and says the address.
+    private func announce(port: UInt16) {
+        let access = MapAccess(token: MapAccess.makeToken(), host: host, port: Int(port))
+        handler.access.withLock { $0 = access }
+        let shown = host.contains(":") ? "[\(host)]" : host
+        listening("http://\(shown):\(port)/?token=\(access.token)")
+    }
+
+    private enum Change: Sendable {
+        case config, state
+    }
+
+    /// Reads the config and the state file again whenever they change (the agent writes the
+    /// state file's write-ahead log; an editor or `geoalarm add` replaces the config).
+    private func watchFiles() -> (FileWatcher<Change>, EventLoop.Watch)? {
+        var files = [FileWatcher.Watch(path: model.configPath, events: .replaced, report: Change.config)]
+        if let store = model.store {
+            files.append(FileWatcher.Watch(path: store.path + "-wal", events: [.written, .replaced], report: .state))
+            files.append(FileWatcher.Watch(path: store.path, events: [.written, .replaced], report: .state))
+        }
+        guard let watcher = FileWatcher(files) else {
+            logger.warning("cannot watch \(model.configPath) and the state file: the map shows them as they were when it started")
+            return nil
+        }
+        let watch = watcher.start(on: loop) { [model] change in
+            switch change {
+            case .config: model.reloadConfig()
+            case .state: model.reloadState()
+            }
+        }
+        return (watcher, watch)
+    }
+}

@@ -1,0 +1,382 @@
+// geoalarm map: the reminders, where you are and what happened, drawn with Leaflet.
+// Everything shown comes from the server's snapshot (GET /api/map, then the live feed at
+// /api/live); every change is POSTed with the page's token, and the page redraws when the
+// server says the config or the state file changed.
+"use strict";
+
+(function () {
+  const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
+  const token = meta("geoalarm-token");
+  const tiles = meta("geoalarm-tiles");
+  const attribution = meta("geoalarm-attribution");
+
+  const map = L.map("map", { zoomControl: true });
+  if (tiles) {
+    // Leaflet takes the credit as HTML: the config's text is shown as text.
+    const credit = document.createElement("span");
+    credit.textContent = attribution;
+    L.tileLayer(tiles, { maxZoom: 19, attribution: credit.innerHTML }).addTo(map);
+  }
+  map.setView([0, 0], 2);
+
+  const reminderLayer = L.layerGroup().addTo(map);
+  const placeLayer = L.layerGroup().addTo(map);
+  const historyLayer = L.layerGroup().addTo(map);
+  const positionLayer = L.layerGroup().addTo(map);
+  const draftLayer = L.layerGroup().addTo(map);
+
+  const status = document.getElementById("status");
+  const message = document.getElementById("message");
+  const reminderList = document.getElementById("reminders");
+  const historyList = document.getElementById("history");
+  const more = document.getElementById("more");
+
+  let snapshot = null;
+  let fitted = false;
+  let live = false;
+  // A drag in progress: the snapshot that comes meanwhile is drawn once it ends.
+  let dragging = false;
+
+  /** Shows a refusal or failure until the next change succeeds. */
+  function say(text) {
+    message.textContent = text;
+    message.hidden = !text;
+  }
+
+  /** POSTs a change; resolves to the server's JSON, or shows its message and rejects. */
+  async function post(path, body) {
+    const response = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-GeoAlarm-Token": token },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
+    if (!response.ok) {
+      say(answer.error || `${response.status} ${response.statusText}`);
+      throw new Error(answer.error);
+    }
+    say("");
+    return answer;
+  }
+
+  /** The state class of a reminder: what silences it first, else its side. */
+  function stateOf(reminder) {
+    if (!reminder.enabled) return "disabled";
+    if (reminder.completed) return "completed";
+    if (reminder.snoozed_until) return "snoozed";
+    if (reminder.out_of_hours) return "out-of-hours";
+    return reminder.state;
+  }
+
+  const stateNames = {
+    inside: "inside", outside: "outside", unknown: "unknown", completed: "completed",
+    snoozed: "snoozed", "out-of-hours": "out of hours", disabled: "disabled",
+  };
+
+  /** Metres between two points (haversine). */
+  function metres(a, b) {
+    const rad = Math.PI / 180;
+    const dLat = (b.lat - a.lat) * rad;
+    const dLon = (b.lng - a.lng) * rad;
+    const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLon / 2) ** 2;
+    return 2 * 6371008.8 * Math.asin(Math.min(1, Math.sqrt(h)));
+  }
+
+  /** The point `radius` metres east of `center`: where a circle's radius handle sits. */
+  function eastOf(center, radius) {
+    const dLon = (radius / (6371008.8 * Math.cos((center.lat * Math.PI) / 180))) * (180 / Math.PI);
+    return L.latLng(center.lat, center.lng + dLon);
+  }
+
+  const handleIcon = (kind) => L.divIcon({ className: `handle handle-${kind}`, iconSize: [14, 14] });
+
+  /** A circle whose centre and radius can be dragged; `moved` and `resized` hear the result. */
+  function draggableCircle(layer, circle, id, moved, resized) {
+    const centre = L.marker(circle.getLatLng(), { draggable: true, icon: handleIcon("centre"), title: "Drag to move" }).addTo(layer);
+    const edge = L.marker(eastOf(circle.getLatLng(), circle.getRadius()), {
+      draggable: true, icon: handleIcon("edge"), title: "Drag to change the radius",
+    }).addTo(layer);
+    centre.getElement().dataset.id = id;
+    edge.getElement().dataset.id = id;
+    centre.on("dragstart", () => { dragging = true; });
+    centre.on("drag", () => {
+      circle.setLatLng(centre.getLatLng());
+      edge.setLatLng(eastOf(centre.getLatLng(), circle.getRadius()));
+    });
+    centre.on("dragend", () => { dragging = false; moved(centre.getLatLng()); });
+    edge.on("dragstart", () => { dragging = true; });
+    edge.on("drag", () => circle.setRadius(Math.max(1, metres(circle.getLatLng(), edge.getLatLng()))));
+    edge.on("dragend", () => {
+      dragging = false;
+      edge.setLatLng(eastOf(circle.getLatLng(), circle.getRadius()));
+      resized(Math.round(circle.getRadius()));
+    });
+    return { centre, edge };
+  }
+
+  /** Marks a Leaflet path's element for the stylesheet and for tests. */
+  function tag(layer, id, kind) {
+    const element = layer.getElement && layer.getElement();
+    if (element) {
+      element.dataset.id = id;
+      element.dataset.kind = kind;
+    }
+  }
+
+  // A click on a shape is the shape's, not the map's (which would propose a new reminder).
+  function shapeOf(reminder, className) {
+    if (reminder.shape === "circle") {
+      return L.circle(reminder.center, { radius: reminder.radius, className, bubblingMouseEvents: false });
+    }
+    return L.polygon(reminder.polygons, { className, bubblingMouseEvents: false });
+  }
+
+  function redrawAfterFailure() {
+    if (snapshot) draw(snapshot);
+  }
+
+  function drawReminder(reminder) {
+    const state = stateOf(reminder);
+    const shape = shapeOf(reminder, `reminder state-${state}`).addTo(reminderLayer);
+    tag(shape, reminder.id, "reminder");
+    shape.bindTooltip(reminder.title, { permanent: true, direction: "right", className: "label", offset: [8, 0] });
+    if (reminder.shape === "circle") {
+      draggableCircle(
+        reminderLayer, shape, reminder.id,
+        (point) => post("/api/change", { id: reminder.id, lat: point.lat, lon: point.lng }).catch(redrawAfterFailure),
+        (radius) => post("/api/change", { id: reminder.id, radius: `${radius}m` }).catch(redrawAfterFailure),
+      );
+    }
+  }
+
+  /** The panel's entry for a reminder: its state, and its buttons. */
+  function listEntry(reminder) {
+    const item = document.createElement("li");
+    item.dataset.id = reminder.id;
+    const state = stateOf(reminder);
+    const title = document.createElement("button");
+    title.className = "title";
+    title.textContent = reminder.title;
+    title.addEventListener("click", () => {
+      if (reminder.shape === "circle") map.setView(reminder.center, Math.max(map.getZoom(), 16));
+      else map.fitBounds(L.polygon(reminder.polygons).getBounds());
+    });
+    const badge = document.createElement("span");
+    badge.className = `badge state-${state}`;
+    badge.textContent = stateNames[state] || state;
+    item.append(title, " ", badge);
+
+    const actions = document.createElement("div");
+    actions.className = "actions";
+    const button = (label, action) => {
+      const element = document.createElement("button");
+      element.textContent = label;
+      element.addEventListener("click", action);
+      actions.append(element);
+      return element;
+    };
+    button("Edit", () => item.append(editForm(reminder, item)));
+    if (reminder.completed) button("Uncomplete", () => post("/api/uncomplete", { id: reminder.id }).catch(() => {}));
+    else button("Complete", () => post("/api/complete", { id: reminder.id }).catch(() => {}));
+    if (reminder.snoozed_until) button("Unsnooze", () => post("/api/snooze", { id: reminder.id, seconds: 0 }).catch(() => {}));
+    else button("Snooze 1 h", () => post("/api/snooze", { id: reminder.id, seconds: 3600 }).catch(() => {}));
+    button("Remove", () => {
+      if (confirm(`Remove "${reminder.title}" from the config?`)) post("/api/remove", { id: reminder.id }).catch(() => {});
+    });
+    item.append(actions);
+    return item;
+  }
+
+  /** A form to change a reminder's title and radius. */
+  function editForm(reminder, item) {
+    item.querySelector("form.edit")?.remove();
+    const form = document.createElement("form");
+    form.className = "edit";
+    const title = labelled(form, "Title", "text", reminder.title);
+    const radius = reminder.shape === "circle" ? labelled(form, "Radius", "text", `${Math.round(reminder.radius)}m`) : null;
+    const save = document.createElement("button");
+    save.type = "submit";
+    save.textContent = "Save";
+    form.append(save);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const change = { id: reminder.id };
+      if (title.value !== reminder.title) change.title = title.value;
+      if (radius && radius.value !== `${Math.round(reminder.radius)}m`) change.radius = radius.value;
+      post("/api/change", change).then(() => form.remove(), () => {});
+    });
+    return form;
+  }
+
+  function labelled(form, text, type, value) {
+    const label = document.createElement("label");
+    label.textContent = `${text} `;
+    const input = document.createElement("input");
+    input.type = type;
+    input.value = value;
+    input.name = text.toLowerCase();
+    label.append(input);
+    form.append(label);
+    return input;
+  }
+
+  /** Where you are: the last fix the agent used, with its error circle. */
+  function drawPosition(position) {
+    positionLayer.clearLayers();
+    if (!position) return;
+    const point = [position.lat, position.lon];
+    if (position.error) L.circle(point, { radius: position.error, className: "position-error", interactive: false }).addTo(positionLayer);
+    const dot = L.circleMarker(point, { radius: 7, className: "position", bubblingMouseEvents: false }).addTo(positionLayer);
+    const element = dot.getElement();
+    element.dataset.lat = position.lat;
+    element.dataset.lon = position.lon;
+    dot.bindTooltip(`You, at ${position.time ? new Date(position.time).toLocaleTimeString() : "an unknown time"}`);
+  }
+
+  function drawHistory(events) {
+    historyLayer.clearLayers();
+    historyList.replaceChildren();
+    for (const event of events.slice().reverse()) {
+      const item = document.createElement("li");
+      item.className = `event-${event.kind}`;
+      const time = event.time ? new Date(event.time) : null;
+      item.textContent = `${time ? time.toLocaleString() : "?"}: ${event.kind} ${event.title}`;
+      if (event.lat !== null && event.lon !== null) {
+        const marker = L.circleMarker([event.lat, event.lon], { radius: 4, className: `event event-${event.kind}`, bubblingMouseEvents: false }).addTo(historyLayer);
+        marker.bindTooltip(item.textContent);
+        item.addEventListener("click", () => map.setView([event.lat, event.lon], Math.max(map.getZoom(), 16)));
+      }
+      historyList.append(item);
+    }
+  }
+
+  function draw(data) {
+    snapshot = data;
+    reminderLayer.clearLayers();
+    reminderList.replaceChildren();
+    for (const reminder of data.reminders) {
+      drawReminder(reminder);
+      reminderList.append(listEntry(reminder));
+    }
+    for (const collection of data.collections) {
+      const item = document.createElement("li");
+      item.textContent = `${collection.title} (a collection of ${collection.places} places)`;
+      reminderList.append(item);
+    }
+    drawPosition(data.position);
+    drawHistory(data.history);
+    if (!fitted) {
+      fitted = true;
+      const bounds = L.latLngBounds([]);
+      for (const reminder of data.reminders) bounds.extend(boundsOf(reminder));
+      if (data.position) bounds.extend([data.position.lat, data.position.lon]);
+      if (bounds.isValid()) map.fitBounds(bounds.pad(0.1), { maxZoom: 17 });
+    }
+    loadPlaces();
+    showStatus();
+  }
+
+  function boundsOf(reminder) {
+    if (reminder.shape === "circle") return L.latLng(reminder.center).toBounds(reminder.radius * 2);
+    return L.polygon(reminder.polygons).getBounds();
+  }
+
+  function showStatus() {
+    const where = snapshot && snapshot.position
+      ? `last fix ${snapshot.position.time ? new Date(snapshot.position.time).toLocaleTimeString() : "at an unknown time"}`
+      : "no fix recorded yet";
+    status.textContent = `${live ? "Live" : "Reconnecting…"}: ${where}`;
+    status.dataset.live = live;
+  }
+
+  /** Collection places in view, asked for by the view's box: capped, with a note beyond the cap. */
+  let placesAsked = 0;
+  async function loadPlaces() {
+    if (!snapshot || snapshot.collections.length === 0) {
+      placeLayer.clearLayers();
+      more.hidden = true;
+      return;
+    }
+    const view = map.getBounds();
+    const asked = ++placesAsked;
+    const query = new URLSearchParams({
+      south: view.getSouth(), west: view.getWest(), north: view.getNorth(), east: view.getEast(), limit: 500,
+    });
+    const response = await fetch(`/api/places?${query}`);
+    if (!response.ok || asked !== placesAsked) return;
+    const answer = await response.json();
+    placeLayer.clearLayers();
+    for (const place of answer.places) {
+      const shape = shapeOf(place, `place state-${stateOf(place)}`).addTo(placeLayer);
+      tag(shape, place.id, "place");
+      shape.bindTooltip(place.title);
+    }
+    more.hidden = answer.complete;
+  }
+  map.on("moveend", loadPlaces);
+
+  /** A click on the map proposes a reminder there: a circle to size, a title, when. */
+  map.on("click", (event) => {
+    draftLayer.clearLayers();
+    const circle = L.circle(event.latlng, { radius: 50, className: "draft", bubblingMouseEvents: false }).addTo(draftLayer);
+    const form = document.createElement("form");
+    form.className = "add";
+    const title = labelled(form, "Title", "text", "");
+    const radius = labelled(form, "Radius", "text", "50m");
+    const whenLabel = document.createElement("label");
+    whenLabel.textContent = "When ";
+    const when = document.createElement("select");
+    when.name = "when";
+    for (const value of ["arrive", "leave", "both"]) when.append(new Option(value, value));
+    whenLabel.append(when);
+    form.append(whenLabel);
+    const add = document.createElement("button");
+    add.type = "submit";
+    add.textContent = "Add";
+    form.append(add);
+    const popup = L.popup({ closeOnClick: false }).setLatLng(event.latlng).setContent(form).openOn(map);
+    const handles = draggableCircle(draftLayer, circle, "new", () => popup.setLatLng(circle.getLatLng()), (metresAcross) => {
+      radius.value = `${metresAcross}m`;
+    });
+    radius.addEventListener("input", () => {
+      const typed = parseFloat(radius.value);
+      if (typed > 0) {
+        const scale = /km$/.test(radius.value.trim()) ? 1000 : 1;
+        circle.setRadius(typed * scale);
+        handles.edge.setLatLng(eastOf(circle.getLatLng(), circle.getRadius()));
+      }
+    });
+    popup.on("remove", () => draftLayer.clearLayers());
+    form.addEventListener("submit", (submitted) => {
+      submitted.preventDefault();
+      const point = circle.getLatLng();
+      post("/api/add", { title: title.value, lat: point.lat, lon: point.lng, radius: radius.value, when: when.value })
+        .then(() => map.closePopup(popup), () => {});
+    });
+    title.focus();
+  });
+
+  /** The live feed: a snapshot now and at every change; reconnected after a pause when lost. */
+  let retry = 1000;
+  function connect() {
+    const socket = new WebSocket(`ws://${location.host}/api/live`);
+    socket.addEventListener("open", () => { live = true; retry = 1000; showStatus(); });
+    socket.addEventListener("message", (event) => {
+      const data = JSON.parse(event.data);
+      if (dragging) {
+        snapshot = data;
+        return;
+      }
+      draw(data);
+    });
+    socket.addEventListener("close", () => {
+      live = false;
+      showStatus();
+      setTimeout(connect, retry);
+      retry = Math.min(retry * 2, 30000);
+    });
+  }
+
+  window.geoalarm = { map };
+  fetch("/api/map").then((response) => response.json()).then(draw).then(connect);
+})();

@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmMap
+import GeoAlarmStore
+import GeoAlarmSystem
+import Logging
+import ServiceLifecycle
+
+/// `geoalarm map`: the reminders, where you are and what happened, on a page in your browser.
+struct Map: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the reminders, the last position and recent events on a map in the browser, and edit them there.",
+        discussion: """
+            Starts a web server on 127.0.0.1 and prints the address to open, with a token that every \
+            request must carry. Changes made on the page go through the same editor as `add` and \
+            `remove`; a running agent picks them up. Tiles come from [map] tiles. SIGTERM or SIGINT \
+            (Ctrl-C) stop it. To use it from another machine, keep it on 127.0.0.1 and forward the port \
+            with ssh -L.
+            """)
+
+    @OptionGroup var options: ConfigOptions
+    @OptionGroup var stateOptions: StateOptions
+
+    @Option(help: ArgumentHelp(
+        "Where to listen: ADDRESS:PORT, or PORT on 127.0.0.1 (port 0: one the system picks).", valueName: "address"))
+    var listen = ListenAddress(host: "127.0.0.1", port: 0)
+
+    @Flag(help: "Open the page in the desktop's browser (xdg-open).")
+    var open = false
+
+    func run() async throws {
+        let config = try options.load()
+        let logger = Diagnostics.logger
+        guard FileManager.default.fileExists(atPath: MapService.leafletFolder + "/leaflet.js") else {
+            Diagnostics.error("Leaflet is not installed in \(MapService.leafletFolder): install Debian's libjs-leaflet")
+            throw ExitCode.failure
+        }
+        if !listen.isLoopback {
+            logger.warning("""
+                listening on \(listen.host): anyone who can reach this machine and learns the token can change your \
+                reminders, and the token crosses the network unencrypted; an SSH tunnel to 127.0.0.1 is safer
+                """)
+        }
+        let service = MapService(
+            config: config, store: openStore(logger: logger), host: listen.host, port: listen.port, loop: .main, logger: logger
+        ) { [open] address in
+            do {
+                try Console.line("geoalarm map: open \(address)")
+            } catch {
+                return
+            }
+            if open { Self.openInBrowser(address, logger: logger) }
+        }
+        let group = ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        try await group.run()
+    }
+
+    /// The state file, writable when it can be; else read-only, or none (said on stderr).
+    private func openStore(logger: Logger) -> StateStore? {
+        do {
+            return try StateStore(path: stateOptions.path)
+        } catch {
+            logger.warning("\(error); the map cannot complete or snooze reminders")
+        }
+        do {
+            return try StateStore(readingFrom: stateOptions.path)
+        } catch {
+            logger.warning("\(error); the map shows no state")
+            return nil
+        }
+    }
+
+    /// Starts `xdg-open ADDRESS`, reaped on a thread of its own once it ends.
+    private static func openInBrowser(_ address: String, logger: Logger) {
+        do {
+            let child = try ChildProcess.spawn(["/usr/bin/xdg-open", address], environment: ProcessInfo.processInfo.environment)
+            try EventLoop.main.runOnThread(named: "xdg-open", { try? System.wait(child.pid, block: true) }, then: { status in
+                if let status, status != 0 { logger.warning("xdg-open ended with status \(status): open the address by hand") }
+            })
+        } catch {
+            logger.warning("cannot start xdg-open (\(error)): open the address by hand")
+        }
+    }
+}
+
+/// `--listen`: an IP address and a port.
+struct ListenAddress: ExpressibleByArgument {
+    var host: String
+    var port: UInt16
+
+    init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    /// "PORT", "ADDRESS:PORT", "[IPv6]:PORT"; `localhost` is 127.0.0.1.
+    init?(argument: String) {
+        let (host, portText): (String, Substring)
+        if argument.hasPrefix("["), let close = argument.firstIndex(of: "]") {
+            host = String(argument[argument.index(after: argument.startIndex)..<close])
+            guard argument[close...].hasPrefix("]:") else { return nil }
+            portText = argument[argument.index(close, offsetBy: 2)...]
+        } else if let colon = argument.lastIndex(of: ":") {
+            host = String(argument[..<colon])
+            portText = argument[argument.index(after: colon)...]
+        } else {
+            host = "127.0.0.1"
+            portText = Substring(argument)
+        }
+        guard let port = UInt16(portText) else { return nil }
+        let resolved = host == "localhost" ? "127.0.0.1" : host
+        guard Self.isIPAddress(resolved) else { return nil }
+        self.init(host: resolved, port: port)
+    }
+
+    static func isIPAddress(_ text: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    var isLoopback: Bool { host.hasPrefix("127.") || host == "::1" }
+
+    var defaultValueDescription: String { "127.0.0.1:\(port)" }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+@testable import GeoAlarmMap
+import GeoAlarmStore
+import GeoAlarmTestSupport
+import Testing
+
+/// What the page is sent: reminders with their shape and state, places in view, the position.
+struct MapDataTests {
+    /// A config with two reminders and a collection of 2,500 places on a 50 × 50 grid.
+    static func config() throws -> Config {
+        let path = try Command.temporaryFile("""
+            [[reminder]]
+            id = "bread"
+            title = "Buy bread"
+            location = "38.7105,-9.1366"
+            radius = "30m"
+
+            [[reminder]]
+            id = "block"
+            title = "The block"
+            polygon = [[38.70, -9.14], [38.70, -9.13], [38.71, -9.13]]
+
+            [[collection]]
+            id = "grid"
+            file = "grid.csv"
+            title = "Point {name}"
+            radius = "10m"
+
+            """)
+        var rows = "name,lat,lon\n"
+        for i in 0..<50 { for j in 0..<50 { rows += "p\(i)-\(j),\(40 + Double(i) * 0.01),\(-8 + Double(j) * 0.01)\n" } }
+        try rows.write(toFile: URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("grid.csv").path, atomically: false, encoding: .utf8)
+        return try ConfigLoader.load(path: path)
+    }
+
+    static func object(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func theSnapshotHoldsShapesSidesLifecyclesAndThePosition() throws {
+        var data = MapData(config: try Self.config())
+        let bread = try #require(data.config.reminders.first { $0.id == "bread" })
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        data.state.presence = [
+            "bread": SavedPresence(presence: .inside, time: now, fenceKey: bread.fenceKey),
+            "block": SavedPresence(presence: .inside, time: now, fenceKey: "an old fence"),
+        ]
+        data.state.lifecycles = ["block": Lifecycle(snoozedUntil: now.addingTimeInterval(60))]
+        data.state.lastFix = Fix(time: now, coordinate: Coordinate(latitude: 38.71, longitude: -9.135), horizontalError: 12.5)
+        let snapshot = try Self.object(data.snapshot(now: now))
+        let reminders = try #require(snapshot["reminders"] as? [[String: Any]])
+        #expect(reminders.map { $0["id"] as? String } == ["bread", "block"])
+        #expect(reminders[0]["shape"] as? String == "circle" && reminders[0]["radius"] as? Double == 30)
+        #expect(reminders[0]["center"] as? [Double] == [38.7105, -9.1366])
+        #expect(reminders[0]["state"] as? String == "inside")
+        #expect(reminders[1]["shape"] as? String == "area" && (reminders[1]["polygons"] as? [[[[Double]]]])?.first?.first?.count == 3)
+        #expect(reminders[1]["state"] as? String == "unknown", "a side saved for another fence is not this one's")
+        #expect(reminders[1]["snoozed_until"] as? String == "2027-01-15T08:01:00Z")
+        let position = try #require(snapshot["position"] as? [String: Any])
+        #expect(position["lat"] as? Double == 38.71 && position["error"] as? Double == 12.5)
+        #expect((snapshot["collections"] as? [[String: Any]])?.first?["places"] as? Double == 2500)
+    }
+
+    /// A view over the whole grid is capped and says so; a small view lists all it holds.
+    @Test func placesInViewAreCappedAndSaySo() throws {
+        let data = MapData(config: try Self.config())
+        let now = Date()
+        let everything = try Self.object(data.places(in: GeoBox(south: 39, north: 41, west: -9, east: -7), limit: 100, now: now))
+        #expect((everything["places"] as? [Any])?.count == 100)
+        #expect(everything["complete"] as? Bool == false)
+        // 40.095...40.125 by -7.905...-7.875: rows 10, 11, 12 by columns 10, 11, 12.
+        let small = try Self.object(data.places(in: GeoBox(south: 40.095, north: 40.125, west: -7.905, east: -7.875), limit: 100, now: now))
+        let ids = (small["places"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }
+        #expect(Set(ids) == Set((10...12).flatMap { i in (10...12).map { j in "Point p\(i)-\(j)" } }), "\(ids)")
+        #expect(small["complete"] as? Bool == true)
+        let reminders = try Self.object(data.places(in: GeoBox(south: 38.6, north: 38.8, west: -9.2, east: -9.1), limit: 100, now: now))
+        #expect((reminders["places"] as? [Any])?.isEmpty == true, "reminders are in the snapshot, not among places")
+    }
+}

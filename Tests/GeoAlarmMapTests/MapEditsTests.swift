@@ -1,0 +1,94 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+@testable import GeoAlarmMap
+import GeoAlarmStore
+import GeoAlarmTestSupport
+import Testing
+
+/// The page's changes as they reach the config file and the state file.
+struct MapEditsTests {
+    static let text = """
+        # my places
+        [places]
+        bakery = "38.7105,-9.1366"
+
+        [[reminder]]
+        id = "bread"
+        title = "Buy bread"
+        place = "bakery"
+        radius = "30m"   # the door
+
+        [[reminder]]
+        title = "Water the plants"
+        location = "38.7139,-9.1334"
+
+        """
+
+    static func configFile() throws -> (path: String, config: Config) {
+        let path = try Command.temporaryFile(text)
+        return (path, try ConfigLoader.load(path: path))
+    }
+
+    @Test func aRequestsMembersAreReadAndOthersPassedOver() throws {
+        let change = try MapChange.parse(Array(#"{"id":"bread","title":"Bread","radius":"40m","lat":38.5,"lon":-9.25,"x":[1,{"y":2}],"seconds":60}"#.utf8))
+        #expect(change == MapChange(id: "bread", title: "Bread", radius: "40m", latitude: 38.5, longitude: -9.25, seconds: 60))
+        #expect(change.location == "38.5,-9.25")
+        for bad in ["", "[]", "{", #"{"id":}"#, "{} {}", "null"] {
+            #expect(throws: MapChange.Invalid.self, "\(bad)") { try MapChange.parse(Array(bad.utf8)) }
+        }
+        #expect(throws: MapChange.Invalid.self) { try MapChange.parse(Array(repeating: 0x20, count: MapChange.largestBody + 1)) }
+    }
+
+    @Test func anAddedReminderGetsAnIdOfItsOwn() throws {
+        let (path, config) = try Self.configFile()
+        let id = try MapEdits.add(
+            MapChange(title: "Water the plants", radius: "25m", latitude: 38.71, longitude: -9.14, when: "leave"), to: config)
+        #expect(id == "water-the-plants-2", "its title's slug is taken")
+        let after = try ConfigLoader.load(path: path)
+        let added = try #require(after.reminders.first { $0.id == id })
+        #expect(added.title == "Water the plants" && added.trigger == .leave && added.geometry.radius == 25)
+        #expect(added.center == Coordinate(latitude: 38.71, longitude: -9.14))
+        #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix(Self.text), "appended, every byte before kept")
+    }
+
+    @Test func anInvalidChangeIsRefusedAsCheckWouldAndNothingIsWritten() throws {
+        let (path, config) = try Self.configFile()
+        for change in [
+            MapChange(id: "bread", radius: "-5m"), MapChange(id: "bread", radius: "wide"), MapChange(id: "bread", title: "  "),
+            MapChange(id: "nope", radius: "5m"), MapChange(id: "bread", latitude: 95, longitude: 0), MapChange(id: "bread", latitude: 1),
+        ] {
+            #expect(throws: MapEdits.Refusal.self, "\(change)") { try MapEdits.change(change, in: config) }
+        }
+        do {
+            try MapEdits.change(MapChange(id: "bread", radius: "-5m"), in: config)
+        } catch {
+            #expect(error.description.contains("radius") && error.description.contains(path), "\(error)")
+        }
+        #expect(throws: MapEdits.Refusal.self) { try MapEdits.add(MapChange(title: "", latitude: 1, longitude: 2), to: config) }
+        #expect(throws: MapEdits.Refusal.self) { try MapEdits.add(MapChange(title: "x", radius: "-1m", latitude: 1, longitude: 2), to: config) }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.text)
+    }
+
+    @Test func aMoveAndANewRadiusChangeOnlyTheirLines() throws {
+        let (path, config) = try Self.configFile()
+        try MapEdits.change(MapChange(id: "bread", radius: "45m", latitude: 38.7, longitude: -9.13), in: config)
+        let expected = Self.text.replacingOccurrences(of: "place = \"bakery\"\nradius = \"30m\"   # the door", with: "location = \"38.7,-9.13\"\nradius = \"45m\"   # the door")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == expected)
+    }
+
+    @Test func removalAndLifecycleReachTheStateFile() throws {
+        let (path, config) = try Self.configFile()
+        let store = try StateStore(path: Command.scratchState())
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        try MapEdits.apply(.complete, MapChange(id: "bread"), in: config, store: store, now: now)
+        #expect(try store.lifecycles()["bread"]?.completedAt == now)
+        try MapEdits.apply(.snooze, MapChange(id: "water-the-plants", seconds: 600), in: config, store: store, now: now)
+        #expect(try store.lifecycles()["water-the-plants"]?.snoozedUntil == now.addingTimeInterval(600))
+        #expect(throws: MapEdits.Refusal.self) { try MapEdits.apply(.snooze, MapChange(id: "bread", seconds: -1), in: config, store: store, now: now) }
+        #expect(throws: MapEdits.Refusal.self) { try MapEdits.apply(.complete, MapChange(id: "nope"), in: config, store: store, now: now) }
+        try MapEdits.remove(MapChange(id: "bread"), from: config, store: store)
+        #expect(try store.lifecycles()["bread"] == nil, "its state forgotten, as geoalarm remove does")
+        #expect(try ConfigLoader.load(path: path).reminders.map(\.id) == ["water-the-plants"])
+    }
+}
