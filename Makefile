@@ -26,10 +26,12 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 # MQTT adapter and mosquitto with its clients for the tests against a real broker, libsodium for
 # OwnTracks' encrypted payloads.
 # dpkg-dev, binutils, lintian and debootstrap build the Debian package and test installing it.
+# Leaflet draws `geoalarm map`'s page; Chromium and a Python venv (Playwright) test it.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon dbus-bin libglib2.0-bin libsqlite3-dev sqlite3 \
 	libmosquitto-dev mosquitto mosquitto-clients openssl libsodium-dev \
-	dpkg-dev binutils lintian debootstrap
+	dpkg-dev binutils lintian debootstrap \
+	libjs-leaflet chromium python3-venv
 
 .PHONY: all deps build test demo replay-demo install clean fuzz fuzz-build deb test-package
 
@@ -53,6 +55,7 @@ TIMED = @bash -c 'start=$$(date +%s); "$$@"; status=$$?; echo "make test: $$* to
 test: deps
 	$(TIMED) docs/module-graph --check
 	$(TIMED) $(SWIFT) build -c $(CONFIGURATION)
+	$(TIMED) $(MAKE) --no-print-directory browser-deps
 	$(TIMED) $(MAKE) --no-print-directory swift-test
 	$(TIMED) $(MAKE) test-package
 	$(TIMED) $(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
@@ -63,8 +66,17 @@ test: deps
 # of their own, removed afterwards: thousands of scratch files are not left in /tmp. Others may
 # enter it (0755), as they may enter /tmp: a test runs commands as an unprivileged user.
 SWIFT_TEST_LOG = .build/swift-test.log
+# The map's browser tests drive Debian's Chromium with Playwright, from PyPI in a venv (it
+# downloads no browser: the tests name /usr/bin/chromium).
+BROWSER_VENV = .build/browser-venv
+PLAYWRIGHT_VERSION = 1.65.2
+.PHONY: browser-deps
+browser-deps: deps
+	@[ -x $(BROWSER_VENV)/bin/python3 ] || python3 -m venv $(BROWSER_VENV)
+	@$(BROWSER_VENV)/bin/python3 -c 'import playwright' 2>/dev/null || $(BROWSER_VENV)/bin/pip install -q playwright==$(PLAYWRIGHT_VERSION)
+
 .PHONY: swift-test
-swift-test:
+swift-test: browser-deps
 	@mkdir -p .build; scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/geoalarm-tests.XXXXXX"); chmod 0755 "$$scratch"; set -o pipefail; \
 	TMPDIR=$$scratch $(SWIFT) test 2>&1 | tee $(SWIFT_TEST_LOG); status=$$?; rm -rf "$$scratch"; \
 	[ $$status -eq 0 ] || { \
@@ -148,7 +160,7 @@ bench-deps: deps
 	@[ -x $(BENCH_VENV)/bin/python ] || python3 -m venv $(BENCH_VENV)
 	@$(BENCH_VENV)/bin/python -c 'import pynmea2, shapely, numpy' 2>/dev/null || $(BENCH_VENV)/bin/pip install -q pynmea2 shapely numpy
 
-bench: bench-deps
+bench: bench-deps browser-deps
 	$(SWIFT) build -c release
 	cd Benchmarks && $(SWIFT) build -c release
 	Benchmarks/.build/release/EngineCost
@@ -163,3 +175,4 @@ bench: bench-deps
 	taskset -c 0 Benchmarks/.build/release/MQTTScale .build/release/geoalarm --dwell 2
 	$(BENCH_VENV)/bin/python Benchmarks/peers/peers.py .build/release/geoalarm Benchmarks/.work/reminders-100.toml \
 		Benchmarks/.work/walk-100k.nmea:Benchmarks/.work/walk-1m.nmea Benchmarks/.work/walk-100k.json:Benchmarks/.work/walk-1m.json
+	$(BROWSER_VENV)/bin/python3 Benchmarks/peers/map_page.py .build/release/geoalarm Benchmarks/.work/map

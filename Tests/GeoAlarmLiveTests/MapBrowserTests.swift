@@ -1,0 +1,194 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmStore
+import GeoAlarmSystem
+import GeoAlarmTestSupport
+import Testing
+
+/// `geoalarm map` in a real browser: Debian's Chromium, headless, driven by Playwright
+/// (Tests/Browser/map_page.py, from the virtual environment `make browser-deps` makes). The
+/// page's changes are checked where they land: the config file, `geoalarm list`, the state file.
+@Suite(.serialized)
+struct MapBrowserTests {
+    /// `geoalarm map` on a copy of the demo config and a state file of its own.
+    final class MapSession {
+        let folder: String
+        let configPath: String
+        let statePath: String
+        let server: Background
+        /// The address it printed, with its token.
+        let address: String
+
+        init() throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-map-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            configPath = folder + "/config.toml"
+            statePath = folder + "/state/state.sqlite"
+            try FileManager.default.copyItem(atPath: Command.root.appendingPathComponent("config/demo.toml").path, toPath: configPath)
+            server = try Background(["map", "-c", configPath, "--state", statePath])
+            let prefix = "geoalarm map: open "
+            guard server.waitUntil({ $0.stdoutLines.contains { $0.hasPrefix(prefix) } }),
+                  let line = server.stdoutLines.first(where: { $0.hasPrefix(prefix) })
+            else { throw Failure(description: "geoalarm map printed no address: \(server.stderr)") }
+            address = String(line.dropFirst(prefix.count))
+        }
+
+        /// Runs a scenario of map_page.py on the page and waits for it to end.
+        func drive(_ scenario: String, _ argument: String? = nil) throws -> (status: Int32?, output: String, errors: String) {
+            let browser = try start(scenario, argument)
+            let status = browser.exitStatus(within: 120)
+            return (status, browser.stdout, browser.stderr)
+        }
+
+        /// Starts a scenario, its standard input read from `stdin` when given.
+        func start(_ scenario: String, _ argument: String? = nil, stdin: Int32? = nil) throws -> Background {
+            let python = Command.root.appendingPathComponent(".build/browser-venv/bin/python3")
+            guard FileManager.default.isExecutableFile(atPath: python.path) else {
+                throw Failure(description: "no \(python.path): `make browser-deps` makes it (Playwright from PyPI)")
+            }
+            let script = Command.root.appendingPathComponent("Tests/Browser/map_page.py").path
+            return try Background([script, scenario, address] + (argument.map { [$0] } ?? []), executable: python, stdin: stdin)
+        }
+
+        var configText: String { (try? String(contentsOfFile: configPath, encoding: .utf8)) ?? "" }
+
+        func config() throws -> Config { try ConfigLoader.load(path: configPath) }
+
+        deinit {
+            server.signal(SIGTERM)
+            _ = server.exitStatus(within: 30)
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func json(_ value: Any) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self)
+    }
+
+    @Test func thePageShowsTheDemosRemindersWhereTheyAre() throws {
+        let session = try MapSession()
+        let reminders = try session.config().reminders.map { reminder -> [String: Any] in
+            guard case .circle(let center, let radius) = reminder.geometry else { return [:] }
+            return ["id": reminder.id, "title": reminder.title, "lat": center.latitude, "lon": center.longitude, "radius": radius]
+        }
+        #expect(reminders.count == 5)
+        let shown = try session.drive("shows", Self.json(reminders))
+        #expect(shown.status == 0, "\(shown.errors)")
+        #expect(shown.output.components(separatedBy: "shown ").count - 1 == 5, "\(shown.output)")
+    }
+
+    @Test func aClickAddsAReminderThatTheConfigAndListHave() throws {
+        let session = try MapSession()
+        let before = session.configText
+        let added = try session.drive("add", Self.json(["title": "Post the letters", "radius": "40m"]))
+        #expect(added.status == 0, "\(added.errors)")
+        let answer = try #require(
+            try JSONSerialization.jsonObject(with: Data((added.output.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
+        let id = try #require(answer["id"] as? String)
+        #expect(id == "post-the-letters")
+        let reminder = try #require(try session.config().reminders.first { $0.id == id })
+        #expect(reminder.title == "Post the letters")
+        guard case .circle(let center, let radius) = reminder.geometry else { throw Failure(description: "not a circle") }
+        #expect(radius == 40)
+        let clicked = Coordinate(latitude: try #require(answer["lat"] as? Double), longitude: try #require(answer["lon"] as? Double))
+        #expect(Haversine.distance(center, clicked) < 1, "added where the click was")
+        #expect(session.configText.hasPrefix(before), "the file was appended to, every byte before kept")
+        let list = try Command.run(["list", "-c", session.configPath])
+        #expect(list.status == 0 && list.stdout.contains(id) && list.stdout.contains("Post the letters"), "\(list.stdout)")
+    }
+
+    @Test func aDragMovesAReminderAndKeepsTheRestOfTheFile() throws {
+        let session = try MapSession()
+        let before = session.configText
+        let dragged = try session.drive("drag", Self.json(["id": "bread", "dx": 80, "dy": 50]))
+        #expect(dragged.status == 0, "\(dragged.errors)")
+        let dropped = try #require(
+            try JSONSerialization.jsonObject(with: Data((dragged.output.split(separator: "\n").last ?? "").utf8)) as? [String: [Double]])
+        let sent = try #require(dropped["sent"]), pointer = try #require(dropped["pointer"])
+        let bread = try #require(try session.config().reminders.first { $0.id == "bread" })
+        #expect(Haversine.distance(bread.center, Coordinate(latitude: sent[0], longitude: sent[1])) < 0.05, "saved where the page dropped it")
+        #expect(Haversine.distance(bread.center, Coordinate(latitude: pointer[0], longitude: pointer[1])) < 10, "under the pointer")
+        #expect(Haversine.distance(bread.center, Coordinate(latitude: 38.7105, longitude: -9.1366)) > 50, "moved at all")
+        // Its `place = "bakery"` line became a `location` line; the place and every other line stay.
+        let lines = session.configText.components(separatedBy: "\n")
+        let old = before.components(separatedBy: "\n")
+        #expect(lines.count == old.count)
+        let changed = zip(old, lines).filter { $0 != $1 }
+        #expect(changed.count == 1 && changed.first?.0 == "place = \"bakery\"" && changed.first?.1.hasPrefix("location = \"") == true,
+                "\(changed)")
+    }
+
+    @Test func removalRemovesAReminderFromTheConfigAndTheList() throws {
+        let session = try MapSession()
+        let removed = try session.drive("remove", Self.json(["id": "parcel"]))
+        #expect(removed.status == 0, "\(removed.errors)")
+        #expect(try !session.config().reminders.contains { $0.id == "parcel" })
+        #expect(!session.configText.contains("Pick up the parcel"))
+        let list = try Command.run(["list", "-c", session.configPath])
+        #expect(list.status == 0 && !list.stdout.contains("parcel") && list.stdout.contains("bread"), "\(list.stdout)")
+    }
+
+    /// The page says what `geoalarm check` says of the file the change would make, and nothing is written.
+    @Test func anInvalidRadiusIsRefusedWithCheckSMessage() throws {
+        let session = try MapSession()
+        let before = session.configText
+        let refused = try session.drive("refuse-radius", Self.json(["id": "ferry", "radius": "-5m"]))
+        #expect(refused.status == 0, "\(refused.errors)")
+        #expect(session.configText == before, "nothing written")
+        let invalid = try Command.temporaryFile(before.replacingOccurrences(of: "radius = 80", with: "radius = \"-5m\""))
+        let check = try Command.run(["check", "-c", invalid])
+        #expect(check.status != 0)
+        let said = try #require(check.stderr.split(separator: "\n").first { $0.contains("radius") })
+        #expect(refused.output.contains(said.replacingOccurrences(of: invalid, with: session.configPath)), "\(refused.output) / \(said)")
+    }
+
+    /// The position on the page is the agent's, and moves with it: after each half of the demo
+    /// walk, the page shows the last fix the agent saved.
+    @Test func theLivePositionFollowsTheAgent() throws {
+        let session = try MapSession()
+        // To the bakery, then the rest: each half has changes of side, which the agent saves with their fix.
+        let halves = [try LiveAgentTests.walkEpochs(0..<500), try LiveAgentTests.walkEpochs(500...)]
+        let gpsd = try GPSFake()
+        try gpsd.load(Command.temporaryFile(halves[0], named: "first.nmea"))
+        let agent = try Background([
+            "run", "--headless", "-c", session.configPath, "--state", session.statePath, "--gpsd", "localhost:\(gpsd.port)",
+        ])
+        // The browser's driver reads positions from this pipe: if it ends early, the write fails
+        // (EPIPE) instead of killing the tests.
+        System.ignoreBrokenPipes()
+        let (read, write) = try System.pipe()
+        var writing = true
+        defer { if writing { System.close(write) } }
+        let browser = try session.start("live", stdin: read)
+        System.close(read)
+        #expect(browser.waitUntil { $0.stdoutLines.contains("watching") }, "\(browser.stderr)")
+        var shown: [Coordinate] = []
+        for (number, half) in halves.enumerated() {
+            if number > 0 { try gpsd.load(Command.temporaryFile(half, named: "second.nmea")) }
+            #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+            let store = try #require(try StateStore(readingFrom: session.statePath))
+            let fix = try #require(try store.lastFix())
+            try System.writeAll(write, Array("\(fix.coordinate.latitude) \(fix.coordinate.longitude)\n".utf8))
+            #expect(browser.waitUntil { $0.stdoutLines.count == number + 2 }, "\(browser.stdout) \(browser.stderr)")
+            shown.append(fix.coordinate)
+        }
+        #expect(shown.count == 2 && shown[0] != shown[1], "the position moved: \(shown)")
+        System.close(write)
+        writing = false
+        #expect(browser.exitStatus(within: 60) == 0, "\(browser.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
+    @Test func requestsWithoutTheTokenOrForAnotherHostAreRefused() throws {
+        let session = try MapSession()
+        let refused = try session.drive("refused")
+        #expect(refused.status == 0, "\(refused.errors)")
+        #expect(refused.output.contains("foreign Host: 421"), "\(refused.output)")
+    }
+}
