@@ -139,7 +139,8 @@
     const state = stateOf(reminder);
     const shape = shapeOf(reminder, `reminder state-${state}`).addTo(reminderLayer);
     tag(shape, reminder.id, "reminder");
-    shape.bindTooltip(reminder.title, { permanent: true, direction: "right", className: "label", offset: [8, 0] });
+    // Its name to the left: the radius handle sits on the right edge.
+    shape.bindTooltip(reminder.title, { permanent: true, direction: "left", className: "label", offset: [-10, 0] });
     if (reminder.shape === "circle") {
       draggableCircle(
         reminderLayer, shape, reminder.id,
