@@ -5,7 +5,7 @@ import Testing
 /// Options that mean the same on every command.
 struct OptionTests {
     static let commands = [
-        "run", "check", "doctor", "replay", "list", "status", "history", "add", "remove", "complete", "uncomplete", "snooze",
+        "run", "check", "doctor", "replay", "list", "status", "history", "add", "remove", "complete", "uncomplete", "snooze", "map",
     ]
 
     @Test(arguments: commands)
@@ -31,7 +31,7 @@ struct OptionTests {
         #expect(try Command.run(["replay", "-c", "config/demo.toml", "--state", state, "config/demo/walk.nmea"]).status == 0)
         let good = try Command.run(["check", "-c", "config/demo.toml", "--state", state])
         #expect(good.status == 0)
-        #expect(good.stdoutLines.last == "ok    state: \(state): mode 600, writable, schema 6 of 6")
+        #expect(good.stdoutLines.last == "ok    state: \(state): mode 600, writable, schema 7 of 7")
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: state)
         let open = try Command.run(["check", "-c", "config/demo.toml", "--state", state])
         #expect(open.status == 1)

@@ -33,6 +33,7 @@ struct StateStoreTests {
             "4: tracked devices and the MQTT outbox",
             "5: when each reminder was first seen (OwnTracks regions' wtst)",
             "6: named queues and string sets, the MQTT outbox and discovery topics moved into them",
+            "7: the last fix's error estimate (the map's circle around you)",
         ])
     }
 
@@ -125,8 +126,22 @@ struct StateStoreTests {
             coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094), distance: 11.1))
         #expect(try store.history(since: time.addingTimeInterval(1)).map(\.kind) == [.leave])
         #expect(try store.history(reminder: "elsewhere").isEmpty)
+        #expect(try store.history(last: 1).map(\.kind) == [.leave], "the latest one")
+        #expect(try store.history(last: 5).map(\.kind) == [.arrive, .leave], "oldest first")
         #expect(try store.prune(before: time.addingTimeInterval(1)) == 1)
         #expect(try store.history().count == 1)
+    }
+
+    /// The map draws the last fix with its error circle.
+    @Test func theLastFixKeepsItsErrorEstimate() throws {
+        let store = try StateStore(path: Self.path())
+        #expect(try store.lastFix() == nil)
+        let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000), coordinate: Coordinate(latitude: 38.71, longitude: -9.13), horizontalError: 7.5)
+        try store.setLastFix(fix)
+        #expect(try store.lastFix() == fix)
+        let unknown = Fix(time: nil, coordinate: Coordinate(latitude: 1, longitude: 2))
+        try store.setLastFix(unknown)
+        #expect(try store.lastFix() == unknown)
     }
 
     @Test func anUnusableFileIsNamedWithWhatToDo() throws {
