@@ -14,7 +14,7 @@ import math
 import sys
 import urllib.parse
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 TIMEOUT_MS = 60_000
@@ -150,6 +150,19 @@ def refuse_radius(page, reminder, radius):
     print(page.inner_text("#message"))
 
 
+def text_only(page, reminder, title):
+    """The reminder's title is on the map and in the list as text: no element of its markup."""
+    page.wait_for_selector(f'path[data-id="{reminder}"]')
+    # Leaflet fades a redrawn map's old names out: one name is left once that is done.
+    expect(page.locator(".leaflet-tooltip", has_text=title)).to_have_count(1, timeout=TIMEOUT_MS)
+    entry = page.locator(f'#reminders li[data-id="{reminder}"] button.title')
+    check(entry.inner_text() == title, f"the list names it {entry.inner_text()!r}")
+    smuggled = page.evaluate("document.querySelectorAll('#map b, #map img:not(.leaflet-tile), #panel b, #panel img').length")
+    check(smuggled == 0, f"{smuggled} elements of its markup are on the page")
+    check(page.title() == "geoalarm map", f"the page's title is {page.title()!r}")
+    print(f"{reminder}: shown as text")
+
+
 def live(page):
     """Says when the page watches; then, for each "LAT LON" line on stdin (a position the agent
     has saved), waits until the page shows you there."""
@@ -221,6 +234,8 @@ def main():
             remove(page, argument["id"])
         elif scenario == "refuse-radius":
             refuse_radius(page, argument["id"], argument["radius"])
+        elif scenario == "text-only":
+            text_only(page, argument["id"], argument["title"])
         elif scenario == "live":
             live(page)
         elif scenario == "screenshot":

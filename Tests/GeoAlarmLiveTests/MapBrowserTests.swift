@@ -20,12 +20,14 @@ struct MapBrowserTests {
         /// The address it printed, with its token.
         let address: String
 
-        init() throws {
+        /// The demo's config, with `extra` (TOML) after it.
+        init(extra: String = "") throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-map-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             configPath = folder + "/config.toml"
             statePath = folder + "/state/state.sqlite"
-            try FileManager.default.copyItem(atPath: Command.root.appendingPathComponent("config/demo.toml").path, toPath: configPath)
+            let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+            try Data((demo + extra).utf8).write(to: URL(fileURLWithPath: configPath))
             server = try Background(["map", "-c", configPath, "--state", statePath])
             let prefix = "geoalarm map: open "
             guard server.waitUntil({ $0.stdoutLines.contains { $0.hasPrefix(prefix) } }),
@@ -183,6 +185,16 @@ struct MapBrowserTests {
         #expect(browser.exitStatus(within: 60) == 0, "\(browser.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
+    }
+
+    /// Titles come from files (a collection from a city's open data): the page shows them as
+    /// text, never as markup, on the map and in the list.
+    @Test func titlesAreShownAsTextNotMarkup() throws {
+        let title = #"<b>Bold</b><img src="x" onerror="document.title='owned'">"#
+        let session = try MapSession(
+            extra: "\n[[reminder]]\nid = \"hostile\"\ntitle = \(ConfigEditor.quote(title))\nlocation = \"38.7120,-9.1350\"\n")
+        let shown = try session.drive("text-only", Self.json(["id": "hostile", "title": title]))
+        #expect(shown.status == 0, "\(shown.errors)")
     }
 
     @Test func requestsWithoutTheTokenOrForAnotherHostAreRefused() throws {

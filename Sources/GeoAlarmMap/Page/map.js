@@ -37,6 +37,16 @@
   // A drag in progress: the snapshot that comes meanwhile is drawn once it ends.
   let dragging = false;
 
+  /**
+   * Text for a tooltip, as text: Leaflet takes a string as HTML, and titles come from files
+   * (a collection from a city's open data) that the page must not let write its markup.
+   */
+  function asText(text) {
+    const span = document.createElement("span");
+    span.textContent = text;
+    return span;
+  }
+
   /** Shows a refusal or failure until the next change succeeds. */
   function say(text) {
     message.textContent = text;
@@ -131,7 +141,9 @@
     return L.polygon(reminder.polygons, { className, bubblingMouseEvents: false });
   }
 
+  /** Puts a refused drag back where the server has the reminder. */
   function redrawAfterFailure() {
+    drawnReminders = "";
     if (snapshot) draw(snapshot);
   }
 
@@ -140,7 +152,7 @@
     const shape = shapeOf(reminder, `reminder state-${state}`).addTo(reminderLayer);
     tag(shape, reminder.id, "reminder");
     // Its name to the left: the radius handle sits on the right edge.
-    shape.bindTooltip(reminder.title, { permanent: true, direction: "left", className: "label", offset: [-10, 0] });
+    shape.bindTooltip(asText(reminder.title), { permanent: true, direction: "left", className: "label", offset: [-10, 0] });
     if (reminder.shape === "circle") {
       draggableCircle(
         reminderLayer, shape, reminder.id,
@@ -231,7 +243,7 @@
     const element = dot.getElement();
     element.dataset.lat = position.lat;
     element.dataset.lon = position.lon;
-    dot.bindTooltip(`You, at ${position.time ? new Date(position.time).toLocaleTimeString() : "an unknown time"}`);
+    dot.bindTooltip(asText(`You, at ${position.time ? new Date(position.time).toLocaleTimeString() : "an unknown time"}`));
   }
 
   function drawHistory(events) {
@@ -244,25 +256,34 @@
       item.textContent = `${time ? time.toLocaleString() : "?"}: ${event.kind} ${event.title}`;
       if (event.lat !== null && event.lon !== null) {
         const marker = L.circleMarker([event.lat, event.lon], { radius: 4, className: `event event-${event.kind}`, bubblingMouseEvents: false }).addTo(historyLayer);
-        marker.bindTooltip(item.textContent);
+        marker.bindTooltip(asText(item.textContent));
         item.addEventListener("click", () => map.setView([event.lat, event.lon], Math.max(map.getZoom(), 16)));
       }
       historyList.append(item);
     }
   }
 
+  /** The reminders and collections drawn last: redrawn only when they change, so that a new
+   * position every few seconds does not close a form being filled in. */
+  let drawnReminders = "";
+
   function draw(data) {
     snapshot = data;
-    reminderLayer.clearLayers();
-    reminderList.replaceChildren();
-    for (const reminder of data.reminders) {
-      drawReminder(reminder);
-      reminderList.append(listEntry(reminder));
-    }
-    for (const collection of data.collections) {
-      const item = document.createElement("li");
-      item.textContent = `${collection.title} (a collection of ${collection.places} places)`;
-      reminderList.append(item);
+    const reminders = JSON.stringify([data.reminders, data.collections]);
+    if (reminders !== drawnReminders) {
+      drawnReminders = reminders;
+      reminderLayer.clearLayers();
+      reminderList.replaceChildren();
+      for (const reminder of data.reminders) {
+        drawReminder(reminder);
+        reminderList.append(listEntry(reminder));
+      }
+      for (const collection of data.collections) {
+        const item = document.createElement("li");
+        item.textContent = `${collection.title} (a collection of ${collection.places} places)`;
+        reminderList.append(item);
+      }
+      loadPlaces();
     }
     drawPosition(data.position);
     drawHistory(data.history);
@@ -273,7 +294,6 @@
       if (data.position) bounds.extend([data.position.lat, data.position.lon]);
       if (bounds.isValid()) map.fitBounds(bounds.pad(0.1), { maxZoom: 17 });
     }
-    loadPlaces();
     showStatus();
   }
 
@@ -310,7 +330,7 @@
     for (const place of answer.places) {
       const shape = shapeOf(place, `place state-${stateOf(place)}`).addTo(placeLayer);
       tag(shape, place.id, "place");
-      shape.bindTooltip(place.title);
+      shape.bindTooltip(asText(place.title));
     }
     more.hidden = answer.complete;
   }
@@ -363,6 +383,9 @@
     const socket = new WebSocket(`ws://${location.host}/api/live`);
     socket.addEventListener("open", () => { live = true; retry = 1000; showStatus(); });
     socket.addEventListener("message", (event) => {
+      // The feed's first snapshot is most often the one the page has drawn already.
+      if (event.data === drawnText) return;
+      drawnText = event.data;
       const data = JSON.parse(event.data);
       if (dragging) {
         snapshot = data;
@@ -379,5 +402,13 @@
   }
 
   window.geoalarm = { map };
-  fetch("/api/map").then((response) => response.json()).then(draw).then(connect);
+  /** The snapshot drawn last, as the server sent it. */
+  let drawnText = "";
+  fetch("/api/map")
+    .then((response) => response.text())
+    .then((text) => {
+      drawnText = text;
+      draw(JSON.parse(text));
+    })
+    .then(connect);
 })();
