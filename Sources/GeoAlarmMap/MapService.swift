@@ -43,8 +43,10 @@ public struct MapService: Service {
         let server = HTTPServer(address: address, timeout: 30, pool: LoopSocketPool(loop: loop), logger: .disabled, handler: handler)
         let watcher = watchFiles()
         defer { if let (watcher, watch) = watcher { watcher.stop(watch, on: loop) } }
+        // On graceful shutdown the server's task is cancelled: its waits on the loop end at once
+        // (closing its socket would not wake a poll already waiting on it).
         do {
-            try await withGracefulShutdownHandler {
+            try await cancelWhenGracefulShutdown {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await server.run() }
                     try await server.waitUntilListening(timeout: 30)
@@ -54,8 +56,6 @@ public struct MapService: Service {
                     }
                     try await group.waitForAll()
                 }
-            } onGracefulShutdown: {
-                Task { await server.stop(timeout: 0.5) }
             }
         } catch where Task.isShuttingDownGracefully {
             // Stopped as asked: the connections it cut are no failure.
