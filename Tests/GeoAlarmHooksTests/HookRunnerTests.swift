@@ -129,7 +129,7 @@ struct HookRunnerTests {
         }
 
         /// Waits until `count` runs have ended (the deadline bounds a failure; it is no speed test).
-        func wait(for count: Int, seconds: Double = 60) -> [HookOutcome] {
+        func wait(for count: Int, seconds: Double = Deadline.failure) -> [HookOutcome] {
             let end = Date().addingTimeInterval(seconds)
             condition.lock()
             defer { condition.unlock() }

@@ -121,7 +121,7 @@ struct MQTTTests {
         #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: Self.ownTopic + "/event").count >= Self.demoCrossings.count })
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
-        #expect(subscriber.waitUntil(seconds: 5) { MQTTLines($0.stdout).payloads(on: "geoalarm/\(Self.clientID)/availability").last == "offline" })
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: "geoalarm/\(Self.clientID)/availability").last == "offline" })
         let lines = MQTTLines(subscriber.stdout)
 
         // One OwnTracks transition per crossing, in order, with the booklet's members.
@@ -196,11 +196,11 @@ struct MQTTTests {
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
                                     "--state", Command.scratchState()])
         let availability = "geoalarm/\(Self.clientID)/availability"
-        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: availability) == ["online"] })
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: availability) == ["online"] })
         agent.signal(SIGKILL)
         // Reaped at once: a zombie left meanwhile would be counted by the hook tests running beside this one.
         #expect(agent.exitStatus() == 128 + SIGKILL)
-        #expect(subscriber.waitUntil(seconds: 10) { !MQTTLines($0.stdout).objects(on: Self.ownTopic).isEmpty })
+        #expect(subscriber.waitUntil { !MQTTLines($0.stdout).objects(on: Self.ownTopic).isEmpty })
         let will = try #require(MQTTLines(subscriber.stdout).objects(on: Self.ownTopic).last)
         #expect(will["_type"] as? String == "lwt")
         let connected = try #require(will["tst"] as? Int, "tst: when the agent first connected")
@@ -236,7 +236,7 @@ struct MQTTTests {
         try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(850...), named: "rest.nmea"))
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         #expect(agent.stdoutLines.count == 5)
-        #expect(subscriber.waitUntil(seconds: 90) { MQTTLines($0.stdout).objects(on: Self.ownTopic + "/event").count >= Self.demoCrossings.count })
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).objects(on: Self.ownTopic + "/event").count >= Self.demoCrossings.count })
         // The broker's acknowledgements may come after the subscriber has the messages: each
         // empties a row of the outbox, a write to the state file's folder.
         func outboxCount() -> String {
@@ -262,7 +262,7 @@ struct MQTTTests {
         let state = Command.scratchState()
         func agentRun() throws -> Background {
             let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", state])
-            #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+            #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") })
             return agent
         }
         var agent = try agentRun()
@@ -337,7 +337,7 @@ struct MQTTTests {
         let broker = try Mosquitto()
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
                                     "--state", Command.scratchState()])
-        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") })
         let long = "owntracks/" + String(repeating: "x", count: 65_519) + "/phone"
         #expect(long.utf8.count == 65_535, "the longest topic MQTT carries")
         try broker.publish(long, Self.location(north: 10, at: Self.start))
@@ -356,7 +356,7 @@ struct MQTTTests {
         let broker = try Mosquitto()
         let config = try Self.bakeryConfig(broker, extra: "max_devices = 2")
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", Command.scratchState()])
-        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") })
         for (step, device) in ["alice", "bob", "carol", "dave"].enumerated() {
             try broker.publish("owntracks/\(device)/phone", Self.location(north: 900, at: Self.start + step))
         }
@@ -377,7 +377,7 @@ struct MQTTTests {
         let broker = try Mosquitto()
         let config = try Self.bakeryConfig(broker, extra: "device_idle = \"1s\"")
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", Command.scratchState()])
-        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") })
         for (step, metres) in [900.0, 900, 10, 10].enumerated() {
             try broker.publish("owntracks/alice/phone", Self.location(north: metres, at: Self.start + step * 10))
         }
@@ -394,7 +394,7 @@ struct MQTTTests {
         let broker = try Mosquitto()
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
                                     "--state", Command.scratchState()])
-        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") })
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") })
         let topic = "owntracks/dave/phone"
         let hostile = [
             "", "garbage", "{", "[]", "null", #"{"_type":"location"}"#, #"{"_type":"location","lat":"north","lon":8,"tst":1}"#,
@@ -440,17 +440,17 @@ struct MQTTTests {
         let state = Command.scratchState()
         let agent = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(nothingListens.port)"])
         let station = "homeassistant/binary_sensor/\(Self.clientID)/station/config"
-        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: station).count == 1 })
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: station).count == 1 })
         let text = try String(contentsOfFile: config, encoding: .utf8)
         let removed = text.replacingOccurrences(of: Self.station, with: "")
         #expect(removed != text)
         try removed.write(toFile: config, atomically: true, encoding: .utf8)
-        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: station) == [MQTTLines($0.stdout).payloads(on: station)[0], ""] },
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: station) == [MQTTLines($0.stdout).payloads(on: station)[0], ""] },
                 "an empty retained config removes the entity")
         let bakery = "homeassistant/binary_sensor/\(Self.clientID)/bakery/config"
         let before = MQTTLines(subscriber.stdout).payloads(on: bakery).count
         try broker.publish("homeassistant/status", "online")
-        #expect(subscriber.waitUntil(seconds: 10) { MQTTLines($0.stdout).payloads(on: bakery).count == before + 1 })
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: bakery).count == before + 1 })
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
 
@@ -480,7 +480,7 @@ struct MQTTTests {
         // A wrong password is the broker's refusal, logged, and the agent goes on logging events.
         _ = FileManager.default.createFile(atPath: passwordFile, contents: Data("wrong\n".utf8), attributes: [.posixPermissions: 0o600])
         let refused = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:1"])
-        #expect(refused.waitUntil(seconds: 10) { $0.stderr.contains("the broker refused the connection") }, "\(refused.stderr)")
+        #expect(refused.waitUntil { $0.stderr.contains("the broker refused the connection") }, "\(refused.stderr)")
         #expect(refused.isRunning)
         let doctor = try Command.run(["doctor", "--headless", "-c", config, "--gpsd", "localhost:1", "--wait", "0"])
         #expect(doctor.stdoutLines.contains {

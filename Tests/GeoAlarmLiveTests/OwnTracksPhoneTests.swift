@@ -38,7 +38,7 @@ struct OwnTracksPhoneTests {
             """
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Command.temporaryFile(config),
                                     "--state", Command.scratchState()])
-        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
         // Alice walks into the bakery with her phone's tid "al"; Bob's phone seals with a secret the agent lacks.
         for (step, metres) in [900.0, 500, 150, 20, 10].enumerated() {
             let location = MQTTTests.location(north: metres, at: MQTTTests.start + step * 10).replacingOccurrences(of: "\"xx\"", with: "\"al\"")
@@ -95,7 +95,7 @@ struct OwnTracksPhoneTests {
         let state = Command.scratchState()
         func agentRun() throws -> Background {
             let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", config, "--state", state])
-            #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
+            #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
             return agent
         }
         var agent = try agentRun()
@@ -124,7 +124,7 @@ struct OwnTracksPhoneTests {
         let broker = try Mosquitto()
         let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try MQTTTests.bakeryConfig(broker),
                                     "--state", Command.scratchState()])
-        #expect(agent.waitUntil(seconds: 10) { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
         let now = Int(Date().timeIntervalSince1970)
         try broker.publish("owntracks/alice/phone", MQTTTests.location(north: 900, at: now + 7200))
         try broker.publish("owntracks/alice/phone", MQTTTests.location(north: 800, at: now + 7210))

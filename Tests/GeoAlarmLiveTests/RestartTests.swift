@@ -149,10 +149,10 @@ struct CommandsWhileRunningTests {
 
         #expect(try Command.run(["complete", "parcel", "-c", config, "--state", state]).status == 0)
         #expect(try Command.run(["remove", "ferry", "-c", config]).status == 0)
-        #expect(agent.waitUntil(seconds: 5) { $0.stderr.contains("reloaded \(config): 4 reminders") })
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 4 reminders") })
         let added = try Command.run(["add", "-c", config, "--id", "pier", "--title", "Ferry pier", "--at", "38.70620,-9.13560", "--radius", "80"])
         #expect(added.status == 0, "\(added.stderr)")
-        #expect(agent.waitUntil(seconds: 5) { $0.stderr.contains("reloaded \(config): 5 reminders") })
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 5 reminders") })
         // Readers alongside the writing agent.
         for _ in 0..<5 {
             let status = try Command.run(["status", "-c", config, "--state", state])

@@ -50,7 +50,7 @@ public final class Background: @unchecked Sendable {
     /// ends; false when `seconds` pass first (a bound on a failure, not a speed test), or when
     /// the process has ended without it. `condition` must depend on this process's output.
     @discardableResult
-    public func waitUntil(seconds: Double = 60, _ condition: (Background) -> Bool) -> Bool {
+    public func waitUntil(seconds: Double = Deadline.failure, _ condition: (Background) -> Bool) -> Bool {
         EventWait(folders: [scratch], processes: [processFD]).until(seconds: seconds) { condition(self) }
     }
 
@@ -61,7 +61,7 @@ public final class Background: @unchecked Sendable {
     }
 
     /// Waits for the process to end; its exit status, or nil when it is still running after `seconds`.
-    public func exitStatus(within seconds: Double = 30) -> Int32? {
+    public func exitStatus(within seconds: Double = Deadline.failure) -> Int32? {
         _ = EventWait(folders: [], processes: [processFD]).until(seconds: seconds) { !isRunning }
         return status
     }
@@ -193,7 +193,7 @@ public final class GPSFake: @unchecked Sendable {
 
     /// Plays the loaded log once `count` clients watch; false when none came within `seconds`.
     @discardableResult
-    public func playWhenWatched(by count: Int = 1, seconds: Double = 60) throws -> Bool {
+    public func playWhenWatched(by count: Int = 1, seconds: Double = Deadline.failure) throws -> Bool {
         guard let fake, fake.waitUntil(seconds: seconds, { _ in watchers >= count }) else { return false }
         try play()
         return true
@@ -202,7 +202,7 @@ public final class GPSFake: @unchecked Sendable {
     /// Plays the loaded log once `agent` (a `geoalarm run`) watches, and waits until the agent has
     /// read all of it: gpsd ends with the log, and the agent says it lost gpsd only after
     /// handling everything gpsd sent before. False when either did not happen within `seconds`.
-    public func playThrough(to agent: Background, seconds: Double = 120) throws -> Bool {
+    public func playThrough(to agent: Background, seconds: Double = Deadline.failure) throws -> Bool {
         let lost = "unavailable: connection lost"
         let before = agent.stderr.components(separatedBy: lost).count
         guard try playWhenWatched(seconds: seconds) else {
@@ -238,12 +238,12 @@ public final class GPSFake: @unchecked Sendable {
 
     /// Waits until at least `count` sentences were played; false when the log ended first.
     @discardableResult
-    public func waitUntilPlayed(_ count: Int, seconds: Double = 60) -> Bool {
+    public func waitUntilPlayed(_ count: Int, seconds: Double = Deadline.failure) -> Bool {
         fake?.waitUntil(seconds: seconds) { _ in sentencesPlayed >= count } ?? false
     }
 
     /// Waits for the log to end (gpsfake then stops its gpsd).
-    public func waitForEnd(seconds: Double = 120) {
+    public func waitForEnd(seconds: Double = Deadline.failure) {
         _ = fake?.exitStatus(within: seconds)
         reapFeed()
     }

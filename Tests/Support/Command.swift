@@ -26,7 +26,7 @@ public struct Command {
     /// hangs) is killed, and its status is then 128 + SIGKILL.
     public static func run(
         _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, executable: String? = nil,
-        seconds: Double = 120
+        seconds: Double = Deadline.failure
     ) throws -> Command {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)

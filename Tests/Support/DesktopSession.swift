@@ -59,9 +59,9 @@ public final class DesktopSession: @unchecked Sendable {
             .write(to: URL(fileURLWithPath: rc))
         dunst = try Background(["-config", rc], executable: URL(fileURLWithPath: "/usr/bin/dunst"), environment: environment)
         let named = try Background(
-            ["wait", "--session", "--timeout", "60", "org.freedesktop.Notifications"],
+            ["wait", "--session", "--timeout", String(Int(Deadline.failure)), "org.freedesktop.Notifications"],
             executable: URL(fileURLWithPath: "/usr/bin/gdbus"), environment: environment)
-        guard named.exitStatus(within: 70) == 0 else {
+        guard named.exitStatus(within: Deadline.failure + 10) == 0 else {
             throw StartError(description: "dunst did not take its name on the bus: \(dunst?.stderr ?? "")")
         }
     }
@@ -78,7 +78,7 @@ public final class DesktopSession: @unchecked Sendable {
 
     /// Waits until dunst has shown `count` pop-ups; false when `seconds` pass first.
     @discardableResult
-    public func waitUntilShown(_ count: Int, seconds: Double = 60) -> Bool {
+    public func waitUntilShown(_ count: Int, seconds: Double = Deadline.failure) -> Bool {
         EventWait(folders: [URL(fileURLWithPath: shownPath).deletingLastPathComponent().path]).until(seconds: seconds) {
             shown.count >= count
         }
@@ -87,7 +87,7 @@ public final class DesktopSession: @unchecked Sendable {
     /// Waits until `condition` holds, looking again whenever the notification server signals
     /// something (a pop-up closed, a button pressed); false when `seconds` pass first.
     @discardableResult
-    public func waitForSignals(seconds: Double = 60, until condition: () -> Bool) -> Bool {
+    public func waitForSignals(seconds: Double = Deadline.failure, until condition: () -> Bool) -> Bool {
         monitor.waitUntil(seconds: seconds) { _ in condition() }
     }
 

@@ -1,6 +1,13 @@
 import Foundation
 import GeoAlarmSystem
 
+/// How long a test waits for what it needs before calling it a failure. Only a bound on a
+/// failure: every wait returns as soon as its event comes. Generous, because a run with two
+/// CPU hogs and the whole suite beside it has made steps ten times slower than usual.
+public enum Deadline {
+    public static let failure: Double = 300
+}
+
 /// Waits for something another process does, woken by the events that announce it: a change
 /// to a file in watched folders (inotify) or the end of a process (a pidfd). Never a timer: the
 /// deadline only bounds a failure, so a slow machine makes a test slower, never wrong.
@@ -18,7 +25,7 @@ public struct EventWait {
 
     /// Waits until `condition` holds; false when `seconds` pass first, or when a watched process
     /// has ended and the condition still does not hold.
-    public func until(seconds: Double = 60, _ condition: () -> Bool) -> Bool {
+    public func until(seconds: Double = Deadline.failure, _ condition: () -> Bool) -> Bool {
         guard let inotify = try? System.inotify() else { return condition() }
         defer { System.close(inotify) }
         let changes = System.FileEvents(rawValue: UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE))
@@ -42,7 +49,7 @@ public struct EventWait {
 
     /// Waits until the file at `path` exists and its text satisfies `complete`; the text, or nil
     /// when `seconds` pass first.
-    public static func forFile(_ path: String, seconds: Double = 60, until complete: (String) -> Bool) -> String? {
+    public static func forFile(_ path: String, seconds: Double = Deadline.failure, until complete: (String) -> Bool) -> String? {
         var text: String?
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let done = EventWait(folders: [folder]).until(seconds: seconds) {
