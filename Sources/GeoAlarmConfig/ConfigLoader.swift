@@ -52,6 +52,7 @@ struct ReminderDefaults {
     var dwell = 0.0
     var alert = ReminderAlert()
     var repetition = Repeat.always
+    var approach = ApproachRule()
 }
 
 /// Walks the parsed TOML tables, building the config and recording diagnostics.
@@ -72,13 +73,15 @@ struct ConfigReader {
     static let outputKeys = ["notify", "hook_timeout"]
     static let alertKeys = ["urgency", "icon", "timeout", "exec"]
     static let scheduleKeys = ["repeat", "active", "due", "starts", "fire_when_overdue"]
-    static let defaultsKeys = ["radius", "hysteresis", "dwell", "max_error", "confirmations", "announce_initial", "repeat"]
+    static let defaultsKeys = [
+        "radius", "hysteresis", "dwell", "max_error", "confirmations", "announce_initial", "repeat", "approach_within", "approach_eta",
+    ]
         + alertKeys
     static let activeKeys = ["days", "from", "to"]
     static let placeKeys = ["lat", "lon"]
     static let reminderKeys = [
         "id", "title", "notes", "lat", "lon", "place", "location", "area", "area_feature", "polygon", "radius",
-        "hysteresis", "dwell", "when", "enabled", "at",
+        "hysteresis", "dwell", "when", "enabled", "at", "approach_within", "approach_eta",
     ] + alertKeys + scheduleKeys
     /// The keys that say where a reminder is.
     static let whereKeys = ["lat", "lon", "place", "location", "area", "area_feature", "polygon"]
@@ -86,7 +89,9 @@ struct ConfigReader {
         "id", "file", "format", "title", "notes", "radius", "hysteresis", "dwell", "when", "enabled",
     ] + alertKeys + scheduleKeys
     /// Keys that only mean something for a reminder with a place.
-    static let placeOnlyKeys = ["radius", "hysteresis", "dwell", "when", "active", "due", "starts", "repeat", "fire_when_overdue"]
+    static let placeOnlyKeys = [
+        "radius", "hysteresis", "dwell", "when", "active", "due", "starts", "repeat", "fire_when_overdue", "approach_within", "approach_eta",
+    ]
 
     init(file: String, document: TOMLDocument) {
         self.file = file
@@ -324,6 +329,7 @@ struct ConfigReader {
         }
         if let hysteresis = length(table, "hysteresis", context: context) { defaults.hysteresis = hysteresis }
         if let dwell = span(table, "dwell", context: context) { defaults.dwell = dwell }
+        defaults.approach = approach(table, context: context, inheriting: ApproachRule())
         if let maxError = length(table, "max_error", context: context) { settings.maxError = maxError }
         if let value = table["confirmations"] {
             if let count = value.int, count >= 1, count <= 100 {
@@ -461,6 +467,7 @@ struct ConfigReader {
         if radius == 0 { radius = defaults.radius }
         let hysteresis = length(table, "hysteresis", context: context) ?? defaults.hysteresis
         let dwell = span(table, "dwell", context: context) ?? defaults.dwell
+        let approach = approach(table, context: context, inheriting: defaults.approach)
         let trigger = self.trigger(table, context: context)
         let enabled = bool(table, "enabled", context: context) ?? true
         let alert = alert(table, context: context, inheriting: defaults.alert)
@@ -470,7 +477,19 @@ struct ConfigReader {
             id: id, title: title, notes: notes, geometry: area.map(FenceGeometry.area) ?? .circle(center: center, radius: radius),
             placeName: placeName,
             hysteresis: hysteresis, dwell: dwell, trigger: trigger, isEnabled: enabled, alert: alert,
-            schedule: schedule))
+            schedule: schedule, approach: approach))
+    }
+
+    /// `approach_within` (a length) and `approach_eta` (a duration), each above 0, over `inherited`.
+    private mutating func approach(_ table: TOMLTable, context: String, inheriting inherited: ApproachRule) -> ApproachRule {
+        var rule = inherited
+        if let within = length(table, "approach_within", context: context) {
+            if within > 0 { rule.within = within } else { report(in: table, context, "approach_within", "must be above 0") }
+        }
+        if let eta = span(table, "approach_eta", context: context) {
+            if eta > 0 { rule.eta = eta } else { report(in: table, context, "approach_eta", "must be above 0") }
+        }
+        return rule
     }
 
     /// A `[[collection]]` table and the places of its file. `usedIDs` maps the reminder and

@@ -55,6 +55,10 @@ public enum Silence: Sendable, Equatable, CustomStringConvertible {
 public struct Announcer: Sendable {
     public let timeZone: TimeZone
     public private(set) var lifecycles: [String: Lifecycle]
+    /// When each reminder's last approach was announced. An approach is a warning before the
+    /// arrival: it has its own cooldown, and neither completes a `once` reminder nor counts as
+    /// its firing, so the arrival that follows is still announced.
+    private var lastApproached: [String: Date] = [:]
 
     public init(timeZone: TimeZone, lifecycles: [String: Lifecycle] = [:]) {
         self.timeZone = timeZone
@@ -72,10 +76,14 @@ public struct Announcer: Sendable {
             if let starts = schedule.starts?.start(in: timeZone), time < starts { return .notStarted }
             if let due = schedule.due?.moment(in: timeZone), time > due, !schedule.fireWhenOverdue { return .overdue }
             if let window = schedule.active, !window.contains(time, in: timeZone) { return .outsideActiveHours }
-            if case .cooldown(let period) = schedule.repetition, let last = lifecycle.lastFired,
-               time.timeIntervalSince(last) < period {
+            let last = event.kind == .approach ? lastApproached[id] : lifecycle.lastFired
+            if case .cooldown(let period) = schedule.repetition, let last, time.timeIntervalSince(last) < period {
                 return .coolingDown
             }
+        }
+        if event.kind == .approach {
+            lastApproached[id] = event.fix.time ?? lastApproached[id]
+            return nil
         }
         lifecycle.lastFired = event.fix.time ?? lifecycle.lastFired
         if schedule.repetition == .once { lifecycle.completedAt = event.fix.time ?? Date(timeIntervalSince1970: 0) }

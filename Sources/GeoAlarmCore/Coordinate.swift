@@ -78,4 +78,15 @@ public enum Metres {
         guard value.isFinite, abs(value) < 1e15 else { return "?" }
         return String(Int64(value.rounded()))
     }
+
+    /// "850 m", "6.2 km", "42 km": a distance as a person says it.
+    public static func spoken(_ value: Double) -> String {
+        guard value.isFinite, value >= 0, value < 1e15 else { return "?" }
+        if value < 1000 { return "\(Int64(value.rounded())) m" }
+        if value < 10_000 {
+            let tenths = Int64((value / 100).rounded())
+            return "\(tenths / 10).\(tenths % 10) km"
+        }
+        return "\(Int64((value / 1000).rounded())) km"
+    }
 }

@@ -25,7 +25,7 @@ public struct EngineSettings: Sendable, Equatable {
     }
 }
 
-/// An arrival or departure, stamped with the time of the fix that confirmed it.
+/// An arrival, a departure or an approach, stamped with the time of the fix that confirmed it.
 public struct GeofenceEvent: Sendable, Equatable {
     public var kind: EventKind
     public var reminder: Reminder
@@ -35,13 +35,16 @@ public struct GeofenceEvent: Sendable, Equatable {
     public var distance: Double
     /// True for the announced start state (`announce_initial`), false for a real crossing.
     public var isInitial: Bool
+    /// An approach's estimate (distance to the edge, direction, time to arrival); nil for a crossing.
+    public var proximity: Proximity?
 
-    public init(kind: EventKind, reminder: Reminder, fix: Fix, distance: Double, isInitial: Bool = false) {
+    public init(kind: EventKind, reminder: Reminder, fix: Fix, distance: Double, isInitial: Bool = false, proximity: Proximity? = nil) {
         self.kind = kind
         self.reminder = reminder
         self.fix = fix
         self.distance = distance
         self.isInitial = isInitial
+        self.proximity = proximity
     }
 }
 
@@ -164,6 +167,13 @@ public struct GeofenceEngine: Sendable {
     public private(set) var keptStates = 0
     /// How many area edges the fixes so far were tested against (for the benchmarks).
     public private(set) var edgesTested = 0
+    /// How the device moves, from the last minute's fixes: for approaches and proximities.
+    private var motion = MotionEstimator()
+    /// The approaches the reminders ask for (`approach_within`, `approach_eta`), by reminder slot.
+    private var approaches: [(slot: Int, watch: ApproachWatch)]
+    /// Each reminder's proximity at the last dated fix, by slot (collection places have none):
+    /// its distance, the direction of travel and the time to arrival.
+    public private(set) var proximities: [Proximity]
 
     /// Tracks the enabled ones of `reminders` and `collections`, all starting undecided.
     public init(reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings = EngineSettings()) {
@@ -196,6 +206,11 @@ public struct GeofenceEngine: Sendable {
         }
         unsettled = Set(minimumCapacity: shapes.count)
         for slot in shapes.indices { unsettled.insert(Int32(slot)) }
+        approaches = reminders.indices.flatMap { slot in
+            [reminders[slot].approach.within.map(ApproachWatch.Threshold.distance), reminders[slot].approach.eta.map(ApproachWatch.Threshold.eta)]
+                .compactMap { $0.map { (slot: slot, watch: ApproachWatch($0)) } }
+        }
+        proximities = Array(repeating: Proximity(distance: .infinity, direction: .unknown), count: reminders.count)
     }
 
     /// An engine for a new set of reminders and collections (a reloaded config) that keeps what
@@ -260,11 +275,25 @@ public struct GeofenceEngine: Sendable {
         lastFixTime = nil
         keptStates = 0
         edgesTested = 0
+        motion = MotionEstimator()
+        approaches = approaches.map { (slot: $0.slot, watch: ApproachWatch($0.watch.threshold)) }
+        proximities = Array(repeating: Proximity(distance: .infinity, direction: .unknown), count: reminders.count)
     }
 
     private mutating func adoptState(from previous: GeofenceEngine) {
         lastFixTime = previous.lastFixTime
         futureTolerance = previous.futureTolerance
+        motion = previous.motion
+        // An approach goes on where its reminder and threshold are the same.
+        for index in approaches.indices {
+            let reminder = reminders[approaches[index].slot]
+            if let kept = previous.approaches.first(where: {
+                previous.reminders[$0.slot].id == reminder.id && previous.reminders[$0.slot].fenceKey == reminder.fenceKey
+                    && $0.watch.threshold == approaches[index].watch.threshold
+            }) {
+                approaches[index].watch = kept.watch
+            }
+        }
         for (slot, reminder) in self.reminders.enumerated() {
             guard let old = previous.reminderSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
@@ -485,6 +514,7 @@ public struct GeofenceEngine: Sendable {
         if trackers.isSparse, trackers.sharedUnsettled {
             trackers.observeFar(at: fix.time, dwell: { collections[$0].template.dwell }, confirmations: settings.confirmations)
         }
+        if let time = fix.time { events += approach(fix, at: time) }
         if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
             // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).
             var compact = Set<Int32>(minimumCapacity: unsettled.count)
@@ -492,5 +522,25 @@ public struct GeofenceEngine: Sendable {
             unsettled = compact
         }
         return .accepted(events, changes: changes)
+    }
+}
+
+extension GeofenceEngine {
+    /// Moves the motion estimate on with a dated fix, reads each reminder's proximity from it,
+    /// and returns the approaches it fires.
+    fileprivate mutating func approach(_ fix: Fix, at time: Date) -> [GeofenceEvent] {
+        let moving = motion.update(fix, time: time.timeIntervalSince1970)
+        for slot in reminders.indices {
+            proximities[slot] = Proximity(reminders[slot].geometry, at: fix.coordinate, moving: moving)
+        }
+        var events: [GeofenceEvent] = []
+        for index in approaches.indices {
+            let slot = approaches[index].slot
+            guard approaches[index].watch.update(proximities[slot]) else { continue }
+            events.append(GeofenceEvent(
+                kind: .approach, reminder: reminders[slot], fix: fix, distance: proximities[slot].distance,
+                proximity: proximities[slot]))
+        }
+        return events
     }
 }

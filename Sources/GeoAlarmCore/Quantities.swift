@@ -44,6 +44,15 @@ public enum Length {
 
 /// A span of time in seconds, read from "30s", "2m", "1.5h", "1d", "1h30m" or a bare number of seconds.
 public enum Span {
+    /// "40 s", "9 min", "1 h 20 min": a time to arrival as a person says it.
+    public static func spoken(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e12 else { return "?" }
+        if seconds < 60 { return "\(Int64(seconds.rounded())) s" }
+        let minutes = Int64((seconds / 60).rounded())
+        if minutes < 60 { return "\(minutes) min" }
+        return minutes % 60 == 0 ? "\(minutes / 60) h" : "\(minutes / 60) h \(minutes % 60) min"
+    }
+
     /// Units accepted after a number, with their size in seconds.
     public static let units: [(name: String, size: Double)] = [
         ("s", 1), ("m", 60), ("min", 60), ("h", 3600), ("d", 86400),

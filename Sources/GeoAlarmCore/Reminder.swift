@@ -14,19 +14,22 @@ public enum Trigger: String, Sendable, CaseIterable {
         }
     }
 
-    /// Whether an event of this kind is announced.
+    /// Whether an event of this kind is announced. An approach is announced whatever `when`
+    /// says: a reminder has one only when `approach_within` or `approach_eta` asks for it.
     public func announces(_ kind: EventKind) -> Bool {
-        switch self {
-        case .both: kind != .alarm
-        case .arrive: kind == .arrive
-        case .leave: kind == .leave
+        switch (self, kind) {
+        case (_, .approach): true
+        case (.both, let kind): kind != .alarm
+        case (.arrive, let kind): kind == .arrive
+        case (.leave, let kind): kind == .leave
         }
     }
 }
 
-/// What an event announces: arriving or leaving a place, or a time alarm's time coming.
+/// What an event announces: arriving at or leaving a place, coming close to it (an
+/// approach), or a time alarm's time coming.
 public enum EventKind: String, Sendable {
-    case arrive, leave, alarm
+    case arrive, leave, approach, alarm
 }
 
 /// How loudly a reminder asks for attention, as the desktop notification spec's urgency levels.
@@ -117,11 +120,14 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     public var alert: ReminderAlert
     /// When it may announce (repeat, active hours, due, starts).
     public var schedule: ReminderSchedule
+    /// When it speaks before you arrive (`approach_within`, `approach_eta`); empty: never.
+    public var approach: ApproachRule
 
     public init(
         id: String, title: String, notes: String? = nil, geometry: FenceGeometry, placeName: String? = nil,
         hysteresis: Double = 0, dwell: Double = 0, trigger: Trigger = .arrive,
-        isEnabled: Bool = true, alert: ReminderAlert = ReminderAlert(), schedule: ReminderSchedule = ReminderSchedule()
+        isEnabled: Bool = true, alert: ReminderAlert = ReminderAlert(), schedule: ReminderSchedule = ReminderSchedule(),
+        approach: ApproachRule = ApproachRule()
     ) {
         self.id = id
         self.title = title
@@ -134,6 +140,7 @@ public struct Reminder: Sendable, Equatable, Identifiable {
         self.isEnabled = isEnabled
         self.alert = alert
         self.schedule = schedule
+        self.approach = approach
     }
 
     /// A circle's centre; an area's middle (the centre of its bounding box).

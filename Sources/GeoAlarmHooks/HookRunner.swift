@@ -129,12 +129,15 @@ public final class HookRunner: EventSink, Service {
             "GEOALARM_LAT": "",
             "GEOALARM_LON": "",
             "GEOALARM_DISTANCE_M": "",
+            "GEOALARM_ETA_S": "",
             "GEOALARM_TIME": announcement.time.map(Timestamp.iso8601) ?? "",
         ]
         if case .crossing(let event) = announcement {
             variables["GEOALARM_LAT"] = JSONText.number(event.fix.coordinate.latitude)
             variables["GEOALARM_LON"] = JSONText.number(event.fix.coordinate.longitude)
             variables["GEOALARM_DISTANCE_M"] = JSONText.number((event.distance * 10).rounded() / 10)
+            // An approach's estimated seconds to the edge.
+            if let eta = event.proximity?.eta, eta.isFinite { variables["GEOALARM_ETA_S"] = JSONText.number(eta.rounded()) }
         }
         // Only for a tracked device's event (OwnTracks): this machine's own events have none.
         if let device = announcement.device { variables["GEOALARM_DEVICE"] = text(device) }

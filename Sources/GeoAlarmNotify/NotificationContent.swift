@@ -30,7 +30,12 @@ struct NotificationContent: Equatable {
             case .area:
                 distance = event.distance > 0 ? "\(Metres.rounded(event.distance)) m beyond its edge" : "inside it"
             }
-            if event.kind == .leave {
+            if event.kind == .approach {
+                // "Approaching: Turn the heating on" / "home in about 9 min (6.2 km)".
+                summary = "Approaching: " + reminder.title
+                let away = Metres.spoken(event.proximity?.distance ?? event.distance)
+                whereabouts = event.proximity?.eta.map { "\(place) in about \(Span.spoken($0)) (\(away))" } ?? "\(place), \(away) away"
+            } else if event.kind == .leave {
                 summary = "Left: " + reminder.title
                 whereabouts = "Left \(place), now \(distance)"
             } else {

@@ -16,12 +16,15 @@ public struct EventRecord: Sendable, Equatable {
     public var isInitial: Bool
     /// The tracked device (OwnTracks `user/device`) the event is of; nil for this machine's own.
     public var device: String?
+    /// An approach's estimated seconds to the edge, when it has one.
+    public var eta: Double?
 
     public init(
         time: Date?, kind: EventKind, reminderID: String, title: String, notes: String? = nil,
-        coordinate: Coordinate?, distance: Double?, isInitial: Bool = false, device: String? = nil
+        coordinate: Coordinate?, distance: Double?, isInitial: Bool = false, device: String? = nil, eta: Double? = nil
     ) {
         self.device = device
+        self.eta = eta
         self.time = time
         self.kind = kind
         self.reminderID = reminderID
@@ -38,7 +41,7 @@ public struct EventRecord: Sendable, Equatable {
             self.init(
                 time: event.fix.time, kind: event.kind, reminderID: event.reminder.id, title: event.reminder.title,
                 notes: event.reminder.notes, coordinate: event.fix.coordinate, distance: event.distance,
-                isInitial: event.isInitial, device: event.fix.tracker)
+                isInitial: event.isInitial, device: event.fix.tracker, eta: event.proximity?.eta)
         case .alarm(let firing):
             self.init(
                 time: firing.time, kind: .alarm, reminderID: firing.alarm.id, title: firing.alarm.title,
@@ -50,9 +53,11 @@ public struct EventRecord: Sendable, Equatable {
 /// How events are written as lines.
 public enum EventFormat: Sendable {
     /// `2026-11-21T08:06:30Z  arrive  parcel  "Pick up the parcel"  12 m` (a time alarm has `-` for
-    /// the distance); a tracked device's event ends with `  device alice/phone`.
+    /// the distance); an approach says its time to arrival after the distance (`  in 9 min`), a
+    /// tracked device's event ends with `  device alice/phone`.
     case text
-    /// One JSON object per line with `time`, `event`, `reminder`, `title`, `lat`, `lon`, `distance_m`.
+    /// One JSON object per line with `time`, `event`, `reminder`, `title`, `lat`, `lon`,
+    /// `distance_m`, and `eta_s` for an approach.
     case json
 
     /// The announcement as one line, without the line end.
@@ -66,7 +71,8 @@ public enum EventFormat: Sendable {
         case .text:
             let time = record.time.map(Timestamp.iso8601) ?? "-"
             let distance = record.distance.map { "\(Metres.rounded($0)) m" } ?? "-"
-            let line = "\(time)  \(record.kind.rawValue)  \(DisplayText.escaped(record.reminderID))  \(JSONText.quote(record.title))  \(distance)"
+            var line = "\(time)  \(record.kind.rawValue)  \(DisplayText.escaped(record.reminderID))  \(JSONText.quote(record.title))  \(distance)"
+            if let eta = record.eta { line += "  in \(Span.spoken(eta))" }
             return record.device.map { line + "  device \(DisplayText.escaped($0))" } ?? line
         case .json:
             var object = JSONObject()
@@ -81,6 +87,7 @@ public enum EventFormat: Sendable {
             if let notes = record.notes { object.add("notes", notes) }
             if record.isInitial { object.add("initial", true) }
             if let device = record.device { object.add("device", device) }
+            if let eta = record.eta { object.add("eta_s", number: eta.rounded()) }
             return object.text
         }
     }

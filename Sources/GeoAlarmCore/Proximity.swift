@@ -1,0 +1,308 @@
+import Foundation
+
+/// Where you are heading relative to one fence: the distance to its edge, whether that
+/// distance falls (towards), rises (away from) or neither (stationary), how fast it falls, and
+/// the time to the edge at that pace. Home Assistant's proximity sensors name these the same way.
+public struct Proximity: Sendable, Equatable {
+    /// The direction of travel, in Home Assistant's words.
+    public enum Direction: String, Sendable {
+        case towards
+        case awayFrom = "away_from"
+        case stationary
+        /// Inside the fence.
+        case arrived
+        /// Too few fixes in the window to say.
+        case unknown
+    }
+
+    /// Metres from the fence's edge (0 inside).
+    public var distance: Double
+    public var direction: Direction
+    /// Metres per second the distance falls (negative while it rises); nil while unknown.
+    public var closingSpeed: Double?
+    /// Seconds to the edge at the closing speed, while heading towards it.
+    public var eta: Double?
+
+    public init(distance: Double, direction: Direction, closingSpeed: Double? = nil, eta: Double? = nil) {
+        self.distance = distance
+        self.direction = direction
+        self.closingSpeed = closingSpeed
+        self.eta = eta
+    }
+}
+
+/// How you move, from the fixes of a short window: one velocity for the device, which each
+/// fence's ``Proximity`` is then read from.
+///
+/// The model, and its limits:
+/// - The velocity is the receiver's own (speed and course), as the median of the window's
+///   fixes, where every fix gives it; else the Theil–Sen slope of the fixes' positions over
+///   time (the median of the slopes between every two of them). Either way a stray fix, or a
+///   stop at a traffic light, moves it little.
+/// - Distances are straight lines to a fence's edge, not along roads, and the time to arrival
+///   is that distance at the pace it falls now.
+/// - A gap longer than the window (a tunnel, a lost receiver) starts the window afresh: the
+///   direction is unknown until it fills again.
+public struct MotionEstimator: Sendable {
+    public struct Settings: Sendable, Equatable {
+        /// How far back the fixes that count go, in seconds.
+        public var window: Double = 60
+        /// The fewest fixes, and the least time they span (seconds), to say anything.
+        public var minimumFixes = 3
+        public var minimumSpan: Double = 10
+
+        public init() {}
+    }
+
+    private struct Sample: Sendable {
+        var time: Double
+        /// East and north metres from the window's reference point.
+        var east: Double
+        var north: Double
+        /// The receiver's own velocity (east, north m/s), when it gave speed and course.
+        var reported: (east: Double, north: Double)?
+    }
+
+    public let settings: Settings
+    private var samples: [Sample] = []
+    private var reference: Coordinate?
+
+    /// The most fixes a window holds: beyond, every other one goes (the window keeps its span),
+    /// so that a receiver giving ten fixes a second costs no more than one giving one.
+    static let mostSamples = 64
+
+    public init(settings: Settings = Settings()) {
+        self.settings = settings
+    }
+
+    /// Takes a fix (at `time`, seconds on a clock the fixes share) and says how you move now:
+    /// nil until the window holds enough.
+    public mutating func update(_ fix: Fix, time: Double) -> Motion? {
+        if let last = samples.last, time - last.time > settings.window || time < last.time { samples.removeAll() }
+        if samples.isEmpty { reference = fix.coordinate }
+        guard let reference else { return nil }
+        let (east, north) = Self.offset(of: fix.coordinate, from: reference)
+        var reported: (east: Double, north: Double)?
+        if let speed = fix.speed, let course = fix.course, speed.isFinite, course.isFinite, speed >= 0 {
+            let radians = course * .pi / 180
+            reported = (speed * sin(radians), speed * cos(radians))
+        }
+        samples.append(Sample(time: time, east: east, north: north, reported: reported))
+        samples.removeAll { time - $0.time > settings.window }
+        if samples.count > Self.mostSamples { thin() }
+        guard samples.count >= settings.minimumFixes, let first = samples.first, time - first.time >= settings.minimumSpan else {
+            return nil
+        }
+        let velocity: (Double, Double)
+        if samples.allSatisfy({ $0.reported != nil }) {
+            velocity = (Self.median(samples.map { $0.reported!.east }), Self.median(samples.map { $0.reported!.north }))
+        } else {
+            velocity = (Self.theilSen(samples.map { ($0.time, $0.east) }), Self.theilSen(samples.map { ($0.time, $0.north) }))
+        }
+        return Motion(east: velocity.0, north: velocity.1, span: time - first.time)
+    }
+
+    /// Keeps every other sample but the last: the window's span stays, its count halves.
+    private mutating func thin() {
+        let last = samples[samples.count - 1]
+        samples = samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        if samples.last?.time != last.time { samples.append(last) }
+    }
+
+    /// The median of the slopes between every two points with different times (0 when there
+    /// are none).
+    static func theilSen(_ points: [(Double, Double)]) -> Double {
+        var slopes: [Double] = []
+        slopes.reserveCapacity(points.count * (points.count - 1) / 2)
+        for i in points.indices {
+            for j in points.indices where j > i && points[j].0 != points[i].0 {
+                slopes.append((points[j].1 - points[i].1) / (points[j].0 - points[i].0))
+            }
+        }
+        return median(slopes)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
+    /// East and north metres of `point` from `origin` (flat near the origin: over the distances
+    /// a window covers, the error is a fraction of a percent).
+    static func offset(of point: Coordinate, from origin: Coordinate) -> (Double, Double) {
+        let metresPerDegree = Haversine.earthRadius * .pi / 180
+        var longitude = point.longitude - origin.longitude
+        if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
+        return (longitude * metresPerDegree * cos(origin.latitude * .pi / 180), (point.latitude - origin.latitude) * metresPerDegree)
+    }
+}
+
+/// The device's velocity over the window, in metres per second east and north.
+public struct Motion: Sendable, Equatable {
+    public var east: Double
+    public var north: Double
+    /// Seconds the window's fixes span.
+    public var span: Double
+
+    public var speed: Double { (east * east + north * north).squareRoot() }
+}
+
+/// What makes a motion count as towards a fence.
+public struct ProximityRules: Sendable, Equatable {
+    /// The least fall of the distance over the window that counts as moving, in metres.
+    public var tolerance: Double = 30
+    /// The least closing speed that counts as moving, in metres per second.
+    public var minimumSpeed: Double = 0.5
+    /// How far off the fence the way you move may point, in degrees, beyond the angle the
+    /// fence itself fills.
+    public var headingTolerance: Double = 20
+
+    public init() {}
+}
+
+extension Proximity {
+    /// Where you are heading relative to `geometry`, at `point` moving as `motion` says.
+    ///
+    /// Towards means the distance falls (at `minimumSpeed` or more, by `tolerance` or more over
+    /// the window) *and* the way you move points at the fence: a road that passes the place
+    /// by, or a drive round it, is not towards it even while the distance falls.
+    public init(_ geometry: FenceGeometry, at point: Coordinate, moving motion: Motion?, rules: ProximityRules = ProximityRules()) {
+        let distance = geometry.distanceToEdge(from: point)
+        guard distance > 0 else {
+            self.init(distance: 0, direction: .arrived, eta: 0)
+            return
+        }
+        guard let motion else {
+            self.init(distance: distance, direction: .unknown)
+            return
+        }
+        let (east, north) = MotionEstimator.offset(of: geometry.center, from: point)
+        let range = (east * east + north * north).squareRoot()
+        let closing = range > 0 ? (motion.east * east + motion.north * north) / range : 0
+        guard abs(closing) >= rules.minimumSpeed, abs(closing) * motion.span >= rules.tolerance else {
+            self.init(distance: distance, direction: .stationary, closingSpeed: closing)
+            return
+        }
+        guard closing > 0 else {
+            self.init(distance: distance, direction: .awayFrom, closingSpeed: closing)
+            return
+        }
+        // The angle between the way you move and the fence's centre, against the angle the
+        // fence fills from here.
+        let cosine = closing / motion.speed
+        let angle = acos(max(-1, min(1, cosine))) * 180 / .pi
+        let fills = asin(min(1, geometry.circumradius / range)) * 180 / .pi
+        guard angle <= fills + rules.headingTolerance else {
+            self.init(distance: distance, direction: .stationary, closingSpeed: closing)
+            return
+        }
+        self.init(distance: distance, direction: .towards, closingSpeed: closing, eta: distance / closing)
+    }
+}
+
+/// `approach_within` and `approach_eta`: when a reminder speaks before you arrive.
+public struct ApproachRule: Sendable, Equatable {
+    /// Metres before the edge (`approach_within`).
+    public var within: Double?
+    /// Seconds before reaching the edge (`approach_eta`).
+    public var eta: Double?
+
+    public init(within: Double? = nil, eta: Double? = nil) {
+        self.within = within
+        self.eta = eta
+    }
+
+    public var isEmpty: Bool { within == nil && eta == nil }
+}
+
+/// One approach of one reminder, by distance or by time: armed once you are seen not yet close,
+/// it fires once when you come close while heading towards the place, and is armed again when
+/// you move away beyond a band or arrive and leave. A stop on the way neither fires nor re-arms
+/// it, so stop-and-go traffic fires once.
+public struct ApproachWatch: Sendable, Equatable {
+    public enum Threshold: Sendable, Equatable {
+        /// Metres from the edge.
+        case distance(Double)
+        /// Seconds to the edge.
+        case eta(Double)
+    }
+
+    private enum State: Sendable, Equatable {
+        /// Not yet seen far enough, or slow enough, to say that a later approach is one (just
+        /// started, perhaps already close): nothing fires.
+        case learning
+        case armed
+        /// Fired this many metres from the edge.
+        case fired(Double)
+        case inside
+    }
+
+    public let threshold: Threshold
+    private var state = State.learning
+
+    public init(_ threshold: Threshold) {
+        self.threshold = threshold
+    }
+
+    /// Whether this estimate fires the approach.
+    public mutating func update(_ proximity: Proximity) -> Bool {
+        if proximity.direction == .arrived {
+            state = .inside
+            return false
+        }
+        switch state {
+        case .inside:
+            // Left again: a later approach is a new one.
+            state = .armed
+            return fires(proximity) ? fire(proximity) : false
+        case .learning:
+            if arms(proximity) { state = .armed }
+            return false
+        case .fired(let at):
+            if isGoneBeyondBand(proximity, firedAt: at) { state = .armed }
+            return false
+        case .armed:
+            return fires(proximity) ? fire(proximity) : false
+        }
+    }
+
+    private mutating func fire(_ proximity: Proximity) -> Bool {
+        state = .fired(proximity.distance)
+        return true
+    }
+
+    /// Seen far enough (or not heading in fast) that coming close later is an approach.
+    private func arms(_ proximity: Proximity) -> Bool {
+        switch threshold {
+        case .distance(let within):
+            return proximity.distance > within
+        case .eta(let limit):
+            switch proximity.direction {
+            case .stationary, .awayFrom: return true
+            case .towards: return (proximity.eta ?? .infinity) > limit
+            case .arrived, .unknown: return false
+            }
+        }
+    }
+
+    private func fires(_ proximity: Proximity) -> Bool {
+        guard proximity.direction == .towards, proximity.distance > 0 else { return false }
+        switch threshold {
+        case .distance(let within): return proximity.distance <= within
+        case .eta(let limit): return (proximity.eta ?? .infinity) <= limit
+        }
+    }
+
+    /// Moved away beyond the band: a tenth of the distance (at least 100 m) past the threshold
+    /// for a distance, a fifth of the distance it fired at (at least 200 m) for a time.
+    private func isGoneBeyondBand(_ proximity: Proximity, firedAt: Double) -> Bool {
+        switch threshold {
+        case .distance(let within):
+            return proximity.distance > within + max(100, within / 10)
+        case .eta:
+            return proximity.direction == .awayFrom && proximity.distance > firedAt + max(200, firedAt / 5)
+        }
+    }
+}

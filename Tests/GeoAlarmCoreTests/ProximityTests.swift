@@ -1,0 +1,153 @@
+import Foundation
+@testable import GeoAlarmCore
+import GeoAlarmTestSupport
+import Testing
+
+/// Approaches on generated drives and walks, with GPS noise: when they fire, and when they
+/// must not.
+struct ProximityTests {
+    /// The place: a 100 m circle.
+    static let place = Coordinate(latitude: 38.7105, longitude: -9.1366)
+    static let fence = FenceGeometry.circle(center: place, radius: 100)
+
+    /// A point `east` and `north` metres from the place.
+    static func point(east: Double, north: Double) -> Coordinate {
+        let metresPerDegree = Haversine.earthRadius * .pi / 180
+        return Coordinate(
+            latitude: place.latitude + north / metresPerDegree,
+            longitude: place.longitude + east / (metresPerDegree * cos(place.latitude * .pi / 180)))
+    }
+
+    /// One fix a second along `path` (east, north metres at second t), with up to `noise` metres
+    /// of error each way; returns, for each second, whether each watch fired and the estimate.
+    static func drive(
+        seconds: Int, noise: Double = 5, seed: UInt64 = 1, watches: [ApproachWatch.Threshold],
+        jump: (second: Int, metres: Double)? = nil, _ path: (Double) -> (Double, Double)
+    ) -> (firings: [[Int]], estimates: [Proximity]) {
+        var random = SplitMix(seed: seed)
+        var motion = MotionEstimator()
+        var alerts = watches.map(ApproachWatch.init)
+        var firings = Array(repeating: [Int](), count: watches.count)
+        var estimates: [Proximity] = []
+        for second in 0..<seconds {
+            var (east, north) = path(Double(second))
+            east += random.double(in: -noise...noise)
+            north += random.double(in: -noise...noise)
+            if let jump, jump.second == second { east += jump.metres }
+            let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: point(east: east, north: north))
+            let estimate = Proximity(fence, at: fix.coordinate, moving: motion.update(fix, time: Double(second)))
+            estimates.append(estimate)
+            for index in alerts.indices where alerts[index].update(estimate) { firings[index].append(second) }
+        }
+        return (firings, estimates)
+    }
+
+    static let speed = 50 / 3.6
+
+    /// Parked 30 s, 20 km south, then straight north at 50 km/h.
+    static func straightIn(_ t: Double) -> (Double, Double) {
+        (0, -20_000 + max(0, t - 30) * speed)
+    }
+
+    /// When, driving straight in, the edge is `seconds` away.
+    static func trueSecond(eta seconds: Double) -> Double {
+        30 + (20_000 - 100 - seconds * speed) / speed
+    }
+
+    @Test func drivingStraightInFiresATenMinuteApproachWithinHalfAMinuteOfTheTrueTime() {
+        let (firings, estimates) = Self.drive(seconds: 1500, watches: [.eta(600)], Self.straightIn)
+        #expect(firings[0].count == 1, "\(firings)")
+        let fired = Double(firings[0].first ?? -1000)
+        #expect(abs(fired - Self.trueSecond(eta: 600)) <= 30, "fired at \(fired) s, true \(Self.trueSecond(eta: 600)) s")
+        #expect(estimates[700].direction == .towards && abs((estimates[700].closingSpeed ?? 0) - Self.speed) < 0.5)
+        #expect(estimates.last?.direction == .arrived)
+    }
+
+    @Test func aDistanceApproachFiresWithinOneFixOfTheCrossing() {
+        let (firings, estimates) = Self.drive(seconds: 1500, watches: [.distance(2000)], Self.straightIn)
+        let crossing = estimates.firstIndex { $0.distance <= 2000 } ?? -1
+        #expect(firings[0].count == 1 && abs((firings[0].first ?? -100) - crossing) <= 1, "\(firings) vs \(crossing)")
+    }
+
+    /// A straight road that passes the place 3 km off: the distance falls for a while, but the
+    /// way you drive never points at it.
+    @Test func drivingPastFiresNothing() {
+        let (firings, estimates) = Self.drive(seconds: 3000, watches: [.eta(600), .distance(2000)]) { t in
+            (3000, -20_000 + t * Self.speed)
+        }
+        #expect(firings.allSatisfy(\.isEmpty), "\(firings)")
+        // From afar the road points almost at the place; nearer, it plainly passes it by.
+        #expect(!estimates.contains { $0.direction == .towards && $0.distance < 6000 })
+    }
+
+    @Test func circlingAtAConstantDistanceFiresNothing() {
+        let (firings, estimates) = Self.drive(seconds: 1200, watches: [.eta(600), .distance(2000)]) { t in
+            let angle = t * (30 / 3.6) / 1500
+            return (1500 * cos(angle), 1500 * sin(angle))
+        }
+        #expect(firings.allSatisfy(\.isEmpty), "\(firings)")
+        #expect(estimates.dropFirst(20).allSatisfy { $0.direction == .stationary }, "\(Set(estimates.map(\.direction)))")
+    }
+
+    @Test func jitterWhileParkedFiresNothing() {
+        for seed in 1...5 as ClosedRange<UInt64> {
+            let (firings, estimates) = Self.drive(seconds: 1800, noise: 15, seed: seed, watches: [.eta(600), .distance(2000)]) { _ in
+                (0, -1500)
+            }
+            #expect(firings.allSatisfy(\.isEmpty), "seed \(seed): \(firings)")
+            #expect(!estimates.contains { $0.direction == .towards || $0.direction == .awayFrom }, "seed \(seed)")
+        }
+    }
+
+    /// 50 km/h for 60 s, stopped 45 s, again and again: one approach, once.
+    @Test func stopAndGoTrafficFiresOnce() {
+        func position(_ t: Double) -> Double {
+            let cycles = (t / 105).rounded(.down)
+            let within = t - cycles * 105
+            return cycles * 60 * Self.speed + min(within, 60) * Self.speed
+        }
+        let (firings, estimates) = Self.drive(seconds: 3000, watches: [.eta(600), .distance(2000)]) { t in
+            (0, -15_000 + position(t))
+        }
+        #expect(firings[0].count == 1 && firings[1].count == 1, "\(firings)")
+        #expect(estimates.contains { $0.direction == .stationary }, "the stops are seen")
+    }
+
+    /// A fix 300 m off on the way in neither fires early nor cancels.
+    @Test func aStrayFixChangesNothing() {
+        let (firings, _) = Self.drive(seconds: 1500, watches: [.eta(600)], jump: (second: 500, metres: 300), Self.straightIn)
+        #expect(firings[0].count == 1)
+        #expect(abs(Double(firings[0].first ?? -1000) - Self.trueSecond(eta: 600)) <= 30, "\(firings)")
+    }
+
+    /// Already close when watching starts: learnt silently, as the engine learns a side.
+    @Test func startingCloseFiresNothingUntilAnotherApproach() {
+        let (firings, _) = Self.drive(seconds: 400, watches: [.eta(600), .distance(2000)]) { t in
+            (0, -1800 + t * Self.speed)
+        }
+        #expect(firings.allSatisfy(\.isEmpty), "\(firings)")
+    }
+
+    /// In from 10 km, a minute at the place, out 5 km, a minute parked, back in: two approaches
+    /// each, the leaving having re-armed them.
+    @Test func arrivingAndLeavingReArms() {
+        let pace = 10_000.0 / 1200
+        func north(_ t: Double) -> Double {
+            switch t {
+            case ..<30: -10_000
+            case ..<1230: -10_000 + (t - 30) * pace
+            case ..<1290: 0
+            case ..<1890: -(t - 1290) * pace
+            case ..<1950: -5000
+            default: -5000 + min(5000, (t - 1950) * pace)
+            }
+        }
+        let (firings, _) = Self.drive(seconds: 2600, watches: [.eta(180), .distance(1000)]) { t in (0, north(t)) }
+        #expect(firings[0].count == 2 && firings[1].count == 2, "\(firings)")
+    }
+
+    @Test func theilSenIgnoresAFewOutliers() {
+        let points = (0..<20).map { (Double($0), 2 * Double($0) + 1) } + [(5.5, 500), (6.5, -400)]
+        #expect(abs(MotionEstimator.theilSen(points) - 2) < 0.2)
+    }
+}
