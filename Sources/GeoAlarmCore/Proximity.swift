@@ -56,20 +56,17 @@ public struct MotionEstimator: Sendable {
 
     private struct Sample: Sendable {
         var time: Double
-        /// East and north metres from the window's reference point.
-        var east: Double
-        var north: Double
+        var coordinate: Coordinate
         /// The receiver's own velocity (east, north m/s), when it gave speed and course.
         var reported: (east: Double, north: Double)?
     }
 
     public let settings: Settings
     private var samples: [Sample] = []
-    private var reference: Coordinate?
 
     /// The most fixes a window holds: beyond, every other one goes (the window keeps its span),
     /// so that a receiver giving ten fixes a second costs no more than one giving one.
-    static let mostSamples = 64
+    static let mostSamples = 32
 
     public init(settings: Settings = Settings()) {
         self.settings = settings
@@ -79,27 +76,26 @@ public struct MotionEstimator: Sendable {
     /// nil until the window holds enough.
     public mutating func update(_ fix: Fix, time: Double) -> Motion? {
         if let last = samples.last, time - last.time > settings.window || time < last.time { samples.removeAll() }
-        if samples.isEmpty { reference = fix.coordinate }
-        guard let reference else { return nil }
-        let (east, north) = Self.offset(of: fix.coordinate, from: reference)
         var reported: (east: Double, north: Double)?
         if let speed = fix.speed, let course = fix.course, speed.isFinite, course.isFinite, speed >= 0 {
             let radians = course * .pi / 180
             reported = (speed * sin(radians), speed * cos(radians))
         }
-        samples.append(Sample(time: time, east: east, north: north, reported: reported))
+        samples.append(Sample(time: time, coordinate: fix.coordinate, reported: reported))
         samples.removeAll { time - $0.time > settings.window }
         if samples.count > Self.mostSamples { thin() }
         guard samples.count >= settings.minimumFixes, let first = samples.first, time - first.time >= settings.minimumSpan else {
             return nil
         }
-        let velocity: (Double, Double)
-        if samples.allSatisfy({ $0.reported != nil }) {
-            velocity = (Self.median(samples.map { $0.reported!.east }), Self.median(samples.map { $0.reported!.north }))
-        } else {
-            velocity = (Self.theilSen(samples.map { ($0.time, $0.east) }), Self.theilSen(samples.map { ($0.time, $0.north) }))
+        let velocities = samples.compactMap(\.reported)
+        if velocities.count == samples.count {
+            return Motion(east: Self.median(velocities.map(\.east)), north: Self.median(velocities.map(\.north)), span: time - first.time)
         }
-        return Motion(east: velocity.0, north: velocity.1, span: time - first.time)
+        // Positions as metres from the latest fix, flat over the window's few kilometres.
+        let offsets = samples.map { (time: $0.time, metres: Self.offset(of: $0.coordinate, from: fix.coordinate)) }
+        return Motion(
+            east: Self.theilSen(offsets.map { ($0.time, $0.metres.0) }), north: Self.theilSen(offsets.map { ($0.time, $0.metres.1) }),
+            span: time - first.time)
     }
 
     /// Keeps every other sample but the last: the window's span stays, its count halves.
