@@ -160,11 +160,16 @@ public struct ProximityRules: Sendable, Equatable {
 
 extension Proximity {
     /// Where you are heading relative to `geometry`, at `point` moving as `motion` says.
+    /// `size` is the geometry's ``FenceGeometry/circumradius``, when the caller keeps it (an
+    /// area's takes a pass over its points).
     ///
     /// Towards means the distance falls (at `minimumSpeed` or more, by `tolerance` or more over
     /// the window) *and* the way you move points at the fence: a road that passes the place
     /// by, or a drive round it, is not towards it even while the distance falls.
-    public init(_ geometry: FenceGeometry, at point: Coordinate, moving motion: Motion?, rules: ProximityRules = ProximityRules()) {
+    public init(
+        _ geometry: FenceGeometry, size: Double? = nil, at point: Coordinate, moving motion: Motion?,
+        rules: ProximityRules = ProximityRules()
+    ) {
         let distance = geometry.distanceToEdge(from: point)
         guard distance > 0 else {
             self.init(distance: 0, direction: .arrived, eta: 0)
@@ -189,7 +194,7 @@ extension Proximity {
         // fence fills from here.
         let cosine = closing / motion.speed
         let angle = acos(max(-1, min(1, cosine))) * 180 / .pi
-        let fills = asin(min(1, geometry.circumradius / range)) * 180 / .pi
+        let fills = asin(min(1, (size ?? geometry.circumradius) / range)) * 180 / .pi
         guard angle <= fills + rules.headingTolerance else {
             self.init(distance: distance, direction: .stationary, closingSpeed: closing)
             return
