@@ -174,6 +174,8 @@ public struct GeofenceEngine: Sendable {
     /// Each reminder's proximity at the last dated fix, by slot (collection places have none):
     /// its distance, the direction of travel and the time to arrival.
     public private(set) var proximities: [Proximity]
+    /// Each reminder's ``FenceGeometry/circumradius``, by slot, measured once.
+    private let sizes: [Double]
 
     /// Tracks the enabled ones of `reminders` and `collections`, all starting undecided.
     public init(reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings = EngineSettings()) {
@@ -211,6 +213,7 @@ public struct GeofenceEngine: Sendable {
                 .compactMap { $0.map { (slot: slot, watch: ApproachWatch($0)) } }
         }
         proximities = Array(repeating: Proximity(distance: .infinity, direction: .unknown), count: reminders.count)
+        sizes = reminders.map(\.geometry.circumradius)
     }
 
     /// An engine for a new set of reminders and collections (a reloaded config) that keeps what
@@ -531,7 +534,7 @@ extension GeofenceEngine {
     fileprivate mutating func approach(_ fix: Fix, at time: Date) -> [GeofenceEvent] {
         let moving = motion.update(fix, time: time.timeIntervalSince1970)
         for slot in reminders.indices {
-            proximities[slot] = Proximity(reminders[slot].geometry, at: fix.coordinate, moving: moving)
+            proximities[slot] = Proximity(reminders[slot].geometry, size: sizes[slot], at: fix.coordinate, moving: moving)
         }
         var events: [GeofenceEvent] = []
         for index in approaches.indices {
