@@ -87,15 +87,25 @@ public struct MotionEstimator: Sendable {
         guard samples.count >= settings.minimumFixes, let first = samples.first, time - first.time >= settings.minimumSpan else {
             return nil
         }
-        let velocities = samples.compactMap(\.reported)
-        if velocities.count == samples.count {
-            return Motion(east: Self.median(velocities.map(\.east)), north: Self.median(velocities.map(\.north)), span: time - first.time)
-        }
         // Positions as metres from the latest fix, flat over the window's few kilometres.
         let offsets = samples.map { (time: $0.time, metres: Self.offset(of: $0.coordinate, from: fix.coordinate)) }
+        let velocities = samples.compactMap(\.reported)
+        let east, north: Double
+        if velocities.count == samples.count {
+            (east, north) = (Self.median(velocities.map(\.east)), Self.median(velocities.map(\.north)))
+        } else {
+            east = Self.theilSen(offsets.map { ($0.time, $0.metres.0) })
+            north = Self.theilSen(offsets.map { ($0.time, $0.metres.1) })
+        }
+        // The velocity is the window's average, so it belongs to where you were in its middle:
+        // the median of the fixes moved along it to that time.
+        let middle = (first.time + time) / 2
         return Motion(
-            east: Self.theilSen(offsets.map { ($0.time, $0.metres.0) }), north: Self.theilSen(offsets.map { ($0.time, $0.metres.1) }),
-            span: time - first.time)
+            east: east, north: north, span: time - first.time,
+            middle: (
+                Self.median(offsets.map { $0.metres.0 - east * ($0.time - middle) }),
+                Self.median(offsets.map { $0.metres.1 - north * ($0.time - middle) })
+            ))
     }
 
     /// Keeps every other sample but the last: the window's span stays, its count halves.
@@ -133,6 +143,14 @@ public struct MotionEstimator: Sendable {
         if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
         return (longitude * metresPerDegree * cos(origin.latitude * .pi / 180), (point.latitude - origin.latitude) * metresPerDegree)
     }
+
+    /// The point `offset` (east, north metres) from `origin`: the inverse of ``offset(of:from:)``.
+    static func coordinate(at offset: (east: Double, north: Double), from origin: Coordinate) -> Coordinate {
+        let metresPerDegree = Haversine.earthRadius * .pi / 180
+        var longitude = origin.longitude + offset.east / (metresPerDegree * max(1e-9, cos(origin.latitude * .pi / 180)))
+        if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
+        return Coordinate(latitude: max(-90, min(90, origin.latitude + offset.north / metresPerDegree)), longitude: longitude)
+    }
 }
 
 /// The device's velocity over the window, in metres per second east and north.
@@ -141,13 +159,21 @@ public struct Motion: Sendable, Equatable {
     public var north: Double
     /// Seconds the window's fixes span.
     public var span: Double
+    /// Where you were in the middle of the window, in metres east and north of the latest fix:
+    /// the place the velocity belongs to.
+    public var middle: (east: Double, north: Double)
+
+    public static func == (lhs: Motion, rhs: Motion) -> Bool {
+        lhs.east == rhs.east && lhs.north == rhs.north && lhs.span == rhs.span && lhs.middle == rhs.middle
+    }
 
     public var speed: Double { (east * east + north * north).squareRoot() }
 }
 
 /// What makes a motion count as towards a fence.
 public struct ProximityRules: Sendable, Equatable {
-    /// The least fall of the distance over the window that counts as moving, in metres.
+    /// The least fall (or rise) of the distance over the last half of the window that counts as
+    /// moving, in metres.
     public var tolerance: Double = 30
     /// The least closing speed that counts as moving, in metres per second.
     public var minimumSpeed: Double = 0.5
@@ -159,13 +185,15 @@ public struct ProximityRules: Sendable, Equatable {
 }
 
 extension Proximity {
-    /// Where you are heading relative to `geometry`, at `point` moving as `motion` says.
-    /// `size` is the geometry's ``FenceGeometry/circumradius``, when the caller keeps it (an
-    /// area's takes a pass over its points).
+    /// Where you are heading relative to `geometry`, at `point` (the latest fix) moving as
+    /// `motion` says. `size` is the geometry's ``FenceGeometry/circumradius``, when the caller
+    /// keeps it (an area's takes a pass over its points).
     ///
-    /// Towards means the distance falls (at `minimumSpeed` or more, by `tolerance` or more over
-    /// the window) *and* the way you move points at the fence: a road that passes the place
-    /// by, or a drive round it, is not towards it even while the distance falls.
+    /// Towards means the distance to the edge fell over the last half of the window (by
+    /// `tolerance` or more, at `minimumSpeed` or more) *and* the way you move points at the
+    /// fence: a road that passes the place by is not towards it even while the distance falls.
+    /// Both ends of that half are the window's fit, not single fixes, so a stray fix moves
+    /// neither; the distance shown and the time to arrival are from the latest fix.
     public init(
         _ geometry: FenceGeometry, size: Double? = nil, at point: Coordinate, moving motion: Motion?,
         rules: ProximityRules = ProximityRules()
@@ -179,10 +207,12 @@ extension Proximity {
             self.init(distance: distance, direction: .unknown)
             return
         }
-        let (east, north) = MotionEstimator.offset(of: geometry.center, from: point)
-        let range = (east * east + north * north).squareRoot()
-        let closing = range > 0 ? (motion.east * east + motion.north * north) / range : 0
-        guard abs(closing) >= rules.minimumSpeed, abs(closing) * motion.span >= rules.tolerance else {
+        let half = motion.span / 2
+        let now = (east: motion.middle.east + motion.east * half, north: motion.middle.north + motion.north * half)
+        let fall = geometry.distanceToEdge(from: MotionEstimator.coordinate(at: motion.middle, from: point))
+            - geometry.distanceToEdge(from: MotionEstimator.coordinate(at: now, from: point))
+        let closing = fall / half
+        guard abs(fall) >= rules.tolerance, abs(closing) >= rules.minimumSpeed else {
             self.init(distance: distance, direction: .stationary, closingSpeed: closing)
             return
         }
@@ -190,11 +220,14 @@ extension Proximity {
             self.init(distance: distance, direction: .awayFrom, closingSpeed: closing)
             return
         }
-        // The angle between the way you move and the fence's centre, against the angle the
-        // fence fills from here.
-        let cosine = closing / motion.speed
+        // The angle between the way you move and the way to the fence's centre, against the
+        // angle the fence fills from here.
+        let (centreEast, centreNorth) = MotionEstimator.offset(of: geometry.center, from: point)
+        let (east, north) = (centreEast - now.east, centreNorth - now.north)
+        let range = (east * east + north * north).squareRoot()
+        let cosine = range > 0 && motion.speed > 0 ? (motion.east * east + motion.north * north) / (range * motion.speed) : 1
         let angle = acos(max(-1, min(1, cosine))) * 180 / .pi
-        let fills = asin(min(1, (size ?? geometry.circumradius) / range)) * 180 / .pi
+        let fills = range > 0 ? asin(min(1, (size ?? geometry.circumradius) / range)) * 180 / .pi : 90
         guard angle <= fills + rules.headingTolerance else {
             self.init(distance: distance, direction: .stationary, closingSpeed: closing)
             return

@@ -44,9 +44,9 @@ struct ProximityTests {
 
     static let speed = 50 / 3.6
 
-    /// Parked 30 s, 20 km south, then straight north at 50 km/h.
+    /// Parked 30 s, 20 km south, then straight north at 50 km/h to the place's centre.
     static func straightIn(_ t: Double) -> (Double, Double) {
-        (0, -20_000 + max(0, t - 30) * speed)
+        (0, min(0, -20_000 + max(0, t - 30) * speed))
     }
 
     /// When, driving straight in, the edge is `seconds` away.
@@ -75,7 +75,7 @@ struct ProximityTests {
         let (firings, estimates) = Self.drive(seconds: 3000, watches: [.eta(600), .distance(2000)]) { t in
             (3000, -20_000 + t * Self.speed)
         }
-        #expect(firings.allSatisfy(\.isEmpty), "\(firings)")
+        #expect(firings.allSatisfy { $0.isEmpty }, "\(firings)")
         // From afar the road points almost at the place; nearer, it plainly passes it by.
         #expect(!estimates.contains { $0.direction == .towards && $0.distance < 6000 })
     }
@@ -85,7 +85,7 @@ struct ProximityTests {
             let angle = t * (30 / 3.6) / 1500
             return (1500 * cos(angle), 1500 * sin(angle))
         }
-        #expect(firings.allSatisfy(\.isEmpty), "\(firings)")
+        #expect(firings.allSatisfy { $0.isEmpty }, "\(firings)")
         #expect(estimates.dropFirst(20).allSatisfy { $0.direction == .stationary }, "\(Set(estimates.map(\.direction)))")
     }
 
@@ -94,7 +94,7 @@ struct ProximityTests {
             let (firings, estimates) = Self.drive(seconds: 1800, noise: 15, seed: seed, watches: [.eta(600), .distance(2000)]) { _ in
                 (0, -1500)
             }
-            #expect(firings.allSatisfy(\.isEmpty), "seed \(seed): \(firings)")
+            #expect(firings.allSatisfy { $0.isEmpty }, "seed \(seed): \(firings)")
             #expect(!estimates.contains { $0.direction == .towards || $0.direction == .awayFrom }, "seed \(seed)")
         }
     }
@@ -125,7 +125,7 @@ struct ProximityTests {
         let (firings, _) = Self.drive(seconds: 400, watches: [.eta(600), .distance(2000)]) { t in
             (0, -1800 + t * Self.speed)
         }
-        #expect(firings.allSatisfy(\.isEmpty), "\(firings)")
+        #expect(firings.allSatisfy { $0.isEmpty }, "\(firings)")
     }
 
     /// In from 10 km, a minute at the place, out 5 km, a minute parked, back in: two approaches
