@@ -91,6 +91,12 @@ public struct Announcer: Sendable {
         return nil
     }
 
+    /// Takes lifecycles read from the state file (commands, another pipeline), keeping the
+    /// approaches' cooldowns, which live only here.
+    public mutating func take(_ lifecycles: [String: Lifecycle]) {
+        self.lifecycles = lifecycles
+    }
+
     /// Notes that a time alarm fired at `time`.
     public mutating func noteFired(_ id: String, at time: Date) {
         lifecycles[id, default: Lifecycle()].lastFired = time

@@ -4,6 +4,8 @@
 /// - **presence changes** (``presenceChanged(_:)``): the engine's truth, every confirmed change
 ///   of side of every fence, announced or not, the first side learnt included. An output that
 ///   shows where the device is (an MQTT presence sensor, OwnTracks regions) follows these.
+///   With them come **proximity changes** (``proximityChanged(_:)``): a reminder's distance,
+///   direction of travel and time to arrival, when they changed noticeably.
 /// - **announcements** (``announce(_:)``): the crossings the reminder's policy lets through
 ///   (`when`, `active`, snooze, completion, `repeat`, `dwell`, `announce_initial`), and time
 ///   alarms, each its own case of ``Announcement``. An output that interrupts a person (stdout's
@@ -16,6 +18,8 @@ public protocol EventSink: Sendable {
     func announce(_ announcement: Announcement)
     /// A fence's confirmed side changed (see the type's documentation).
     func presenceChanged(_ change: PresenceChange)
+    /// A reminder's proximity changed noticeably (see ``Proximity/differsNoticeably(from:)``).
+    func proximityChanged(_ change: ProximityChange)
     /// The reminder was just completed (by a command or a button): what it showed can go.
     func reminderCompleted(_ id: String)
     /// The reminders' lifecycles as they now are (completed, snoozed, last announced): after an
@@ -29,6 +33,7 @@ public protocol EventSink: Sendable {
 
 extension EventSink {
     public func presenceChanged(_ change: PresenceChange) {}
+    public func proximityChanged(_ change: ProximityChange) {}
     public func reminderCompleted(_ id: String) {}
     public func lifecyclesChanged(_ lifecycles: [String: Lifecycle]) {}
     public func positionUsed(_ fix: Fix) {}

@@ -115,19 +115,26 @@ public struct SavedPresence: Sendable, Equatable {
 
 /// What the engine made of one fix.
 public enum FixOutcome: Sendable, Equatable {
-    /// Used: the events announced for it, and every confirmed change of side it caused.
-    case accepted([GeofenceEvent], changes: [PresenceChange])
+    /// Used: the events announced for it, every confirmed change of side it caused, and the
+    /// reminders' proximities that changed noticeably with it.
+    case accepted([GeofenceEvent], changes: [PresenceChange], proximities: [ProximityChange] = [])
     case rejected(FixRejection)
 
     /// The events announced for this fix (none when rejected).
     public var events: [GeofenceEvent] {
-        if case .accepted(let events, _) = self { return events }
+        if case .accepted(let events, _, _) = self { return events }
         return []
     }
 
     /// The changes of side this fix confirmed (none when rejected).
     public var changes: [PresenceChange] {
-        if case .accepted(_, let changes) = self { return changes }
+        if case .accepted(_, let changes, _) = self { return changes }
+        return []
+    }
+
+    /// The proximities that changed noticeably with this fix (none when rejected).
+    public var proximities: [ProximityChange] {
+        if case .accepted(_, _, let proximities) = self { return proximities }
         return []
     }
 }
@@ -171,9 +178,9 @@ public struct GeofenceEngine: Sendable {
     private var motion = MotionEstimator()
     /// The approaches the reminders ask for (`approach_within`, `approach_eta`), by reminder slot.
     private var approaches: [(slot: Int, watch: ApproachWatch)]
-    /// Each reminder's proximity at the last dated fix, by slot (collection places have none):
-    /// its distance, the direction of travel and the time to arrival.
-    public private(set) var proximities: [Proximity]
+    /// Each reminder's proximity as last given out in a ``ProximityChange``, by slot (nil before
+    /// the first dated fix; collection places have none): smaller changes are not given out.
+    public private(set) var proximities: [Proximity?]
     /// Each reminder's ``FenceGeometry/circumradius``, by slot, measured once.
     private let sizes: [Double]
 
@@ -212,7 +219,7 @@ public struct GeofenceEngine: Sendable {
             [reminders[slot].approach.within.map(ApproachWatch.Threshold.distance), reminders[slot].approach.eta.map(ApproachWatch.Threshold.eta)]
                 .compactMap { $0.map { (slot: slot, watch: ApproachWatch($0)) } }
         }
-        proximities = Array(repeating: Proximity(distance: .infinity, direction: .unknown), count: reminders.count)
+        proximities = Array(repeating: nil, count: reminders.count)
         sizes = reminders.map(\.geometry.circumradius)
     }
 
@@ -280,7 +287,7 @@ public struct GeofenceEngine: Sendable {
         edgesTested = 0
         motion = MotionEstimator()
         approaches = approaches.map { (slot: $0.slot, watch: ApproachWatch($0.watch.threshold)) }
-        proximities = Array(repeating: Proximity(distance: .infinity, direction: .unknown), count: reminders.count)
+        proximities = Array(repeating: nil, count: reminders.count)
     }
 
     private mutating func adoptState(from previous: GeofenceEngine) {
@@ -300,6 +307,7 @@ public struct GeofenceEngine: Sendable {
         for (slot, reminder) in self.reminders.enumerated() {
             guard let old = previous.reminderSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
+            if old < previous.proximities.count { proximities[slot] = previous.proximities[old] }
             keep(previous.trackers[old], at: slot)
         }
         for (number, collection) in self.collections.enumerated() {
@@ -517,32 +525,39 @@ public struct GeofenceEngine: Sendable {
         if trackers.isSparse, trackers.sharedUnsettled {
             trackers.observeFar(at: fix.time, dwell: { collections[$0].template.dwell }, confirmations: settings.confirmations)
         }
-        if let time = fix.time { events += approach(fix, at: time) }
+        var proximityChanges: [ProximityChange] = []
+        if let time = fix.time { events += approach(fix, at: time, changes: &proximityChanges) }
         if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
             // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).
             var compact = Set<Int32>(minimumCapacity: unsettled.count)
             compact.formUnion(unsettled)
             unsettled = compact
         }
-        return .accepted(events, changes: changes)
+        return .accepted(events, changes: changes, proximities: proximityChanges)
     }
 }
 
 extension GeofenceEngine {
-    /// Moves the motion estimate on with a dated fix, reads each reminder's proximity from it,
-    /// and returns the approaches it fires.
-    fileprivate mutating func approach(_ fix: Fix, at time: Date) -> [GeofenceEvent] {
+    /// Moves the motion estimate on with a dated fix, reads each reminder's proximity from it
+    /// (adding to `changes` those that changed noticeably), and returns the approaches it fires.
+    fileprivate mutating func approach(_ fix: Fix, at time: Date, changes: inout [ProximityChange]) -> [GeofenceEvent] {
         let moving = motion.update(fix, time: time.timeIntervalSince1970)
+        var current: [Proximity] = []
+        current.reserveCapacity(reminders.count)
         for slot in reminders.indices {
-            proximities[slot] = Proximity(reminders[slot].geometry, size: sizes[slot], at: fix.coordinate, moving: moving)
+            let proximity = Proximity(reminders[slot].geometry, size: sizes[slot], at: fix.coordinate, moving: moving)
+            current.append(proximity)
+            if proximity.differsNoticeably(from: proximities[slot]) {
+                proximities[slot] = proximity
+                changes.append(ProximityChange(reminder: reminders[slot], proximity: proximity, time: time, device: fix.tracker))
+            }
         }
         var events: [GeofenceEvent] = []
         for index in approaches.indices {
             let slot = approaches[index].slot
-            guard approaches[index].watch.update(proximities[slot]) else { continue }
+            guard approaches[index].watch.update(current[slot]) else { continue }
             events.append(GeofenceEvent(
-                kind: .approach, reminder: reminders[slot], fix: fix, distance: proximities[slot].distance,
-                proximity: proximities[slot]))
+                kind: .approach, reminder: reminders[slot], fix: fix, distance: current[slot].distance, proximity: current[slot]))
         }
         return events
     }

@@ -29,6 +29,53 @@ public struct Proximity: Sendable, Equatable {
         self.closingSpeed = closingSpeed
         self.eta = eta
     }
+
+    /// Whether this estimate says something `shown` (the one last given out) does not: another
+    /// direction, a distance 50 m or 5 % apart (whichever is more), or a time to arrival 30 s
+    /// or 10 % apart. What shows proximity (the state file, Home Assistant's sensors) takes only
+    /// these, so a receiver giving ten fixes a second does not make ten messages a second.
+    public func differsNoticeably(from shown: Proximity?) -> Bool {
+        guard let shown else { return true }
+        if direction != shown.direction { return true }
+        if abs(distance - shown.distance) >= max(50, shown.distance / 20) { return true }
+        switch (eta, shown.eta) {
+        case (nil, nil): return false
+        case (let eta?, let before?): return abs(eta - before) >= max(30, before / 10)
+        default: return true
+        }
+    }
+}
+
+/// A reminder's proximity as the state file keeps it, for `status` and what starts after the agent.
+public struct SavedProximity: Sendable, Equatable {
+    public var proximity: Proximity
+    /// The time of the fix it was read from.
+    public var time: Date
+    /// The ``Reminder/fenceKey`` of the fence then: it counts only while the fence is the same.
+    public var fenceKey: String
+
+    public init(proximity: Proximity, time: Date, fenceKey: String) {
+        self.proximity = proximity
+        self.time = time
+        self.fenceKey = fenceKey
+    }
+}
+
+/// A reminder's proximity that changed noticeably (see ``Proximity/differsNoticeably(from:)``),
+/// at the time of the fix that showed it.
+public struct ProximityChange: Sendable, Equatable {
+    public var reminder: Reminder
+    public var proximity: Proximity
+    public var time: Date
+    /// The tracked device (``Fix/tracker``) it is of; nil for this machine's own.
+    public var device: String?
+
+    public init(reminder: Reminder, proximity: Proximity, time: Date, device: String? = nil) {
+        self.reminder = reminder
+        self.proximity = proximity
+        self.time = time
+        self.device = device
+    }
 }
 
 /// How you move, from the fixes of a short window: one velocity for the device, which each

@@ -3,7 +3,9 @@ import GeoAlarmCore
 import GeoAlarmEncoding
 
 /// Home Assistant's MQTT discovery for one agent: a device named by the agent's MQTT client id,
-/// with a presence `binary_sensor` per reminder, a `sensor` per collection (the place it is
+/// with a presence `binary_sensor` per reminder and, as Home Assistant's own proximity sensors
+/// are, a distance `sensor` (metres to its edge) and a direction of travel `sensor` (arrived,
+/// away_from, stationary, towards) per reminder; a `sensor` per collection (the place it is
 /// inside; unknown when none), and a `device_tracker` whose position is in its attributes topic.
 /// Every config carries an `origin` (the software that made it), as Home Assistant asks.
 ///
@@ -56,6 +58,26 @@ struct HomeAssistantDiscovery {
     /// A reminder's presence sensor's attributes (``reminderAttributes(_:distance:lifecycle:timeZone:)``).
     func attributesTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "attributes") }
     func stateTopic(ofCollection id: String) -> String { topic(kind: "collection", object: Self.objectID(id), "state") }
+    /// A reminder's distance sensor's state: metres to its edge.
+    func distanceTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "distance") }
+    /// A reminder's direction of travel sensor's state.
+    func directionTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "direction") }
+
+    /// The direction of travel sensor's states, Home Assistant's proximity's own; an unknown
+    /// direction is published as ``noPlace``, Home Assistant's "no value".
+    static let directions = ["arrived", "away_from", "stationary", "towards"]
+
+    /// A proximity's direction as the direction sensor's state.
+    static func directionState(_ proximity: Proximity?) -> String {
+        guard let direction = proximity?.direction, direction != .unknown else { return noPlace }
+        return direction.rawValue
+    }
+
+    /// A proximity's distance as the distance sensor's state: whole metres.
+    static func distanceState(_ proximity: Proximity?) -> String {
+        guard let distance = proximity?.distance, distance.isFinite else { return noPlace }
+        return JSONText.number(distance.rounded())
+    }
 
     /// `geoalarm/NODE/KIND/OBJECT/LEAF`, for an object id already fit for a topic level.
     private func topic(kind: String, object: some StringProtocol, _ leaf: String) -> String {
@@ -75,6 +97,9 @@ struct HomeAssistantDiscovery {
         if component == "sensor", object.hasPrefix("collection_") {
             return [topic(kind: "collection", object: object.dropFirst("collection_".count), "state")]
         }
+        for leaf in ["distance", "direction"] where component == "sensor" && object.hasPrefix("\(leaf)_") {
+            return [topic(kind: "reminder", object: object.dropFirst(leaf.count + 1), leaf)]
+        }
         return []
     }
 
@@ -90,6 +115,17 @@ struct HomeAssistantDiscovery {
             payload.add("payload_on", "ON")
             payload.add("payload_off", "OFF")
             result["\(prefix)/binary_sensor/\(node)/\(object)/config"] = payload.text
+            var distance = entity(name: "\(reminder.title) distance", object: "distance_\(object)")
+            distance.add("state_topic", distanceTopic(ofReminder: reminder.id))
+            distance.add("device_class", "distance")
+            distance.add("unit_of_measurement", "m")
+            distance.add("suggested_display_precision", number: 0)
+            result["\(prefix)/sensor/\(node)/distance_\(object)/config"] = distance.text
+            var direction = entity(name: "\(reminder.title) direction of travel", object: "direction_\(object)")
+            direction.add("state_topic", directionTopic(ofReminder: reminder.id))
+            direction.add("device_class", "enum")
+            direction.add("options", raw: "[" + Self.directions.map(JSONText.quote).joined(separator: ",") + "]")
+            result["\(prefix)/sensor/\(node)/direction_\(object)/config"] = direction.text
         }
         for collection in collections {
             let object = Self.objectID(collection.id)

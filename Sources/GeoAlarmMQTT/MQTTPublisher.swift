@@ -10,8 +10,9 @@ import Synchronization
 
 /// Where the device is, to an MQTT broker, as an ``EventSink`` that follows presence changes
 /// (not announcements): OwnTracks `transition`s for every crossing and `location`s naming the
-/// regions the position is inside, and (with `homeassistant = true`) Home Assistant discovery
-/// and a presence sensor per reminder.
+/// regions the position is inside, and (with `homeassistant = true`) Home Assistant discovery,
+/// a presence sensor per reminder, and its distance and direction of travel sensors (following
+/// proximity changes, which come only when they change noticeably).
 ///
 /// Transitions go through an outbox in the state file: written before anything is sent, sent
 /// in order (QoS from the config, 1 by default), deleted once the broker acknowledged them, and
@@ -47,14 +48,15 @@ public final class MQTTPublisher: EventSink, Service, Sendable {
     static let window = 64
 
     /// A publisher for `settings`'s broker; `store` keeps the outbox (nil: in memory only);
-    /// `savedPresence` is this machine's saved side of each fence, for the retained presence, and
-    /// `lifecycles` the reminders' saved lifecycles, for its attributes. Without `ownPosition`
+    /// `savedPresence` is this machine's saved side of each fence, for the retained presence,
+    /// `savedProximities` its saved proximities, and `lifecycles` the reminders' saved
+    /// lifecycles, for its attributes. Without `ownPosition`
     /// (an agent tracking OwnTracks devices, with no receiver of its own) Home Assistant gets no
     /// entities from it: they could never change.
     public init(
         settings: MQTTSettings, user: String, hostName: String, softwareVersion: String, reminders: [Reminder],
-        collections: [ReminderCollection], savedPresence: [String: SavedPresence], lifecycles: [String: Lifecycle],
-        ownPosition: Bool = true, unknownError: Double, store: StateStore?, loop: EventLoop, logger: Logger
+        collections: [ReminderCollection], savedPresence: [String: SavedPresence],
+        savedProximities: [String: SavedProximity] = [:], lifecycles: [String: Lifecycle], ownPosition: Bool = true, unknownError: Double, store: StateStore?, loop: EventLoop, logger: Logger
     ) {
         self.settings = settings
         topic = settings.owntracksTopic(user: user, hostName: hostName)
@@ -78,6 +80,7 @@ public final class MQTTPublisher: EventSink, Service, Sendable {
         }
         var state = PublisherState(reminders: reminders, collections: collections, store: store)
         state.takePresence(savedPresence)
+        state.takeProximities(savedProximities)
         state.lifecycles = lifecycles
         shared = Mutex(state)
         // A fence restored from the state file was placed by the fix it was confirmed by.
@@ -136,6 +139,22 @@ public final class MQTTPublisher: EventSink, Service, Sendable {
                 if case .reminder(let id, _) = update { publishAttributes(ofReminder: id, discovery: discovery, state: state) }
             }
             if !change.isInitial { publishLocation(change.fix, trigger: "c", state: &state) }
+        }
+    }
+
+    /// This machine's reminder's distance and direction sensors, where they changed.
+    public func proximityChanged(_ change: ProximityChange) {
+        guard change.device == nil, let discovery else { return }
+        shared.withLock { state in
+            let id = change.reminder.id
+            guard state.reminders.contains(where: { $0.id == id }) else { return }
+            let before = state.proximities[id]
+            state.proximities[id] = change.proximity
+            guard state.connected else { return }
+            publishProximity(
+                ofReminder: id, discovery: discovery, state: state,
+                distance: HomeAssistantDiscovery.distanceState(before) != HomeAssistantDiscovery.distanceState(change.proximity),
+                direction: before?.direction != change.proximity.direction)
         }
     }
 
@@ -269,6 +288,21 @@ public final class MQTTPublisher: EventSink, Service, Sendable {
         }
     }
 
+    /// A reminder's distance and (or) direction of travel, retained.
+    private func publishProximity(
+        ofReminder id: String, discovery: HomeAssistantDiscovery, state: PublisherState, distance: Bool, direction: Bool
+    ) {
+        let proximity = state.proximities[id]
+        if distance {
+            client.publish(MQTTMessage(
+                topic: discovery.distanceTopic(ofReminder: id), text: HomeAssistantDiscovery.distanceState(proximity), retain: true))
+        }
+        if direction {
+            client.publish(MQTTMessage(
+                topic: discovery.directionTopic(ofReminder: id), text: HomeAssistantDiscovery.directionState(proximity), retain: true))
+        }
+    }
+
     /// The reminders as OwnTracks regions, retained on `OWNTRACKS_TOPIC/waypoints`.
     private func publishWaypoints(_ state: PublisherState) {
         let text = OwnTracksJSON.waypoints(state.reminders, firstSeen: state.firstSeen)
@@ -299,6 +333,7 @@ public final class MQTTPublisher: EventSink, Service, Sendable {
         for reminder in state.reminders {
             publishState(.reminder(reminder.id, state.presence[reminder.id]), discovery: discovery)
             publishAttributes(ofReminder: reminder.id, discovery: discovery, state: state)
+            publishProximity(ofReminder: reminder.id, discovery: discovery, state: state, distance: true, direction: true)
         }
         for collection in state.collections {
             publishState(.collection(collection.id, state.placeInside[collection.id] ?? nil), discovery: discovery)
@@ -350,6 +385,8 @@ struct PublisherState {
     var presence: [String: Bool] = [:]
     /// Metres from each reminder of the fix that last changed its side.
     var distances: [String: Double] = [:]
+    /// Each reminder's proximity, as this machine's last proximity change said.
+    var proximities: [String: Proximity] = [:]
     /// The reminders' lifecycles, for their sensors' attributes.
     var lifecycles: [String: Lifecycle] = [:]
     /// When each reminder and collection was first seen, that is placed by a fix (kept in the
@@ -376,9 +413,11 @@ struct PublisherState {
         for reminder in reminders where fences[reminder.id] != reminder.fenceKey {
             presence[reminder.id] = nil
             distances[reminder.id] = nil
+            proximities[reminder.id] = nil
         }
         let kept = Set(reminders.map(\.id))
         presence = presence.filter { kept.contains($0.key) }
+        proximities = proximities.filter { kept.contains($0.key) }
         placesInside = placesInside.filter { id, _ in collections.contains { $0.memberIndex(of: id) != nil } }
         self.reminders = reminders
         self.collections = collections
@@ -423,6 +462,13 @@ struct PublisherState {
                 placeInside[collection.id] = collection.member(place).title
                 placesInside[id] = collection.member(place).title
             }
+        }
+    }
+
+    /// Takes the proximities saved at start, of the fences as they are now.
+    mutating func takeProximities(_ saved: [String: SavedProximity]) {
+        for reminder in reminders {
+            if let kept = saved[reminder.id], kept.fenceKey == reminder.fenceKey { proximities[reminder.id] = kept.proximity }
         }
     }
 

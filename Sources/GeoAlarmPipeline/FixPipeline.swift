@@ -52,7 +52,7 @@ public final class FixPipeline {
 
     /// Takes lifecycles another pipeline read from the state file (see ``refreshLifecycles()``).
     public func takeLifecycles(_ lifecycles: [String: Lifecycle]) {
-        announcer = Announcer(timeZone: announcer.timeZone, lifecycles: lifecycles)
+        announcer.take(lifecycles)
     }
 
     /// A pipeline for `watched`, starting from the state `state` kept, giving events to `sinks`
@@ -85,6 +85,9 @@ public final class FixPipeline {
         state.save(outcome, announced: result.announced, announcer: announcer)
         for change in outcome.changes {
             for sink in sinks { sink.presenceChanged(change) }
+        }
+        for change in outcome.proximities {
+            for sink in sinks { sink.proximityChanged(change) }
         }
         for event in result.announced {
             for sink in sinks { sink.announce(.crossing(event)) }

@@ -52,13 +52,12 @@ public final class StateKeeper: StateLedger {
 
     /// The saved sides of this keeper's device's fences (none in memory).
     public func savedPresence() -> [String: SavedPresence] {
-        guard let store else { return [:] }
-        do {
-            return try store.savedPresence(device: device)
-        } catch {
-            fail(error)
-            return [:]
-        }
+        read([:]) { store throws(StoreError) in try store.savedPresence(device: device) }
+    }
+
+    /// This machine's saved proximity of each reminder (none in memory).
+    public func savedProximities() -> [String: SavedProximity] {
+        read([:]) { store throws(StoreError) in try store.savedProximities() }
     }
 
     /// An engine for `reminders` and `collections` that starts from the saved side of every
@@ -101,25 +100,21 @@ public final class StateKeeper: StateLedger {
 
     /// The lifecycles saved in the store (none in memory), for an ``Announcer``.
     public func lifecycles() -> [String: Lifecycle] {
-        guard let store else { return [:] }
-        do {
-            return try store.lifecycles()
-        } catch {
-            fail(error)
-            return [:]
-        }
+        read([:]) { store throws(StoreError) in try store.lifecycles() }
     }
 
     /// Writes what one fix changed: its changes of side, the events announced for it, and the
     /// completions those caused (as `announcer` has them); a failing store is logged once and dropped.
     public func save(_ outcome: FixOutcome, announced: [GeofenceEvent], announcer: Announcer) {
-        guard let store, !outcome.changes.isEmpty || !announced.isEmpty else { return }
+        // Proximities are kept for this machine only: `status` and the map show its own.
+        let proximities = device == nil ? outcome.proximities : []
+        guard let store, !outcome.changes.isEmpty || !announced.isEmpty || !proximities.isEmpty else { return }
         var completed: [String: Date] = [:]
         for event in announced {
             if let time = announcer.lifecycles[event.reminder.id]?.completedAt { completed[event.reminder.id] = time }
         }
         do {
-            try store.record(outcome.changes, events: announced, completed: completed, device: device)
+            try store.record(outcome.changes, events: announced, completed: completed, device: device, proximities: proximities)
         } catch {
             fail(error)
         }
@@ -155,6 +150,17 @@ public final class StateKeeper: StateLedger {
             try store.setLastFix(fix)
         } catch {
             fail(error)
+        }
+    }
+
+    /// What `body` reads from the store; `empty` in memory, or when the store fails (then dropped).
+    private func read<Value>(_ empty: Value, _ body: (StateStore) throws(StoreError) -> Value) -> Value {
+        guard let store else { return empty }
+        do {
+            return try body(store)
+        } catch {
+            fail(error)
+            return empty
         }
     }
 

@@ -231,6 +231,18 @@ public final class StateStore: Sendable {
         migrator.registerMigration("7: the last fix's error estimate (the map's circle around you)") { db in
             try db.execute(sql: "ALTER TABLE last_fix ADD COLUMN error REAL")
         }
+        migrator.registerMigration("8: each reminder's proximity (distance to its edge, direction of travel, time to arrival)") { db in
+            try db.execute(sql: """
+                CREATE TABLE proximity (
+                    reminder TEXT PRIMARY KEY NOT NULL,
+                    distance_m REAL NOT NULL,
+                    direction TEXT NOT NULL,
+                    eta_s REAL,
+                    time REAL NOT NULL,
+                    fence TEXT NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -356,15 +368,41 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// This machine's proximity of every reminder, by id, as the agent last noted it.
+    public func savedProximities() throws(StoreError) -> [String: SavedProximity] {
+        try reading { db in
+            var saved: [String: SavedProximity] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT reminder, distance_m, direction, eta_s, time, fence FROM proximity") {
+                guard let direction = Proximity.Direction(rawValue: row["direction"]) else { continue }
+                saved[row["reminder"]] = SavedProximity(
+                    proximity: Proximity(distance: row["distance_m"], direction: direction, eta: row["eta_s"]),
+                    time: Date(timeIntervalSince1970: row["time"]), fenceKey: row["fence"])
+            }
+            return saved
+        }
+    }
+
     /// Keeps what one fix changed, in one transaction: the new sides (this machine's, or a
-    /// tracked `device`'s), the announced events, and the completions they caused (a `once`
-    /// reminder's event). A reminder's lifecycle (completed, snoozed, last fired) is one for
-    /// every device.
+    /// tracked `device`'s), the announced events, the completions they caused (a `once`
+    /// reminder's event), and this machine's proximities that changed noticeably. A reminder's
+    /// lifecycle (completed, snoozed, last fired) is one for every device.
     public func record(
-        _ changes: [PresenceChange], events: [GeofenceEvent], completed: [String: Date] = [:], device: String? = nil
+        _ changes: [PresenceChange], events: [GeofenceEvent], completed: [String: Date] = [:], device: String? = nil,
+        proximities: [ProximityChange] = []
     ) throws(StoreError) {
-        guard !changes.isEmpty || !events.isEmpty else { return }
+        guard !changes.isEmpty || !events.isEmpty || !proximities.isEmpty else { return }
         try writing { db in
+            for change in proximities {
+                let finite = change.proximity.eta.flatMap { $0.isFinite ? $0 : nil }
+                try db.cachedStatement(
+                    sql: """
+                        INSERT OR REPLACE INTO proximity (reminder, distance_m, direction, eta_s, time, fence)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """
+                ).execute(
+                    arguments: [change.reminder.id, change.proximity.distance, change.proximity.direction.rawValue, finite,
+                                change.time.timeIntervalSince1970, change.reminder.fenceKey])
+            }
             for change in changes {
                 if let device {
                     try db.cachedStatement(

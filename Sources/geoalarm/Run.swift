@@ -87,7 +87,7 @@ struct Run: AsyncParsableCommand {
                 settings: mqtt, user: environment["USER"] ?? "user", hostName: hostName,
                 softwareVersion: GeoAlarm.configuration.version, reminders: config.reminders.filter(\.isEnabled),
                 collections: config.collections.filter(\.template.isEnabled), savedPresence: keeper.savedPresence(),
-                lifecycles: keeper.lifecycles(), ownPosition: source == .gpsd, unknownError: config.settings.maxError ?? 100,
+                savedProximities: keeper.savedProximities(), lifecycles: keeper.lifecycles(), ownPosition: source == .gpsd, unknownError: config.settings.maxError ?? 100,
                 store: keeper.sharedStore, loop: loop, logger: logger)
             // After the pop-ups (seen at once), before the hooks.
             sinks.append(publisher)

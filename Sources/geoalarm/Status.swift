@@ -7,7 +7,10 @@ import GeoAlarmEncoding
 /// `geoalarm status`: where the agent thinks you are, reminder by reminder.
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show each reminder's state: inside/outside/unknown, distance from the last fix, completed, snoozed, overdue, last fired.")
+        abstract: """
+            Show each reminder's state: inside/outside/unknown, distance from the last fix, direction of travel and time \
+            to arrival, completed, snoozed, overdue, last fired.
+            """)
 
     @OptionGroup var options: ConfigOptions
     @OptionGroup var stateOptions: StateOptions
@@ -21,8 +24,10 @@ struct Status: ParsableCommand {
         let saved: [String: SavedPresence]
         let lifecycles: [String: Lifecycle]
         let lastFix: Fix?
+        let proximities: [String: SavedProximity]
         do {
             saved = try store?.savedPresence() ?? [:]
+            proximities = try store?.savedProximities() ?? [:]
             lifecycles = try store?.lifecycles() ?? [:]
             lastFix = try store?.lastFix()
         } catch {
@@ -30,7 +35,7 @@ struct Status: ParsableCommand {
             throw ExitCode.failure
         }
         let now = Date()
-        var rows = [["ID", "TITLE", "STATE", "DISTANCE", "NOTES", "LAST FIRED"]]
+        var rows = [["ID", "TITLE", "STATE", "DISTANCE", "DIRECTION", "ETA", "NOTES", "LAST FIRED"]]
         var lines: [JSONLine] = []
         for reminder in config.reminders {
             let lifecycle = lifecycles[reminder.id] ?? Lifecycle()
@@ -38,8 +43,12 @@ struct Status: ParsableCommand {
             notes += Self.lifecycleNotes(lifecycle, now: now)
             let overdue = reminder.schedule.due?.moment(in: .current).map { $0 < now } ?? false
             if overdue { notes.append("overdue") }
-            rows.append(Self.row(reminder, saved: saved[reminder.id], lifecycle: lifecycle, lastFix: lastFix, notes: notes))
-            lines.append(Self.line(reminder, kind: "place", saved: saved[reminder.id], lifecycle: lifecycle, lastFix: lastFix, now: now, overdue: overdue))
+            let proximity = Self.proximity(reminder, saved: proximities[reminder.id])
+            rows.append(Self.row(
+                reminder, saved: saved[reminder.id], proximity: proximity, lifecycle: lifecycle, lastFix: lastFix, notes: notes))
+            lines.append(Self.line(
+                reminder, kind: "place", saved: saved[reminder.id], proximity: proximity, lifecycle: lifecycle, lastFix: lastFix,
+                now: now, overdue: overdue))
         }
         for collection in config.collections {
             let (collectionRows, collectionLines) = entries(
@@ -50,13 +59,16 @@ struct Status: ParsableCommand {
         for alarm in config.alarms {
             let lifecycle = lifecycles[alarm.id] ?? Lifecycle()
             let notes = ["at \(alarm.at)"] + Self.lifecycleNotes(lifecycle, now: now)
-            rows.append([alarm.id, alarm.title, "alarm", "-", notes.joined(separator: ", "), lifecycle.lastFired.map(Timestamp.iso8601) ?? "-"])
+            rows.append([
+                alarm.id, alarm.title, "alarm", "-", "-", "-", notes.joined(separator: ", "), lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
+            ])
             var line = JSONLine()
             line.add("id", alarm.id)
             line.add("title", alarm.title)
             line.add("kind", "alarm")
             line.add("state", "unknown")
             line.add("distance_m", number: nil)
+            Self.addProximity(nil, to: &line)
             Self.addLifecycle(lifecycle, to: &line, now: now)
             line.add("at", localDate: alarm.at)
             lines.append(line)
@@ -83,7 +95,8 @@ struct Status: ParsableCommand {
 
     /// A reminder's (or collection place's) JSON object: the row's facts as values.
     private static func line(
-        _ reminder: Reminder, kind: String, saved: SavedPresence?, lifecycle: Lifecycle, lastFix: Fix?, now: Date, overdue: Bool
+        _ reminder: Reminder, kind: String, saved: SavedPresence?, proximity: Proximity?, lifecycle: Lifecycle, lastFix: Fix?,
+        now: Date, overdue: Bool
     ) -> JSONLine {
         var line = JSONLine()
         line.add("id", reminder.id)
@@ -91,6 +104,7 @@ struct Status: ParsableCommand {
         line.add("kind", kind)
         line.add("state", presence(reminder, saved: saved).rawValue)
         line.add("distance_m", number: lastFix.map { reminder.distance(from: $0.coordinate) }.flatMap { $0.isFinite ? $0 : nil })
+        addProximity(proximity, to: &line)
         addLifecycle(lifecycle, to: &line, now: now)
         line.add("enabled", reminder.isEnabled)
         line.add("overdue", overdue)
@@ -105,20 +119,34 @@ struct Status: ParsableCommand {
         line.add("last_fired", time: lifecycle.lastFired)
     }
 
+    /// edge_m (metres to the edge), direction (of travel) and eta_s (seconds to the edge), or null.
+    private static func addProximity(_ proximity: Proximity?, to line: inout JSONLine) {
+        line.add("edge_m", number: proximity.map { $0.distance.rounded() })
+        line.add("direction", proximity.map(\.direction.rawValue))
+        line.add("eta_s", number: proximity?.eta.map { $0.rounded() })
+    }
+
+    /// The proximity the agent saved for a reminder, when saved for its fence as it is now.
+    private static func proximity(_ reminder: Reminder, saved: SavedProximity?) -> Proximity? {
+        saved.flatMap { $0.fenceKey == reminder.fenceKey ? $0.proximity : nil }
+    }
+
     /// The side saved for a reminder, when saved for its fence as it is now.
     private static func presence(_ reminder: Reminder, saved: SavedPresence?) -> Presence {
         saved.flatMap { $0.fenceKey == reminder.fenceKey ? $0.presence : nil } ?? .unknown
     }
 
     /// A reminder's (or collection place's) row: its saved side, when saved for its fence as it
-    /// is now; its distance from the last fix; `notes`; when it last fired.
+    /// is now; its distance from the last fix; its direction of travel and time to arrival, as
+    /// the agent saved them; `notes`; when it last fired.
     private static func row(
-        _ reminder: Reminder, saved: SavedPresence?, lifecycle: Lifecycle, lastFix: Fix?, notes: [String]
+        _ reminder: Reminder, saved: SavedPresence?, proximity: Proximity?, lifecycle: Lifecycle, lastFix: Fix?, notes: [String]
     ) -> [String] {
         let presence = presence(reminder, saved: saved)
         let distance = lastFix.map { "\(Metres.rounded(reminder.distance(from: $0.coordinate))) m" } ?? "-"
         return [
-            reminder.id, reminder.title, presence.rawValue, distance, notes.isEmpty ? "-" : notes.joined(separator: ", "),
+            reminder.id, reminder.title, presence.rawValue, distance, proximity?.direction.rawValue ?? "-",
+            proximity?.eta.map(Span.spoken) ?? "-", notes.isEmpty ? "-" : notes.joined(separator: ", "),
             lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
         ]
     }
@@ -141,7 +169,7 @@ struct Status: ParsableCommand {
         let nearest = lastFix.flatMap { collection.nearestDistance(from: $0.coordinate) }
         var rows = [[
             "\(collection.id)/*", collection.template.title, "\(inside) of \(collection.places.count) inside",
-            nearest.map { "\(Metres.rounded($0)) m (nearest)" } ?? "-", collection.template.isEnabled ? "-" : "disabled", "-",
+            nearest.map { "\(Metres.rounded($0)) m (nearest)" } ?? "-", "-", "-", collection.template.isEnabled ? "-" : "disabled", "-",
         ]]
         var summary = JSONLine()
         summary.add("id", "\(collection.id)/*")
@@ -156,11 +184,11 @@ struct Status: ParsableCommand {
             let member = collection.member(place)
             let lifecycle = lifecycles[member.id] ?? Lifecycle()
             rows.append(Self.row(
-                member, saved: saved[member.id], lifecycle: lifecycle, lastFix: lastFix,
+                member, saved: saved[member.id], proximity: nil, lifecycle: lifecycle, lastFix: lastFix,
                 notes: Self.lifecycleNotes(lifecycle, now: now)))
             lines.append(Self.line(
-                member, kind: "collection place", saved: saved[member.id], lifecycle: lifecycle, lastFix: lastFix, now: now,
-                overdue: false))
+                member, kind: "collection place", saved: saved[member.id], proximity: nil, lifecycle: lifecycle, lastFix: lastFix,
+                now: now, overdue: false))
         }
         return (rows, lines)
     }
