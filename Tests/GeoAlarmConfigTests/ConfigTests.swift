@@ -369,6 +369,48 @@ struct ScheduleConfigTests {
             ])
         }
     }
+
+    @Test func approachKeysComeFromTheReminderElseFromDefaults() throws {
+        let config = try ConfigLoader.parse("""
+            [defaults]
+            approach_eta = "10m"
+            [[reminder]]
+            title = "Home"
+            lat = 1
+            lon = 2
+            approach_within = "2km"
+            [[reminder]]
+            title = "Station"
+            lat = 1
+            lon = 2
+            approach_eta = "90s"
+            """, path: "r.toml")
+        // "10m" is ten minutes as approach_eta, a duration; "2km" a length.
+        #expect(config.reminders[0].approach == ApproachRule(within: 2000, eta: 600))
+        #expect(config.reminders[1].approach == ApproachRule(within: nil, eta: 90))
+        #expect(try ConfigLoader.parse("[[reminder]]\ntitle = \"A\"\nlat = 1\nlon = 2\n", path: "r.toml").reminders[0].approach.isEmpty)
+    }
+
+    @Test func badApproachKeys() {
+        #expect(ConfigTests().problems("""
+            [[reminder]]
+            id = "x"
+            title = "X"
+            lat = 1
+            lon = 2
+            approach_within = "0m"
+            approach_eta = "soon"
+            [[reminder]]
+            id = "y"
+            title = "Y"
+            at = "2026-12-24T09:00"
+            approach_eta = "5m"
+            """) == [
+            "r.toml:6: reminder \"x\" (#1): approach_within: must be above 0",
+            "r.toml:7: reminder \"x\" (#1): approach_eta: \"soon\" is not a number with a unit",
+            "r.toml:12: reminder \"y\" (#2): approach_eta: only reminders with a place have this; a time alarm fires once at its time",
+        ])
+    }
 }
 
 struct TimeAlarmConfigTests {
