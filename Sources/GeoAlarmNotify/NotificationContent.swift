@@ -31,10 +31,11 @@ struct NotificationContent: Equatable {
                 distance = event.distance > 0 ? "\(Metres.rounded(event.distance)) m beyond its edge" : "inside it"
             }
             if event.kind == .approach {
-                // "Approaching: Turn the heating on" / "home in about 9 min (6.2 km)".
+                // "Approaching: Turn the heating on" / "Home in about 9 min (6.2 km)".
                 summary = "Approaching: " + reminder.title
                 let away = Metres.spoken(event.proximity?.distance ?? event.distance)
-                whereabouts = event.proximity?.eta.map { "\(place) in about \(Span.spoken($0)) (\(away))" } ?? "\(place), \(away) away"
+                let named = place.prefix(1).uppercased() + place.dropFirst()
+                whereabouts = event.proximity?.eta.map { "\(named) in about \(Span.spoken($0)) (\(away))" } ?? "\(named), \(away) away"
             } else if event.kind == .leave {
                 summary = "Left: " + reminder.title
                 whereabouts = "Left \(place), now \(distance)"

@@ -53,6 +53,7 @@ struct HookRunnerTests {
         let environment = try String(contentsOfFile: "\(out).env", encoding: .utf8)
         #expect(environment == """
             GEOALARM_DISTANCE_M=111.2
+            GEOALARM_ETA_S=
             GEOALARM_EVENT=leave
             GEOALARM_LAT=38.7236
             GEOALARM_LON=-9.1094
@@ -83,6 +84,17 @@ struct HookRunnerTests {
         #expect(outcomes.wait(for: 1) == [.succeeded])
         let seen = try String(contentsOfFile: out, encoding: .utf8)
         #expect(!seen.contains(held), "the hook held \(held) open: \(seen)")
+    }
+
+    /// An approach's hook gets its kind, its distance to the edge and its seconds to arrival.
+    @Test func anApproachsHookHasItsTimeToArrival() {
+        var event = Self.event
+        event.kind = .approach
+        event.distance = 2000
+        event.proximity = Proximity(distance: 2000, direction: .towards, closingSpeed: 13.9, eta: 143.88)
+        let variables = HookRunner.variables(for: .crossing(event))
+        #expect(variables["GEOALARM_EVENT"] == "approach" && variables["GEOALARM_ETA_S"] == "144")
+        #expect(variables["GEOALARM_DISTANCE_M"] == "2000")
     }
 
     /// A time alarm has no place: its hooks get empty position and distance, and null in the JSON line.

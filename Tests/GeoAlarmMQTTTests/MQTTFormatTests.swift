@@ -83,7 +83,7 @@ struct MQTTFormatTests {
         let odd = Reminder(id: "a.b", title: "Dots", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
         let underscore = Reminder(id: "a_b", title: "Underscore", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
         let configs = discovery.configs(reminders: [Self.bakery, odd, underscore], collections: [])
-        #expect(configs.count == 4, "three sensors and the tracker")
+        #expect(configs.count == 10, "three reminders' presence, distance and direction sensors, and the tracker")
         let bakery = try Self.object(configs["homeassistant/binary_sensor/geoalarm-pi/bakery/config"])
         #expect(bakery["state_topic"] as? String == "geoalarm/geoalarm-pi/reminder/bakery/state")
         #expect(bakery["device_class"] as? String == "presence")
@@ -106,6 +106,22 @@ struct MQTTFormatTests {
         let tracker = try Self.object(configs["homeassistant/device_tracker/geoalarm-pi/location/config"])
         #expect(tracker["json_attributes_topic"] as? String == discovery.locationTopic)
         #expect(tracker["source_type"] as? String == "gps")
+        // As Home Assistant's proximity: a distance in metres and a direction of travel.
+        let distance = try Self.object(configs["homeassistant/sensor/geoalarm-pi/distance_bakery/config"])
+        #expect(distance["state_topic"] as? String == "geoalarm/geoalarm-pi/reminder/bakery/distance")
+        #expect(distance["device_class"] as? String == "distance" && distance["unit_of_measurement"] as? String == "m")
+        #expect(distance["unique_id"] as? String == "geoalarm_geoalarm-pi_distance_bakery")
+        let direction = try Self.object(configs["homeassistant/sensor/geoalarm-pi/direction_bakery/config"])
+        #expect(direction["state_topic"] as? String == "geoalarm/geoalarm-pi/reminder/bakery/direction")
+        #expect(direction["device_class"] as? String == "enum")
+        #expect(direction["options"] as? [String] == ["arrived", "away_from", "stationary", "towards"])
+        #expect(discovery.retainedTopics(ofConfigTopic: "homeassistant/sensor/geoalarm-pi/direction_bakery/config")
+            == ["geoalarm/geoalarm-pi/reminder/bakery/direction"])
+        #expect(discovery.retainedTopics(ofConfigTopic: "homeassistant/sensor/geoalarm-pi/distance_bakery/config")
+            == ["geoalarm/geoalarm-pi/reminder/bakery/distance"])
+        #expect(HomeAssistantDiscovery.directionState(Proximity(distance: 10, direction: .unknown)) == "None")
+        #expect(HomeAssistantDiscovery.directionState(Proximity(distance: 10, direction: .awayFrom)) == "away_from")
+        #expect(HomeAssistantDiscovery.distanceState(Proximity(distance: 1234.6, direction: .towards)) == "1235")
     }
 
     /// A collection's sensor is named from its title without the place's `{name}`, or from its id.

@@ -42,6 +42,16 @@ struct NotificationContentTests {
         #expect(left.body == "Left 47.005000,8.005000, now 26 m beyond its edge")
     }
 
+    /// The issue's own words: "Home in about 9 min (6.2 km)".
+    @Test func anApproachSaysHowLongAndHowFar() {
+        guard case .crossing(var event) = Self.event(.approach, place: "home", notes: nil) else { return }
+        event.proximity = Proximity(distance: 6213, direction: .towards, closingSpeed: 11.5, eta: 540)
+        let content = NotificationContent(announcement: .crossing(event), markup: false)
+        #expect(content.summary == "Approaching: Buy bread")
+        #expect(content.body == "Home in about 9 min (6.2 km)")
+        #expect(content.category == "x-geoalarm.approach")
+    }
+
     @Test func urgencyIconAndTimeout() {
         let low = NotificationContent(announcement: Self.event(.arrive, alert: ReminderAlert(urgency: .low, icon: "/usr/share/icons/bread.png", timeout: 7.5), notes: nil), markup: false)
         #expect(low.urgency == 0 && low.icon == "/usr/share/icons/bread.png" && low.timeoutMilliseconds == 7500)

@@ -29,6 +29,18 @@ struct EventFormatTests {
         #expect(EventFormat.json.line(for: .crossing(event)).contains(#""title":"a\u001b[31mb\u0085c\u2028d\u202ee""#))
     }
 
+    /// An approach's distance is to the edge, and its time to arrival follows.
+    @Test func anApproachLineSaysItsTimeToArrival() {
+        var event = Self.event
+        event.kind = .approach
+        event.distance = 2012.4
+        event.proximity = Proximity(distance: 2012.4, direction: .towards, closingSpeed: 13.9, eta: 144.7)
+        #expect(EventFormat.text.line(for: .crossing(event))
+            == "2026-11-21T08:06:30Z  approach  parcel  \"Pick up the \\\"big\\\" parcel\"  2012 m  in 2 min")
+        #expect(EventFormat.json.line(for: .crossing(event)).contains(#""event":"approach""#))
+        #expect(EventFormat.json.line(for: .crossing(event)).hasSuffix(#","eta_s":145}"#))
+    }
+
     @Test func untimedFixesAndInitialEvents() {
         var event = Self.event
         event.fix.time = nil

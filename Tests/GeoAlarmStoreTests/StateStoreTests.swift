@@ -34,6 +34,7 @@ struct StateStoreTests {
             "5: when each reminder was first seen (OwnTracks regions' wtst)",
             "6: named queues and string sets, the MQTT outbox and discovery topics moved into them",
             "7: the last fix's error estimate (the map's circle around you)",
+            "8: each reminder's proximity (distance to its edge, direction of travel, time to arrival)",
         ])
     }
 
@@ -208,6 +209,29 @@ struct StateStoreTests {
         } throws: { error in
             (error as? StoreError)?.description.contains(reason) == true
         }
+    }
+
+    /// This machine's proximities are kept, the latest of each reminder; a tracked device's are not.
+    @Test func theKeeperKeepsThisMachinesProximities() throws {
+        let path = Self.path()
+        let log = CapturingLog()
+        let keeper = StateKeeper(path: path, logger: log.logger)
+        func outcome(_ proximity: Proximity, second: Double, device: String? = nil) -> FixOutcome {
+            .accepted([], changes: [], proximities: [ProximityChange(
+                reminder: Self.office, proximity: proximity, time: Date(timeIntervalSince1970: 1_800_000_000 + second), device: device)])
+        }
+        keeper.save(outcome(Proximity(distance: 5000, direction: .unknown), second: 0), announced: [], announcer: Announcer(timeZone: .gmt))
+        keeper.save(
+            outcome(Proximity(distance: 4200, direction: .towards, closingSpeed: 14, eta: 300), second: 60), announced: [],
+            announcer: Announcer(timeZone: .gmt))
+        keeper.scoped(to: "alice/phone").save(
+            outcome(Proximity(distance: 10, direction: .awayFrom), second: 61, device: "alice/phone"), announced: [],
+            announcer: Announcer(timeZone: .gmt))
+        let saved = try #require(try StateStore(readingFrom: path)).savedProximities()
+        #expect(saved == ["office": SavedProximity(
+            proximity: Proximity(distance: 4200, direction: .towards, eta: 300), time: Date(timeIntervalSince1970: 1_800_000_060),
+            fenceKey: Self.office.fenceKey)])
+        #expect(log.messages.isEmpty, "\(log.messages)")
     }
 
     @Test func theKeeperRestoresOnlyUnchangedFencesAndFallsBackToMemory() throws {
