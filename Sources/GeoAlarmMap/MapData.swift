@@ -17,9 +17,11 @@ struct MapData: Sendable {
     /// What the state file holds that the map shows.
     struct SavedState: Sendable, Equatable {
         var presence: [String: SavedPresence] = [:]
+        /// Each reminder's distance, direction of travel and time to arrival, as the agent noted them.
+        var proximities: [String: SavedProximity] = [:]
         var lifecycles: [String: Lifecycle] = [:]
         var lastFix: Fix?
-        /// The most recent arrivals and departures, newest last.
+        /// The most recent arrivals, departures and approaches, newest last.
         var history: [StateStore.HistoryEntry] = []
     }
 
@@ -36,7 +38,8 @@ struct MapData: Sendable {
         // This machine's own events at a place (a time alarm has none; tracked devices' are theirs).
         let history = try store.history(last: historyShown * 2).filter { $0.coordinate != nil && $0.device == nil }.suffix(historyShown)
         return SavedState(
-            presence: try store.savedPresence(), lifecycles: try store.lifecycles(), lastFix: try store.lastFix(),
+            presence: try store.savedPresence(), proximities: try store.savedProximities(), lifecycles: try store.lifecycles(),
+            lastFix: try store.lastFix(),
             history: Array(history))
     }
 
@@ -69,7 +72,7 @@ struct MapData: Sendable {
         return object.text
     }
 
-    /// One reminder or collection place: its shape, its side and what silences it.
+    /// One reminder or collection place: its shape, its side, its proximity and what silences it.
     private func reminderJSON(_ reminder: Reminder, now: Date) -> JSONObject {
         var object = JSONObject()
         object.add("id", reminder.id)
@@ -91,6 +94,10 @@ struct MapData: Sendable {
         object.add("when", reminder.trigger.rawValue)
         let saved = state.presence[reminder.id].flatMap { $0.fenceKey == reminder.fenceKey ? $0.presence : nil } ?? .unknown
         object.add("state", saved.rawValue)
+        let proximity = state.proximities[reminder.id].flatMap { $0.fenceKey == reminder.fenceKey ? $0.proximity : nil }
+        object.add("direction", proximity?.direction.rawValue)
+        object.add("edge_m", number: proximity.map { $0.distance.rounded() })
+        object.add("eta_s", number: proximity?.eta.map { $0.rounded() })
         let lifecycle = state.lifecycles[reminder.id] ?? Lifecycle()
         object.add("completed", lifecycle.completedAt != nil)
         object.add("snoozed_until", lifecycle.snoozedUntil.flatMap { $0 > now ? Timestamp.iso8601($0) : nil })

@@ -48,6 +48,11 @@ struct MapDataTests {
             "block": SavedPresence(presence: .inside, time: now, fenceKey: "an old fence"),
         ]
         data.state.lifecycles = ["block": Lifecycle(snoozedUntil: now.addingTimeInterval(60))]
+        data.state.proximities = [
+            "bread": SavedProximity(
+                proximity: Proximity(distance: 6213.4, direction: .towards, eta: 540.2), time: now, fenceKey: bread.fenceKey),
+            "block": SavedProximity(proximity: Proximity(distance: 10, direction: .awayFrom), time: now, fenceKey: "an old fence"),
+        ]
         data.state.lastFix = Fix(time: now, coordinate: Coordinate(latitude: 38.71, longitude: -9.135), horizontalError: 12.5)
         let snapshot = try Self.object(data.snapshot(now: now))
         let reminders = try #require(snapshot["reminders"] as? [[String: Any]])
@@ -55,6 +60,9 @@ struct MapDataTests {
         #expect(reminders[0]["shape"] as? String == "circle" && reminders[0]["radius"] as? Double == 30)
         #expect(reminders[0]["center"] as? [Double] == [38.7105, -9.1366])
         #expect(reminders[0]["state"] as? String == "inside")
+        #expect(reminders[0]["direction"] as? String == "towards" && reminders[0]["eta_s"] as? Double == 540)
+        #expect(reminders[0]["edge_m"] as? Double == 6213)
+        #expect(reminders[1]["direction"] is NSNull, "a proximity noted for another fence is not this one's")
         #expect(reminders[1]["shape"] as? String == "area" && (reminders[1]["polygons"] as? [[[[Double]]]])?.first?.first?.count == 3)
         #expect(reminders[1]["state"] as? String == "unknown", "a side saved for another fence is not this one's")
         #expect(reminders[1]["snoozed_until"] as? String == "2027-01-15T08:01:00Z")

@@ -178,6 +178,13 @@
     badge.className = `badge state-${state}`;
     badge.textContent = stateNames[state] || state;
     item.append(title, " ", badge);
+    const proximity = proximityText(reminder);
+    if (proximity) {
+      const line = document.createElement("span");
+      line.className = "proximity";
+      line.textContent = proximity;
+      item.append(" ", line);
+    }
 
     const actions = document.createElement("div");
     actions.className = "actions";
@@ -198,6 +205,16 @@
     });
     item.append(actions);
     return item;
+  }
+
+  /** "towards, 6.2 km, about 9 min": where you head, as the agent noted it; "" when unknown or there. */
+  function proximityText(reminder) {
+    if (!reminder.direction || reminder.direction === "unknown" || reminder.direction === "arrived") return "";
+    const metres = reminder.edge_m ?? 0;
+    const distance = metres < 1000 ? `${Math.round(metres)} m` : `${(metres / 1000).toFixed(metres < 10000 ? 1 : 0)} km`;
+    const words = [reminder.direction.replace("_", " "), distance];
+    if (reminder.eta_s != null) words.push(`about ${Math.max(1, Math.round(reminder.eta_s / 60))} min`);
+    return words.join(", ");
   }
 
   /** A form to change a reminder's title and radius. */
