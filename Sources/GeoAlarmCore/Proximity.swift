@@ -300,8 +300,9 @@ public struct ApproachRule: Sendable, Equatable {
 
 /// One approach of one reminder, by distance or by time: armed once you are seen not yet close,
 /// it fires once when you come close while heading towards the place, and is armed again when
-/// you move away beyond a band or arrive and leave. A stop on the way neither fires nor re-arms
-/// it, so stop-and-go traffic fires once.
+/// you move away beyond a band, from where it fired or from the place once you arrived. A stop
+/// on the way neither fires nor re-arms it, so stop-and-go traffic fires once; nor does a walk
+/// round the block from the place.
 public struct ApproachWatch: Sendable, Equatable {
     public enum Threshold: Sendable, Equatable {
         /// Metres from the edge.
@@ -315,9 +316,8 @@ public struct ApproachWatch: Sendable, Equatable {
         /// started, perhaps already close): nothing fires.
         case learning
         case armed
-        /// Fired this many metres from the edge.
+        /// Fired this many metres from the edge, or arrived (0).
         case fired(Double)
-        case inside
     }
 
     public let threshold: Threshold
@@ -330,14 +330,10 @@ public struct ApproachWatch: Sendable, Equatable {
     /// Whether this estimate fires the approach.
     public mutating func update(_ proximity: Proximity) -> Bool {
         if proximity.direction == .arrived {
-            state = .inside
+            state = .fired(0)
             return false
         }
         switch state {
-        case .inside:
-            // Left again: a later approach is a new one.
-            state = .armed
-            return fires(proximity) ? fire(proximity) : false
         case .learning:
             if arms(proximity) { state = .armed }
             return false

@@ -1,4 +1,5 @@
 import Foundation
+import GeoAlarmCore
 import GeoAlarmTestSupport
 import Testing
 
@@ -101,5 +102,39 @@ struct LiveEqualsReplayTests {
         } else {
             #expect(agent.stdoutLines.map(Self.essence) == replay.stdoutLines.map(Self.essence), "\(log): \(agent.stderr)")
         }
+    }
+}
+
+/// Approaches live and replayed: a drive home (written by the test, as no capture drives at a
+/// place with speed and course) through a real gpsd gives the agent the same approaches, at the
+/// same fixes, as `replay` of the log.
+struct ApproachLiveEqualsReplayTests {
+    @Test func aDriveHomeApproachesTheSameLiveAndReplayed() throws {
+        let home = Coordinate(latitude: 38.7369, longitude: -9.1427)
+        let points = NMEADrive.straightIn(to: home, from: 12_000, speed: 50 / 3.6, seconds: 960)
+        let log = try Command.temporaryFile(
+            NMEADrive.log(points, start: Date(timeIntervalSince1970: 1_795_248_000)), named: "drive-home.nmea")
+        let config = try Command.temporaryFile("""
+            [[reminder]]
+            id = "heating"
+            title = "Turn the heating on"
+            lat = \(home.latitude)
+            lon = \(home.longitude)
+            radius = "100m"
+            approach_eta = "10m"
+            approach_within = "2km"
+
+            """)
+        let replay = try Command.run(["replay", "-c", config, log])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(replay.stdoutLines.map { $0.split(separator: " ", omittingEmptySubsequences: true)[1] } == ["approach", "approach", "arrive"])
+
+        let gpsd = try GPSFake()
+        try gpsd.load(log, pace: 0.002)
+        let agent = try Background(["run", "--state", Command.scratchState(), "-c", config, "--headless", "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines.map(LiveEqualsReplayTests.essence) == replay.stdoutLines.map(LiveEqualsReplayTests.essence), "\(agent.stderr)")
     }
 }
