@@ -178,6 +178,8 @@ public struct GeofenceEngine: Sendable {
     private var motion = MotionEstimator()
     /// The approaches the reminders ask for (`approach_within`, `approach_eta`), by reminder slot.
     private var approaches: [(slot: Int, watch: ApproachWatch)]
+    /// Each reminder's direction of travel at the last dated fix, by slot.
+    private var directions: [Proximity.Direction]
     /// Each reminder's proximity as last given out in a ``ProximityChange``, by slot (nil before
     /// the first dated fix; collection places have none): smaller changes are not given out.
     public private(set) var proximities: [Proximity?]
@@ -220,6 +222,7 @@ public struct GeofenceEngine: Sendable {
                 .compactMap { $0.map { (slot: slot, watch: ApproachWatch($0)) } }
         }
         proximities = Array(repeating: nil, count: reminders.count)
+        directions = Array(repeating: .unknown, count: reminders.count)
         sizes = reminders.map(\.geometry.circumradius)
     }
 
@@ -288,6 +291,7 @@ public struct GeofenceEngine: Sendable {
         motion = MotionEstimator()
         approaches = approaches.map { (slot: $0.slot, watch: ApproachWatch($0.watch.threshold)) }
         proximities = Array(repeating: nil, count: reminders.count)
+        directions = Array(repeating: .unknown, count: reminders.count)
     }
 
     private mutating func adoptState(from previous: GeofenceEngine) {
@@ -307,7 +311,10 @@ public struct GeofenceEngine: Sendable {
         for (slot, reminder) in self.reminders.enumerated() {
             guard let old = previous.reminderSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
-            if old < previous.proximities.count { proximities[slot] = previous.proximities[old] }
+            if old < previous.proximities.count {
+                proximities[slot] = previous.proximities[old]
+                directions[slot] = previous.directions[old]
+            }
             keep(previous.trackers[old], at: slot)
         }
         for (number, collection) in self.collections.enumerated() {
@@ -542,22 +549,24 @@ extension GeofenceEngine {
     /// (adding to `changes` those that changed noticeably), and returns the approaches it fires.
     fileprivate mutating func approach(_ fix: Fix, at time: Date, changes: inout [ProximityChange]) -> [GeofenceEvent] {
         let moving = motion.update(fix, time: time.timeIntervalSince1970)
-        var current: [Proximity] = []
-        current.reserveCapacity(reminders.count)
+        var events: [GeofenceEvent] = []
+        var nextApproach = approaches.startIndex
         for slot in reminders.indices {
-            let proximity = Proximity(reminders[slot].geometry, size: sizes[slot], at: fix.coordinate, moving: moving)
-            current.append(proximity)
+            let proximity = Proximity(
+                reminders[slot].geometry, size: sizes[slot], at: fix.coordinate, moving: moving, previous: directions[slot])
+            directions[slot] = proximity.direction
             if proximity.differsNoticeably(from: proximities[slot]) {
                 proximities[slot] = proximity
                 changes.append(ProximityChange(reminder: reminders[slot], proximity: proximity, time: time, device: fix.tracker))
             }
-        }
-        var events: [GeofenceEvent] = []
-        for index in approaches.indices {
-            let slot = approaches[index].slot
-            guard approaches[index].watch.update(current[slot]) else { continue }
-            events.append(GeofenceEvent(
-                kind: .approach, reminder: reminders[slot], fix: fix, distance: current[slot].distance, proximity: current[slot]))
+            // The approaches are in slot order.
+            while nextApproach < approaches.endIndex, approaches[nextApproach].slot == slot {
+                if approaches[nextApproach].watch.update(proximity) {
+                    events.append(GeofenceEvent(
+                        kind: .approach, reminder: reminders[slot], fix: fix, distance: proximity.distance, proximity: proximity))
+                }
+                nextApproach += 1
+            }
         }
         return events
     }

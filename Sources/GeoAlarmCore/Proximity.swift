@@ -241,9 +241,13 @@ extension Proximity {
     /// fence: a road that passes the place by is not towards it even while the distance falls.
     /// Both ends of that half are the window's fit, not single fixes, so a stray fix moves
     /// neither; the distance shown and the time to arrival are from the latest fix.
+    ///
+    /// Going on as `previous` (the direction the fix before gave) asks half as much (half the
+    /// tolerance, half the speed, half again the heading's margin): a pace right at a threshold
+    /// does not make the direction flicker from fix to fix.
     public init(
         _ geometry: FenceGeometry, size: Double? = nil, at point: Coordinate, moving motion: Motion?,
-        rules: ProximityRules = ProximityRules()
+        previous: Direction = .unknown, rules: ProximityRules = ProximityRules()
     ) {
         let distance = geometry.distanceToEdge(from: point)
         guard distance > 0 else {
@@ -259,7 +263,9 @@ extension Proximity {
         let fall = geometry.distanceToEdge(from: MotionEstimator.coordinate(at: motion.middle, from: point))
             - geometry.distanceToEdge(from: MotionEstimator.coordinate(at: now, from: point))
         let closing = fall / half
-        guard abs(fall) >= rules.tolerance, abs(closing) >= rules.minimumSpeed else {
+        let goingOn = previous == (closing > 0 ? .towards : .awayFrom)
+        let (tolerance, minimumSpeed) = goingOn ? (rules.tolerance / 2, rules.minimumSpeed / 2) : (rules.tolerance, rules.minimumSpeed)
+        guard abs(fall) >= tolerance, abs(closing) >= minimumSpeed else {
             self.init(distance: distance, direction: .stationary, closingSpeed: closing)
             return
         }
@@ -275,7 +281,7 @@ extension Proximity {
         let cosine = range > 0 && motion.speed > 0 ? (motion.east * east + motion.north * north) / (range * motion.speed) : 1
         let angle = acos(max(-1, min(1, cosine))) * 180 / .pi
         let fills = range > 0 ? asin(min(1, (size ?? geometry.circumradius) / range)) * 180 / .pi : 90
-        guard angle <= fills + rules.headingTolerance else {
+        guard angle <= fills + rules.headingTolerance * (goingOn ? 1.5 : 1) else {
             self.init(distance: distance, direction: .stationary, closingSpeed: closing)
             return
         }

@@ -179,6 +179,17 @@ struct MQTTTests {
         let position = try #require(lines.objects(on: attributesTopic).last)
         #expect(Set(position.keys) == ["latitude", "longitude", "gps_accuracy"])
         #expect(lines.payloads(on: "geoalarm/\(Self.clientID)/availability").first == "online")
+        // Proximity as Home Assistant's own: where the walk ends, by the river, the ferry
+        // reminder has arrived, 0 m; the home it left is away from. Each is published on a
+        // noticeable change only: the walk's 1,267 fixes make a few dozen messages, not one each.
+        let ferryDirection = try #require(
+            lines.objects(on: "homeassistant/sensor/\(Self.clientID)/direction_ferry/config").first?["state_topic"] as? String)
+        #expect(lines.payloads(on: ferryDirection).last == "arrived")
+        #expect(lines.payloads(on: "geoalarm/\(Self.clientID)/reminder/ferry/distance").last == "0")
+        #expect(lines.payloads(on: "geoalarm/\(Self.clientID)/reminder/water-the-plants-before-you-go/direction").contains("away_from"))
+        for topic in Set(lines.messages.map(\.topic)) where topic.hasSuffix("/distance") || topic.hasSuffix("/direction") {
+            #expect(lines.payloads(on: topic).count < 60, "\(topic): \(lines.payloads(on: topic))")
+        }
 
         // What Home Assistant finds when it starts later: retained configs and states.
         let late = try broker.subscribe(["homeassistant/#", "geoalarm/#"])
