@@ -251,7 +251,7 @@ extension Proximity {
     ) {
         let distance = geometry.distanceToEdge(from: point)
         guard distance > 0 else {
-            self.init(distance: 0, direction: .arrived, eta: 0)
+            self.init(distance: 0, direction: .arrived)
             return
         }
         guard let motion else {

@@ -33,9 +33,13 @@ struct HomeAssistantDiscovery {
         self.softwareVersion = softwareVersion
     }
 
-    /// A collection's state when the position is inside none of its places: Home Assistant's
-    /// word for "no value", which it shows as unknown.
-    static let noPlace = "None"
+    /// A text or enum sensor's state when there is no value: Home Assistant's own state string
+    /// for unknown. (Its MQTT sensor takes `None` as no value only for a numeric sensor; a text
+    /// sensor would show the word.)
+    static let unknownText = "unknown"
+    /// A numeric sensor's (and a binary sensor's) payload for no value, which Home Assistant
+    /// shows as unknown.
+    static let noValue = "None"
 
     /// A collection's name: its title with the place's `{name}` left out, else its id.
     static func name(of collection: ReminderCollection) -> String {
@@ -63,19 +67,17 @@ struct HomeAssistantDiscovery {
     /// A reminder's direction of travel sensor's state.
     func directionTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "direction") }
 
-    /// The direction of travel sensor's states, Home Assistant's proximity's own; an unknown
-    /// direction is published as ``noPlace``, Home Assistant's "no value".
-    static let directions = ["arrived", "away_from", "stationary", "towards"]
-
-    /// A proximity's direction as the direction sensor's state.
+    /// A proximity's direction as the direction sensor's state: Home Assistant's proximity's
+    /// own words (arrived, away_from, stationary, towards), and ``unknownText`` before a minute
+    /// of fixes says.
     static func directionState(_ proximity: Proximity?) -> String {
-        guard let direction = proximity?.direction, direction != .unknown else { return noPlace }
+        guard let direction = proximity?.direction, direction != .unknown else { return unknownText }
         return direction.rawValue
     }
 
     /// A proximity's distance as the distance sensor's state: whole metres.
     static func distanceState(_ proximity: Proximity?) -> String {
-        guard let distance = proximity?.distance, distance.isFinite else { return noPlace }
+        guard let distance = proximity?.distance, distance.isFinite else { return noValue }
         return JSONText.number(distance.rounded())
     }
 
@@ -123,8 +125,8 @@ struct HomeAssistantDiscovery {
             result["\(prefix)/sensor/\(node)/distance_\(object)/config"] = distance.text
             var direction = entity(name: "\(reminder.title) direction of travel", object: "direction_\(object)")
             direction.add("state_topic", directionTopic(ofReminder: reminder.id))
+            // No `options`: a Home Assistant that checks them would refuse "unknown".
             direction.add("device_class", "enum")
-            direction.add("options", raw: "[" + Self.directions.map(JSONText.quote).joined(separator: ",") + "]")
             result["\(prefix)/sensor/\(node)/direction_\(object)/config"] = direction.text
         }
         for collection in collections {

@@ -280,11 +280,10 @@ public final class MQTTPublisher: EventSink, Service, Sendable {
     private func publishState(_ change: PresenceUpdate, discovery: HomeAssistantDiscovery) {
         switch change {
         case .reminder(let id, let inside):
-            // "None" is Home Assistant's word for an unknown state.
-            let text = inside.map { $0 ? "ON" : "OFF" } ?? "None"
+            let text = inside.map { $0 ? "ON" : "OFF" } ?? HomeAssistantDiscovery.noValue
             client.publish(MQTTMessage(topic: discovery.stateTopic(ofReminder: id), text: text, retain: true))
         case .collection(let id, let place):
-            client.publish(MQTTMessage(topic: discovery.stateTopic(ofCollection: id), text: place ?? HomeAssistantDiscovery.noPlace, retain: true))
+            client.publish(MQTTMessage(topic: discovery.stateTopic(ofCollection: id), text: place ?? HomeAssistantDiscovery.unknownText, retain: true))
         }
     }
 
