@@ -176,15 +176,27 @@ public struct GeofenceEngine: Sendable {
     public private(set) var edgesTested = 0
     /// How the device moves, from the last minute's fixes: for approaches and proximities.
     private var motion = MotionEstimator()
-    /// The approaches the reminders ask for (`approach_within`, `approach_eta`), by reminder slot.
+    /// Whether this engine gives out proximity changes: this machine's own does; a tracked
+    /// device's does not (nothing shows them), and reads proximities only for approaches.
+    private var showsProximity = true
+    /// The fix time every reminder's proximity was last read at: they are read every
+    /// ``proximityReadingInterval`` of fix time, those with an approach at every fix.
+    private var lastProximityReading: Date?
+    /// The approaches the reminders ask for (`approach_within`, `approach_eta`), in slot order.
     private var approaches: [(slot: Int, watch: ApproachWatch)]
+    /// The slots of the reminders with an approach, in order.
+    private let approachSlots: [Int]
     /// Each reminder's direction of travel at the last dated fix, by slot.
     private var directions: [Proximity.Direction]
     /// Each reminder's proximity as last given out in a ``ProximityChange``, by slot (nil before
     /// the first dated fix; collection places have none): smaller changes are not given out.
     public private(set) var proximities: [Proximity?]
-    /// Each reminder's ``FenceGeometry/circumradius``, by slot, measured once.
+    /// Each reminder's geometry and its ``FenceGeometry/circumradius``, by slot, kept apart from
+    /// the reminders so that reading their proximities touches little memory.
+    private let geometries: [FenceGeometry]
     private let sizes: [Double]
+    /// Each reminder's ``Reminder/fenceKey``, by slot, made once: proximity changes carry it.
+    private let fenceKeys: [String]
 
     /// Tracks the enabled ones of `reminders` and `collections`, all starting undecided.
     public init(reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings = EngineSettings()) {
@@ -223,7 +235,10 @@ public struct GeofenceEngine: Sendable {
         }
         proximities = Array(repeating: nil, count: reminders.count)
         directions = Array(repeating: .unknown, count: reminders.count)
-        sizes = reminders.map(\.geometry.circumradius)
+        geometries = reminders.map(\.geometry)
+        sizes = geometries.map(\.circumradius)
+        fenceKeys = reminders.map(\.fenceKey)
+        approachSlots = reminders.indices.filter { !reminders[$0].approach.isEmpty }
     }
 
     /// An engine for a new set of reminders and collections (a reloaded config) that keeps what
@@ -255,6 +270,7 @@ public struct GeofenceEngine: Sendable {
         var copy = self
         copy.trackers = .sparse(reminders: reminders.count, collectionStarts: collectionStarts)
         copy.futureTolerance = Self.trackedFutureTolerance
+        copy.showsProximity = false
         copy.reset()
         copy.restore(saved)
         return copy
@@ -268,6 +284,7 @@ public struct GeofenceEngine: Sendable {
         if previous.trackers.isSparse {
             copy.trackers = .sparse(reminders: reminders.count, collectionStarts: collectionStarts)
         }
+        copy.showsProximity = previous.showsProximity
         copy.reset()
         copy.adoptState(from: previous)
         return copy
@@ -289,8 +306,9 @@ public struct GeofenceEngine: Sendable {
         keptStates = 0
         edgesTested = 0
         motion = MotionEstimator()
+        lastProximityReading = nil
         approaches = approaches.map { (slot: $0.slot, watch: ApproachWatch($0.watch.threshold)) }
-        proximities = Array(repeating: nil, count: reminders.count)
+        proximities = showsProximity ? Array(repeating: nil, count: reminders.count) : []
         directions = Array(repeating: .unknown, count: reminders.count)
     }
 
@@ -298,6 +316,7 @@ public struct GeofenceEngine: Sendable {
         lastFixTime = previous.lastFixTime
         futureTolerance = previous.futureTolerance
         motion = previous.motion
+        lastProximityReading = previous.lastProximityReading
         // An approach goes on where its reminder and threshold are the same.
         for index in approaches.indices {
             let reminder = reminders[approaches[index].slot]
@@ -311,10 +330,8 @@ public struct GeofenceEngine: Sendable {
         for (slot, reminder) in self.reminders.enumerated() {
             guard let old = previous.reminderSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
-            if old < previous.proximities.count {
-                proximities[slot] = previous.proximities[old]
-                directions[slot] = previous.directions[old]
-            }
+            if showsProximity, old < previous.proximities.count { proximities[slot] = previous.proximities[old] }
+            if old < previous.directions.count { directions[slot] = previous.directions[old] }
             keep(previous.trackers[old], at: slot)
         }
         for (number, collection) in self.collections.enumerated() {
@@ -545,23 +562,36 @@ public struct GeofenceEngine: Sendable {
 }
 
 extension GeofenceEngine {
-    /// Moves the motion estimate on with a dated fix, reads each reminder's proximity from it
-    /// (adding to `changes` those that changed noticeably), and returns the approaches it fires.
+    /// How often, in fix time, every reminder's proximity is read (those with an approach are
+    /// read at every fix): what shows proximity lags by this much at most (Home Assistant's own
+    /// proximity follows a phone's reports, minutes apart), and a hundred reminders cost a tenth
+    /// as much at one fix a second, a hundredth at ten.
+    public static let proximityReadingInterval: TimeInterval = 10
+
+    /// Moves the motion estimate on with a dated fix; when due, reads the reminders' proximities
+    /// (adding to `changes` those that changed noticeably), and returns the approaches fired.
     fileprivate mutating func approach(_ fix: Fix, at time: Date, changes: inout [ProximityChange]) -> [GeofenceEvent] {
-        let moving = motion.update(fix, time: time.timeIntervalSince1970)
+        guard !reminders.isEmpty, showsProximity || !approaches.isEmpty else { return [] }
+        motion.record(fix, time: time.timeIntervalSince1970)
+        let readsAll = showsProximity
+            && lastProximityReading.map { time.timeIntervalSince($0) >= Self.proximityReadingInterval || time < $0 } ?? true
+        guard readsAll || !approaches.isEmpty else { return [] }
+        if readsAll { lastProximityReading = time }
+        let frame = LocalFrame(at: fix.coordinate)
+        let moving = motion.motion(in: frame)
         var events: [GeofenceEvent] = []
         var nextApproach = approaches.startIndex
-        for slot in reminders.indices {
-            let proximity = Proximity(
-                reminders[slot].geometry, size: sizes[slot], at: fix.coordinate, moving: moving, previous: directions[slot])
+        for slot in readsAll ? Array(reminders.indices) : approachSlots {
+            let proximity = Proximity(geometries[slot], size: sizes[slot], in: frame, moving: moving, previous: directions[slot])
             directions[slot] = proximity.direction
-            if proximity.differsNoticeably(from: proximities[slot]) {
+            if showsProximity, proximity.differsNoticeably(from: proximities[slot]) {
                 proximities[slot] = proximity
-                changes.append(ProximityChange(reminder: reminders[slot], proximity: proximity, time: time, device: fix.tracker))
+                changes.append(ProximityChange(
+                    reminderID: reminders[slot].id, fenceKey: fenceKeys[slot], proximity: proximity, time: time, device: fix.tracker))
             }
-            // The approaches are in slot order.
-            while nextApproach < approaches.endIndex, approaches[nextApproach].slot == slot {
-                if approaches[nextApproach].watch.update(proximity) {
+            // Both the slots and the approaches are in slot order.
+            while nextApproach < approaches.endIndex, approaches[nextApproach].slot <= slot {
+                if approaches[nextApproach].slot == slot, approaches[nextApproach].watch.update(proximity) {
                     events.append(GeofenceEvent(
                         kind: .approach, reminder: reminders[slot], fix: fix, distance: proximity.distance, proximity: proximity))
                 }

@@ -64,17 +64,41 @@ public struct SavedProximity: Sendable, Equatable {
 /// A reminder's proximity that changed noticeably (see ``Proximity/differsNoticeably(from:)``),
 /// at the time of the fix that showed it.
 public struct ProximityChange: Sendable, Equatable {
-    public var reminder: Reminder
+    public var reminderID: String
+    /// The reminder's ``Reminder/fenceKey``: what the proximity was read for.
+    public var fenceKey: String
     public var proximity: Proximity
     public var time: Date
     /// The tracked device (``Fix/tracker``) it is of; nil for this machine's own.
     public var device: String?
 
-    public init(reminder: Reminder, proximity: Proximity, time: Date, device: String? = nil) {
-        self.reminder = reminder
+    public init(reminderID: String, fenceKey: String, proximity: Proximity, time: Date, device: String? = nil) {
+        self.reminderID = reminderID
+        self.fenceKey = fenceKey
         self.proximity = proximity
         self.time = time
         self.device = device
+    }
+}
+
+/// Flat metres east and north around one point (the latest fix): over the few kilometres a
+/// minute of fixes covers, and the tens of kilometres an approach is read across, the error is
+/// a small fraction of a percent, and it costs a multiplication instead of trigonometry.
+public struct LocalFrame: Sendable {
+    public let origin: Coordinate
+    private let metresPerDegreeEast: Double
+    static let metresPerDegree = Haversine.earthRadius * .pi / 180
+
+    public init(at origin: Coordinate) {
+        self.origin = origin
+        metresPerDegreeEast = Self.metresPerDegree * cos(origin.latitude * .pi / 180)
+    }
+
+    /// East and north metres of `point` from the origin.
+    public func offset(of point: Coordinate) -> (east: Double, north: Double) {
+        var longitude = point.longitude - origin.longitude
+        if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
+        return (longitude * metresPerDegreeEast, (point.latitude - origin.latitude) * Self.metresPerDegree)
     }
 }
 
@@ -83,9 +107,9 @@ public struct ProximityChange: Sendable, Equatable {
 ///
 /// The model, and its limits:
 /// - The velocity is the receiver's own (speed and course), as the median of the window's
-///   fixes, where every fix gives it; else the Theil–Sen slope of the fixes' positions over
-///   time (the median of the slopes between every two of them). Either way a stray fix, or a
-///   stop at a traffic light, moves it little.
+///   fixes, where every fix gives it; else the median of the slopes between fixes half the
+///   window apart (each fix paired with the one half a window later). Either way a stray fix,
+///   or a stop at a traffic light, moves it little.
 /// - Distances are straight lines to a fence's edge, not along roads, and the time to arrival
 ///   is that distance at the pace it falls now.
 /// - A gap longer than the window (a tunnel, a lost receiver) starts the window afresh: the
@@ -104,8 +128,9 @@ public struct MotionEstimator: Sendable {
     private struct Sample: Sendable {
         var time: Double
         var coordinate: Coordinate
-        /// The receiver's own velocity (east, north m/s), when it gave speed and course.
-        var reported: (east: Double, north: Double)?
+        /// The receiver's own velocity (east, north m/s), NaN when it gave no speed and course.
+        var reportedEast: Double
+        var reportedNorth: Double
     }
 
     public let settings: Settings
@@ -119,58 +144,68 @@ public struct MotionEstimator: Sendable {
         self.settings = settings
     }
 
-    /// Takes a fix (at `time`, seconds on a clock the fixes share) and says how you move now:
-    /// nil until the window holds enough.
-    public mutating func update(_ fix: Fix, time: Double) -> Motion? {
-        if let last = samples.last, time - last.time > settings.window || time < last.time { samples.removeAll() }
-        var reported: (east: Double, north: Double)?
+    /// Takes a dated fix into the window (`time`: seconds on a clock the fixes share).
+    public mutating func record(_ fix: Fix, time: Double) {
+        if let last = samples.last, time - last.time > settings.window || time < last.time {
+            samples.removeAll(keepingCapacity: true)
+        }
+        if samples.capacity == 0 { samples.reserveCapacity(Self.mostSamples + 1) }
+        var east = Double.nan, north = Double.nan
         if let speed = fix.speed, let course = fix.course, speed.isFinite, course.isFinite, speed >= 0 {
             let radians = course * .pi / 180
-            reported = (speed * sin(radians), speed * cos(radians))
+            (east, north) = (speed * sin(radians), speed * cos(radians))
         }
-        samples.append(Sample(time: time, coordinate: fix.coordinate, reported: reported))
-        samples.removeAll { time - $0.time > settings.window }
+        samples.append(Sample(time: time, coordinate: fix.coordinate, reportedEast: east, reportedNorth: north))
+        let expired = samples.prefix { time - $0.time > settings.window }.count
+        if expired > 0 { samples.removeFirst(expired) }
         if samples.count > Self.mostSamples { thin() }
-        guard samples.count >= settings.minimumFixes, let first = samples.first, time - first.time >= settings.minimumSpan else {
-            return nil
-        }
-        // Positions as metres from the latest fix, flat over the window's few kilometres.
-        let offsets = samples.map { (time: $0.time, metres: Self.offset(of: $0.coordinate, from: fix.coordinate)) }
-        let velocities = samples.compactMap(\.reported)
+    }
+
+    /// How you move now, in `frame` (at the latest fix): nil until the window holds enough.
+    public func motion(in frame: LocalFrame) -> Motion? {
+        guard samples.count >= settings.minimumFixes, let first = samples.first, let last = samples.last,
+              last.time - first.time >= settings.minimumSpan
+        else { return nil }
+        let offsets = samples.map { frame.offset(of: $0.coordinate) }
         let east, north: Double
-        if velocities.count == samples.count {
-            (east, north) = (Self.median(velocities.map(\.east)), Self.median(velocities.map(\.north)))
+        if samples.allSatisfy({ !$0.reportedEast.isNaN }) {
+            (east, north) = (Self.median(samples.map(\.reportedEast)), Self.median(samples.map(\.reportedNorth)))
         } else {
-            east = Self.theilSen(offsets.map { ($0.time, $0.metres.0) })
-            north = Self.theilSen(offsets.map { ($0.time, $0.metres.1) })
+            (east, north) = (Self.pairedSlope(samples.map(\.time), offsets.map(\.east)), Self.pairedSlope(samples.map(\.time), offsets.map(\.north)))
         }
         // The velocity is the window's average, so it belongs to where you were in its middle:
         // the median of the fixes moved along it to that time.
-        let middle = (first.time + time) / 2
+        let middle = (first.time + last.time) / 2
         return Motion(
-            east: east, north: north, span: time - first.time,
+            east: east, north: north, span: last.time - first.time,
             middle: (
-                Self.median(offsets.map { $0.metres.0 - east * ($0.time - middle) }),
-                Self.median(offsets.map { $0.metres.1 - north * ($0.time - middle) })
+                Self.median(samples.indices.map { offsets[$0].east - east * (samples[$0].time - middle) }),
+                Self.median(samples.indices.map { offsets[$0].north - north * (samples[$0].time - middle) })
             ))
     }
 
-    /// Keeps every other sample but the last: the window's span stays, its count halves.
+    /// Keeps every other sample and the last: the window's span stays, its count halves.
     private mutating func thin() {
         let last = samples[samples.count - 1]
-        samples = samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
-        if samples.last?.time != last.time { samples.append(last) }
+        var kept = 0
+        for index in stride(from: 0, to: samples.count, by: 2) {
+            samples[kept] = samples[index]
+            kept += 1
+        }
+        samples.removeLast(samples.count - kept)
+        if samples[kept - 1].time != last.time { samples.append(last) }
     }
 
-    /// The median of the slopes between every two points with different times (0 when there
-    /// are none).
-    static func theilSen(_ points: [(Double, Double)]) -> Double {
+    /// The median of the slopes between each point and the one half the points later (0 when
+    /// there are none): every slope spans about half the window, so the fixes' noise weighs
+    /// little, and a stray point spoils one slope of many.
+    static func pairedSlope(_ times: [Double], _ values: [Double]) -> Double {
+        let half = times.count / 2
+        guard half > 0 else { return 0 }
         var slopes: [Double] = []
-        slopes.reserveCapacity(points.count * (points.count - 1) / 2)
-        for i in points.indices {
-            for j in points.indices where j > i && points[j].0 != points[i].0 {
-                slopes.append((points[j].1 - points[i].1) / (points[j].0 - points[i].0))
-            }
+        slopes.reserveCapacity(times.count - half)
+        for first in 0..<(times.count - half) where times[first + half] > times[first] {
+            slopes.append((values[first + half] - values[first]) / (times[first + half] - times[first]))
         }
         return median(slopes)
     }
@@ -180,23 +215,6 @@ public struct MotionEstimator: Sendable {
         let sorted = values.sorted()
         let middle = sorted.count / 2
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-    }
-
-    /// East and north metres of `point` from `origin` (flat near the origin: over the distances
-    /// a window covers, the error is a fraction of a percent).
-    static func offset(of point: Coordinate, from origin: Coordinate) -> (Double, Double) {
-        let metresPerDegree = Haversine.earthRadius * .pi / 180
-        var longitude = point.longitude - origin.longitude
-        if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
-        return (longitude * metresPerDegree * cos(origin.latitude * .pi / 180), (point.latitude - origin.latitude) * metresPerDegree)
-    }
-
-    /// The point `offset` (east, north metres) from `origin`: the inverse of ``offset(of:from:)``.
-    static func coordinate(at offset: (east: Double, north: Double), from origin: Coordinate) -> Coordinate {
-        let metresPerDegree = Haversine.earthRadius * .pi / 180
-        var longitude = origin.longitude + offset.east / (metresPerDegree * max(1e-9, cos(origin.latitude * .pi / 180)))
-        if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
-        return Coordinate(latitude: max(-90, min(90, origin.latitude + offset.north / metresPerDegree)), longitude: longitude)
     }
 }
 
@@ -224,32 +242,58 @@ public struct ProximityRules: Sendable, Equatable {
     public var tolerance: Double = 30
     /// The least closing speed that counts as moving, in metres per second.
     public var minimumSpeed: Double = 0.5
-    /// How far off the fence the way you move may point, in degrees, beyond the angle the
-    /// fence itself fills.
-    public var headingTolerance: Double = 20
+    /// How far from the fence the way you move, held straight, may pass it (beyond the fence's
+    /// own size), in metres: `crossingMargin`, or `crossingShare` of the way there if more. A
+    /// road that passes 3 km off is not towards a place 8 km ahead; near the place, streets may
+    /// wind.
+    public var crossingMargin: Double = 1000
+    public var crossingShare = 0.25
 
     public init() {}
 }
 
 extension Proximity {
     /// Where you are heading relative to `geometry`, at `point` (the latest fix) moving as
-    /// `motion` says. `size` is the geometry's ``FenceGeometry/circumradius``, when the caller
-    /// keeps it (an area's takes a pass over its points).
+    /// `motion` says (see ``init(_:size:in:moving:previous:rules:)``).
+    public init(
+        _ geometry: FenceGeometry, at point: Coordinate, moving motion: Motion?, previous: Direction = .unknown,
+        rules: ProximityRules = ProximityRules()
+    ) {
+        self.init(geometry, size: geometry.circumradius, in: LocalFrame(at: point), moving: motion, previous: previous, rules: rules)
+    }
+
+    /// Where you are heading relative to `geometry`, at the origin of `frame` (the latest fix)
+    /// moving as `motion` says. `size` is the geometry's ``FenceGeometry/circumradius`` (an
+    /// area's takes a pass over its points: the caller keeps it).
     ///
     /// Towards means the distance to the edge fell over the last half of the window (by
-    /// `tolerance` or more, at `minimumSpeed` or more) *and* the way you move points at the
-    /// fence: a road that passes the place by is not towards it even while the distance falls.
+    /// `tolerance` or more, at `minimumSpeed` or more) *and* the way you move, held straight,
+    /// passes near the fence (see ``ProximityRules``): a road that passes the place by is not
+    /// towards it even while the distance falls.
     /// Both ends of that half are the window's fit, not single fixes, so a stray fix moves
-    /// neither; the distance shown and the time to arrival are from the latest fix.
+    /// neither; the distance shown and the time to arrival are from the latest fix. An area's
+    /// fall is read from its middle (its edge is measured once, from the latest fix).
     ///
-    /// Going on as `previous` (the direction the fix before gave) asks half as much (half the
-    /// tolerance, half the speed, half again the heading's margin): a pace right at a threshold
-    /// does not make the direction flicker from fix to fix.
+    /// Going on as `previous` (the direction the reading before gave) asks half the fall and
+    /// half the speed: a pace right at a threshold does not make the direction flicker.
     public init(
-        _ geometry: FenceGeometry, size: Double? = nil, at point: Coordinate, moving motion: Motion?,
-        previous: Direction = .unknown, rules: ProximityRules = ProximityRules()
+        _ geometry: FenceGeometry, size: Double, in frame: LocalFrame, moving motion: Motion?, previous: Direction = .unknown,
+        rules: ProximityRules = ProximityRules()
     ) {
-        let distance = geometry.distanceToEdge(from: point)
+        let centre = frame.offset(of: geometry.center)
+        let range = (centre.east * centre.east + centre.north * centre.north).squareRoot()
+        let radius: Double
+        let distance: Double
+        switch geometry {
+        case .circle(let center, let circleRadius):
+            radius = circleRadius
+            // Far off, the flat frame's error would show: measured on the sphere there.
+            distance = max(0, (range < 20_000 ? range : Haversine.distance(frame.origin, center)) - circleRadius)
+        case .area(let area):
+            radius = 0
+            var tested = 0
+            distance = area.distance(from: frame.origin, tested: &tested)
+        }
         guard distance > 0 else {
             self.init(distance: 0, direction: .arrived)
             return
@@ -260,8 +304,11 @@ extension Proximity {
         }
         let half = motion.span / 2
         let now = (east: motion.middle.east + motion.east * half, north: motion.middle.north + motion.north * half)
-        let fall = geometry.distanceToEdge(from: MotionEstimator.coordinate(at: motion.middle, from: point))
-            - geometry.distanceToEdge(from: MotionEstimator.coordinate(at: now, from: point))
+        func edge(from point: (east: Double, north: Double)) -> Double {
+            let (east, north) = (centre.east - point.east, centre.north - point.north)
+            return max(0, (east * east + north * north).squareRoot() - radius)
+        }
+        let fall = edge(from: motion.middle) - edge(from: now)
         let closing = fall / half
         let goingOn = previous == (closing > 0 ? .towards : .awayFrom)
         let (tolerance, minimumSpeed) = goingOn ? (rules.tolerance / 2, rules.minimumSpeed / 2) : (rules.tolerance, rules.minimumSpeed)
@@ -273,15 +320,14 @@ extension Proximity {
             self.init(distance: distance, direction: .awayFrom, closingSpeed: closing)
             return
         }
-        // The angle between the way you move and the way to the fence's centre, against the
-        // angle the fence fills from here.
-        let (centreEast, centreNorth) = MotionEstimator.offset(of: geometry.center, from: point)
-        let (east, north) = (centreEast - now.east, centreNorth - now.north)
-        let range = (east * east + north * north).squareRoot()
-        let cosine = range > 0 && motion.speed > 0 ? (motion.east * east + motion.north * north) / (range * motion.speed) : 1
-        let angle = acos(max(-1, min(1, cosine))) * 180 / .pi
-        let fills = range > 0 ? asin(min(1, (size ?? geometry.circumradius) / range)) * 180 / .pi : 90
-        guard angle <= fills + rules.headingTolerance * (goingOn ? 1.5 : 1) else {
+        // Where the way you move, held straight, passes the fence's centre: ahead of you, and
+        // near enough.
+        let (east, north) = (centre.east - now.east, centre.north - now.north)
+        let ahead = (east * east + north * north).squareRoot()
+        let speed = motion.speed
+        let along = speed > 0 ? (east * motion.east + north * motion.north) / speed : 0
+        let across = speed > 0 ? abs(east * motion.north - north * motion.east) / speed : ahead
+        guard along > 0, across <= size + max(rules.crossingMargin, rules.crossingShare * ahead) else {
             self.init(distance: distance, direction: .stationary, closingSpeed: closing)
             return
         }

@@ -146,7 +146,7 @@ public final class MQTTPublisher: EventSink, Service, Sendable {
     public func proximityChanged(_ change: ProximityChange) {
         guard change.device == nil, let discovery else { return }
         shared.withLock { state in
-            let id = change.reminder.id
+            let id = change.reminderID
             guard state.reminders.contains(where: { $0.id == id }) else { return }
             let before = state.proximities[id]
             state.proximities[id] = change.proximity

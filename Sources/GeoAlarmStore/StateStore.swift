@@ -400,8 +400,8 @@ public final class StateStore: Sendable {
                         VALUES (?, ?, ?, ?, ?, ?)
                         """
                 ).execute(
-                    arguments: [change.reminder.id, change.proximity.distance, change.proximity.direction.rawValue, finite,
-                                change.time.timeIntervalSince1970, change.reminder.fenceKey])
+                    arguments: [change.reminderID, change.proximity.distance, change.proximity.direction.rawValue, finite,
+                                change.time.timeIntervalSince1970, change.fenceKey])
             }
             for change in changes {
                 if let device {

@@ -218,7 +218,8 @@ struct StateStoreTests {
         let keeper = StateKeeper(path: path, logger: log.logger)
         func outcome(_ proximity: Proximity, second: Double, device: String? = nil) -> FixOutcome {
             .accepted([], changes: [], proximities: [ProximityChange(
-                reminder: Self.office, proximity: proximity, time: Date(timeIntervalSince1970: 1_800_000_000 + second), device: device)])
+                reminderID: "office", fenceKey: Self.office.fenceKey, proximity: proximity,
+                time: Date(timeIntervalSince1970: 1_800_000_000 + second), device: device)])
         }
         keeper.save(outcome(Proximity(distance: 5000, direction: .unknown), second: 0), announced: [], announcer: Announcer(timeZone: .gmt))
         keeper.save(
