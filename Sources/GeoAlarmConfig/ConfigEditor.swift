@@ -240,7 +240,7 @@ public enum ConfigEditor {
         do {
             return try System.realPath(path)
         } catch where error.code == ENOENT && mayBeMissing {
-            let (folder, name) = split(path)
+            let (folder, name) = PathParts.split(path)
             guard let resolved = try? System.realPath(folder) else { return path }
             return resolved + "/" + name
         } catch {
@@ -248,17 +248,12 @@ public enum ConfigEditor {
         }
     }
 
-    private static func split(_ path: String) -> (folder: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let folder = String(path[..<slash])
-        return (folder.isEmpty ? "/" : folder, String(path[path.index(after: slash)...]))
-    }
 
     /// Writes `bytes` to a new file beside `target`, with the mode and owner of the file it
     /// replaces (0600 for a new one), synced, then renamed over it: a crash leaves the old or the
     /// new file whole.
     private static func replace(_ target: String, with bytes: [UInt8], like existing: stat?) throws(EditError) {
-        let (folder, name) = split(target)
+        let (folder, name) = PathParts.split(target)
         let temporary = "\(folder)/.\(name).\(getpid()).tmp"
         do {
             try writeNewFile(temporary, bytes, like: existing)

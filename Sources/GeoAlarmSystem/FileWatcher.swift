@@ -24,7 +24,7 @@ public final class FileWatcher<Report: Sendable>: Sendable {
         guard let inotify = try? System.inotify() else { return nil }
         var watched: [Int32: [String: (events: System.FileEvents, report: Report)]] = [:]
         for file in files {
-            let (folder, name) = Self.split(file.path)
+            let (folder, name) = PathParts.split(file.path)
             guard let watch = try? System.watch(inotify, folder: folder, for: file.events) else {
                 System.close(inotify)
                 return nil
@@ -33,15 +33,6 @@ public final class FileWatcher<Report: Sendable>: Sendable {
         }
         self.inotify = inotify
         self.watched = watched
-    }
-
-    /// A path's folder and its last component, as inotify names files of a folder.
-    private static func split(_ path: String) -> (folder: String, name: String) {
-        var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return (".", String(trimmed)) }
-        let folder = trimmed[..<slash]
-        return (folder.isEmpty ? "/" : String(folder), String(trimmed[trimmed.index(after: slash)...]))
     }
 
     /// Has `loop` call `changed` on its thread for every change, until ``stop(_:on:)``.
@@ -64,5 +55,19 @@ public final class FileWatcher<Report: Sendable>: Sendable {
                   seen.insert(event.name).inserted else { continue }
             changed(file.report)
         }
+    }
+}
+
+/// A path's folder and its last component: how inotify names a folder's files, and where a file
+/// written atomically gets its temporary sibling.
+public enum PathParts {
+    /// `"/a/b/c"` is `("/a/b", "c")`, `"c"` is `(".", "c")`, `"/c"` is `("/", "c")`; trailing
+    /// slashes are dropped first.
+    public static func split(_ path: String) -> (folder: String, name: String) {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return (".", String(trimmed)) }
+        let folder = trimmed[..<slash]
+        return (folder.isEmpty ? "/" : String(folder), String(trimmed[trimmed.index(after: slash)...]))
     }
 }

@@ -1,34 +1,16 @@
 import Foundation
-import GeoAlarmCore
 import GeoAlarmTestSupport
 import Testing
 
 /// An approach as a user meets it: `replay` of a drive home announces it, `status` shows where
 /// you head.
 struct ApproachCommandTests {
-    static let home = Coordinate(latitude: 38.7369, longitude: -9.1427)
-    static let speed = 50 / 3.6
-    static let start = Date(timeIntervalSince1970: 1_795_248_000)  // 2026-11-21T08:00:00Z
+    static let speed = DriveHome.speed
+    static let start = DriveHome.start
 
-    /// Parked 30 s 12 km south of home, then home at 50 km/h: the first `seconds` of it.
-    static func drive(seconds: Int) throws -> String {
-        let points = NMEADrive.straightIn(to: home, from: 12_000, speed: speed, seconds: seconds)
-        return try Command.temporaryFile(NMEADrive.log(points, start: start), named: "drive-\(seconds).nmea")
-    }
+    static func drive(seconds: Int) throws -> String { try DriveHome.log(seconds: seconds) }
 
-    static func config() throws -> String {
-        try Command.temporaryFile("""
-            [[reminder]]
-            id = "heating"
-            title = "Turn the heating on"
-            lat = \(home.latitude)
-            lon = \(home.longitude)
-            radius = "100m"
-            approach_eta = "10m"
-            approach_within = "2km"
-
-            """)
-    }
+    static func config() throws -> String { try DriveHome.config() }
 
     static func objects(_ run: Command) throws -> [[String: Any]] {
         try run.stdoutLines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }

@@ -1,5 +1,4 @@
 import Foundation
-import GeoAlarmCore
 import GeoAlarmTestSupport
 import Testing
 
@@ -110,21 +109,8 @@ struct LiveEqualsReplayTests {
 /// same fixes, as `replay` of the log.
 struct ApproachLiveEqualsReplayTests {
     @Test func aDriveHomeApproachesTheSameLiveAndReplayed() throws {
-        let home = Coordinate(latitude: 38.7369, longitude: -9.1427)
-        let points = NMEADrive.straightIn(to: home, from: 12_000, speed: 50 / 3.6, seconds: 960)
-        let log = try Command.temporaryFile(
-            NMEADrive.log(points, start: Date(timeIntervalSince1970: 1_795_248_000)), named: "drive-home.nmea")
-        let config = try Command.temporaryFile("""
-            [[reminder]]
-            id = "heating"
-            title = "Turn the heating on"
-            lat = \(home.latitude)
-            lon = \(home.longitude)
-            radius = "100m"
-            approach_eta = "10m"
-            approach_within = "2km"
-
-            """)
+        let log = try DriveHome.log(seconds: 960)
+        let config = try DriveHome.config()
         let replay = try Command.run(["replay", "-c", config, log])
         #expect(replay.status == 0, "\(replay.stderr)")
         #expect(replay.stdoutLines.map { $0.split(separator: " ", omittingEmptySubsequences: true)[1] } == ["approach", "approach", "arrive"])

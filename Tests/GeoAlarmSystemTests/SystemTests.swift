@@ -100,6 +100,16 @@ struct SystemTests {
 
 /// How gpsd's and the broker's clients retry: waits doubling to a minute, from the start again
 /// once connected; a reason told once while it stays the same, and again after a connection.
+struct PathPartsTests {
+    @Test func aPathSplitsIntoItsFolderAndName() {
+        #expect(PathParts.split("/a/b/c") == ("/a/b", "c"))
+        #expect(PathParts.split("/a/b/c//") == ("/a/b", "c"))
+        #expect(PathParts.split("c") == (".", "c"))
+        #expect(PathParts.split("/c") == ("/", "c"))
+        #expect(PathParts.split("/") == ("/", ""))
+    }
+}
+
 struct ReconnectionTests {
     @Test func waitsDoubleToAMinuteAndStartOverOnceConnected() throws {
         let loop = try EventLoop.startOnNewThread()

@@ -76,3 +76,33 @@ public enum NMEADrive {
         return "$\(body)*\(String(format: "%02X", checksum))\r\n"
     }
 }
+
+/// The drive home the approach tests share: parked 30 s 12 km south of home, then home at
+/// 50 km/h, under a reminder that speaks 10 minutes and 2 km before.
+public enum DriveHome {
+    public static let home = Coordinate(latitude: 38.7369, longitude: -9.1427)
+    public static let speed = 50 / 3.6
+    /// 2026-11-21T08:00:00Z.
+    public static let start = Date(timeIntervalSince1970: 1_795_248_000)
+
+    /// The first `seconds` of the drive, as an NMEA log file.
+    public static func log(seconds: Int) throws -> String {
+        let points = NMEADrive.straightIn(to: home, from: 12_000, speed: speed, seconds: seconds)
+        return try Command.temporaryFile(NMEADrive.log(points, start: start), named: "drive-\(seconds).nmea")
+    }
+
+    /// A config with the one reminder, `heating`, at home.
+    public static func config() throws -> String {
+        try Command.temporaryFile("""
+            [[reminder]]
+            id = "heating"
+            title = "Turn the heating on"
+            lat = \(home.latitude)
+            lon = \(home.longitude)
+            radius = "100m"
+            approach_eta = "10m"
+            approach_within = "2km"
+
+            """)
+    }
+}
