@@ -36,17 +36,6 @@ public enum FenceGeometry: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Metres from `point` to the fence's edge, 0 inside it: how far there is still to go.
-    public func distanceToEdge(from point: Coordinate) -> Double {
-        switch self {
-        case .circle(let center, let radius):
-            return max(0, Haversine.distance(point, center) - radius)
-        case .area(let area):
-            var tested = 0
-            return area.distance(from: point, tested: &tested)
-        }
-    }
-
     /// ``distance(from:)`` of many fences from one point, whose trigonometry `origin` did once.
     public func distance(from origin: Haversine.Origin) -> Double {
         switch self {

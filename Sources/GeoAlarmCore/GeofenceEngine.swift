@@ -317,21 +317,17 @@ public struct GeofenceEngine: Sendable {
         futureTolerance = previous.futureTolerance
         motion = previous.motion
         lastProximityReading = previous.lastProximityReading
-        // An approach goes on where its reminder and threshold are the same.
-        for index in approaches.indices {
-            let reminder = reminders[approaches[index].slot]
-            if let kept = previous.approaches.first(where: {
-                previous.reminders[$0.slot].id == reminder.id && previous.reminders[$0.slot].fenceKey == reminder.fenceKey
-                    && $0.watch.threshold == approaches[index].watch.threshold
-            }) {
-                approaches[index].watch = kept.watch
-            }
-        }
         for (slot, reminder) in self.reminders.enumerated() {
             guard let old = previous.reminderSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
             if showsProximity, old < previous.proximities.count { proximities[slot] = previous.proximities[old] }
             if old < previous.directions.count { directions[slot] = previous.directions[old] }
+            // An approach of an unchanged fence goes on where its threshold is the same.
+            for index in approaches.indices where approaches[index].slot == slot {
+                if let kept = previous.approaches.first(where: { $0.slot == old && $0.watch.threshold == approaches[index].watch.threshold }) {
+                    approaches[index].watch = kept.watch
+                }
+            }
             keep(previous.trackers[old], at: slot)
         }
         for (number, collection) in self.collections.enumerated() {

@@ -219,7 +219,7 @@ public struct MotionEstimator: Sendable {
 }
 
 /// The device's velocity over the window, in metres per second east and north.
-public struct Motion: Sendable, Equatable {
+public struct Motion: Sendable {
     public var east: Double
     public var north: Double
     /// Seconds the window's fixes span.
@@ -227,10 +227,6 @@ public struct Motion: Sendable, Equatable {
     /// Where you were in the middle of the window, in metres east and north of the latest fix:
     /// the place the velocity belongs to.
     public var middle: (east: Double, north: Double)
-
-    public static func == (lhs: Motion, rhs: Motion) -> Bool {
-        lhs.east == rhs.east && lhs.north == rhs.north && lhs.span == rhs.span && lhs.middle == rhs.middle
-    }
 
     public var speed: Double { (east * east + north * north).squareRoot() }
 }

@@ -10,14 +10,6 @@ struct ProximityTests {
     static let place = Coordinate(latitude: 38.7105, longitude: -9.1366)
     static let fence = FenceGeometry.circle(center: place, radius: 100)
 
-    /// A point `east` and `north` metres from the place.
-    static func point(east: Double, north: Double) -> Coordinate {
-        let metresPerDegree = Haversine.earthRadius * .pi / 180
-        return Coordinate(
-            latitude: place.latitude + north / metresPerDegree,
-            longitude: place.longitude + east / (metresPerDegree * cos(place.latitude * .pi / 180)))
-    }
-
     /// One fix a second along `path` (east, north metres at second t), with up to `noise` metres
     /// of error each way; returns, for each second, whether each watch fired and the estimate.
     static func drive(
@@ -34,7 +26,7 @@ struct ProximityTests {
             east += random.double(in: -noise...noise)
             north += random.double(in: -noise...noise)
             if let jump, jump.second == second { east += jump.metres }
-            let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: point(east: east, north: north))
+            let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: NMEADrive.point(place, north: north, east: east))
             motion.record(fix, time: Double(second))
             let estimate = Proximity(
                 fence, at: fix.coordinate, moving: motion.motion(in: LocalFrame(at: fix.coordinate)),
