@@ -26,7 +26,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swhitty/FlyingFox.git", from: "0.27.1"),
     ],
     targets: [
@@ -71,12 +70,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // SQLite, through a header that only includes it and checks its version.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Adapter: the SQLite state store (inside/outside per reminder, event history).
         .target(
             name: "GeoAlarmStore",
-            dependencies: [
-                "GeoAlarmCore", "GeoAlarmSystem", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "CSQLite", .product(name: "Logging", package: "swift-log")]
         ),
         // libmosquitto, through a header that only includes it and checks its version.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),

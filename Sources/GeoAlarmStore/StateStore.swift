@@ -1,7 +1,6 @@
 import Foundation
 import GeoAlarmCore
 import GeoAlarmSystem
-internal import GRDB
 import Synchronization
 
 /// The agent's memory on disk: each reminder's confirmed side and the history of events, in
@@ -10,9 +9,12 @@ import Synchronization
 /// `kill -9` at any moment leaves the file consistent.
 public final class StateStore: Sendable {
     public let path: String
-    private let reader: any DatabaseReader
-    /// Nil for a store opened read-only.
-    private let writer: (any DatabaseWriter)?
+    /// The one connection to the file, used under `lock` only.
+    private let connection: SQLiteConnection
+    /// Held by one call at a time: its transaction and its statements are the connection's only use then.
+    private let lock = Mutex(())
+    /// Opened only to read (`init(readingFrom:)`): every write is refused.
+    private let readOnly: Bool
 
     /// One past event.
     public struct HistoryEntry: Sendable, Equatable {
@@ -77,18 +79,23 @@ public final class StateStore: Sendable {
             throw StoreError(path: path, reason: "\(error)")
         }
         defer { System.unlock(descriptor) }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        do {
-            let pool = try DatabasePool(path: path, configuration: configuration)
+        let opened: SQLiteConnection
+        let unknown: [String]
+        do throws(SQLiteError) {
+            opened = try SQLiteConnection(path: path, mode: .readWrite, busyMilliseconds: Self.busyMilliseconds)
+            // Write-ahead logging: the agent writes while commands read. NORMAL syncs at each
+            // checkpoint, not each commit: a power cut may lose the last commits, never the
+            // file's consistency.
+            try opened.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
             // A file a newer geoalarm wrote is neither migrated nor written: every command refuses it alike.
-            if let newer = try Self.newerMigrations(pool) { throw StoreError(path: path, reason: newer) }
-            try Self.migrator.migrate(pool)
-            reader = pool
-            writer = pool
+            unknown = try Schema.unknownIdentifiers(opened)
+            if unknown.isEmpty { try Schema.migrate(opened) }
         } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+            throw StoreError(path: path, reason: error.message)
         }
+        if let newer = Self.newerSchemaProblem(unknown) { throw StoreError(path: path, reason: newer) }
+        connection = opened
+        readOnly = false
     }
 
     /// Opens an existing store only to read it (`status`, `history`): this works on a file the
@@ -97,197 +104,86 @@ public final class StateStore: Sendable {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         if let problem = FileSafety.notRegularFileProblem(path) { throw StoreError(path: path, reason: problem) }
         self.path = path
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
-            reader = queue
-        } catch let error as StoreError {
-            throw error
+        let opened: SQLiteConnection
+        let unknown: [String]
+        do throws(SQLiteError) {
+            opened = try Self.openForReading(path)
+            unknown = try Schema.unknownIdentifiers(opened)
         } catch {
-            // A WAL file whose folder the user cannot write, closed cleanly (no -shm left): SQLite
-            // can read it only as immutable, a snapshot of the file as it is.
-            do {
-                let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
-                    .replacingOccurrences(of: "#", with: "%23")
-                reader = try DatabaseQueue(path: "file:\(escaped)?immutable=1", configuration: configuration)
-            } catch {
-                throw StoreError(path: path, reason: Self.describe(error))
-            }
+            throw StoreError(path: path, reason: error.message)
         }
-        writer = nil
+        if let newer = Self.newerSchemaProblem(unknown) { throw StoreError(path: path, reason: newer) }
+        connection = opened
+        readOnly = true
+    }
+
+    /// How long a connection waits for another process's lock before it fails: 10 s.
+    private static let busyMilliseconds: Int32 = 10_000
+
+    /// A read-only connection that can read the file now. A WAL file whose folder the user
+    /// cannot write, closed cleanly (no -shm left), SQLite can read only as immutable: a
+    /// snapshot of the file as it is.
+    private static func openForReading(_ path: String) throws(SQLiteError) -> SQLiteConnection {
         do {
-            if let newer = try Self.newerMigrations(reader) { throw StoreError(path: path, reason: newer) }
-        } catch let error as StoreError {
-            throw error
+            let plain = try SQLiteConnection(path: path, mode: .readOnly(uri: false), busyMilliseconds: busyMilliseconds)
+            _ = try plain.transaction(writing: false) { (db: SQLiteConnection) throws(SQLiteError) in
+                try db.fetchOne("SELECT count(*) FROM sqlite_master", as: Int.self)
+            }
+            return plain
         } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+            return try SQLiteConnection(
+                path: "file:\(uriEscaped(path))?immutable=1", mode: .readOnly(uri: true), busyMilliseconds: busyMilliseconds)
         }
     }
 
-    /// Every schema change, in order; a file is brought up to date when opened.
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("1: reminder state and history") { db in
-            try db.execute(sql: """
-                CREATE TABLE reminder_state (
-                    reminder TEXT PRIMARY KEY NOT NULL,
-                    presence TEXT NOT NULL,
-                    confirmed_at REAL,
-                    fence TEXT NOT NULL,
-                    last_fired REAL
-                );
-                CREATE TABLE history (
-                    id INTEGER PRIMARY KEY,
-                    time REAL,
-                    event TEXT NOT NULL,
-                    reminder TEXT NOT NULL,
-                    title TEXT NOT NULL,
-                    lat REAL NOT NULL,
-                    lon REAL NOT NULL,
-                    distance_m REAL NOT NULL
-                );
-                CREATE INDEX history_by_time ON history(time);
-                """)
+    /// `path` as the path of a `file:` URI: the characters a URI gives a meaning escaped.
+    private static func uriEscaped(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
         }
-        migrator.registerMigration("2: reminder lifecycle and last fix") { db in
-            try db.execute(sql: """
-                ALTER TABLE reminder_state ADD COLUMN completed_at REAL;
-                ALTER TABLE reminder_state ADD COLUMN snoozed_until REAL;
-                CREATE TABLE last_fix (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    time REAL,
-                    lat REAL NOT NULL,
-                    lon REAL NOT NULL
-                );
-                """)
-        }
-        migrator.registerMigration("3: history of time alarms, which have no position") { db in
-            try db.execute(sql: """
-                CREATE TABLE history_new (
-                    id INTEGER PRIMARY KEY,
-                    time REAL,
-                    event TEXT NOT NULL,
-                    reminder TEXT NOT NULL,
-                    title TEXT NOT NULL,
-                    lat REAL,
-                    lon REAL,
-                    distance_m REAL
-                );
-                INSERT INTO history_new SELECT id, time, event, reminder, title, lat, lon, distance_m FROM history;
-                DROP TABLE history;
-                ALTER TABLE history_new RENAME TO history;
-                CREATE INDEX history_by_time ON history(time);
-                """)
-        }
-        migrator.registerMigration("4: tracked devices and the MQTT outbox") { db in
-            try db.execute(sql: """
-                CREATE TABLE device_state (
-                    device TEXT NOT NULL,
-                    reminder TEXT NOT NULL,
-                    presence TEXT NOT NULL,
-                    confirmed_at REAL,
-                    fence TEXT NOT NULL,
-                    PRIMARY KEY (device, reminder)
-                ) WITHOUT ROWID;
-                ALTER TABLE history ADD COLUMN device TEXT;
-                CREATE TABLE mqtt_outbox (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    topic TEXT NOT NULL,
-                    payload BLOB NOT NULL
-                );
-                CREATE TABLE mqtt_discovery (topic TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
-                """)
-        }
-        migrator.registerMigration("5: when each reminder was first seen (OwnTracks regions' wtst)") { db in
-            try db.execute(sql: """
-                CREATE TABLE region_first_seen (reminder TEXT PRIMARY KEY NOT NULL, first_seen REAL NOT NULL) WITHOUT ROWID;
-                """)
-        }
-        // The store keeps queues and sets for whoever names them, knowing nothing of what they
-        // hold; the MQTT tables of schema 4 move into them under the names the MQTT module uses,
-        // numbers going on from the highest the outbox ever gave.
-        migrator.registerMigration("6: named queues and string sets, the MQTT outbox and discovery topics moved into them") { db in
-            try db.execute(sql: """
-                CREATE TABLE queue (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    name TEXT NOT NULL,
-                    key TEXT NOT NULL,
-                    payload BLOB NOT NULL
-                );
-                CREATE INDEX queue_by_name ON queue(name, id);
-                INSERT INTO queue (id, name, key, payload) SELECT id, 'mqtt-outbox', topic, payload FROM mqtt_outbox ORDER BY id;
-                INSERT INTO sqlite_sequence (name, seq) SELECT 'queue', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'queue');
-                UPDATE sqlite_sequence SET seq = (SELECT max(seq) FROM sqlite_sequence WHERE name IN ('queue', 'mqtt_outbox'))
-                    WHERE name = 'queue';
-                DROP TABLE mqtt_outbox;
-                CREATE TABLE string_set (name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (name, value)) WITHOUT ROWID;
-                INSERT INTO string_set (name, value) SELECT 'mqtt-discovery', topic FROM mqtt_discovery;
-                DROP TABLE mqtt_discovery;
-                """)
-        }
-        migrator.registerMigration("7: the last fix's error estimate (the map's circle around you)") { db in
-            try db.execute(sql: "ALTER TABLE last_fix ADD COLUMN error REAL")
-        }
-        migrator.registerMigration("8: each reminder's proximity (distance to its edge, direction of travel, time to arrival)") { db in
-            try db.execute(sql: """
-                CREATE TABLE proximity (
-                    reminder TEXT PRIMARY KEY NOT NULL,
-                    distance_m REAL NOT NULL,
-                    direction TEXT NOT NULL,
-                    eta_s REAL,
-                    time REAL NOT NULL,
-                    fence TEXT NOT NULL
-                ) WITHOUT ROWID;
-                """)
-        }
-        return migrator
+        return escaped
     }
 
     /// How many schema changes this build knows (the newest schema's number).
-    public static var knownSchemaVersion: Int { migrator.migrations.count }
+    public static var knownSchemaVersion: Int { Schema.changes.count }
 
     /// The file's schema: how many of this build's schema changes it has (a file with changes
     /// this build does not know is refused when opened).
     public func schemaVersion() throws(StoreError) -> Int {
-        do {
-            return try reader.read { db in
-                try Self.migrator.appliedIdentifiers(db).intersection(Set(Self.migrator.migrations)).count
-            }
-        } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+        try reading { db throws(SQLiteError) in
+            try Schema.appliedIdentifiers(db).intersection(Schema.changes.map(\.identifier)).count
         }
     }
 
-    /// Why the file cannot be used by this build: it has schema changes a newer geoalarm made; nil when it has none.
-    private static func newerMigrations(_ reader: some DatabaseReader) throws -> String? {
-        let unknown = try reader.read { db in
-            try migrator.appliedIdentifiers(db).subtracting(Set(migrator.migrations)).sorted()
-        }
+    /// Why a file with the schema changes `unknown` cannot be used by this build: a newer
+    /// geoalarm made them. Nil when there are none.
+    private static func newerSchemaProblem(_ unknown: [String]) -> String? {
         guard !unknown.isEmpty else { return nil }
         return "was written by a newer geoalarm (\(unknown.joined(separator: ", "))); upgrade geoalarm to use it"
     }
 
-    /// SQLite's data version as the writing connection sees it: it changes only when another
+    /// SQLite's data version as this store's connection sees it: it changes only when another
     /// connection (a command, a pop-up button's) has committed since it was last read.
     public func dataVersion() throws(StoreError) -> Int {
-        try writing { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+        try writing { db throws(SQLiteError) in try db.fetchOne("PRAGMA data_version", as: Int.self) ?? 0 }
     }
 
     /// Every reminder's lifecycle (completed, snoozed, last fired), by id.
     public func lifecycles() throws(StoreError) -> [String: Lifecycle] {
-        try reading { db in
+        try reading { db throws(SQLiteError) in
             var result: [String: Lifecycle] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT reminder, completed_at, snoozed_until, last_fired FROM reminder_state") {
-                let completed: Double? = row["completed_at"]
-                let snoozed: Double? = row["snoozed_until"]
-                let fired: Double? = row["last_fired"]
-                result[row["reminder"]] = Lifecycle(
-                    completedAt: completed.map(Date.init(timeIntervalSince1970:)),
-                    snoozedUntil: snoozed.map(Date.init(timeIntervalSince1970:)),
-                    lastFired: fired.map(Date.init(timeIntervalSince1970:)))
+            try db.execute("SELECT reminder, completed_at, snoozed_until, last_fired FROM reminder_state") {
+                (row: borrowing SQLiteRow) throws(SQLiteError) in
+                result[try row.value("reminder", as: String.self)] = Lifecycle(
+                    completedAt: row.optional("completed_at").map(Date.init(timeIntervalSince1970:)),
+                    snoozedUntil: row.optional("snoozed_until").map(Date.init(timeIntervalSince1970:)),
+                    lastFired: row.optional("last_fired").map(Date.init(timeIntervalSince1970:)))
             }
             return result
         }
@@ -303,11 +199,11 @@ public final class StateStore: Sendable {
     /// many events of it the history keeps.
     @discardableResult
     public func forget(_ id: String) throws(StoreError) -> Int {
-        try writing { db in
-            try db.execute(sql: "DELETE FROM reminder_state WHERE reminder = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM device_state WHERE reminder = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM region_first_seen WHERE reminder = ?", arguments: [id])
-            return try Int.fetchOne(db, sql: "SELECT count(*) FROM history WHERE reminder = ?", arguments: [id]) ?? 0
+        try writing { db throws(SQLiteError) in
+            try db.execute("DELETE FROM reminder_state WHERE reminder = ?", [id])
+            try db.execute("DELETE FROM device_state WHERE reminder = ?", [id])
+            try db.execute("DELETE FROM region_first_seen WHERE reminder = ?", [id])
+            return try db.fetchOne("SELECT count(*) FROM history WHERE reminder = ?", [id], as: Int.self) ?? 0
         }
     }
 
@@ -317,52 +213,51 @@ public final class StateStore: Sendable {
     }
 
     private func setLifecycle(_ id: String, column: String, to value: Date?) throws(StoreError) {
-        try writing { db in
+        try writing { db throws(SQLiteError) in
             try db.execute(
-                sql: """
-                    INSERT INTO reminder_state (reminder, presence, fence, \(column)) VALUES (?, 'unknown', '', ?)
-                    ON CONFLICT(reminder) DO UPDATE SET \(column) = excluded.\(column)
-                    """,
-                arguments: [id, value?.timeIntervalSince1970])
+                """
+                INSERT INTO reminder_state (reminder, presence, fence, \(column)) VALUES (?, 'unknown', '', ?)
+                ON CONFLICT(reminder) DO UPDATE SET \(column) = excluded.\(column)
+                """,
+                [id, value?.timeIntervalSince1970])
         }
     }
 
     /// The last fix the agent used (its time, position and error estimate), for `geoalarm status` and the map.
     public func lastFix() throws(StoreError) -> Fix? {
-        try reading { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT time, lat, lon, error FROM last_fix WHERE id = 1") else { return nil }
-            let time: Double? = row["time"]
-            return Fix(
-                time: time.map(Date.init(timeIntervalSince1970:)), coordinate: Coordinate(latitude: row["lat"], longitude: row["lon"]),
-                horizontalError: row["error"])
+        try reading { db throws(SQLiteError) in
+            try db.fetchAll("SELECT time, lat, lon, error FROM last_fix WHERE id = 1") { (row: borrowing SQLiteRow) throws(SQLiteError) in
+                Fix(
+                    time: row.optional("time").map(Date.init(timeIntervalSince1970:)),
+                    coordinate: Coordinate(latitude: try row.value("lat"), longitude: try row.value("lon")),
+                    horizontalError: row.optional("error"))
+            }.first
         }
     }
 
     /// Notes the last fix used.
     public func setLastFix(_ fix: Fix) throws(StoreError) {
-        try writing { db in
+        try writing { db throws(SQLiteError) in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO last_fix (id, time, lat, lon, error) VALUES (1, ?, ?, ?, ?)",
-                arguments: [fix.time?.timeIntervalSince1970, fix.coordinate.latitude, fix.coordinate.longitude, fix.horizontalError])
+                "INSERT OR REPLACE INTO last_fix (id, time, lat, lon, error) VALUES (1, ?, ?, ?, ?)",
+                [fix.time?.timeIntervalSince1970, fix.coordinate.latitude, fix.coordinate.longitude, fix.horizontalError])
         }
     }
 
-
     /// The saved side of every reminder, by id: this machine's own, or a tracked `device`'s.
     public func savedPresence(device: String? = nil) throws(StoreError) -> [String: SavedPresence] {
-        try reading { db in
+        try reading { db throws(SQLiteError) in
             var saved: [String: SavedPresence] = [:]
-            let rows = if let device {
-                try Row.fetchAll(
-                    db, sql: "SELECT reminder, presence, confirmed_at, fence FROM device_state WHERE device = ?", arguments: [device])
-            } else {
-                try Row.fetchAll(db, sql: "SELECT reminder, presence, confirmed_at, fence FROM reminder_state")
+            let keep = { (row: borrowing SQLiteRow) throws(SQLiteError) in
+                guard let presence = Presence(rawValue: try row.value("presence")) else { return }
+                saved[try row.value("reminder", as: String.self)] = SavedPresence(
+                    presence: presence, time: row.optional("confirmed_at").map(Date.init(timeIntervalSince1970:)),
+                    fenceKey: try row.value("fence"))
             }
-            for row in rows {
-                guard let presence = Presence(rawValue: row["presence"]) else { continue }
-                let time: Double? = row["confirmed_at"]
-                saved[row["reminder"]] = SavedPresence(
-                    presence: presence, time: time.map(Date.init(timeIntervalSince1970:)), fenceKey: row["fence"])
+            if let device {
+                try db.execute("SELECT reminder, presence, confirmed_at, fence FROM device_state WHERE device = ?", [device], row: keep)
+            } else {
+                try db.execute("SELECT reminder, presence, confirmed_at, fence FROM reminder_state", row: keep)
             }
             return saved
         }
@@ -370,13 +265,14 @@ public final class StateStore: Sendable {
 
     /// This machine's proximity of every reminder, by id, as the agent last noted it.
     public func savedProximities() throws(StoreError) -> [String: SavedProximity] {
-        try reading { db in
+        try reading { db throws(SQLiteError) in
             var saved: [String: SavedProximity] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT reminder, distance_m, direction, eta_s, time, fence FROM proximity") {
-                guard let direction = Proximity.Direction(rawValue: row["direction"]) else { continue }
-                saved[row["reminder"]] = SavedProximity(
-                    proximity: Proximity(distance: row["distance_m"], direction: direction, eta: row["eta_s"]),
-                    time: Date(timeIntervalSince1970: row["time"]), fenceKey: row["fence"])
+            try db.execute("SELECT reminder, distance_m, direction, eta_s, time, fence FROM proximity") {
+                (row: borrowing SQLiteRow) throws(SQLiteError) in
+                guard let direction = Proximity.Direction(rawValue: try row.value("direction")) else { return }
+                saved[try row.value("reminder", as: String.self)] = SavedProximity(
+                    proximity: Proximity(distance: try row.value("distance_m"), direction: direction, eta: row.optional("eta_s")),
+                    time: Date(timeIntervalSince1970: try row.value("time")), fenceKey: try row.value("fence"))
             }
             return saved
         }
@@ -391,39 +287,34 @@ public final class StateStore: Sendable {
         proximities: [ProximityChange] = []
     ) throws(StoreError) {
         guard !changes.isEmpty || !events.isEmpty || !proximities.isEmpty else { return }
-        try writing { db in
+        try writing { db throws(SQLiteError) in
             for change in proximities {
                 let finite = change.proximity.eta.flatMap { $0.isFinite ? $0 : nil }
-                try db.cachedStatement(
-                    sql: """
-                        INSERT OR REPLACE INTO proximity (reminder, distance_m, direction, eta_s, time, fence)
-                        VALUES (?, ?, ?, ?, ?, ?)
-                        """
-                ).execute(
-                    arguments: [change.reminderID, change.proximity.distance, change.proximity.direction.rawValue, finite,
-                                change.time.timeIntervalSince1970, change.fenceKey])
+                try db.execute(
+                    """
+                    INSERT OR REPLACE INTO proximity (reminder, distance_m, direction, eta_s, time, fence)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                    [change.reminderID, change.proximity.distance, change.proximity.direction.rawValue, finite,
+                     change.time.timeIntervalSince1970, change.fenceKey])
             }
             for change in changes {
                 if let device {
-                    try db.cachedStatement(
-                        sql: """
-                            INSERT OR REPLACE INTO device_state (device, reminder, presence, confirmed_at, fence)
-                            VALUES (?, ?, ?, ?, ?)
-                            """
-                    ).execute(
-                        arguments: [device, change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970,
-                                    change.fenceKey])
+                    try db.execute(
+                        """
+                        INSERT OR REPLACE INTO device_state (device, reminder, presence, confirmed_at, fence)
+                        VALUES (?, ?, ?, ?, ?)
+                        """,
+                        [device, change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970, change.fenceKey])
                     continue
                 }
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
-                        ON CONFLICT(reminder) DO UPDATE SET
-                            presence = excluded.presence, confirmed_at = excluded.confirmed_at, fence = excluded.fence
-                        """
-                ).execute(
-                    arguments: [change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970,
-                                change.fenceKey])
+                try db.execute(
+                    """
+                    INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(reminder) DO UPDATE SET
+                        presence = excluded.presence, confirmed_at = excluded.confirmed_at, fence = excluded.fence
+                    """,
+                    [change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970, change.fenceKey])
             }
             for event in events {
                 try Self.insertHistory(
@@ -431,15 +322,14 @@ public final class StateStore: Sendable {
                     coordinate: event.fix.coordinate, distance: event.distance, device: device)
             }
             for (id, time) in completed {
-                try db.cachedStatement(sql: "UPDATE reminder_state SET completed_at = ? WHERE reminder = ?")
-                    .execute(arguments: [time.timeIntervalSince1970, id])
+                try db.execute("UPDATE reminder_state SET completed_at = ? WHERE reminder = ?", [time.timeIntervalSince1970, id])
             }
         }
     }
 
     /// Records a time alarm's firing: a history row without a place, and its last firing.
     public func record(_ firing: AlarmFiring) throws(StoreError) {
-        try writing { db in
+        try writing { db throws(SQLiteError) in
             try Self.insertHistory(
                 db, time: firing.time, kind: .alarm, id: firing.alarm.id, title: firing.alarm.title, coordinate: nil,
                 distance: nil, device: nil)
@@ -448,65 +338,63 @@ public final class StateStore: Sendable {
 
     /// A row of the history, and the time its reminder last fired.
     private static func insertHistory(
-        _ db: Database, time: Date?, kind: EventKind, id: String, title: String, coordinate: Coordinate?, distance: Double?,
-        device: String?
-    ) throws {
+        _ db: SQLiteConnection, time: Date?, kind: EventKind, id: String, title: String, coordinate: Coordinate?,
+        distance: Double?, device: String?
+    ) throws(SQLiteError) {
         // Only a corrupt value would not be finite: stored as unknown.
         func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO history (time, event, reminder, title, lat, lon, distance_m, device)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(
-            arguments: [time?.timeIntervalSince1970, kind.rawValue, id, title, finite(coordinate?.latitude),
-                        finite(coordinate?.longitude), finite(distance), device])
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES (?, 'unknown', '', ?)
-                ON CONFLICT(reminder) DO UPDATE SET last_fired = excluded.last_fired
-                """
-        ).execute(arguments: [id, time?.timeIntervalSince1970])
+        try db.execute(
+            """
+            INSERT INTO history (time, event, reminder, title, lat, lon, distance_m, device)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [time?.timeIntervalSince1970, kind.rawValue, id, title, finite(coordinate?.latitude), finite(coordinate?.longitude),
+             finite(distance), device])
+        try db.execute(
+            """
+            INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES (?, 'unknown', '', ?)
+            ON CONFLICT(reminder) DO UPDATE SET last_fired = excluded.last_fired
+            """,
+            [id, time?.timeIntervalSince1970])
     }
 
     /// Past events, oldest first: those at or after `since`, of `reminder` only when given, the
     /// `last` latest of them only when given.
     public func history(since: Date? = nil, reminder: String? = nil, last: Int? = nil) throws(StoreError) -> [HistoryEntry] {
-        try reading { db in
+        try reading { db throws(SQLiteError) in
             var conditions: [String] = []
-            var arguments: StatementArguments = []
+            var arguments: [any SQLiteArgument] = []
             if let since {
                 conditions.append("time >= ?")
-                arguments += [since.timeIntervalSince1970]
+                arguments.append(since.timeIntervalSince1970)
             }
             if let reminder {
                 conditions.append("reminder = ?")
-                arguments += [reminder]
+                arguments.append(reminder)
             }
             let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
             var query = "SELECT * FROM history\(filter) ORDER BY time, id"
             if let last {
                 query = "SELECT * FROM (SELECT * FROM history\(filter) ORDER BY time DESC, id DESC LIMIT ?) ORDER BY time, id"
-                arguments += [last]
+                arguments.append(last)
             }
-            return try Row.fetchAll(db, sql: query, arguments: arguments)
-                .compactMap { row in
-                    guard let kind = EventKind(rawValue: row["event"]) else { return nil }
-                    let time: Double? = row["time"]
-                    let lat: Double? = row["lat"], lon: Double? = row["lon"], distance: Double? = row["distance_m"]
-                    return HistoryEntry(
-                        time: time.map(Date.init(timeIntervalSince1970:)), kind: kind, reminderID: row["reminder"],
-                        title: row["title"], coordinate: lat.flatMap { lat in lon.map { Coordinate(latitude: lat, longitude: $0) } },
-                        distance: distance, device: row["device"])
-                }
+            return try db.fetchAll(query, arguments) { (row: borrowing SQLiteRow) throws(SQLiteError) -> HistoryEntry? in
+                guard let kind = EventKind(rawValue: try row.value("event")) else { return nil }
+                let lat: Double? = row.optional("lat"), lon: Double? = row.optional("lon")
+                return HistoryEntry(
+                    time: row.optional("time").map(Date.init(timeIntervalSince1970:)), kind: kind,
+                    reminderID: try row.value("reminder"), title: try row.value("title"),
+                    coordinate: lat.flatMap { lat in lon.map { Coordinate(latitude: lat, longitude: $0) } },
+                    distance: row.optional("distance_m"), device: row.optional("device"))
+            }.compactMap { $0 }
         }
     }
 
     /// Deletes events older than `cutoff`; how many went.
     @discardableResult
     public func prune(before cutoff: Date) throws(StoreError) -> Int {
-        try writing { db in
-            try db.execute(sql: "DELETE FROM history WHERE time < ?", arguments: [cutoff.timeIntervalSince1970])
+        try writing { db throws(SQLiteError) in
+            try db.execute("DELETE FROM history WHERE time < ?", [cutoff.timeIntervalSince1970])
             return db.changesCount
         }
     }
@@ -519,46 +407,49 @@ public final class StateStore: Sendable {
 
     /// The set of strings kept under `name` (empty when none was kept).
     public func strings(named name: String) throws(StoreError) -> Set<String> {
-        try reading { db in
-            Set(try String.fetchAll(db, sql: "SELECT value FROM string_set WHERE name = ?", arguments: [name]))
+        try reading { db throws(SQLiteError) in
+            Set(try db.fetchAll("SELECT value FROM string_set WHERE name = ?", [name]) { (row: borrowing SQLiteRow) throws(SQLiteError) in
+                try row.value("value", as: String.self)
+            })
         }
     }
 
     /// Keeps `strings` as the set called `name`, in place of what it held.
     public func setStrings(_ strings: Set<String>, named name: String) throws(StoreError) {
-        try writing { db in
-            try db.execute(sql: "DELETE FROM string_set WHERE name = ?", arguments: [name])
+        try writing { db throws(SQLiteError) in
+            try db.execute("DELETE FROM string_set WHERE name = ?", [name])
             for value in strings {
-                try db.execute(sql: "INSERT INTO string_set (name, value) VALUES (?, ?)", arguments: [name, value])
+                try db.execute("INSERT INTO string_set (name, value) VALUES (?, ?)", [name, value])
             }
         }
     }
 
     fileprivate func appendToQueue(_ name: String, _ message: QueuedMessage, limit: Int) throws(StoreError) -> (number: Int64, dropped: Int) {
-        try writing { db in
-            try db.cachedStatement(sql: "INSERT INTO queue (name, key, payload) VALUES (?, ?, ?)")
-                .execute(arguments: [name, message.key, Data(message.payload)])
+        try writing { db throws(SQLiteError) in
+            try db.execute("INSERT INTO queue (name, key, payload) VALUES (?, ?, ?)", [name, message.key, message.payload])
             let number = db.lastInsertedRowID
-            try db.cachedStatement(sql: """
+            try db.execute(
+                """
                 DELETE FROM queue WHERE name = ?1
                 AND id <= (SELECT id FROM queue WHERE name = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)
-                """).execute(arguments: [name, limit])
+                """,
+                [name, limit])
             return (number, db.changesCount)
         }
     }
 
     fileprivate func queued(_ name: String) throws(StoreError) -> [QueuedMessage] {
-        try reading { db in
-            try Row.fetchAll(db, sql: "SELECT id, key, payload FROM queue WHERE name = ? ORDER BY id", arguments: [name]).map { row in
-                let payload: Data = row["payload"]
-                return QueuedMessage(number: row["id"], key: row["key"], payload: Array(payload))
+        try reading { db throws(SQLiteError) in
+            try db.fetchAll("SELECT id, key, payload FROM queue WHERE name = ? ORDER BY id", [name]) {
+                (row: borrowing SQLiteRow) throws(SQLiteError) in
+                QueuedMessage(number: try row.value("id"), key: try row.value("key"), payload: row.optional("payload") ?? [])
             }
         }
     }
 
     fileprivate func removeFromQueue(_ name: String, _ number: Int64) throws(StoreError) {
-        try writing { db in
-            try db.cachedStatement(sql: "DELETE FROM queue WHERE name = ? AND id = ?").execute(arguments: [name, number])
+        try writing { db throws(SQLiteError) in
+            try db.execute("DELETE FROM queue WHERE name = ? AND id = ?", [name, number])
         }
     }
 
@@ -567,40 +458,37 @@ public final class StateStore: Sendable {
     /// OwnTracks names a region by this time (its `wtst`).
     @discardableResult
     public func noteFirstSeen(_ times: [String: Date]) throws(StoreError) -> [String: Date] {
-        try writing { db in
+        try writing { db throws(SQLiteError) in
             for (id, time) in times {
                 try db.execute(
-                    sql: "INSERT OR IGNORE INTO region_first_seen (reminder, first_seen) VALUES (?, ?)",
-                    arguments: [id, time.timeIntervalSince1970.rounded(.down)])
+                    "INSERT OR IGNORE INTO region_first_seen (reminder, first_seen) VALUES (?, ?)",
+                    [id, time.timeIntervalSince1970.rounded(.down)])
             }
-            let rows = try Row.fetchAll(db, sql: "SELECT reminder, first_seen FROM region_first_seen")
-            return Dictionary(rows.map { row in (row["reminder"] as String, Date(timeIntervalSince1970: row["first_seen"] as Double)) },
-                              uniquingKeysWith: { first, _ in first })
+            var seen: [String: Date] = [:]
+            try db.execute("SELECT reminder, first_seen FROM region_first_seen") { (row: borrowing SQLiteRow) throws(SQLiteError) in
+                seen[try row.value("reminder", as: String.self)] = Date(timeIntervalSince1970: try row.value("first_seen"))
+            }
+            return seen
         }
     }
 
-    private func reading<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        do {
-            return try reader.read(body)
+    /// Runs `body` on the connection in a read transaction: one snapshot of the file.
+    private func reading<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(StoreError) -> T {
+        do throws(SQLiteError) {
+            return try lock.withLock { _ throws(SQLiteError) -> T in try connection.transaction(writing: false, body) }
         } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+            throw StoreError(path: path, reason: error.message)
         }
     }
 
-    private func writing<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        guard let writer else { throw StoreError(path: path, reason: "opened read-only") }
-        do {
-            return try writer.write(body)
+    /// Runs `body` on the connection in one write transaction; refused on a store opened to read.
+    private func writing<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(StoreError) -> T {
+        guard !readOnly else { throw StoreError(path: path, reason: "opened read-only") }
+        do throws(SQLiteError) {
+            return try lock.withLock { _ throws(SQLiteError) -> T in try connection.transaction(writing: true, body) }
         } catch {
-            throw StoreError(path: path, reason: Self.describe(error))
+            throw StoreError(path: path, reason: error.message)
         }
-    }
-
-    private static func describe(_ error: Error) -> String {
-        if let database = error as? DatabaseError {
-            return database.message ?? "\(database.resultCode)"
-        }
-        return "\(error)"
     }
 }
 
