@@ -24,15 +24,17 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-numerics.git", from: "1.1.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swhitty/FlyingFox.git", from: "0.27.1"),
     ],
     targets: [
         // Pure geofencing logic: no C, no I/O, no clock reads.
-        .target(name: "GeoAlarmCore"),
-        // System calls, retried on EINTR, failing with typed errors: the one place that reads errno.
-        .target(name: "GeoAlarmSystem", dependencies: ["CSystem"]),
+        .target(name: "GeoAlarmCore", dependencies: [.product(name: "RealModule", package: "swift-numerics")]),
+        // System calls, retried on EINTR, failing with typed errors: the one place that reads errno;
+        // and the system's time zone, for the core's local dates.
+        .target(name: "GeoAlarmSystem", dependencies: ["CSystem", "GeoAlarmCore"]),
         // Linux headers the Glibc module leaves out (pidfd, eventfd, inotify): includes only.
         .systemLibrary(name: "CSystem"),
         // Adapter: the TOML reminders file and the collection files it names.

@@ -1,11 +1,12 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
 import GeoAlarmPipeline
 import GeoAlarmStore
-import Logging
 import GeoAlarmSystem
+import Glibc
+import Logging
 import ServiceLifecycle
 
 /// The agent's pipeline service: every input of the ``AgentChannel`` (the source's reports,
@@ -52,7 +53,7 @@ public final class AlarmAgent: Service {
     }
 
     public func run() async throws {
-        var loop = AgentState(pipeline: FixPipeline(watching: initialConfig.reminderSet, state: state, sinks: sinks))
+        var loop = AgentState(pipeline: FixPipeline(watching: initialConfig.reminderSet, state: state, sinks: sinks, timeZone: SystemTimeZone()))
         logger.info("watching \(Self.describe(loop.pipeline.engine)) from \(configPath)")
         loop.pipeline.fireDueAlarms(now: Date())
         state.pruneHistory(keep: initialConfig.historyKeep, now: Date())

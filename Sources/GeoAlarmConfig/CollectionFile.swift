@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmScanners
+import GeoAlarmSystem
 
 /// The formats a `[[collection]]` file can be in.
 public enum CollectionFormat: String, Sendable, CaseIterable {
@@ -8,7 +9,7 @@ public enum CollectionFormat: String, Sendable, CaseIterable {
 
     /// The format a file name's extension names (`.csv`, `.gpx`, `.geojson` or `.json`), if any.
     public init?(fileName: String) {
-        switch (fileName as NSString).pathExtension.lowercased() {
+        switch PathParts.fileExtension(fileName).lowercased() {
         case "csv", "txt": self = .csv
         case "gpx": self = .gpx
         case "geojson", "json": self = .geojson
@@ -208,7 +209,7 @@ enum CSVPlaces {
         init(header: String, lineNumber: Int) throws(CollectionFileError) {
             separator = header.contains(";") && !header.contains(",") ? ";" : ","
             let names = header.split(separator: separator, omittingEmptySubsequences: false).map {
-                $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+                $0.trimming(while: { $0.isWhitespace || $0 == "\"" }).lowercased()
             }
             func column(_ aliases: [String]) -> Int? { names.firstIndex { aliases.contains($0) } }
             guard let latitude = column(["lat", "latitude"]), let longitude = column(["lon", "lng", "long", "longitude"]) else {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmSystem
 
@@ -218,8 +218,7 @@ struct ConfigReader {
             report(in: table, context, "url", "\(DisplayText.escaped(url)) \(problem.message)")
             return nil
         }
-        let folder = (file as NSString).deletingLastPathComponent
-        func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : (folder as NSString).appendingPathComponent(path) }
+        func resolve(_ path: String) -> String { PathParts.resolve(path, besides: file) }
         if let cafile = string(table, "cafile", context: context) {
             if !settings.usesTLS { report(in: table, context, "cafile", "only applies to an mqtts:// url") }
             let resolved = resolve(cafile)
@@ -449,7 +448,7 @@ struct ConfigReader {
 
         checkKeys(of: table, allowed: Self.reminderKeys, context: context)
         if title == nil, table["title"] == nil { report(in: table, context, "title", "missing (every reminder needs a title)") }
-        if let title, title.trimmingCharacters(in: .whitespaces).isEmpty { report(in: table, context, "title", "is empty") }
+        if let title, title.trimmingWhitespace().isEmpty { report(in: table, context, "title", "is empty") }
         if let id {
             claim(id, in: table, for: "reminder #\(number)", context: context, usedIDs: &usedIDs, emptyHint: "this title")
         }
@@ -499,7 +498,7 @@ struct ConfigReader {
     ) -> (ReminderCollection, CollectionLoad)? {
         let before = diagnostics.count
         let (id, path, context) = identify(table, kind: "collection", number: number, namedBy: "file") { path in
-            Reminder.slug(((path as NSString).lastPathComponent as NSString).deletingPathExtension)
+            Reminder.slug(PathParts.stem(path))
         }
 
         checkKeys(of: table, allowed: Self.collectionKeys, context: context)
@@ -516,7 +515,7 @@ struct ConfigReader {
             if format == nil { report(in: table, context, "format", "cannot tell from the name \"\(path)\"; give format = \"csv\", \"gpx\" or \"geojson\"") }
         }
         let title = string(table, "title", context: context) ?? "{name}"
-        if title.trimmingCharacters(in: .whitespaces).isEmpty { report(in: table, context, "title", "is empty") }
+        if title.trimmingWhitespace().isEmpty { report(in: table, context, "title", "is empty") }
         var radius = length(table, "radius", context: context) ?? 0
         if radius == 0 { radius = defaults.radius }
         let template = Reminder(
@@ -528,7 +527,7 @@ struct ConfigReader {
             alert: alert(table, context: context, inheriting: defaults.alert),
             schedule: schedule(table, context: context, defaults: defaults))
         guard diagnostics.count == before, let id, let path, let format else { return nil }
-        let resolved = path.hasPrefix("/") ? path : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)
+        let resolved = PathParts.resolve(path, besides: file)
         let list: PlaceList
         do {
             list = try CollectionFile.read(path: resolved, format: format, defaultRadius: radius)
@@ -684,7 +683,7 @@ struct ConfigReader {
     private mutating func areaFromFile(_ table: TOMLTable, context: String) -> Area? {
         guard let path = string(table, "area", context: context) else { return nil }
         let wanted = string(table, "area_feature", context: context)
-        let resolved = path.hasPrefix("/") ? path : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)
+        let resolved = PathParts.resolve(path, besides: file)
         let features: [(feature: GeoJSONPlaces.Feature, area: Result<Area, GeoJSONPlaces.FeatureProblem>)]
         do {
             features = try GeoJSONPlaces.areas(try UserFile.contents(of: resolved, limit: UserFile.collectionLimit))

@@ -33,9 +33,9 @@ public struct MapSettings: Sendable, Equatable {
     /// The scheme, host and port the tiles come from (`https://tile.openstreetmap.org`), for
     /// the page's content policy; a `{s}` server letter becomes `*`.
     public var tileOrigin: String? {
-        guard let tiles, let schemeEnd = tiles.range(of: "://") else { return nil }
+        guard let tiles, let schemeEnd = tiles.firstRange(of: "://") else { return nil }
         let rest = tiles[schemeEnd.upperBound...]
         let host = rest.prefix { $0 != "/" && $0 != "?" }
-        return tiles[..<schemeEnd.upperBound] + host.replacingOccurrences(of: "{s}", with: "*")
+        return String(tiles[..<schemeEnd.upperBound]) + String(host).replacing("{s}", with: "*")
     }
 }

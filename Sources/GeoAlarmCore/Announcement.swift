@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A time alarm whose time (or the end of its snooze) came.
 public struct AlarmFiring: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the user and the announcer have done to a reminder, beyond its fence.
 public struct Lifecycle: Sendable, Equatable {
@@ -53,14 +53,14 @@ public enum Silence: Sendable, Equatable, CustomStringConvertible {
 /// its active days and hours (in `timeZone`), and one that fired less than its cooldown ago.
 /// An event without a time (an untimed GPX point) is only checked for completion.
 public struct Announcer: Sendable {
-    public let timeZone: TimeZone
+    public let timeZone: any TimeZoneRules
     public private(set) var lifecycles: [String: Lifecycle]
     /// When each reminder's last approach was announced. An approach is a warning before the
     /// arrival: it has its own cooldown, and neither completes a `once` reminder nor counts as
     /// its firing, so the arrival that follows is still announced.
     private var lastApproached: [String: Date] = [:]
 
-    public init(timeZone: TimeZone, lifecycles: [String: Lifecycle] = [:]) {
+    public init(timeZone: any TimeZoneRules, lifecycles: [String: Lifecycle] = [:]) {
         self.timeZone = timeZone
         self.lifecycles = lifecycles
     }
@@ -73,8 +73,8 @@ public struct Announcer: Sendable {
         if lifecycle.completedAt != nil { return .completed }
         if let time = event.fix.time {
             if let until = lifecycle.snoozedUntil, time < until { return .snoozed }
-            if let starts = schedule.starts?.start(in: timeZone), time < starts { return .notStarted }
-            if let due = schedule.due?.moment(in: timeZone), time > due, !schedule.fireWhenOverdue { return .overdue }
+            if let starts = schedule.starts, time < starts.start(in: timeZone) { return .notStarted }
+            if let due = schedule.due, time > due.moment(in: timeZone), !schedule.fireWhenOverdue { return .overdue }
             if let window = schedule.active, !window.contains(time, in: timeZone) { return .outsideActiveHours }
             let last = event.kind == .approach ? lastApproached[id] : lifecycle.lastFired
             if case .cooldown(let period) = schedule.repetition, let last, time.timeIntervalSince(last) < period {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import RealModule
 
 /// Why a polygon cannot be used as an area, worded for the user.
 public enum AreaProblem: Error, Equatable, Sendable, CustomStringConvertible {
@@ -244,7 +245,7 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
     public func distanceToEdge(from point: Coordinate, tested: inout Int) -> Double {
         let longitude = unwrap(point.longitude)
         let metresY = Haversine.earthRadius * .pi / 180
-        let metresX = metresY * cos(point.latitude * .pi / 180)
+        let metresX = metresY * Double.cos(point.latitude * .pi / 180)
         var best = Double.infinity
         func measure(_ edge: Int) {
             let ax = (edges[edge] - longitude) * metresX, ay = (edges[edge + 1] - point.latitude) * metresY
@@ -283,7 +284,7 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
         let degreesY = margin / (Haversine.earthRadius * .pi / 180) * 1.001
         if point.latitude < south - degreesY || point.latitude > north + degreesY { return true }
         let poleward = min(max(abs(south), abs(north), abs(point.latitude)) + degreesY, 89.9)
-        let degreesX = degreesY / cos(poleward * .pi / 180)
+        let degreesX = degreesY / Double.cos(poleward * .pi / 180)
         let longitude = unwrap(point.longitude)
         return longitude < west - degreesX || longitude > east + degreesX
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import RealModule
 
 /// A point on the WGS84 ellipsoid, in decimal degrees.
 public struct Coordinate: Hashable, Sendable, CustomStringConvertible {
@@ -56,16 +57,16 @@ public enum Haversine {
         public init(_ point: Coordinate) {
             self.point = point
             latitude = point.latitude * .pi / 180
-            cosLatitude = cos(latitude)
+            cosLatitude = Double.cos(latitude)
         }
 
         /// Great-circle distance in metres to `other`; the same value as ``Haversine/distance(_:_:)``.
         public func distance(to other: Coordinate) -> Double {
             let otherLatitude = other.latitude * .pi / 180
-            let sinLat = sin((otherLatitude - latitude) / 2)
-            let sinLon = sin((other.longitude - point.longitude) * .pi / 180 / 2)
-            let h = sinLat * sinLat + cosLatitude * cos(otherLatitude) * sinLon * sinLon
-            return 2 * earthRadius * asin(min(1, h.squareRoot()))
+            let sinLat = Double.sin((otherLatitude - latitude) / 2)
+            let sinLon = Double.sin((other.longitude - point.longitude) * .pi / 180 / 2)
+            let h = sinLat * sinLat + cosLatitude * Double.cos(otherLatitude) * sinLon * sinLon
+            return 2 * earthRadius * Double.asin(min(1, h.squareRoot()))
         }
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import RealModule
 
 /// Where a fence is: a circle around a point, or an area (polygons with holes).
 ///
@@ -146,7 +147,7 @@ public struct GeoBox: Sendable, Equatable {
             self.init(south: south, north: north, west: 0, east: 0, everyLongitude: true)
             return
         }
-        let widening = spread / cos(poleward * .pi / 180)
+        let widening = spread / Double.cos(poleward * .pi / 180)
         self.init(south: south, north: north, west: west - widening, east: east + widening)
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Each fence's tracker, by slot (reminders first, then each collection's places).
 ///

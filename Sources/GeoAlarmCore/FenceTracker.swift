@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where the device is, as far as one fence is concerned.
 public enum Presence: String, Sendable {

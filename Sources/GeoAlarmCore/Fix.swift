@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a receiver says about the quality of a position, as gpsd's TPV `mode`.
 public enum FixMode: Int, Sendable, Comparable {

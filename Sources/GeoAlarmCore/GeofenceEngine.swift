@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Settings that apply to every reminder an engine tracks.
 public struct EngineSettings: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import RealModule
 
 /// A latitude/longitude grid that finds the fences whose reach may hold a point.
 ///
@@ -134,7 +135,7 @@ public struct GridIndex: Sendable {
 
     /// A box's larger side, in degrees of arc (longitudes scaled at its middle latitude).
     private static func span(of box: GeoBox) -> Double {
-        let width = box.everyLongitude ? 360 : (box.east - box.west) * cos(min(abs((box.south + box.north) / 2), 89) * .pi / 180)
+        let width = box.everyLongitude ? 360 : (box.east - box.west) * Double.cos(min(abs((box.south + box.north) / 2), 89) * .pi / 180)
         return max(box.north - box.south, width)
     }
 

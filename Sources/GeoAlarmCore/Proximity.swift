@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import RealModule
 
 /// Where you are heading relative to one fence: the distance to its edge, whether that
 /// distance falls (towards), rises (away from) or neither (stationary), how fast it falls, and
@@ -91,7 +92,7 @@ public struct LocalFrame: Sendable {
 
     public init(at origin: Coordinate) {
         self.origin = origin
-        metresPerDegreeEast = Self.metresPerDegree * cos(origin.latitude * .pi / 180)
+        metresPerDegreeEast = Self.metresPerDegree * Double.cos(origin.latitude * .pi / 180)
     }
 
     /// East and north metres of `point` from the origin.
@@ -153,7 +154,7 @@ public struct MotionEstimator: Sendable {
         var east = Double.nan, north = Double.nan
         if let speed = fix.speed, let course = fix.course, speed.isFinite, course.isFinite, speed >= 0 {
             let radians = course * .pi / 180
-            (east, north) = (speed * sin(radians), speed * cos(radians))
+            (east, north) = (speed * Double.sin(radians), speed * Double.cos(radians))
         }
         samples.append(Sample(time: time, coordinate: fix.coordinate, reportedEast: east, reportedNorth: north))
         let expired = samples.prefix { time - $0.time > settings.window }.count

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why a length or duration written by a user could not be read.
 public enum QuantityError: Error, Equatable, CustomStringConvertible {
@@ -60,7 +60,7 @@ public enum Span {
 
     /// Reads a span; parts add up ("1h30m"); a bare number is seconds.
     public static func parse(_ text: String) throws(QuantityError) -> Double {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw .empty }
         var parts: [String] = []
         var current = ""
@@ -108,10 +108,10 @@ private func parseQuantity(
     _ text: String, units: [(name: String, size: Double)], bareUnit: Double, original: String? = nil
 ) throws(QuantityError) -> Double {
     let shown = original ?? text
-    let trimmed = text.trimmingCharacters(in: .whitespaces)
+    let trimmed = text.trimmingWhitespace()
     guard !trimmed.isEmpty else { throw .empty }
     let unitStart = trimmed.firstIndex(where: { $0.isLetter }) ?? trimmed.endIndex
-    let numberText = trimmed[..<unitStart].trimmingCharacters(in: .whitespaces)
+    let numberText = trimmed[..<unitStart].trimmingWhitespace()
     let unitText = trimmed[unitStart...].lowercased()
     guard let number = Double(numberText), number.isFinite else { throw .notANumber(shown) }
     guard number >= 0 else { throw .negative(shown) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which crossings of its circle a reminder announces.
 public enum Trigger: String, Sendable, CaseIterable {
@@ -158,7 +158,7 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     public static func slug(_ title: String) -> String {
         var words: [String] = []
         var word = ""
-        for character in title.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil) {
+        for character in withoutDiacritics(title) {
             if character.isLetter || character.isNumber {
                 word.append(character)
             } else if !word.isEmpty {
@@ -168,6 +168,35 @@ public struct Reminder: Sendable, Equatable, Identifiable {
         }
         if !word.isEmpty { words.append(word) }
         return words.joined(separator: "-").lowercased()
+    }
+
+    /// `text` with its accents and other marks taken off: combining marks dropped, and a Latin
+    /// letter that carries them ("LATIN SMALL LETTER E WITH ACUTE", as Unicode names it) made
+    /// its plain letter; other characters (ß, ø's stroke, other scripts) stay as they are.
+    static func withoutDiacritics(_ text: String) -> String {
+        var plain = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .nonspacingMark, .enclosingMark: continue
+            default: break
+            }
+            plain.append(baseLatinLetter(of: scalar) ?? scalar)
+        }
+        return String(plain)
+    }
+
+    /// The plain letter of a Latin letter with marks ("LATIN CAPITAL LETTER O WITH ACUTE" → O); nil for any other.
+    private static func baseLatinLetter(of scalar: Unicode.Scalar) -> Unicode.Scalar? {
+        guard !scalar.isASCII, let name = scalar.properties.name, let with = name.firstRange(of: " WITH ") else { return nil }
+        let words = name[..<with.lowerBound].split(separator: " ")
+        guard words.count == 4, words[0] == "LATIN", words[2] == "LETTER", words[3].count == 1,
+              let letter = words[3].unicodeScalars.first, ("A"..."Z").contains(letter)
+        else { return nil }
+        switch words[1] {
+        case "CAPITAL": return letter
+        case "SMALL": return Unicode.Scalar(letter.value + 0x20)
+        default: return nil
+        }
     }
 }
 
@@ -190,11 +219,11 @@ public enum ReminderRules {
 
     /// Reads a location written as "LAT,LON" or a `geo:` URI (RFC 5870; parameters such as `;u=` are ignored).
     public static func parseLocation(_ text: String) -> Result<Coordinate, LocationError> {
-        var body = text.trimmingCharacters(in: .whitespaces)
+        var body = text.trimmingWhitespace()
         if body.lowercased().hasPrefix("geo:") { body = String(body.dropFirst(4)) }
         if let parameters = body.firstIndex(of: ";") { body = String(body[..<parameters]) }
         let parts = body.split(separator: ",", omittingEmptySubsequences: false)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.trimmingWhitespace() }
         guard parts.count == 2 || parts.count == 3,
               let latitude = Double(parts[0]), let longitude = Double(parts[1])
         else { return .failure(.unreadable(text)) }

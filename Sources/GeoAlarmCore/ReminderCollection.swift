@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One place of a collection: where it is (a circle or an area) and what it is called.
 public struct CollectionPlace: Sendable, Equatable {
@@ -36,7 +36,7 @@ public struct ReminderCollection: Sendable, Equatable {
         var reminder = template
         reminder.id = "\(id)/\(index + 1)"
         let name = place.name.isEmpty ? "#\(index + 1)" : place.name
-        reminder.title = template.title.replacingOccurrences(of: "{name}", with: name)
+        reminder.title = template.title.replacing("{name}", with: name)
         reminder.placeName = place.name.isEmpty ? nil : place.name
         reminder.geometry = place.geometry
         return reminder

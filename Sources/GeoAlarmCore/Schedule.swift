@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How often a reminder may announce.
 public enum Repeat: Sendable, Equatable {
@@ -45,17 +45,14 @@ public struct LocalDate: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The moment this names in `zone`: its time, or for a date alone the end of that day.
-    public func moment(in zone: TimeZone) -> Date? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        guard let start = calendar.date(from: DateComponents(year: year, month: month, day: day)) else { return nil }
-        guard let minuteOfDay else { return calendar.date(byAdding: .day, value: 1, to: start) }
-        return calendar.date(byAdding: .minute, value: minuteOfDay, to: start)
+    public func moment(in zone: some TimeZoneRules) -> Date {
+        guard let minuteOfDay else { return LocalTime.moment(year: year, month: month, day: day + 1, secondOfDay: 0, in: zone) }
+        return LocalTime.moment(year: year, month: month, day: day, secondOfDay: minuteOfDay * 60, in: zone)
     }
 
     /// The moment this starts in `zone`: its time, or for a date alone the start of that day.
-    public func start(in zone: TimeZone) -> Date? {
-        minuteOfDay == nil ? LocalDate(year: year, month: month, day: day, minuteOfDay: 0).moment(in: zone) : moment(in: zone)
+    public func start(in zone: some TimeZoneRules) -> Date {
+        LocalTime.moment(year: year, month: month, day: day, secondOfDay: (minuteOfDay ?? 0) * 60, in: zone)
     }
 
     /// "2026-12-24" or "2026-12-24 16:00".
@@ -75,7 +72,7 @@ public struct LocalDate: Sendable, Equatable, CustomStringConvertible {
 
 /// Days of the week and a time of day when a reminder may announce; `from` after `to` crosses midnight.
 public struct ActiveWindow: Sendable, Equatable {
-    /// Weekdays as Calendar numbers them: 1 Sunday ... 7 Saturday.
+    /// Weekdays numbered 1 Sunday ... 7 Saturday.
     public var weekdays: Set<Int>
     public var fromMinute: Int
     public var toMinute: Int
@@ -99,12 +96,9 @@ public struct ActiveWindow: Sendable, Equatable {
 
     /// Whether `moment` falls in the window, in `zone`. A window across midnight belongs to the
     /// day it starts on: Friday 22:00-02:00 holds Saturday 01:00.
-    public func contains(_ moment: Date, in zone: TimeZone) -> Bool {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let parts = calendar.dateComponents([.weekday, .hour, .minute], from: moment)
-        guard let weekday = parts.weekday, let hour = parts.hour, let minute = parts.minute else { return false }
-        let now = hour * 60 + minute
+    public func contains(_ moment: Date, in zone: some TimeZoneRules) -> Bool {
+        let local = LocalTime(moment, in: zone)
+        let weekday = local.weekday, now = local.secondOfDay / 60
         if fromMinute <= toMinute {
             return weekdays.contains(weekday) && now >= fromMinute && now < toMinute
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where the pipeline commits what each fix did before any sink hears of it, and reads back
 /// what other processes changed: the state file (GeoAlarmStore's `StateKeeper`), or memory.

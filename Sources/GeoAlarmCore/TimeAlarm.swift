@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A reminder with a time instead of a place (`at = "2026-12-24T16:00"`): it fires when its
 /// time comes, once, or again when a snooze ends; completing it silences it.
@@ -25,15 +25,16 @@ public struct TimeAlarm: Sendable, Equatable, Identifiable {
 
     /// When the alarm should fire now (at `now`, in `zone`), given its lifecycle: its time, or
     /// the end of a snooze after it fired; nil when it has nothing to say.
-    public func firing(at now: Date, in zone: TimeZone, lifecycle: Lifecycle) -> Date? {
+    public func firing(at now: Date, in zone: some TimeZoneRules, lifecycle: Lifecycle) -> Date? {
         guard let due = nextFiring(in: zone, lifecycle: lifecycle), now >= due else { return nil }
         return due
     }
 
     /// When the alarm will next fire (its time, or the end of a snooze after it fired), past or
     /// future; nil when it never will (disabled, completed, or fired already).
-    public func nextFiring(in zone: TimeZone, lifecycle: Lifecycle) -> Date? {
-        guard isEnabled, lifecycle.completedAt == nil, let time = at.start(in: zone) else { return nil }
+    public func nextFiring(in zone: some TimeZoneRules, lifecycle: Lifecycle) -> Date? {
+        guard isEnabled, lifecycle.completedAt == nil else { return nil }
+        let time = at.start(in: zone)
         let due = max(time, lifecycle.snoozedUntil ?? time)
         if let fired = lifecycle.lastFired, fired >= due { return nil }
         return due

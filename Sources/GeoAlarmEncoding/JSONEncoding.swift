@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 
 /// UTC timestamps as ISO 8601 with a `Z`, milliseconds only when the time has them.

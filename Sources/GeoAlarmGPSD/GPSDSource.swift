@@ -1,7 +1,8 @@
 internal import CGPS
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmSystem
+import Glibc
 import Synchronization
 
 /// Live fixes from gpsd through libgps, as a ``FixSource``, on an ``EventLoop``.

@@ -1,5 +1,5 @@
 internal import CGPS
-import Foundation
+import FoundationEssentials
 
 /// The parts of libgps that need no version switch, in Swift: the shim keeps only those that do.
 enum LibGPS {

@@ -1,5 +1,5 @@
 internal import CGPS
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 
 /// Turns libgps's decoded TPV into the core's fix, reading NaNs and flags properly.

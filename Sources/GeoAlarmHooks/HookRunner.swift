@@ -1,8 +1,9 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmEncoding
 import GeoAlarmOutput
 import GeoAlarmSystem
+import Glibc
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -84,8 +85,7 @@ public final class HookRunner: EventSink, Service {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return found }
         for name in names.sorted() where !name.hasPrefix(".") {
             let path = "\(directory)/\(name)"
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard let status = try? System.fileStatus(path), status.st_mode & S_IFMT != S_IFDIR else { continue }
             if FileManager.default.isExecutableFile(atPath: path) {
                 found.executable.append(name)
             } else {

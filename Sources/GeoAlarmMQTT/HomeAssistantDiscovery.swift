@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmEncoding
 
@@ -43,8 +43,8 @@ struct HomeAssistantDiscovery {
 
     /// A collection's name: its title with the place's `{name}` left out, else its id.
     static func name(of collection: ReminderCollection) -> String {
-        let title = collection.template.title.replacingOccurrences(of: "{name}", with: "")
-            .trimmingCharacters(in: CharacterSet.whitespaces.union(.punctuationCharacters))
+        let title = collection.template.title.replacing("{name}", with: "")
+            .trimming(while: { $0.isWhitespace || $0.isPunctuation })
         return title.isEmpty ? collection.id : title
     }
 
@@ -181,7 +181,7 @@ struct HomeAssistantDiscovery {
     /// the last fix that changed its side was (null before any), and its lifecycle (times in
     /// ISO 8601 UTC, null when unset; `due` is the moment it becomes overdue, its schedule read in
     /// `timeZone`).
-    static func reminderAttributes(_ reminder: Reminder, distance: Double?, lifecycle: Lifecycle, timeZone: TimeZone) -> String {
+    static func reminderAttributes(_ reminder: Reminder, distance: Double?, lifecycle: Lifecycle, timeZone: some TimeZoneRules) -> String {
         var object = JSONObject()
         object.add("id", reminder.id)
         object.add("title", reminder.title)
@@ -195,7 +195,7 @@ struct HomeAssistantDiscovery {
         object.add("distance_m", number: distance.map { $0.rounded() })
         object.add("completed", lifecycle.completedAt != nil)
         object.add("snoozed_until", lifecycle.snoozedUntil.map(Timestamp.iso8601))
-        object.add("due", reminder.schedule.due?.moment(in: timeZone).map(Timestamp.iso8601))
+        object.add("due", reminder.schedule.due.map { Timestamp.iso8601($0.moment(in: timeZone)) })
         object.add("last_announced", lifecycle.lastFired.map(Timestamp.iso8601))
         return object.text
     }

@@ -1,7 +1,8 @@
 internal import CMosquitto
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmSystem
+import Glibc
 import Synchronization
 
 /// One MQTT message, as published or received.
@@ -412,7 +413,7 @@ public final class MQTTClient: Sendable {
         /// routines::certificate verify failed`): the text after its last colon.
         func noteError(_ line: String) {
             guard line.hasPrefix("OpenSSL Error"), let reason = line.split(separator: ":").last else { return }
-            tlsProblem = reason.trimmingCharacters(in: .whitespaces)
+            tlsProblem = reason.trimmingWhitespace()
         }
 
         /// Why a connection failed with `code`: the broker's refusal, OpenSSL's reason, or the code's words.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmOwnTracks
@@ -311,7 +311,7 @@ public final class MQTTPublisher: EventSink, Service, Sendable {
     private func publishAttributes(ofReminder id: String, discovery: HomeAssistantDiscovery, state: PublisherState) {
         guard let reminder = state.reminders.first(where: { $0.id == id }) else { return }
         let text = HomeAssistantDiscovery.reminderAttributes(
-            reminder, distance: state.distances[id], lifecycle: state.lifecycles[id] ?? Lifecycle(), timeZone: .current)
+            reminder, distance: state.distances[id], lifecycle: state.lifecycles[id] ?? Lifecycle(), timeZone: SystemTimeZone())
         client.publish(MQTTMessage(topic: discovery.attributesTopic(ofReminder: id), text: text, retain: true))
     }
 

@@ -3,6 +3,7 @@ import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
 import GeoAlarmStore
+import GeoAlarmSystem
 
 /// What the map shows, read from the config and the state file, as the page's JSON.
 ///
@@ -101,7 +102,7 @@ struct MapData: Sendable {
         let lifecycle = state.lifecycles[reminder.id] ?? Lifecycle()
         object.add("completed", lifecycle.completedAt != nil)
         object.add("snoozed_until", lifecycle.snoozedUntil.flatMap { $0 > now ? Timestamp.iso8601($0) : nil })
-        object.add("out_of_hours", reminder.schedule.active.map { !$0.contains(now, in: .current) } ?? false)
+        object.add("out_of_hours", reminder.schedule.active.map { !$0.contains(now, in: SystemTimeZone()) } ?? false)
         object.add("enabled", reminder.isEnabled)
         return object
     }

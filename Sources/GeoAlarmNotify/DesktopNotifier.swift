@@ -1,5 +1,5 @@
 internal import CLibNotify
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmSystem
 import Logging

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 
 /// What one fix did in the pipeline.
@@ -57,7 +57,7 @@ public final class FixPipeline {
 
     /// A pipeline for `watched`, starting from the state `state` kept, giving events to `sinks`
     /// in order.
-    public init(watching watched: ReminderSet, state: any StateLedger, sinks: [any EventSink], timeZone: TimeZone = .current) {
+    public init(watching watched: ReminderSet, state: any StateLedger, sinks: [any EventSink], timeZone: any TimeZoneRules) {
         self.state = state
         self.sinks = sinks
         engine = state.engine(reminders: watched.reminders, collections: watched.collections, settings: watched.settings)

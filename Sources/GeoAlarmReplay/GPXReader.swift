@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmScanners
 
@@ -38,7 +38,7 @@ public enum GPXReader {
                     if point != nil { text += scanner.bytes(of: characters) }
                 case .end(let tag):
                     guard var current = point else { continue }
-                    let value = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    let value = String(decoding: text, as: UTF8.self).trimmingWhitespace()
                     text.removeAll(keepingCapacity: true)
                     if scanner.tag(tag, isNamed: "time") {
                         guard let time = ISOTime.parse(value[...]) else {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Reads ISO 8601 / RFC 3339 timestamps as written by gpsd and GPS loggers.
 enum ISOTime {

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import GeoAlarmCore
 import GeoAlarmSystem
 import Synchronization

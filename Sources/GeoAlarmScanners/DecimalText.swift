@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Reads decimal numbers from bytes, as the text readers (NMEA, JSON, collection files) need
 /// them by the million.
@@ -36,5 +36,6 @@ public enum DecimalText {
         return negative ? -magnitude : magnitude
     }
 
-    private static let powersOfTen: [Double] = (0...15).map { pow(10, Double($0)) }
+    /// 1 to 1e15, each exact in a Double (every power of ten up to 1e22 is).
+    private static let powersOfTen: [Double] = (1...15).reduce(into: [1]) { powers, _ in powers.append(powers[powers.count - 1] * 10) }
 }

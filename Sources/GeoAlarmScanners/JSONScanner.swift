@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 /// An object member's key, as UTF-8: matched against string literals (`case "lat":`) without
 /// making a String of every key.
 public struct JSONKey {
@@ -140,8 +140,10 @@ public struct JSONScanner {
     /// clients write coordinates); nil (after passing over it) for any other value.
     public mutating func numberOrNumericString() throws(Failure) -> Double? {
         guard peek() == UInt8(ascii: "\"") else { return try numberValue() }
-        let text = try string().trimmingCharacters(in: .whitespaces)
-        return DecimalText.value(Array(text.utf8)[...])
+        let text = Array(try string().utf8)
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return nil }
+        return DecimalText.value(text[first...last])
     }
 
     /// A string, or nil (after passing over it) for any other value.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A pull reader of XML documents over bytes, for the GPX readers (tracks here, waypoint
 /// collections in the config): start tags, end tags and text, in document order, with lines.
@@ -157,7 +157,7 @@ public struct XMLScanner {
 
     /// The value of `name="..."` in an XML declaration.
     private static func pseudoAttribute(_ name: String, in instruction: String) -> String? {
-        guard let key = instruction.range(of: name + "=") else { return nil }
+        guard let key = instruction.firstRange(of: name + "=") else { return nil }
         let rest = instruction[key.upperBound...]
         guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
         return String(rest.dropFirst().prefix { $0 != quote })

@@ -1,5 +1,5 @@
 internal import CSodium
-import Foundation
+import FoundationEssentials
 
 /// The encryption of OwnTracks payloads: libsodium's secretbox (XSalsa20 with a Poly1305
 /// tag), the one place libsodium is called from.

@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmSystem
+import Glibc
 import Synchronization
 
 /// The agent's memory on disk: each reminder's confirmed side and the history of events, in
@@ -44,14 +45,10 @@ public final class StateStore: Sendable {
     /// others find it done.
     public init(path: String) throws(StoreError) {
         self.path = path
-        let directory = (path as NSString).deletingLastPathComponent
         do {
-            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
-                try FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            }
+            try System.makeDirectories(PathParts.split(path).folder, mode: 0o700)
         } catch {
-            throw StoreError(path: path, reason: "cannot create its folder: \(error.localizedDescription)")
+            throw StoreError(path: path, reason: "cannot create its folder: \(error.call): \(error.reason)")
         }
         if let problem = FileSafety.notRegularFileProblem(path) { throw StoreError(path: path, reason: problem) }
         // Made here, before SQLite sees it, so that it (and its -wal and -shm files, which SQLite
@@ -101,7 +98,7 @@ public final class StateStore: Sendable {
     /// Opens an existing store only to read it (`status`, `history`): this works on a file the
     /// user cannot write, and never changes it. Nil when there is no file at `path` yet.
     public init?(readingFrom path: String) throws(StoreError) {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard (try? System.fileStatus(path)) != nil else { return nil }
         if let problem = FileSafety.notRegularFileProblem(path) { throw StoreError(path: path, reason: problem) }
         self.path = path
         let opened: SQLiteConnection

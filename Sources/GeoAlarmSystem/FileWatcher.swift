@@ -70,4 +70,26 @@ public enum PathParts {
         let folder = trimmed[..<slash]
         return (folder.isEmpty ? "/" : String(folder), String(trimmed[trimmed.index(after: slash)...]))
     }
+
+    /// Where a path written in a file points: an absolute `path` as it is, a relative one taken
+    /// from the folder `file` is in (`"places.csv"` in `"/etc/geoalarm.toml"` is `"/etc/places.csv"`).
+    public static func resolve(_ path: String, besides file: String) -> String {
+        guard !path.hasPrefix("/"), let slash = file.lastIndex(of: "/") else { return path }
+        return file[...slash] + path
+    }
+
+    /// The extension of a path's last component, without its dot (`"csv"`); empty when it has
+    /// none, as for `".hidden"`.
+    public static func fileExtension(_ path: String) -> String {
+        let name = split(path).name
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...])
+    }
+
+    /// A path's last component without its extension (`"/srv/bakeries.csv"` is `"bakeries"`).
+    public static func stem(_ path: String) -> String {
+        let name = split(path).name
+        let suffix = fileExtension(name)
+        return suffix.isEmpty ? name : String(name.dropLast(suffix.count + 1))
+    }
 }

@@ -88,6 +88,19 @@ public enum System {
         return info
     }
 
+    /// Makes the folder `path` and the missing folders above it, with `mode` (less the umask);
+    /// folders already there are no error.
+    public static func makeDirectories(_ path: String, mode: mode_t) throws(SystemError) {
+        if try fileStatus(path) != nil { return }
+        let parent = PathParts.split(path).folder
+        if parent != path { try makeDirectories(parent, mode: mode) }
+        do {
+            _ = try retrying("mkdir") { Glibc.mkdir(path, mode) }
+        } catch where error.code == EEXIST {
+            return
+        }
+    }
+
     public static func fsync(_ descriptor: Int32) throws(SystemError) {
         _ = try retrying("fsync") { Glibc.fsync(descriptor) }
     }

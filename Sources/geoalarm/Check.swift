@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 
 /// `geoalarm check`: validates a reminders file and explains every problem in it.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
@@ -7,6 +7,7 @@ import GeoAlarmHooks
 import GeoAlarmMQTT
 import GeoAlarmNotify
 import GeoAlarmSystem
+import Glibc
 
 /// `geoalarm doctor`: checks everything `run` needs, one line per check with what to do.
 struct Doctor: AsyncParsableCommand {

@@ -1,9 +1,10 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
 import GeoAlarmStore
+import GeoAlarmSystem
 
 /// Runs one locked, validated, atomic edit of the reminders file (starting it from `creating`
 /// when it does not exist), or explains why not and exits 1.
@@ -87,12 +88,11 @@ struct Add: AsyncParsableCommand {
             return (found, nil)
         }
         guard let path = ConfigLocation.userPath(environment: environment) else { return (try options.resolvedPath(), nil) }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathParts.split(path).folder
         do {
-            try FileManager.default.createDirectory(
-                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try System.makeDirectories(folder, mode: 0o700)
         } catch {
-            Diagnostics.error("\(folder): cannot create it: \(error.localizedDescription)")
+            Diagnostics.error("\(folder): cannot create it: \(error.call): \(error.reason)")
             throw ExitCode.failure
         }
         return (path, ConfigLocation.newConfigHeader)

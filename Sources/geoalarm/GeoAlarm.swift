@@ -1,6 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmSystem
+import Glibc
 
 /// Runs the command line on one thread: every task on ``EventLoop/main``, which `main` runs.
 @main

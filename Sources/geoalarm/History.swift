@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmOutput
 import GeoAlarmStore
@@ -38,7 +38,7 @@ struct History: ParsableCommand {
             components.timeZone = TimeZone(identifier: "UTC")
             return Calendar(identifier: .gregorian).date(from: components)
         }
-        return ISO8601DateFormatter().date(from: text)
+        return try? Date(text, strategy: .iso8601)
     }
 
     func run() throws {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmEncoding
 
@@ -28,7 +28,7 @@ struct JSONLine {
 
     /// A local date or date-time as ISO 8601 without a zone: `2026-12-24T16:00`.
     mutating func add(_ key: String, localDate: LocalDate) {
-        add(key, localDate.description.replacingOccurrences(of: " ", with: "T"))
+        add(key, localDate.description.replacing(" ", with: "T"))
     }
 
     mutating func add(_ key: String, time: Date?) {

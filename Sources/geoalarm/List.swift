@@ -1,7 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmSystem
 
 /// `geoalarm list`: the reminders of a config, one per line.
 struct List: ParsableCommand {
@@ -41,7 +42,7 @@ struct List: ParsableCommand {
             origin.map { reminder.distance(from: $0) }
         }
         let shown = all ? config.reminders : config.reminders.filter { !completed.contains($0.id) }
-        func due(_ reminder: Reminder) -> Date { reminder.schedule.due?.moment(in: .current) ?? .distantFuture }
+        func due(_ reminder: Reminder) -> Date { reminder.schedule.due?.moment(in: SystemTimeZone()) ?? .distantFuture }
         let sorted = shown.sorted { a, b in
             switch sort {
             case .title:
@@ -107,7 +108,7 @@ struct List: ParsableCommand {
             lines.append(line)
         }
         let alarms = (all ? config.alarms : config.alarms.filter { !completed.contains($0.id) })
-            .sorted { ($0.at.start(in: .current) ?? .distantFuture) < ($1.at.start(in: .current) ?? .distantFuture) }
+            .sorted { $0.at.start(in: SystemTimeZone()) < $1.at.start(in: SystemTimeZone()) }
         for alarm in alarms {
             var row = [alarm.id, alarm.title, "at \(alarm.at)", "-", "alarm" + (completed.contains(alarm.id) ? " (completed)" : "")]
             if origin != nil { row.append("-") }

@@ -1,9 +1,10 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmMap
 import GeoAlarmStore
 import GeoAlarmSystem
+import Glibc
 import Logging
 import ServiceLifecycle
 

@@ -1,11 +1,12 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmOutput
 import GeoAlarmPipeline
 import GeoAlarmReplay
 import GeoAlarmStore
+import GeoAlarmSystem
 
 /// `geoalarm replay`: runs recorded tracks through the reminders as fast as possible.
 struct Replay: AsyncParsableCommand {
@@ -42,7 +43,7 @@ struct Replay: AsyncParsableCommand {
         let writer = LineWriter(flushEachLine: false)
         let pipeline = FixPipeline(
             watching: config.reminderSet, state: StateKeeper(path: state, logger: log),
-            sinks: [EventLog(format: json ? .json : .text, writer: writer)])
+            sinks: [EventLog(format: json ? .json : .text, writer: writer)], timeZone: SystemTimeZone())
         var failed = false
         for track in tracks {
             let source = TrackSource(path: track, startDay: date?.daysSince1970)

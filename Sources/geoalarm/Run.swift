@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmAgent
 import GeoAlarmConfig
 import GeoAlarmCore
@@ -10,6 +10,7 @@ import GeoAlarmNotify
 import GeoAlarmOutput
 import GeoAlarmStore
 import GeoAlarmSystem
+import Glibc
 import Logging
 import ServiceLifecycle
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmStore
 import GeoAlarmSystem
 
@@ -39,9 +39,9 @@ extension StateOptions {
     /// or, when there is none yet, a folder it can be created in.
     func inspect() -> Finding {
         guard let status = (try? System.fileStatus(path)) ?? nil else {
-            var folder = (path as NSString).deletingLastPathComponent
+            var folder = PathParts.split(path).folder
             while !folder.isEmpty, folder != "/", !FileManager.default.fileExists(atPath: folder) {
-                folder = (folder as NSString).deletingLastPathComponent
+                folder = PathParts.split(folder).folder
             }
             guard FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) else {
                 return Finding(.fail, "state", "\(path) does not exist and \(folder) is not writable",

@@ -1,8 +1,9 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmSystem
 
 /// `geoalarm status`: where the agent thinks you are, reminder by reminder.
 struct Status: ParsableCommand {
@@ -41,7 +42,7 @@ struct Status: ParsableCommand {
             let lifecycle = lifecycles[reminder.id] ?? Lifecycle()
             var notes = reminder.isEnabled ? [] : ["disabled"]
             notes += Self.lifecycleNotes(lifecycle, now: now)
-            let overdue = reminder.schedule.due?.moment(in: .current).map { $0 < now } ?? false
+            let overdue = reminder.schedule.due.map { $0.moment(in: SystemTimeZone()) < now } ?? false
             if overdue { notes.append("overdue") }
             let proximity = Self.proximity(reminder, saved: proximities[reminder.id])
             rows.append(Self.row(

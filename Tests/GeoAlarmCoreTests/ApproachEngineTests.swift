@@ -62,7 +62,7 @@ struct ApproachEngineTests {
 
     @Test func anApproachDoesNotCompleteAOnceReminderNorCountAsItsFiring() {
         var engine = GeofenceEngine(reminders: [Self.home(repetition: .once)])
-        var announcer = Announcer(timeZone: .gmt)
+        var announcer = Announcer(timeZone: .utc)
         var announced: [EventKind] = []
         for fix in Self.driveIn(seconds: 1500) {
             for event in engine.process(fix).events where announcer.decide(event) == nil { announced.append(event.kind) }
@@ -74,7 +74,7 @@ struct ApproachEngineTests {
     @Test func aSnoozedOrCompletedReminderMakesNoApproach() {
         for lifecycle in [Lifecycle(snoozedUntil: Date(timeIntervalSince1970: 1_900_000_000)), Lifecycle(completedAt: Date())] {
             var engine = GeofenceEngine(reminders: [Self.home()])
-            var announcer = Announcer(timeZone: .gmt, lifecycles: ["home": lifecycle])
+            var announcer = Announcer(timeZone: .utc, lifecycles: ["home": lifecycle])
             var silences: [Silence] = []
             for fix in Self.driveIn(seconds: 1500) {
                 for event in engine.process(fix).events { if let silence = announcer.decide(event) { silences.append(silence) } }
@@ -86,7 +86,7 @@ struct ApproachEngineTests {
     /// A cooldown counts approaches apart from arrivals: the arrival after an approach is announced.
     @Test func anApproachHasACooldownOfItsOwn() {
         var engine = GeofenceEngine(reminders: [Self.home(repetition: .cooldown(3600))])
-        var announcer = Announcer(timeZone: .gmt)
+        var announcer = Announcer(timeZone: .utc)
         var outcome: [String] = []
         for fix in Self.driveIn(seconds: 1500) {
             for event in engine.process(fix).events {

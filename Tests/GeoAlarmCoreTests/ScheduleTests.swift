@@ -1,10 +1,11 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmTestSupport
 import Testing
 
 /// Time windows, due dates and repeats, always in an explicit time zone (never the machine's).
 struct ScheduleTests {
-    static let lisbon = TimeZone(identifier: "Europe/Lisbon")!
+    static let lisbon = FoundationZone("Europe/Lisbon")
 
     static func utc(_ text: String) -> Date {
         ISO8601DateFormatter().date(from: text)!

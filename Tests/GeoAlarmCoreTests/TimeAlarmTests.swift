@@ -1,9 +1,10 @@
 import Foundation
 import GeoAlarmCore
+import GeoAlarmTestSupport
 import Testing
 
 struct TimeAlarmTests {
-    static let zone = TimeZone(identifier: "Europe/Lisbon")!
+    static let zone = FoundationZone("Europe/Lisbon")
     static let alarm = TimeAlarm(id: "call", title: "Call mum", at: LocalDate(parsing: "2026-12-24T16:00")!)
     static func utc(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
 

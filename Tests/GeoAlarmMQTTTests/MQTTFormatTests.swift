@@ -152,7 +152,7 @@ struct MQTTFormatTests {
         let lifecycle = Lifecycle(completedAt: nil, snoozedUntil: Date(timeIntervalSince1970: 1_795_251_999),
                                   lastFired: Date(timeIntervalSince1970: 1_795_248_399))
         let attributes = try Self.object(HomeAssistantDiscovery.reminderAttributes(
-            reminder, distance: 42.4, lifecycle: lifecycle, timeZone: TimeZone(identifier: "UTC")!))
+            reminder, distance: 42.4, lifecycle: lifecycle, timeZone: .utc))
         #expect(attributes["id"] as? String == "bakery")
         #expect(attributes["title"] as? String == "Buy \"bread\"")
         #expect(attributes["shape"] as? String == "circle")
@@ -163,7 +163,7 @@ struct MQTTFormatTests {
         #expect(attributes["last_announced"] as? String == "2026-11-21T08:06:39Z")
         #expect(attributes["due"] as? String == "2026-12-25T00:00:00Z", "due on the 24th: overdue once that day is over")
         let unknown = try Self.object(HomeAssistantDiscovery.reminderAttributes(
-            Self.bakery, distance: nil, lifecycle: Lifecycle(), timeZone: .current))
+            Self.bakery, distance: nil, lifecycle: Lifecycle(), timeZone: .utc))
         #expect(unknown["distance_m"] is NSNull && unknown["due"] is NSNull && unknown["snoozed_until"] is NSNull)
     }
 

@@ -25,7 +25,7 @@ struct ReminderActionTests {
         let reminders = [Reminder(id: "shop", title: "Shop", geometry: .circle(center: Self.shop, radius: 50), trigger: .arrive)]
         return FixPipeline(
             watching: ReminderSet(reminders: reminders),
-            state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [recorder])
+            state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [recorder], timeZone: FixedOffset.utc)
     }
 
     @Test func doneCompletesTheReminderInTheStateFileAndOnEverySink() throws {

@@ -35,7 +35,7 @@ struct TwoStreamsTests {
         let recorder = Recorder()
         let pipeline = FixPipeline(
             watching: ReminderSet(reminders: reminders),
-            state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder])
+            state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder], timeZone: FixedOffset.utc)
         let walk = [Self.home, Self.home, Self.between, Self.between, Self.shop, Self.shop, Self.between, Self.between]
         for (second, place) in walk.enumerated() {
             pipeline.process(Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: place),
@@ -55,9 +55,10 @@ struct TwoStreamsTests {
         let at = try #require(LocalDate(parsing: "2026-12-24T16:00"))
         config.alarms = [TimeAlarm(id: "mum", title: "Call mum", at: at)]
         let recorder = Recorder()
-        let pipeline = FixPipeline(watching: config.reminderSet, state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder])
-        let zone = pipeline.announcer.timeZone
-        let due = try #require(at.start(in: zone))
+        let pipeline = FixPipeline(
+            watching: config.reminderSet, state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder],
+            timeZone: FixedOffset.utc)
+        let due = at.start(in: FixedOffset.utc)
         pipeline.fireDueAlarms(now: due.addingTimeInterval(-1))
         #expect(recorder.seen.withLock { $0 }.isEmpty)
         pipeline.fireDueAlarms(now: due.addingTimeInterval(90))

@@ -221,13 +221,13 @@ struct StateStoreTests {
                 reminderID: "office", fenceKey: Self.office.fenceKey, proximity: proximity,
                 time: Date(timeIntervalSince1970: 1_800_000_000 + second), device: device)])
         }
-        keeper.save(outcome(Proximity(distance: 5000, direction: .unknown), second: 0), announced: [], announcer: Announcer(timeZone: .gmt))
+        keeper.save(outcome(Proximity(distance: 5000, direction: .unknown), second: 0), announced: [], announcer: Announcer(timeZone: .utc))
         keeper.save(
             outcome(Proximity(distance: 4200, direction: .towards, closingSpeed: 14, eta: 300), second: 60), announced: [],
-            announcer: Announcer(timeZone: .gmt))
+            announcer: Announcer(timeZone: .utc))
         keeper.scoped(to: "alice/phone").save(
             outcome(Proximity(distance: 10, direction: .awayFrom), second: 61, device: "alice/phone"), announced: [],
-            announcer: Announcer(timeZone: .gmt))
+            announcer: Announcer(timeZone: .utc))
         let saved = try #require(try StateStore(readingFrom: path)).savedProximities()
         #expect(saved == ["office": SavedProximity(
             proximity: Proximity(distance: 4200, direction: .towards, eta: 300), time: Date(timeIntervalSince1970: 1_800_000_060),
@@ -244,7 +244,7 @@ struct StateStoreTests {
         for second in 0..<2 {
             let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094))
             let outcome = engine.process(fix)
-            first.save(outcome, announced: outcome.events, announcer: Announcer(timeZone: .gmt))
+            first.save(outcome, announced: outcome.events, announcer: Announcer(timeZone: .utc))
         }
         #expect(engine.presence(of: "office") == .inside && engine.presence(of: "moved") == .outside)
         var movedAgain = moved

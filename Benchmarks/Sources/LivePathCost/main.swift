@@ -23,7 +23,7 @@ let reminders = reminderCount == 0 ? [] : Array(try hundredReminders().prefix(re
 let log = EventLog(format: .text, writer: LineWriter(descriptor: open("/dev/null", O_WRONLY | O_CLOEXEC), flushEachLine: true))
 let pipeline = FixPipeline(
     watching: ReminderSet(reminders: reminders),
-    state: StateKeeper(path: nil, logger: Logger(label: "bench")), sinks: [log], timeZone: TimeZone(identifier: "UTC")!)
+    state: StateKeeper(path: nil, logger: Logger(label: "bench")), sinks: [log], timeZone: FixedOffset.utc)
 let decoder = TPVDecoder()
 var events = 0
 let now = Date()

@@ -78,7 +78,8 @@ struct Expectation {
     init(config: Config) {
         for kind in reminders.indices {
             let pipeline = FixPipeline(
-                watching: config.reminderSet, state: StateKeeper(path: nil, logger: Logger(label: "reference")), sinks: [])
+                watching: config.reminderSet, state: StateKeeper(path: nil, logger: Logger(label: "reference")), sinks: [],
+                timeZone: FixedOffset.utc)
             let announced = (0..<(settled + 3 * period)).map { k in
                 let fix = Fix(
                     time: Date(timeIntervalSince1970: Double(firstTime + 10 * k)),

@@ -31,7 +31,7 @@ func replay(_ path: String, parseOnly: Bool) async -> (seconds: Double, fixes: I
     let config = Config(path: "benchmark", settings: EngineSettings(), places: [:], reminders: reminders)
     let pipeline = FixPipeline(
         watching: config.reminderSet, state: StateKeeper(path: nil, logger: Logger(label: "bench")), sinks: [counter],
-        timeZone: TimeZone(identifier: "UTC")!)
+        timeZone: FixedOffset.utc)
     let source = TrackSource(path: path)
     var count = 0
     if parseOnly {
