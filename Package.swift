@@ -27,7 +27,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-numerics.git", from: "1.1.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/swhitty/FlyingFox.git", from: "0.27.1"),
     ],
     targets: [
         // Pure geofencing logic: no C, no I/O, no clock reads.
@@ -109,13 +108,12 @@ let package = Package(
         .target(name: "GeoAlarmEncoding", dependencies: ["GeoAlarmCore"]),
         // Adapter: event sinks (stdout lines, JSON lines).
         .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem"]),
-        // Adapter: `geoalarm map`, a local web page (FlyingFox's server on the process's event
-        // loop) drawing the reminders, the position and the history with Leaflet, and editing them.
+        // Adapter: `geoalarm map`, a local web page (its own small HTTP server on the process's
+        // event loop) drawing the reminders, the position and the history with Leaflet, and editing them.
         .target(
             name: "GeoAlarmMap",
             dependencies: [
                 "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmScanners", "GeoAlarmStore", "GeoAlarmSystem",
-                .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

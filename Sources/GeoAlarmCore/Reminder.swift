@@ -173,7 +173,7 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     /// `text` with its accents and other marks taken off: combining marks dropped, and a Latin
     /// letter that carries them ("LATIN SMALL LETTER E WITH ACUTE", as Unicode names it) made
     /// its plain letter; other characters (ß, ø's stroke, other scripts) stay as they are.
-    static func withoutDiacritics(_ text: String) -> String {
+    public static func withoutDiacritics(_ text: String) -> String {
         var plain = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             switch scalar.properties.generalCategory {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import GeoAlarmCore
 
 /// Who may use the map: a request must name the address the server listens on (no DNS
 /// rebinding: a foreign site's name resolving to 127.0.0.1 is still refused) and carry the
@@ -89,8 +90,8 @@ public struct MapAccess: Sendable {
     static func cookieValue(in header: String) -> String? {
         for part in header.split(separator: ";") {
             let pair = part.split(separator: "=", maxSplits: 1)
-            if pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == cookieName {
-                return pair[1].trimmingCharacters(in: .whitespaces)
+            if pair.count == 2, pair[0].trimmingWhitespace() == cookieName {
+                return pair[1].trimmingWhitespace()
             }
         }
         return nil

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
@@ -68,7 +68,7 @@ enum MapEdits {
 
     /// Adds a reminder at the change's point; returns its id (its title's slug, numbered when taken).
     static func add(_ change: MapChange, to config: Config) throws(Refusal) -> String {
-        guard let title = change.title?.trimmingCharacters(in: .whitespacesAndNewlines), !title.isEmpty else {
+        guard let title = change.title?.trimmingWhitespace(), !title.isEmpty else {
             throw Refusal(description: "give the reminder a title")
         }
         guard let location = change.location else { throw Refusal(description: "say where: lat and lon") }
@@ -93,7 +93,7 @@ enum MapEdits {
         var setting: [(String, String)] = []
         var removing: Set<String> = []
         if let title = change.title {
-            let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+            let trimmed = title.trimmingWhitespace()
             guard !trimmed.isEmpty else { throw Refusal(description: "a reminder needs a title") }
             setting.append(("title", ConfigEditor.quote(trimmed)))
         }

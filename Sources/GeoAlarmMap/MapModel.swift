@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmStore
@@ -19,7 +19,7 @@ final class MapModel: Sendable {
 
     private struct Pages {
         var next = 0
-        var watching: [Int: AsyncStream<String>.Continuation] = [:]
+        var watching: [Int: @Sendable (String) -> Void] = [:]
         /// The snapshot sent last to the pages watching (a new page gets the current one).
         var lastSent = ""
     }
@@ -76,28 +76,23 @@ final class MapModel: Sendable {
     /// Sends the snapshot to every page when it differs from the one sent last.
     func publish() {
         let snapshot = current.snapshot(now: Date())
-        let receivers: [AsyncStream<String>.Continuation] = pages.withLock { pages in
+        let receivers: [@Sendable (String) -> Void] = pages.withLock { pages in
             guard snapshot != pages.lastSent else { return [] }
             pages.lastSent = snapshot
             return Array(pages.watching.values)
         }
-        for receiver in receivers { receiver.yield(snapshot) }
+        for receiver in receivers { receiver(snapshot) }
     }
 
-    /// A stream of snapshots for one page, the current one first, until the page goes.
-    func watch() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(2))
-        let snapshot = current.snapshot(now: Date())
+    /// Sends one page's snapshots to `send`, the current one now; returns what ends it when the page goes.
+    func subscribe(_ send: @escaping @Sendable (String) -> Void) -> @Sendable () -> Void {
         let number = pages.withLock { pages in
             pages.next += 1
-            pages.watching[pages.next] = continuation
+            pages.watching[pages.next] = send
             return pages.next
         }
-        continuation.yield(snapshot)
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.pages.withLock { $0.watching.removeValue(forKey: number) }
-        }
-        return stream
+        send(current.snapshot(now: Date()))
+        return { [weak self] in _ = self?.pages.withLock { $0.watching.removeValue(forKey: number) } }
     }
 
     /// How many pages watch now.

@@ -1,6 +1,3 @@
-import Foundation
-internal import FlyingFox
-internal import FlyingSocks
 import GeoAlarmConfig
 import GeoAlarmStore
 import GeoAlarmSystem
@@ -9,8 +6,8 @@ import ServiceLifecycle
 import Synchronization
 
 /// `geoalarm map`'s server as a lifecycle service: listens on `host:port` (port 0: one the
-/// system picks), says its address with the token once it listens, watches the config and the
-/// state file for changes, and stops on graceful shutdown.
+/// system picks) on the process's event loop, says its address with the token once it listens,
+/// watches the config and the state file for changes, and stops on graceful shutdown.
 public struct MapService: Service {
     private let host: String
     private let port: UInt16
@@ -38,28 +35,21 @@ public struct MapService: Service {
     }
 
     public func run() async throws {
-        let address: any SocketAddress =
-            host.contains(":") ? try sockaddr_in6.inet6(ip6: host, port: port) : try sockaddr_in.inet(ip4: host, port: port)
-        let server = HTTPServer(address: address, timeout: 30, pool: LoopSocketPool(loop: loop), logger: .disabled, handler: handler)
-        let watcher = watchFiles()
-        defer { if let (watcher, watch) = watcher { watcher.stop(watch, on: loop) } }
-        // On graceful shutdown the server's task is cancelled: its waits on the loop end at once
-        // (closing its socket would not wake a poll already waiting on it).
+        let listening: (descriptor: Int32, port: UInt16)
         do {
-            try await cancelWhenGracefulShutdown {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await server.run() }
-                    try await server.waitUntilListening(timeout: 30)
-                    switch await server.listeningAddress {
-                    case .ip4(_, port: let bound)?, .ip6(_, port: let bound)?: announce(port: bound)
-                    default: throw StartError(description: "the server has no address to give")
-                    }
-                    try await group.waitForAll()
-                }
-            }
-        } catch where Task.isShuttingDownGracefully {
-            // Stopped as asked: the connections it cut are no failure.
+            listening = try System.listen(host: host, port: port)
+        } catch {
+            let shown = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            throw StartError(description: "cannot listen on \(shown): \(error.call): \(error.reason)")
         }
+        let server = LoopHTTPServer(loop: loop, largestBody: MapChange.largestBody) { [handler] request in handler.reply(to: request) }
+        loop.execute { server.start(listening: listening.descriptor) }
+        let watcher = watchFiles()
+        announce(port: listening.port)
+        // Until graceful shutdown; then the loop closes the server's socket and its connections.
+        try? await gracefulShutdown()
+        if let (watcher, watch) = watcher { watcher.stop(watch, on: loop) }
+        loop.execute { server.stop() }
     }
 
     /// Why the server could not start.

@@ -101,6 +101,62 @@ public enum System {
         }
     }
 
+    /// A non-blocking TCP socket listening on `host` (an IPv4 or IPv6 address, no name) and
+    /// `port` (0: one the system picks), with the port it got. An address that is not one
+    /// fails as `inet_pton` with EINVAL.
+    public static func listen(host: String, port: UInt16, backlog: Int32 = 32) throws(SystemError) -> (descriptor: Int32, port: UInt16) {
+        let isIPv6 = host.contains(":")
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let descriptor = try retrying("socket") { socket(isIPv6 ? AF_INET6 : AF_INET, type, 0) }
+        do throws(SystemError) {
+            var on: Int32 = 1
+            _ = try retrying("setsockopt") { setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) }
+            if isIPv6 {
+                var address = sockaddr_in6()
+                address.sin6_family = sa_family_t(AF_INET6)
+                address.sin6_port = port.bigEndian
+                guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw SystemError(call: "inet_pton", code: EINVAL) }
+                _ = try retrying("bind") { withUnsafePointer(to: &address) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                } }
+            } else {
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = port.bigEndian
+                guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw SystemError(call: "inet_pton", code: EINVAL) }
+                _ = try retrying("bind") { withUnsafePointer(to: &address) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                } }
+            }
+            _ = try retrying("listen") { Glibc.listen(descriptor, backlog) }
+            // The port is at the same place in both address families' structures.
+            var bound = sockaddr_in6()
+            var size = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            _ = try retrying("getsockname") { withUnsafeMutablePointer(to: &bound) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &size) }
+            } }
+            return (descriptor, UInt16(bigEndian: bound.sin6_port))
+        } catch {
+            close(descriptor)
+            throw error
+        }
+    }
+
+    /// A connection waiting on a listening socket, non-blocking; nil when none waits. A
+    /// connection the peer dropped before it was taken is passed over.
+    public static func accept(_ descriptor: Int32) throws(SystemError) -> Int32? {
+        let flags = Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        while true {
+            do throws(SystemError) {
+                return try retrying("accept4") { accept4(descriptor, __SOCKADDR_ARG(__sockaddr__: nil), nil, flags) }
+            } catch where error.code == EAGAIN || error.code == EWOULDBLOCK {
+                return nil
+            } catch where error.code == ECONNABORTED {
+                continue
+            }
+        }
+    }
+
     public static func fsync(_ descriptor: Int32) throws(SystemError) {
         _ = try retrying("fsync") { Glibc.fsync(descriptor) }
     }

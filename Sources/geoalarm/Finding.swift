@@ -27,7 +27,7 @@ struct Finding {
 
     /// "FAIL  gpsd: localhost:2947: connection refused. Do: start gpsd (...)".
     var line: String {
-        let label = verdict.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0)
+        let label = verdict.rawValue + String(repeating: " ", count: max(0, 5 - verdict.rawValue.count))
         return "\(label) \(subject): \(detail)" + (advice.map { ". Do: \($0)" } ?? "")
     }
 }

@@ -46,8 +46,9 @@ struct List: ParsableCommand {
         let sorted = shown.sorted { a, b in
             switch sort {
             case .title:
-                let order = a.title.localizedCaseInsensitiveCompare(b.title)
-                return order == .orderedSame ? a.id < b.id : order == .orderedAscending
+                // Letters alike whatever their case and accents ("école" beside "Ecole").
+                func key(_ title: String) -> String { Reminder.withoutDiacritics(title).lowercased() }
+                return (key(a.title), a.id) < (key(b.title), b.id)
             case .distance: return (distance(a) ?? 0, a.id) < (distance(b) ?? 0, b.id)
             case .radius: return (a.geometry.circumradius, a.id) < (b.geometry.circumradius, b.id)
             case .due: return due(a) == due(b) ? a.id < b.id : due(a) < due(b)

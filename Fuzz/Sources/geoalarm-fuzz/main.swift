@@ -9,10 +9,11 @@ import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmOwnTracks
 import GeoAlarmReplay
+import GeoAlarmScanners
 
 /// The parsers that can be fuzzed, by the name given on the command line.
 enum FuzzTarget: String, CaseIterable {
-    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor, owntracks
+    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor, owntracks, http
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -26,6 +27,7 @@ enum FuzzTarget: String, CaseIterable {
         case .gpxWaypoints: checkPlaces(bytes, .gpx)
         case .editor: checkEditor(bytes)
         case .owntracks: checkOwnTracks(bytes)
+        case .http: checkHTTP(bytes)
         }
     }
 }
@@ -98,6 +100,19 @@ func checkTOML(_ bytes: [UInt8]) {
             if let inner = value.table { pending.append(inner) }
             for element in value.array ?? [] { if let inner = element.table { pending.append(inner) } }
         }
+    }
+}
+
+/// A request the map's server reads takes no more than the bytes it was given, its body is the
+/// length it declared, and the bytes it took read again as the same request.
+func checkHTTP(_ bytes: [UInt8]) {
+    let largestBody = 1024
+    guard case .complete(let request, let length) = HTTPRequestReader.read(bytes, largestBody: largestBody) else { return }
+    guard length <= bytes.count, request.body.count <= largestBody, request.path.hasPrefix("/"),
+          request.body.count == Int(request.headers["content-length"] ?? "0")
+    else { fatalError("a request read past its bytes or its length") }
+    guard HTTPRequestReader.read(Array(bytes[..<length]), largestBody: largestBody) == .complete(request, length: length) else {
+        fatalError("the bytes of a request read as something else")
     }
 }
 

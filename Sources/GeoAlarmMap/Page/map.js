@@ -394,12 +394,12 @@
     title.focus();
   });
 
-  /** The live feed: a snapshot now and at every change; reconnected after a pause when lost. */
-  let retry = 1000;
+  /** The live feed (server-sent events): a snapshot now and at every change; the browser
+   * connects again by itself when it is lost. */
   function connect() {
-    const socket = new WebSocket(`ws://${location.host}/api/live`);
-    socket.addEventListener("open", () => { live = true; retry = 1000; showStatus(); });
-    socket.addEventListener("message", (event) => {
+    const feed = new EventSource("/api/live");
+    feed.addEventListener("open", () => { live = true; showStatus(); });
+    feed.addEventListener("message", (event) => {
       // The feed's first snapshot is most often the one the page has drawn already.
       if (event.data === drawnText) return;
       drawnText = event.data;
@@ -410,11 +410,11 @@
       }
       draw(data);
     });
-    socket.addEventListener("close", () => {
+    feed.addEventListener("error", () => {
       live = false;
       showStatus();
-      setTimeout(connect, retry);
-      retry = Math.min(retry * 2, 30000);
+      // A refused feed (the map was restarted, with a new token) is not tried again by the browser.
+      if (feed.readyState === EventSource.CLOSED) setTimeout(connect, 5000);
     });
   }
 
