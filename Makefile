@@ -170,7 +170,8 @@ bench: bench-deps browser-deps
 	Benchmarks/.build/release/LiveLatency
 	Benchmarks/.build/release/StopLatency .build/release/geoalarm
 	$(STATIC_BUILD)
-	Benchmarks/.build/release/Wakeups .build/release/geoalarm .build-static/release/geoalarm
+	strip --strip-unneeded --remove-section=.comment --remove-section=.note -o .build-static/geoalarm-packaged .build-static/release/geoalarm
+	Benchmarks/.build/release/Wakeups .build/release/geoalarm .build-static/geoalarm-packaged
 	taskset -c 0 Benchmarks/.build/release/MQTTScale .build/release/geoalarm
 	taskset -c 0 Benchmarks/.build/release/MQTTScale .build/release/geoalarm --dwell 2
 	$(BENCH_VENV)/bin/python Benchmarks/peers/peers.py .build/release/geoalarm Benchmarks/.work/reminders-100.toml \

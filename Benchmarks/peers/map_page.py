@@ -107,7 +107,7 @@ def main():
         page_ready_ms(browser, baseline, "#ready")
         theirs = statistics.median(page_ready_ms(browser, baseline, "#ready")[0] for _ in range(ROUNDS))
         # The demo as it is (OpenStreetMap's tiles), and without tiles: on a machine without a
-        # network, the tiles' failing lookups hold back the WebSocket's connection.
+        # network, the tiles' failing lookups hold back the live feed's connection.
         without_tiles = os.path.join(folder, "demo-without-tiles.toml")
         with open("config/demo.toml") as demo, open(without_tiles, "w") as copy:
             copy.write(demo.read() + '\n[map]\ntiles = ""\n')

@@ -1,19 +1,24 @@
 // Wake-ups, CPU and memory of `geoalarm run` against gpsd's own gpxlogger, both connected to the
 // same private gpsd in the same run: at 1 and 10 fixes a second (gpsfake pacing the demo walk),
 // with gpsd down, and with gpsd up but no receiver. A wake-up is a context switch of any thread
-// (voluntary or not), read from /proc; CPU time from each thread's schedstat.
-// Usage: Wakeups GEOALARM [GEOALARM_STATIC]
+// (voluntary or not), read from /proc; CPU time from each thread's schedstat. With the package's
+// binary (the Swift runtime linked in, stripped as the .deb installs it), that one too at 1 fix/s
+// and idle, with its memory by mapping and its size: issue 29's goals.
+// Usage: Wakeups GEOALARM [PACKAGE_BINARY]
 import Foundation
 import GeoAlarmTestSupport
 import Workload
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: Wakeups GEOALARM [GEOALARM_STATIC]\n".utf8))
+    FileHandle.standardError.write(Data("usage: Wakeups GEOALARM [PACKAGE_BINARY]\n".utf8))
     exit(2)
 }
 let geoalarm = URL(fileURLWithPath: arguments[1])
-let staticGeoalarm = arguments.count > 2 ? URL(fileURLWithPath: arguments[2]) : nil
+let packaged = arguments.count > 2 ? URL(fileURLWithPath: arguments[2]) : nil
+// A binary written moments ago (strip's output) has its pages dirty in the page cache, and smaps
+// counts those as the process's private memory until they are written back.
+sync()
 let gpxlogger = URL(fileURLWithPath: "/usr/bin/gpxlogger")
 let walk = repository.appendingPathComponent("config/demo/walk.nmea").path
 let config = try writeWorkFile("reminders-100.toml", configText(try hundredReminders()))
@@ -66,6 +71,29 @@ func memory(_ pid: pid_t) -> (resident: Double, privateMB: Double, icu: Bool) {
     return (resident, privately, maps.contains("libicu") || maps.contains("FoundationInternationalization"))
 }
 
+/// Resident and private kilobytes of a process by mapping: each file by name, the heap, the
+/// stacks, and anonymous memory; the largest first.
+func memoryByMapping(_ pid: pid_t) -> [(name: String, resident: Double, privateKB: Double)] {
+    let smaps = (try? String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)) ?? ""
+    var totals: [String: (resident: Double, privateKB: Double)] = [:]
+    var current = "anonymous"
+    for line in smaps.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        if let first = fields.first, first.contains("-"), fields.count >= 5 {
+            let path = fields.count >= 6 ? String(fields[5]) : "anonymous"
+            current = path.hasPrefix("/") ? String(path.split(separator: "/").last ?? "") : path
+            continue
+        }
+        guard fields.count >= 2, let kilobytes = Double(fields[1]) else { continue }
+        switch fields[0] {
+        case "Rss:": totals[current, default: (0, 0)].resident += kilobytes
+        case "Private_Clean:", "Private_Dirty:": totals[current, default: (0, 0)].privateKB += kilobytes
+        default: break
+        }
+    }
+    return totals.map { ($0.key, $0.value.resident, $0.value.privateKB) }.sorted { $0.resident > $1.resident }
+}
+
 /// Starts a fresh agent (or gpxlogger) on `port`, under perf.
 func start(_ program: URL, port: Int) throws -> Measured {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("wakeups-\(UUID().uuidString)/state.sqlite").path
@@ -80,6 +108,7 @@ func measure(_ programs: [Measured], settle: Double, window: Double, memoryAtEnd
     -> [(switches: Double, cpuSeconds: Double, memory: (resident: Double, privateMB: Double, icu: Bool)?)] {
     Thread.sleep(forTimeInterval: settle + window + 0.7)
     let memories = programs.map { memoryAtEnd ? memory($0.pid) : nil }
+    if memoryAtEnd, mappings.isEmpty, let packaged = programs.last, programs.count == 3 { mappings = memoryByMapping(packaged.pid) }
     for program in programs { program.stop() }
     return zip(programs, memories).map { program, memory in
         let (switches, cpu) = program.counts(from: settle, to: settle + window)
@@ -89,18 +118,30 @@ func measure(_ programs: [Measured], settle: Double, window: Double, memoryAtEnd
 
 var rows: [String] = []
 var figures: [String: Double] = [:]
+/// The package's memory by mapping at 1 fix/s.
+var mappings: [(name: String, resident: Double, privateKB: Double)] = []
+/// The package's memory and CPU at 1 fix/s, for the goals.
+var packageFigures: (resident: Double, privateMB: Double, cpuPerHour: Double, wakeups: Double)?
 
 /// 1 or 10 fixes a second: gpsfake writes the walk's three sentences an epoch at that pace.
 for rate in [1.0, 10.0] {
     let gpsd = try GPSFake()
     try gpsd.play(walk, pace: 1 / (3 * rate))
-    let programs = [try start(geoalarm, port: gpsd.port), try start(gpxlogger, port: gpsd.port)]
+    var programs = [try start(geoalarm, port: gpsd.port), try start(gpxlogger, port: gpsd.port)]
+    var names = ["geoalarm", "gpxlogger"]
+    if rate == 1, let packaged {
+        programs.append(try start(packaged, port: gpsd.port))
+        names.append("package")
+    }
     let window = rate == 1 ? 60.0 : 30.0
     let results = measure(programs, settle: 5, window: window, memoryAtEnd: rate == 1)
     let fixes = rate * window
-    for (name, result) in zip(["geoalarm", "gpxlogger"], results) {
+    for (name, result) in zip(names, results) {
         let perFix = result.switches / fixes
         figures["\(name) \(Int(rate))"] = perFix
+        if name == "package", let (resident, privateMB, _) = result.memory {
+            packageFigures = (resident, privateMB, result.cpuSeconds * 3600 / window, perFix)
+        }
         rows.append(String(format: "| %@ | %.0f fix/s | %.2f wake-ups per fix | %.2f CPU s per hour |",
                            name, rate, perFix, result.cpuSeconds * 3600 / window))
         if let (resident, privateMB, icu) = result.memory {
@@ -126,9 +167,9 @@ let gpsdAlone = try Background(["-N", "-S", String(idlePort), "-F", control], ex
 Thread.sleep(forTimeInterval: 1)
 var idlePrograms = [try start(geoalarm, port: idlePort), try start(gpxlogger, port: idlePort)]
 var idleNames = ["geoalarm", "gpxlogger"]
-if let staticGeoalarm {
-    idlePrograms.append(try start(staticGeoalarm, port: idlePort))
-    idleNames.append("geoalarm, static Swift runtime")
+if let packaged {
+    idlePrograms.append(try start(packaged, port: idlePort))
+    idleNames.append("package")
 }
 let idle = measure(idlePrograms, settle: 5, window: 60, memoryAtEnd: true)
 for (name, result) in zip(idleNames, idle) {
@@ -151,4 +192,21 @@ for rate in [1, 10] {
     let ours = figures["geoalarm \(rate)"] ?? .nan, theirs = figures["gpxlogger \(rate)"] ?? .nan
     print(String(format: "at %d fix/s: geoalarm / gpxlogger = %.2fx; goal at most 2 wake-ups per fix: %@",
                  rate, ours / theirs, ours <= 2 ? "met" : "NOT met"))
+}
+
+if let packaged, let package = packageFigures {
+    print("\nthe package's binary at 1 fix/s, by mapping (KB):")
+    print("| mapping | resident | private |")
+    print("| --- | ---: | ---: |")
+    for mapping in mappings.prefix(12) { print(String(format: "| %@ | %.0f | %.0f |", mapping.name, mapping.resident, mapping.privateKB)) }
+    let size = Double((try? FileManager.default.attributesOfItem(atPath: packaged.path)[.size] as? Int) ?? 0) / 1_000_000
+    let theirs = figures["gpxlogger 1"] ?? .nan
+    print("\n| goal (issue 29) | measured | met? |")
+    print("| --- | --- | --- |")
+    func verdict(_ met: Bool) -> String { met ? "yes" : "NOT met" }
+    print(String(format: "| resident at most 12 MB | %.1f MB | %@ |", package.resident, verdict(package.resident <= 12)))
+    print(String(format: "| private at most 6 MB | %.1f MB | %@ |", package.privateMB, verdict(package.privateMB <= 6)))
+    print(String(format: "| binary at most 15 MB | %.1f MB | %@ |", size, verdict(size <= 15)))
+    print(String(format: "| CPU under 1 s per hour at 1 fix/s | %.2f s | %@ |", package.cpuPerHour, verdict(package.cpuPerHour < 1)))
+    print(String(format: "| wake-ups per fix (gpxlogger's in the same run: %.2f) | %.2f | |", theirs, package.wakeups))
 }
