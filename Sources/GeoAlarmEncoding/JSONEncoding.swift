@@ -14,30 +14,12 @@ public enum Timestamp {
         let seconds = Int64(total.rounded(.down))
         let millis = Int(((total - Double(seconds)) * 1000).rounded())
         let (wholeSeconds, fraction) = millis == 1000 ? (seconds + 1, 0) : (seconds, millis)
-        let days = Int(floorDivide(wholeSeconds, 86400))
-        let secondOfDay = Int(wholeSeconds - Int64(days) * 86400)
-        let (year, month, day) = civil(fromDays: days)
-        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
+        let utc = LocalTime(Date(timeIntervalSince1970: Double(wholeSeconds)), in: FixedOffset.utc)
+        let secondOfDay = utc.secondOfDay
+        var text = "\(pad(utc.year, 4))-\(pad(utc.month, 2))-\(pad(utc.day, 2))T"
             + "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
         if fraction != 0 { text += ".\(pad(fraction, 3))" }
         return text + "Z"
-    }
-
-    private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
-        a >= 0 ? a / b : (a - b + 1) / b
-    }
-
-    /// Proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's algorithm).
-    private static func civil(fromDays days: Int) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthPart = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthPart + 2) / 5 + 1
-        let month = monthPart < 10 ? monthPart + 3 : monthPart - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     private static func pad(_ value: Int, _ width: Int) -> String {

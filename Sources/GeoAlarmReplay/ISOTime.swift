@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GeoAlarmCore
 
 /// Reads ISO 8601 / RFC 3339 timestamps as written by gpsd and GPS loggers.
 enum ISOTime {
@@ -38,19 +39,9 @@ enum ISOTime {
             }
         }
         guard index == bytes.count else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = LocalTime.daysSince1970(year: year, month: month, day: day)
         let seconds = Double(days * 86400 + hour * 3600 + minute * 60 + second - offset) + fraction
         return Date(timeIntervalSince1970: seconds)
-    }
-
-    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 
     private static func digit(_ byte: UInt8) -> Int? {

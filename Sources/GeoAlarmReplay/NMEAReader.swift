@@ -314,7 +314,7 @@ public struct NMEAReader {
         guard let dayOfMonth = integer(f[2]), let month = integer(f[3]), let year = integer(f[4]),
               (1...31).contains(dayOfMonth), (1...12).contains(month), year >= 1980
         else { return "bad date" }
-        day = ISOTime.daysFromCivil(year: year, month: month, day: dayOfMonth)
+        day = LocalTime.daysSince1970(year: year, month: month, day: dayOfMonth)
         return nil
     }
 
@@ -401,7 +401,7 @@ public struct NMEAReader {
               let month = integer(field.dropFirst(2).prefix(2)), let year = integer(field.suffix(2)),
               (1...31).contains(dayOfMonth), (1...12).contains(month)
         else { return nil }
-        return ISOTime.daysFromCivil(year: year < 80 ? 2000 + year : 1900 + year, month: month, day: dayOfMonth)
+        return LocalTime.daysSince1970(year: year < 80 ? 2000 + year : 1900 + year, month: month, day: dayOfMonth)
     }
 
     private func position(

@@ -116,17 +116,13 @@ public enum System {
                 address.sin6_family = sa_family_t(AF_INET6)
                 address.sin6_port = port.bigEndian
                 guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw SystemError(call: "inet_pton", code: EINVAL) }
-                _ = try retrying("bind") { withUnsafePointer(to: &address) { pointer in
-                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-                } }
+                try bind(descriptor, to: address)
             } else {
                 var address = sockaddr_in()
                 address.sin_family = sa_family_t(AF_INET)
                 address.sin_port = port.bigEndian
                 guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw SystemError(call: "inet_pton", code: EINVAL) }
-                _ = try retrying("bind") { withUnsafePointer(to: &address) { pointer in
-                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                } }
+                try bind(descriptor, to: address)
             }
             _ = try retrying("listen") { Glibc.listen(descriptor, backlog) }
             // The port is at the same place in both address families' structures.
@@ -139,6 +135,16 @@ public enum System {
         } catch {
             close(descriptor)
             throw error
+        }
+    }
+
+    /// Binds a socket to `address`, a `sockaddr_in` or a `sockaddr_in6`.
+    private static func bind<Address>(_ descriptor: Int32, to address: Address) throws(SystemError) {
+        var address = address
+        _ = try retrying("bind") {
+            withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<Address>.size)) }
+            }
         }
     }
 

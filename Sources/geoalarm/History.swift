@@ -32,11 +32,8 @@ struct History: ParsableCommand {
     /// The moment `text` names: now minus a duration, or a date (midnight UTC) or date-time.
     static func start(_ text: String, now: Date) -> Date? {
         if let span = try? Span.parse(text) { return now.addingTimeInterval(-span) }
-        let parts = text.split(separator: "-").compactMap { Int($0) }
-        if text.count == 10, parts.count == 3 {
-            var components = DateComponents(year: parts[0], month: parts[1], day: parts[2])
-            components.timeZone = TimeZone(identifier: "UTC")
-            return Calendar(identifier: .gregorian).date(from: components)
+        if text.count == 10, let date = LocalDate(parsing: text) {
+            return date.start(in: FixedOffset.utc)
         }
         return try? Date(text, strategy: .iso8601)
     }

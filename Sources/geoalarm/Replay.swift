@@ -84,12 +84,9 @@ struct CalendarDay: ExpressibleByArgument {
 
     init?(argument: String) {
         guard let date = LocalDate(parsing: argument), date.minuteOfDay == nil else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let days = LocalTime.daysSince1970(year: date.year, month: date.month, day: date.day)
         // 2026-02-30 would roll over into March: refused.
-        guard let midnight = calendar.date(from: DateComponents(year: date.year, month: date.month, day: date.day)),
-              calendar.component(.day, from: midnight) == date.day
-        else { return nil }
-        daysSince1970 = Int((midnight.timeIntervalSince1970 / 86400).rounded(.down))
+        guard LocalTime(Date(timeIntervalSince1970: Double(days * 86_400)), in: FixedOffset.utc).day == date.day else { return nil }
+        daysSince1970 = days
     }
 }
