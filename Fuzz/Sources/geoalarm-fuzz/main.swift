@@ -108,7 +108,7 @@ func checkTOML(_ bytes: [UInt8]) {
 func checkHTTP(_ bytes: [UInt8]) {
     let largestBody = 1024
     guard case .complete(let request, let length) = HTTPRequestReader.read(bytes, largestBody: largestBody) else { return }
-    guard length <= bytes.count, request.body.count <= largestBody, request.path.hasPrefix("/"),
+    guard length <= bytes.count, request.body.count <= largestBody, request.path.utf8.first == UInt8(ascii: "/"),
           request.body.count == Int(request.headers["content-length"] ?? "0")
     else { fatalError("a request read past its bytes or its length") }
     guard HTTPRequestReader.read(Array(bytes[..<length]), largestBody: largestBody) == .complete(request, length: length) else {
