@@ -1,5 +1,5 @@
-// Linux system interfaces the Glibc module leaves out: pipe2 and accept4 (GNU extensions),
-// pidfd, eventfd, inotify, signalfd and pthread_setname_np. Includes only.
+// Linux system interfaces the Glibc module leaves out: pipe2 (a GNU extension), pidfd,
+// eventfd, inotify, signalfd and pthread_setname_np. Includes only.
 #define _GNU_SOURCE 1
 #include <unistd.h>
 #include <fcntl.h>
@@ -7,5 +7,4 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <pthread.h>

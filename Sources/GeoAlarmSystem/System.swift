@@ -148,17 +148,30 @@ public enum System {
         }
     }
 
-    /// A connection waiting on a listening socket, non-blocking; nil when none waits. A
-    /// connection the peer dropped before it was taken is passed over.
+    /// A connection waiting on a listening socket, non-blocking and closed on exec; nil when none
+    /// waits. A connection the peer dropped before it was taken is passed over.
+    ///
+    /// `accept` and then `fcntl`, not `accept4`: that is a GNU extension, and declaring it takes
+    /// `_GNU_SOURCE` over `sys/socket.h`, whose `fd_set` then clashes with the Glibc module's in a
+    /// clean build. Between the two calls a child could inherit the descriptor only if another
+    /// thread started one; `ChildProcess` closes all inherited descriptors in its children anyway.
     public static func accept(_ descriptor: Int32) throws(SystemError) -> Int32? {
-        let flags = Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         while true {
+            let connection: Int32
             do throws(SystemError) {
-                return try retrying("accept4") { accept4(descriptor, __SOCKADDR_ARG(__sockaddr__: nil), nil, flags) }
+                connection = try retrying("accept") { Glibc.accept(descriptor, nil, nil) }
             } catch where error.code == EAGAIN || error.code == EWOULDBLOCK {
                 return nil
             } catch where error.code == ECONNABORTED {
                 continue
+            }
+            do throws(SystemError) {
+                _ = try retrying("fcntl") { fcntl(connection, F_SETFD, FD_CLOEXEC) }
+                try setNonBlocking(connection)
+                return connection
+            } catch {
+                close(connection)
+                throw error
             }
         }
     }
