@@ -26,8 +26,14 @@ public final class DesktopSession: @unchecked Sendable {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-desktop-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let addressFile = scratch + "/bus"
+        // Debian's session.conf listens in /tmp whatever TMPDIR says; the bus's socket belongs in
+        // the test's own folder, which goes when the test run's TMPDIR goes.
+        let daemon = scratch + "/dbus-daemon"
+        try Data("#!/bin/sh\nexec /usr/bin/dbus-daemon \"$@\" '--address=unix:dir=\(scratch)'\n".utf8)
+            .write(to: URL(fileURLWithPath: daemon))
+        chmod(daemon, 0o755)
         bus = try Background(
-            ["--", "/bin/sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS\" > \(addressFile).tmp && mv \(addressFile).tmp \(addressFile) && exec sleep 3600"],
+            ["--dbus-daemon=\(daemon)", "--", "/bin/sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS\" > \(addressFile).tmp && mv \(addressFile).tmp \(addressFile) && exec sleep 3600"],
             executable: URL(fileURLWithPath: "/usr/bin/dbus-run-session"))
         display = try Background(
             ["-displayfd", "1", "-screen", "0", "1024x600x24", "-nolisten", "tcp"], executable: URL(fileURLWithPath: "/usr/bin/Xvfb"))
