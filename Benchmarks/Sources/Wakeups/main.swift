@@ -103,16 +103,22 @@ func start(_ program: URL, port: Int) throws -> Measured {
     return try Measured(program, ["run", "-c", config, "--headless", "--state", state, "--gpsd", "localhost:\(port)"])
 }
 
+/// What a program did in the measured window, and its memory at the end when it was asked for.
+struct Outcome {
+    let switches: Double
+    let cpuSeconds: Double
+    let memory: (resident: Double, privateMB: Double, icu: Bool)?
+    let mappings: [(name: String, resident: Double, privateKB: Double)]
+}
+
 /// Runs `programs` for `settle` then `window` seconds, stops them, and returns what each did in the window.
-func measure(_ programs: [Measured], settle: Double, window: Double, memoryAtEnd: Bool = false)
-    -> [(switches: Double, cpuSeconds: Double, memory: (resident: Double, privateMB: Double, icu: Bool)?)] {
+func measure(_ programs: [Measured], settle: Double, window: Double, memoryAtEnd: Bool = false) -> [Outcome] {
     Thread.sleep(forTimeInterval: settle + window + 0.7)
-    let memories = programs.map { memoryAtEnd ? memory($0.pid) : nil }
-    if memoryAtEnd, mappings.isEmpty, let packaged = programs.last, programs.count == 3 { mappings = memoryByMapping(packaged.pid) }
+    let memories = programs.map { memoryAtEnd ? (memory($0.pid), memoryByMapping($0.pid)) : nil }
     for program in programs { program.stop() }
     return zip(programs, memories).map { program, memory in
         let (switches, cpu) = program.counts(from: settle, to: settle + window)
-        return (switches, cpu, memory)
+        return Outcome(switches: switches, cpuSeconds: cpu, memory: memory?.0, mappings: memory?.1 ?? [])
     }
 }
 
@@ -141,6 +147,7 @@ for rate in [1.0, 10.0] {
         figures["\(name) \(Int(rate))"] = perFix
         if name == "package", let (resident, privateMB, _) = result.memory {
             packageFigures = (resident, privateMB, result.cpuSeconds * 3600 / window, perFix)
+            mappings = result.mappings
         }
         rows.append(String(format: "| %@ | %.0f fix/s | %.2f wake-ups per fix | %.2f CPU s per hour |",
                            name, rate, perFix, result.cpuSeconds * 3600 / window))
