@@ -365,21 +365,25 @@ public enum System {
 extension System {
     /// Starts a thread named `name` (at most 15 bytes show in `/proc`) running `body`. A detached
     /// thread cleans up after itself; one that is not must be ended with ``join(_:)``.
+    ///
+    /// The thread names itself before `body` runs: named from here after `pthread_create`, it
+    /// could run for a while unnamed on a busy machine.
     @discardableResult
     public static func startThread(
         named name: String, detached: Bool = true, _ body: @escaping @Sendable () -> Void
     ) throws(SystemError) -> pthread_t {
-        let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+        let box = Unmanaged.passRetained(ThreadBody(name: name, body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { raw in
-            Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue().body()
+            let thread = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+            _ = pthread_setname_np(pthread_self(), thread.name)
+            thread.body()
             return nil
         }, box)
         guard result == 0 else {
             Unmanaged<ThreadBody>.fromOpaque(box).release()
             throw SystemError(call: "pthread_create", code: result)
         }
-        _ = pthread_setname_np(thread, String(decoding: Array(name.utf8.prefix(15)), as: UTF8.self))
         if detached { pthread_detach(thread) }
         return thread
     }
@@ -422,6 +426,11 @@ extension System {
 
 /// A thread's body, carried through `pthread_create`'s one pointer.
 private final class ThreadBody {
+    /// The thread's name, cut to the 15 bytes the kernel keeps.
+    let name: String
     let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    init(name: String, _ body: @escaping @Sendable () -> Void) {
+        self.name = String(decoding: Array(name.utf8.prefix(15)), as: UTF8.self)
+        self.body = body
+    }
 }
