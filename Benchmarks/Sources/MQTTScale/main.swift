@@ -252,7 +252,7 @@ struct FleetRun {
 
     /// The agent's CPU seconds so far (user and system, all threads).
     var cpuSeconds: Double {
-        let stat = (try? String(contentsOfFile: "/proc/\(agent.pid)/stat", encoding: .utf8)) ?? ""
+        let stat = procFile("/proc/\(agent.pid)/stat")
         let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))

@@ -81,7 +81,7 @@ func measure(config: String) throws -> (ready: Double, readyMB: Double, peakMB: 
 
 /// A memory figure of /proc/PID/status, in MB.
 func memory(of pid: pid_t, _ field: String) -> Double {
-    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let status = procFile("/proc/\(pid)/status")
     let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
     return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? .nan) / 1024
 }

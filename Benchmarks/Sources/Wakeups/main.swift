@@ -38,7 +38,7 @@ struct Measured {
 
     /// The measured program's process id (perf's child).
     var pid: pid_t {
-        let children = (try? String(contentsOfFile: "/proc/\(perf.pid)/task/\(perf.pid)/children", encoding: .utf8)) ?? ""
+        let children = procFile("/proc/\(perf.pid)/task/\(perf.pid)/children")
         return pid_t(children.split(separator: " ").first ?? "") ?? perf.pid
     }
 
@@ -67,14 +67,14 @@ struct Measured {
 /// Resident and private memory of a process, in MB, and whether ICU is mapped into it.
 func memory(_ pid: pid_t) -> (resident: Double, privateMB: Double, icu: Bool) {
     let (resident, privately) = residentAndPrivateMemory(of: pid)
-    let maps = (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? ""
+    let maps = procFile("/proc/\(pid)/maps")
     return (resident, privately, maps.contains("libicu") || maps.contains("FoundationInternationalization"))
 }
 
 /// Resident and private kilobytes of a process by mapping: each file by name, the heap, the
 /// stacks, and anonymous memory; the largest first.
 func memoryByMapping(_ pid: pid_t) -> [(name: String, resident: Double, privateKB: Double)] {
-    let smaps = (try? String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)) ?? ""
+    let smaps = procFile("/proc/\(pid)/smaps")
     var totals: [String: (resident: Double, privateKB: Double)] = [:]
     var current = "anonymous"
     for line in smaps.split(separator: "\n") {

@@ -121,10 +121,18 @@ public func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
+/// The whole text of a file in /proc, "" when it cannot be read. `String(contentsOfFile:)` reads
+/// no more than the first 4 KB of these files, which report a size of 0.
+public func procFile(_ path: String) -> String {
+    guard let file = FileHandle(forReadingAtPath: path) else { return "" }
+    defer { try? file.close() }
+    return String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self)
+}
+
 /// Resident and private (clean and dirty) memory of a running process in MB, from its
 /// `/proc/PID/smaps_rollup`; zeros once it is gone.
 public func residentAndPrivateMemory(of pid: pid_t) -> (resident: Double, privately: Double) {
-    let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
+    let rollup = procFile("/proc/\(pid)/smaps_rollup")
     func kilobytes(_ key: String) -> Double {
         rollup.split(separator: "\n").first { $0.hasPrefix(key + ":") }
             .flatMap { Double($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
