@@ -119,12 +119,41 @@ public struct GeoBox: Sendable, Equatable {
     /// Whether the box holds every longitude (it reaches a pole, or wraps the earth).
     public var everyLongitude: Bool
 
+    /// An `east` given west of `west` is read across the antimeridian (`179...-179` is `179...181`).
     public init(south: Double, north: Double, west: Double, east: Double, everyLongitude: Bool = false) {
         self.south = south
         self.north = north
         self.west = west
-        self.east = east
-        self.everyLongitude = everyLongitude || east - west >= 360
+        self.east = east < west ? east + 360 : east
+        self.everyLongitude = everyLongitude || self.east - west >= 360
+    }
+
+    /// A map's view as its page gives it: latitudes from -90 to 90, south not above north, any
+    /// finite longitudes (a map panned round the earth gives them past ±180). A west side east of
+    /// the east side is a view across the antimeridian. Nil, with why, for what cannot be a view.
+    public static func view(south: Double, north: Double, west: Double, east: Double) -> Result<GeoBox, ViewProblem> {
+        guard [south, north, west, east].allSatisfy(\.isFinite) else { return .failure(.notFinite) }
+        guard (-90...90).contains(south), (-90...90).contains(north) else { return .failure(.latitudeOutOfRange) }
+        guard south <= north else { return .failure(.southAboveNorth) }
+        let width = east < west ? east - west + 360 : east - west
+        // West moved by whole turns into -180..<180; the width kept (a whole turn or more: every longitude).
+        let turned = (west + 180).truncatingRemainder(dividingBy: 360)
+        let start = (turned < 0 ? turned + 360 : turned) - 180
+        guard width.isFinite, width < 360 else { return .success(GeoBox(south: south, north: north, west: -180, east: 180, everyLongitude: true)) }
+        return .success(GeoBox(south: south, north: north, west: start, east: start + width))
+    }
+
+    /// Why four numbers are not a view (``view(south:north:west:east:)``).
+    public enum ViewProblem: Error, Sendable, Equatable, CustomStringConvertible {
+        case notFinite, latitudeOutOfRange, southAboveNorth
+
+        public var description: String {
+            switch self {
+            case .notFinite: "the view's sides are not all finite numbers"
+            case .latitudeOutOfRange: "latitudes run from -90 to 90"
+            case .southAboveNorth: "the view's south side is north of its north side"
+            }
+        }
     }
 
     /// Whether the two boxes share a point (across the antimeridian too).

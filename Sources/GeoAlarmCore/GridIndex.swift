@@ -142,27 +142,34 @@ public struct GridIndex: Sendable {
     /// The smallest cell, about 110 m: smaller ones would only multiply the cells of each fence.
     private static let minimumCell = 0.001
 
+    /// The row of a latitude; one beyond a pole (or not a number) is the pole's row.
     private func row(_ latitude: Double) -> Int {
-        min(max(Int(((latitude + 90) / cellDegrees).rounded(.down)), 0), latitudeCells - 1)
+        let clamped = latitude.isNaN ? 0 : min(max(latitude, -90), 90)
+        return min(max(Int(((clamped + 90) / cellDegrees).rounded(.down)), 0), latitudeCells - 1)
     }
 
+    /// The column of a longitude, any number of turns from the first.
     private func column(_ longitude: Double) -> Int {
-        let raw = Int(((longitude + 180) / cellDegrees).rounded(.down))
-        return ((raw % longitudeCells) + longitudeCells) % longitudeCells
+        let turned = longitude.isFinite ? (longitude + 180).truncatingRemainder(dividingBy: 360) : 0
+        let raw = Int(((turned < 0 ? turned + 360 : turned) / cellDegrees).rounded(.down))
+        return min(raw, longitudeCells - 1)
     }
 
     private func cellKey(x: Int, y: Int) -> Int { y * longitudeCells + x }
 
     /// The rows and columns of the cells `box` overlaps; columns may pass the last one (to be
     /// wrapped), and are every column for a box that holds every longitude.
-    private func cells(of box: GeoBox) -> (rows: ClosedRange<Int>, columns: Range<Int>) {
+    /// A box whose south side is north of its north side has no cells.
+    private func cells(of box: GeoBox) -> (rows: Range<Int>, columns: Range<Int>) {
+        guard box.south <= box.north else { return (0..<0, 0..<0) }
         var columns = 0..<longitudeCells
-        if !box.everyLongitude {
-            let west = Int(((box.west + 180) / cellDegrees).rounded(.down))
-            let east = Int(((box.east + 180) / cellDegrees).rounded(.down))
-            if east - west + 1 < longitudeCells { columns = west..<(east + 1) }
+        let width = box.east - box.west
+        if !box.everyLongitude, width >= 0, width < 360 {
+            let west = column(box.west)
+            let east = west + Int((width / cellDegrees).rounded(.up)) + 1
+            if east - west < longitudeCells { columns = west..<east }
         }
-        return (row(box.south)...row(box.north), columns)
+        return (row(box.south)..<(row(box.north) + 1), columns)
     }
 
     /// Calls `body` with each cell that `box` overlaps, until it returns false; whether it went

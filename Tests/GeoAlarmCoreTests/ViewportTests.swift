@@ -56,4 +56,39 @@ struct ViewportTests {
             }
         }
     }
+
+    /// A page's view, as Leaflet gives it: longitudes past ±180, a west side east of the east
+    /// side across the antimeridian; and what cannot be a view at all.
+    @Test func aViewIsReadAsThePageMeantIt() throws {
+        let across = try GeoBox.view(south: -18, north: -17, west: 179, east: -179).get()
+        #expect(across.west == 179 && across.east == 181 && !across.everyLongitude)
+        let turned = try GeoBox.view(south: 0, north: 1, west: -900.5, east: -899.5).get()
+        #expect(turned.west == 179.5 && turned.east == 180.5)
+        #expect(try GeoBox.view(south: 0, north: 1, west: 10, east: 9.99).get().east - 10 > 359.98, "all but 0.01° of longitude")
+        #expect(try GeoBox.view(south: 0, north: 1, west: -1e308, east: 1e308).get().everyLongitude)
+        #expect(try GeoBox.view(south: 0, north: 1, west: 1e19, east: 1e19).get().east < 540)
+        #expect(GeoBox.view(south: 1e300, north: 1e301, west: 0, east: 1) == .failure(.latitudeOutOfRange))
+        #expect(GeoBox.view(south: 5, north: 4, west: 0, east: 1) == .failure(.southAboveNorth))
+        #expect(GeoBox.view(south: .nan, north: 4, west: 0, east: 1) == .failure(.notFinite))
+    }
+
+    /// Whatever box a caller builds (a pole beyond 90°, a west side east of the east side, huge
+    /// or non-finite numbers, south above north), the index answers without trapping; a view
+    /// across the antimeridian finds what a scan finds.
+    @Test func anyBoxIsAnsweredAndTheAntimeridianToo() async {
+        let places = [(-17.8, 179.9), (-17.8, -179.9), (-17.8, 170.0), (40.0, 10.0)].enumerated().map { number, point in
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: point.0, longitude: point.1), radius: 50), name: "p\(number)")
+        }
+        let template = Reminder(id: "p", title: "{name}", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1))
+        let engine = GeofenceEngine(reminders: [], collections: [ReminderCollection(id: "p", template: template, places: places)])
+        let across = engine.fences(in: GeoBox(south: -18, north: -17, west: 179.5, east: -179.5), limit: 10)
+        #expect(across.complete && across.fences.map(\.id) == ["p/1", "p/2"])
+        let odd: [Double] = [-1e308, -1e19, -400, -180, -90, 0, 90, 180, 400, 1e19, 1e308, .infinity, -.infinity, .nan]
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var random = SplitMix(seed: UInt64(seed))
+            func side() -> Double { random.bool() ? odd[Int(random.next() % UInt64(odd.count))] : random.double(in: -200...200) }
+            let box = GeoBox(south: side(), north: side(), west: side(), east: side())
+            _ = engine.fences(in: box, limit: Int(random.next() % 5) + 1)
+        }
+    }
 }
