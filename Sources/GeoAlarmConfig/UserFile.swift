@@ -1,4 +1,5 @@
 import Glibc
+import GeoAlarmCore
 import GeoAlarmSystem
 
 /// Reads files the user named (the config, collection files), failing with the system's own
@@ -34,7 +35,7 @@ public enum UserFile {
         } catch {
             throw ReadError(description: "\(error)")
         }
-        guard size <= limit else { throw ReadError(description: "larger than \(limit >> 20) MB") }
+        guard size <= limit else { throw ReadError(description: "larger than \(DisplayText.size(limit))") }
         // Read straight into an array of the file's size; a file that grew meanwhile is cut there.
         var failure: SystemError?
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in

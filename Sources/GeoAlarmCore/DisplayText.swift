@@ -39,4 +39,15 @@ public enum DisplayText {
         default: false
         }
     }
+
+    /// A size in bytes for people, in the largest binary unit that holds it whole or nearly:
+    /// "512 bytes", "64 KiB", "1.5 MiB", "1 GiB".
+    public static func size(_ bytes: Int) -> String {
+        let units = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+        guard let (unit, name) = units.first(where: { bytes >= $0.0 }) else { return bytes == 1 ? "1 byte" : "\(bytes) bytes" }
+        let tenths = bytes / unit * 10 + (bytes % unit * 10 + unit / 2) / unit
+        return tenths % 10 == 0 ? "\(tenths / 10) \(name)" : "\(tenths / 10).\(tenths % 10) \(name)"
+    }
 }
+
+
