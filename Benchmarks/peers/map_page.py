@@ -84,11 +84,11 @@ def places_config(folder, count):
     return config
 
 
-def round_trip_ms(address, path, cookie):
+def round_trip_ms(address, path, token):
     parts = urllib.parse.urlsplit(address)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
     start = time.perf_counter()
-    connection.request("GET", path, headers={"Host": parts.netloc, "Cookie": cookie})
+    connection.request("GET", path, headers={"Host": parts.netloc, "X-GeoAlarm-Token": token})
     response = connection.getresponse()
     body = response.read()
     elapsed = (time.perf_counter() - start) * 1000
@@ -129,9 +129,8 @@ def main():
         config = places_config(work, 1_000_000)
         process, address = start_map(geoalarm, config, os.path.join(folder, "state-many.sqlite"))
         try:
-            token = urllib.parse.parse_qs(urllib.parse.urlsplit(address).query)["token"][0]
-            cookie = f"geoalarm_map={token}"
-            static, _ = round_trip_ms(address, "/map.css", cookie)
+            token = urllib.parse.parse_qs(urllib.parse.urlsplit(address).fragment)["token"][0]
+            static, _ = round_trip_ms(address, "/map.css", token)
             views = {"a street (0.01°)": 0.005, "a town (0.05°)": 0.025, "a region (1°)": 0.5}
             for name, half in views.items():
                 times, counts = [], []
@@ -141,13 +140,13 @@ def main():
                         "south": middle[0] - half, "north": middle[0] + half, "west": middle[1] - half, "east": middle[1] + half,
                         "limit": 500,
                     })
-                    elapsed, body = round_trip_ms(address, f"/api/places?{query}", cookie)
+                    elapsed, body = round_trip_ms(address, f"/api/places?{query}", token)
                     answer = json.loads(body)
                     if number > 0:
                         times.append(elapsed)
                         counts.append((len(answer["places"]), answer["complete"]))
                 results[name] = (statistics.median(times), counts[0])
-            statics = [round_trip_ms(address, "/map.css", cookie)[0] for _ in range(ROUNDS)]
+            statics = [round_trip_ms(address, "/map.css", token)[0] for _ in range(ROUNDS)]
             results["static"] = statistics.median(statics)
         finally:
             process.terminate()

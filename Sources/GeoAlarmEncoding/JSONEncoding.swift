@@ -54,6 +54,11 @@ public struct JSONObject: Sendable {
         add(key, raw: flag ? "true" : "false")
     }
 
+    /// `other`'s members after this one's.
+    public mutating func add(contentsOf other: JSONObject) {
+        members += other.members
+    }
+
     public var text: String { "{" + members.joined(separator: ",") + "}" }
 }
 

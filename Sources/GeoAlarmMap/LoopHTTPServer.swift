@@ -54,21 +54,42 @@ enum HTTPReply: Sendable {
     case eventStream(headers: [(String, String)], subscribe: @Sendable (_ send: @escaping @Sendable (String) -> Void) -> @Sendable () -> Void)
 }
 
+/// The other end of a connection, as a handler may ask about it.
+struct HTTPPeer: Sendable {
+    /// The connection's socket, open while its request is handled.
+    let descriptor: Int32
+
+    /// The user whose process made the connection, when it comes from this machine.
+    func owner() -> uid_t? { System.localPeerOwner(descriptor) }
+}
+
 /// A small HTTP/1.1 server on the process's ``EventLoop``: its listening socket and its
 /// connections are descriptors of the one loop, and every callback runs on the loop's thread.
-/// One request per connection (`Connection: close`), or one event stream; a connection that
-/// has not sent its whole request within ``requestTime`` is closed, and no more than
-/// ``mostConnections`` are open at once.
+/// One request per connection (`Connection: close`), or one event stream.
+///
+/// Bounded so that nobody can starve the page of its own server (``Limits``): so many
+/// connections are open at once; a connection must send its whole request within a time of
+/// being taken, and a reader must take what it is sent within another (event streams,
+/// which only the token's holder opens, may stay quiet). When every place is taken, a new
+/// connection takes the place of the oldest one that has not finished its request: a request
+/// that has come whole is never dropped for one that has not.
 final class LoopHTTPServer: Sendable {
     private let loop: EventLoop
     private let largestBody: Int
-    private let handle: @Sendable (HTTPRequest) -> HTTPReply
+    private let limits: Limits
+    private let handle: @Sendable (HTTPRequest, HTTPPeer) -> HTTPReply
     private let state: Confined<State>
 
-    /// How long a connection may take to send its request.
-    static let requestTime: Duration = .seconds(30)
-    /// Connections open at once; one more is closed as soon as it is taken.
-    static let mostConnections = 64
+    /// The server's bounds (the man page's LIMITS lists them).
+    struct Limits: Sendable {
+        /// How long a connection may take to send its whole request.
+        var requestTime: Duration = .seconds(10)
+        /// How long an answer may wait for its reader to take more of it.
+        var writeIdleTime: Duration = .seconds(10)
+        /// Connections open at once.
+        var mostConnections = 64
+    }
+
     /// Bytes an event stream may have waiting for a page that does not read them; past that the page is dropped.
     static let largestBacklog = 1 << 20
 
@@ -86,14 +107,18 @@ final class LoopHTTPServer: Sendable {
         /// Set once its request is read: it sends what is left and closes, or it streams.
         var answered = false
         var streaming = false
+        /// When it is closed unless it makes progress: its request's end, or its reader's next take.
         var deadline: EventLoop.Timer?
         var unsubscribe: (@Sendable () -> Void)?
     }
 
     /// A server on `loop` that answers each request with `handle`, taking bodies of at most `largestBody` bytes.
-    init(loop: EventLoop, largestBody: Int, handle: @escaping @Sendable (HTTPRequest) -> HTTPReply) {
+    init(
+        loop: EventLoop, largestBody: Int, limits: Limits = Limits(), handle: @escaping @Sendable (HTTPRequest, HTTPPeer) -> HTTPReply
+    ) {
         self.loop = loop
         self.largestBody = largestBody
+        self.limits = limits
         self.handle = handle
         state = Confined(State(), on: loop)
     }
@@ -124,18 +149,30 @@ final class LoopHTTPServer: Sendable {
                 return
             }
             guard let descriptor else { return }
-            guard state.value.connections.count < Self.mostConnections else {
-                System.close(descriptor)
-                continue
+            if state.value.connections.count >= limits.mostConnections {
+                // The oldest that has not sent its whole request gives its place; when all have, the newcomer goes.
+                guard let oldest = state.value.connections.filter({ !$0.value.answered }).keys.min() else {
+                    System.close(descriptor)
+                    continue
+                }
+                close(oldest)
             }
             state.value.nextNumber += 1
             let number = state.value.nextNumber
             let watch = loop.watch(descriptor) { [self] ready in serve(number, ready) }
-            let deadline = loop.schedule(at: .now + Self.requestTime) { [self] in
-                if state.value.connections[number]?.answered == false { close(number) }
-            }
-            state.value.connections[number] = Connection(descriptor: descriptor, watch: watch, deadline: deadline)
+            state.value.connections[number] = Connection(descriptor: descriptor, watch: watch)
+            setDeadline(number, after: limits.requestTime)
+            // A browser sends its request with the connection: read at once, it is answered before
+            // any newcomer could take its place.
+            receive(number)
         }
+    }
+
+    /// Closes the connection unless it makes progress within `time` (cancelling the one set before).
+    private func setDeadline(_ number: Int, after time: Duration) {
+        guard state.value.connections[number] != nil else { return }
+        if let deadline = state.value.connections[number]?.deadline { loop.cancel(deadline) }
+        state.value.connections[number]?.deadline = loop.schedule(at: .now + time) { [self] in close(number) }
     }
 
     private func serve(_ number: Int, _ ready: EventLoop.Interest) {
@@ -171,7 +208,7 @@ final class LoopHTTPServer: Sendable {
             answer(number, .response(HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
                                                   body: Array((reason + "\n").utf8))), headOnly: false)
         case .complete(let request, _):
-            answer(number, handle(request), headOnly: request.method == "HEAD")
+            answer(number, handle(request, HTTPPeer(descriptor: connection.descriptor)), headOnly: request.method == "HEAD")
         }
     }
 
@@ -214,7 +251,8 @@ final class LoopHTTPServer: Sendable {
         flush(number)
     }
 
-    /// Writes what waits; closes a connection whose response is all sent.
+    /// Writes what waits; closes a connection whose response is all sent. While an answer waits
+    /// for its reader, the reader has ``writeIdleTime`` to take more; a quiet stream has no deadline.
     private func flush(_ number: Int) {
         guard let connection = state.value.connections[number] else { return }
         var sent = 0
@@ -233,6 +271,14 @@ final class LoopHTTPServer: Sendable {
         if !waiting, connection.answered, !connection.streaming {
             close(number)
             return
+        }
+        if connection.answered {
+            if waiting {
+                if sent > 0 || connection.deadline == nil { setDeadline(number, after: limits.writeIdleTime) }
+            } else if let deadline = connection.deadline {
+                loop.cancel(deadline)
+                state.value.connections[number]?.deadline = nil
+            }
         }
         loop.update(connection.watch, interest: waiting ? [.readable, .writable] : .readable)
     }

@@ -44,11 +44,12 @@ struct MapData: Sendable {
             history: Array(history))
     }
 
-    /// The reminders, collections, last position and recent events, as the page draws them.
-    func snapshot(now: Date) -> String {
+    /// The reminders (their shapes, titles and triggers) and the collections, as the page draws
+    /// them: what only the config says, fetched again only when the config changes.
+    func remindersJSON() -> String {
         var object = JSONObject()
         object.add("config", config.path)
-        object.add("reminders", raw: "[" + config.reminders.map { reminderJSON($0, now: now).text }.joined(separator: ",") + "]")
+        object.add("reminders", raw: "[" + config.reminders.map { shapeJSON($0).text }.joined(separator: ",") + "]")
         object.add("collections", raw: "[" + config.collections.map { collection in
             var entry = JSONObject()
             entry.add("id", collection.id)
@@ -56,6 +57,16 @@ struct MapData: Sendable {
             entry.add("places", number: Double(collection.places.count))
             return entry.text
         }.joined(separator: ",") + "]")
+        return object.text
+    }
+
+    /// Where each reminder stands (its side, proximity and what silences it, by id), the last
+    /// position and the recent events: what the state file says, small whatever the shapes.
+    func stateJSON(now: Date) -> String {
+        var object = JSONObject()
+        object.add("reminders", raw: "{" + config.reminders.map { reminder in
+            JSONText.quote(reminder.id) + ":" + stateJSON(of: reminder, now: now).text
+        }.joined(separator: ",") + "}")
         object.add("position", raw: state.lastFix.map(Self.positionJSON) ?? "null")
         object.add("history", raw: "[" + state.history.map(Self.eventJSON).joined(separator: ",") + "]")
         return object.text
@@ -75,6 +86,13 @@ struct MapData: Sendable {
 
     /// One reminder or collection place: its shape, its side, its proximity and what silences it.
     private func reminderJSON(_ reminder: Reminder, now: Date) -> JSONObject {
+        var object = shapeJSON(reminder)
+        object.add(contentsOf: stateJSON(of: reminder, now: now))
+        return object
+    }
+
+    /// What the config says of a reminder: its id, title, shape and trigger.
+    private func shapeJSON(_ reminder: Reminder) -> JSONObject {
         var object = JSONObject()
         object.add("id", reminder.id)
         object.add("title", reminder.title)
@@ -93,6 +111,13 @@ struct MapData: Sendable {
         }
         object.add("place", reminder.placeName)
         object.add("when", reminder.trigger.rawValue)
+        object.add("enabled", reminder.isEnabled)
+        return object
+    }
+
+    /// What the state file says of a reminder: its side, its proximity and what silences it.
+    private func stateJSON(of reminder: Reminder, now: Date) -> JSONObject {
+        var object = JSONObject()
         let saved = state.presence[reminder.id].flatMap { $0.fenceKey == reminder.fenceKey ? $0.presence : nil } ?? .unknown
         object.add("state", saved.rawValue)
         let proximity = state.proximities[reminder.id].flatMap { $0.fenceKey == reminder.fenceKey ? $0.proximity : nil }
@@ -103,7 +128,6 @@ struct MapData: Sendable {
         object.add("completed", lifecycle.completedAt != nil)
         object.add("snoozed_until", lifecycle.snoozedUntil.flatMap { $0 > now ? Timestamp.iso8601($0) : nil })
         object.add("out_of_hours", reminder.schedule.active.map { !$0.contains(now, in: SystemTimeZone()) } ?? false)
-        object.add("enabled", reminder.isEnabled)
         return object
     }
 

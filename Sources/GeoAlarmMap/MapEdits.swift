@@ -9,8 +9,8 @@ import GeoAlarmStore
 struct MapChange: Sendable, Equatable {
     var id: String?
     var title: String?
-    /// As typed: metres, or a length such as "150m"; written as given, so the config's own
-    /// rules judge it.
+    /// As typed: a length such as "150m", or a JSON number of metres (made "120m"); written as
+    /// given, so the config's own rules judge it.
     var radius: String?
     var latitude: Double?
     var longitude: Double?
@@ -29,17 +29,44 @@ struct MapChange: Sendable, Equatable {
         guard bytes.count <= largestBody else { throw Invalid(description: "the request is larger than \(largestBody) bytes") }
         var change = MapChange()
         var scanner = JSONScanner(bytes[...])
+        // A member of a known name but of another type (a title given as a number) is refused,
+        // never passed over: the change would be made without it.
+        var mistyped: String?
+        func text(_ scanner: inout JSONScanner, _ name: String) throws(JSONScanner.Failure) -> String? {
+            if try scanner.nullValue() { return nil }
+            guard let value = try scanner.stringValue() else {
+                mistyped = mistyped ?? "\(name) is text"
+                return nil
+            }
+            return value
+        }
+        func number(_ scanner: inout JSONScanner, _ name: String) throws(JSONScanner.Failure) -> Double? {
+            if try scanner.nullValue() { return nil }
+            guard let value = try scanner.numberValue() else {
+                mistyped = mistyped ?? "\(name) is a number"
+                return nil
+            }
+            return value
+        }
         do {
             try scanner.expect(UInt8(ascii: "{"))
             try scanner.members { (scanner, key) throws(JSONScanner.Failure) in
                 switch key {
-                case "id": change.id = try scanner.stringValue()
-                case "title": change.title = try scanner.stringValue()
-                case "radius": change.radius = try scanner.stringValue()
-                case "lat": change.latitude = try scanner.numberValue()
-                case "lon": change.longitude = try scanner.numberValue()
-                case "when": change.when = try scanner.stringValue()
-                case "seconds": change.seconds = try scanner.numberValue()
+                case "id": change.id = try text(&scanner, "id")
+                case "title": change.title = try text(&scanner, "title")
+                case "radius":
+                    if try scanner.nullValue() { break }
+                    if scanner.nextIsString {
+                        change.radius = try scanner.stringValue()
+                    } else if let metres = try scanner.numberValue() {
+                        change.radius = JSONText.number(metres) + "m"
+                    } else {
+                        mistyped = mistyped ?? "radius is a length such as \"150m\", or a number of metres"
+                    }
+                case "lat": change.latitude = try number(&scanner, "lat")
+                case "lon": change.longitude = try number(&scanner, "lon")
+                case "when": change.when = try text(&scanner, "when")
+                case "seconds": change.seconds = try number(&scanner, "seconds")
                 default: try scanner.skipValue()
                 }
             }
@@ -47,6 +74,7 @@ struct MapChange: Sendable, Equatable {
         } catch {
             throw Invalid(description: "the request is not a JSON object: \(error.message)")
         }
+        if let mistyped { throw Invalid(description: mistyped) }
         return change
     }
 
@@ -73,7 +101,8 @@ enum MapEdits {
         }
         guard let location = change.location else { throw Refusal(description: "say where: lat and lon") }
         let taken = Set(config.idsInFileOrder)
-        let slug = Reminder.slug(title)
+        // A title without letters or digits ("🍞") has no slug: the page has no id field, so one is made up.
+        let slug = Reminder.slug(title).isEmpty ? "reminder" : Reminder.slug(title)
         var id = slug
         var number = 2
         while taken.contains(id) {
@@ -144,8 +173,8 @@ enum MapEdits {
             case .complete: try store.setCompleted(id, at: now)
             case .uncomplete: try store.setCompleted(id, at: nil)
             case .snooze:
-                guard let seconds = change.seconds, seconds.isFinite, seconds >= 0, seconds <= 366 * 86400 else {
-                    throw Refusal(description: "a snooze lasts 0 seconds to a year")
+                guard let seconds = change.seconds, seconds.isFinite, seconds >= 0, seconds <= Span.maximum else {
+                    throw Refusal(description: "a snooze lasts 0 seconds to a year (365 days)")
                 }
                 try store.snooze(id, until: seconds > 0 ? now.addingTimeInterval(seconds) : nil)
             }

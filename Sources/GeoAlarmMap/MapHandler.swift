@@ -3,10 +3,12 @@ import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
 import GeoAlarmScanners
+import Glibc
 import Synchronization
 
-/// Answers the map's requests: the page and its files, the data, the changes and the live feed,
-/// each only for the holder of the token (``MapAccess``).
+/// Answers the map's requests: the page and its files to anyone who names the server as its
+/// `Host`; the data, the changes and the live feed only to the holder of the token
+/// (``MapAccess``); and the exchange of a one-time code for the token.
 final class MapHandler: Sendable {
     let model: MapModel
     /// Set once the server listens (its port is known only then); until then every request is refused.
@@ -14,16 +16,37 @@ final class MapHandler: Sendable {
     let page: MapPage
     /// Where Debian's libjs-leaflet puts Leaflet.
     let leafletFolder: String
+    /// One-time codes not used yet, and when each stops working.
+    private let codes = Mutex<[String: ContinuousClock.Instant]>([:])
+    /// The user the codes are for: the one running the map.
+    private let owner: uid_t
 
-    init(model: MapModel, page: MapPage, leafletFolder: String) {
+    /// How long a one-time code works.
+    static let codeLifetime: Duration = .seconds(120)
+
+    init(model: MapModel, page: MapPage, leafletFolder: String, owner: uid_t = geteuid()) {
         self.model = model
         self.page = page
         self.leafletFolder = leafletFolder
+        self.owner = owner
+    }
+
+    /// A code that opens the map once, within ``codeLifetime``, for a browser of this user on
+    /// this machine: for an address given on a command line (`xdg-open`), which every local user
+    /// can read.
+    func makeCode() -> String {
+        let code = MapAccess.makeToken()
+        codes.withLock { codes in
+            let now = ContinuousClock.now
+            codes = codes.filter { $0.value > now }
+            codes[code] = now + Self.codeLifetime
+        }
+        return code
     }
 
     /// The reply to `request`, with the page's security headers on it.
-    func reply(to request: HTTPRequest) -> HTTPReply {
-        switch answer(request) {
+    func reply(to request: HTTPRequest, from peer: HTTPPeer) -> HTTPReply {
+        switch answer(request, from: peer) {
         case .response(var response):
             response.headers += page.securityHeaders
             return .response(response)
@@ -32,40 +55,32 @@ final class MapHandler: Sendable {
         }
     }
 
-    private func answer(_ request: HTTPRequest) -> HTTPReply {
+    private func answer(_ request: HTTPRequest, from peer: HTTPPeer) -> HTTPReply {
+        guard let access = access.withLock({ $0 }) else { return .response(Self.text(503, "starting\n")) }
+        let isSession = request.path == "/api/session"
+        let verdict = access.check(MapAccess.Request(
+            isPrivate: request.path.hasPrefix("/api/") && !isSession, host: request.headers["host"],
+            headerToken: request.headers[MapAccess.tokenHeader.lowercased()], origin: request.headers["origin"]))
+        if case .refused(let status, let reason) = verdict { return .response(Self.text(status, reason + "\n")) }
         let isChange = request.method != "GET" && request.method != "HEAD"
-        let verdict = access.withLock { $0 }.map { access in
-            access.check(MapAccess.Request(
-                isChange: isChange, host: request.headers["host"], cookie: request.headers["cookie"],
-                queryToken: request.query["token"], headerToken: request.headers[MapAccess.tokenHeader.lowercased()],
-                origin: request.headers["origin"]))
-        } ?? .refused(status: 503, reason: "starting")
-        switch verdict {
-        case .refused(let status, let reason):
-            return .response(Self.text(status, reason + "\n"))
-        case .allowedByAddress:
-            // The token goes into the cookie and out of the address (and the browser's history).
-            guard let access = access.withLock({ $0 }) else { return .response(Self.text(503, "starting\n")) }
-            return .response(HTTPResponse(status: 303, headers: [("Location", request.path), ("Set-Cookie", access.cookie)]))
-        case .allowed:
-            break
-        }
+        if isSession { return .response(session(request, from: peer, token: access.token)) }
         if isChange {
-            guard request.method == "POST" else { return .response(Self.text(405, "changes are POSTed\n")) }
+            guard request.method == "POST", request.path.hasPrefix("/api/") else { return .response(Self.text(405, "changes are POSTed\n")) }
             return .response(change(request))
         }
         switch request.path {
         case "/":
-            guard let token = access.withLock({ $0?.token }) else { return .response(Self.text(503, "starting\n")) }
             return .response(HTTPResponse(
-                status: 200, headers: [("Content-Type", "text/html; charset=utf-8")],
-                body: Array(page.html(token: token, settings: model.current.config.map).utf8)))
+                status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
+                body: Array(page.html(settings: model.current.config.map).utf8)))
         case "/map.js":
             return .response(HTTPResponse(status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8")], body: MapPage.script))
         case "/map.css":
             return .response(HTTPResponse(status: 200, headers: [("Content-Type", "text/css; charset=utf-8")], body: MapPage.style))
-        case "/api/map":
-            return .response(Self.json(200, model.current.snapshot(now: Date())))
+        case "/api/reminders":
+            return .response(Self.json(200, model.reminders.reply))
+        case "/api/state":
+            return .response(Self.json(200, model.state(now: Date()).reply))
         case "/api/places":
             return .response(places(request))
         case "/api/live":
@@ -76,14 +91,53 @@ final class MapHandler: Sendable {
         }
     }
 
+    /// A one-time code exchanged for the token: `{"code": ...}` in, `{"token": ...}` out. The
+    /// code is taken only from a process of the map's own user on this machine (another user who
+    /// read it on a command line can neither use it nor spend it), and only once.
+    private func session(_ request: HTTPRequest, from peer: HTTPPeer, token: String) -> HTTPResponse {
+        guard request.method == "POST" else { return Self.text(405, "a code is POSTed\n") }
+        var given: String?
+        var scanner = JSONScanner(request.body[...])
+        do {
+            try scanner.expect(UInt8(ascii: "{"))
+            try scanner.members { (scanner, key) throws(JSONScanner.Failure) in
+                switch key {
+                case "code": given = try scanner.stringValue()
+                default: try scanner.skipValue()
+                }
+            }
+            try scanner.expectEnd()
+        } catch {
+            return Self.error(400, "the request is not a JSON object: \(error.message)")
+        }
+        guard let given else { return Self.error(400, "give the code") }
+        // Another user's try is refused before it can spend the code: the browser still gets in.
+        guard peer.owner() == owner else {
+            return Self.error(403, "this link opens the map only in a browser of the user who started geoalarm map, on this machine")
+        }
+        let valid = codes.withLock { codes in
+            let now = ContinuousClock.now
+            codes = codes.filter { $0.value > now }
+            return codes.removeValue(forKey: given) != nil
+        }
+        guard valid else { return Self.error(403, "this link was used already or is too old: open the address geoalarm map printed") }
+        var object = JSONObject()
+        object.add("token", token)
+        return Self.json(200, object.text)
+    }
+
     /// Collection places in the view the query names (`south`, `west`, `north`, `east`; `limit`).
     private func places(_ request: HTTPRequest) -> HTTPResponse {
         let numbers = ["south", "west", "north", "east"].map { request.query[$0].flatMap(Double.init) }
-        guard let south = numbers[0], let west = numbers[1], let north = numbers[2], let east = numbers[3],
-              numbers.allSatisfy({ $0?.isFinite == true }), south <= north
-        else { return Self.text(400, "give the view as south, west, north and east in degrees\n") }
+        guard let south = numbers[0], let west = numbers[1], let north = numbers[2], let east = numbers[3] else {
+            return Self.text(400, "give the view as south, west, north and east in degrees\n")
+        }
+        let box: GeoBox
+        switch GeoBox.view(south: south, north: north, west: west, east: east) {
+        case .success(let view): box = view
+        case .failure(let problem): return Self.text(400, "\(problem)\n")
+        }
         let limit = min(max(request.query["limit"].flatMap(Int.init) ?? 500, 1), 5000)
-        let box = GeoBox(south: max(south, -90), north: min(north, 90), west: west, east: east, everyLongitude: east - west >= 360)
         return Self.json(200, model.current.places(in: box, limit: limit, now: Date()))
     }
 

@@ -1,11 +1,10 @@
 import GeoAlarmConfig
 
-/// The page: its HTML (with the token the page's script sends with changes, and the tiles to
-/// draw), its script and style (embedded in the binary), and the headers that keep it to itself.
+/// The page: its HTML (with the tiles to draw), its script and style (embedded in the binary),
+/// and the headers that keep it to itself.
 struct MapPage: Sendable {
     /// The content policy and headers on every answer: scripts, styles and data from this
-    /// server only, images also from the tile server, no framing, no referrer (the address
-    /// holds the token until the first answer replaces it).
+    /// server only, images also from the tile server, no framing, no referrer.
     let securityHeaders: [(String, String)]
 
     init(settings: MapSettings) {
@@ -24,7 +23,8 @@ struct MapPage: Sendable {
     static var script: [UInt8] { PackageResources.map_js }
     static var style: [UInt8] { PackageResources.map_css }
 
-    func html(token: String, settings: MapSettings) -> String {
+    /// The page: public, it holds no secret (the token comes from the address's `#` part).
+    func html(settings: MapSettings) -> String {
         """
         <!doctype html>
         <html lang="en">
@@ -32,7 +32,6 @@ struct MapPage: Sendable {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>geoalarm map</title>
-        <meta name="geoalarm-token" content="\(Self.escaped(token))">
         <meta name="geoalarm-tiles" content="\(Self.escaped(settings.tiles ?? ""))">
         <meta name="geoalarm-attribution" content="\(Self.escaped(settings.attribution))">
         <link rel="stylesheet" href="/leaflet/leaflet.css">

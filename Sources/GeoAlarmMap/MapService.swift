@@ -15,15 +15,15 @@ public struct MapService: Service {
     private let handler: MapHandler
     private let loop: EventLoop
     private let logger: Logger
-    private let listening: @Sendable (String) -> Void
+    private let listening: @Sendable (MapAddress) -> Void
 
     /// Where Debian's libjs-leaflet installs Leaflet.
     public static let leafletFolder = "/usr/share/javascript/leaflet"
 
-    /// `listening` hears the address to open (with its token) once the server takes connections.
+    /// `listening` hears the addresses to open once the server takes connections.
     public init(
         config: Config, store: StateStore?, host: String, port: UInt16, loop: EventLoop, logger: Logger,
-        listening: @escaping @Sendable (String) -> Void
+        listening: @escaping @Sendable (MapAddress) -> Void
     ) {
         self.host = host
         self.port = port
@@ -39,10 +39,11 @@ public struct MapService: Service {
         do {
             listening = try System.listen(host: host, port: port)
         } catch {
-            let shown = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-            throw StartError(description: "cannot listen on \(shown): \(error.call): \(error.reason)")
+            throw StartError(description: "cannot listen on \(IPAddress.shown(host)):\(port): \(error.call): \(error.reason)")
         }
-        let server = LoopHTTPServer(loop: loop, largestBody: MapChange.largestBody) { [handler] request in handler.reply(to: request) }
+        let server = LoopHTTPServer(loop: loop, largestBody: MapChange.largestBody) { [handler] request, peer in
+            handler.reply(to: request, from: peer)
+        }
         loop.execute { server.start(listening: listening.descriptor) }
         let watcher = watchFiles()
         announce(port: listening.port)
@@ -59,10 +60,13 @@ public struct MapService: Service {
 
     /// Lets requests in and says the address.
     private func announce(port: UInt16) {
-        let access = MapAccess(token: MapAccess.makeToken(), host: host, port: Int(port))
+        let names = System.hostName().map { name in [name, name + ".local"] } ?? []
+        let access = MapAccess(token: MapAccess.makeToken(), host: host, port: Int(port), machineNames: names)
         handler.access.withLock { $0 = access }
-        let shown = host.contains(":") ? "[\(host)]" : host
-        listening("http://\(shown):\(port)/?token=\(access.token)")
+        // A browser on this machine reaches a server listening on every address through loopback.
+        let local = IPAddress(host)?.isUnspecified == true ? (host.contains(":") ? "::1" : "127.0.0.1") : host
+        let base = "http://\(IPAddress.shown(local)):\(port)/"
+        listening(MapAddress(withToken: base + "#token=" + access.token, oneTimeLink: { [handler] in base + "#code=" + handler.makeCode() }))
     }
 
     private enum Change: Sendable {
@@ -89,4 +93,14 @@ public struct MapService: Service {
         }
         return (watcher, watch)
     }
+}
+
+/// Where `geoalarm map` is open.
+public struct MapAddress: Sendable {
+    /// The address with its token after `#` (which the browser never sends): for the user to
+    /// open or copy, in as many browsers as they like.
+    public let withToken: String
+    /// Makes an address that opens the map once, for this user's browser on this machine, with a
+    /// code that works for two minutes: for a command line, which every local user can read.
+    public let oneTimeLink: @Sendable () -> String
 }

@@ -97,6 +97,11 @@ public struct JSONScanner {
         return true
     }
 
+    /// Whether the next value is a string (nothing is consumed).
+    public var nextIsString: Bool {
+        mutating get { peek() == UInt8(ascii: "\"") }
+    }
+
     /// Whether the next value is an array (nothing is consumed).
     public var nextIsArray: Bool {
         mutating get { peek() == UInt8(ascii: "[") }

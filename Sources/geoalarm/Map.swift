@@ -47,11 +47,12 @@ struct Map: AsyncParsableCommand {
             config: config, store: openStore(logger: logger), host: listen.host, port: listen.port, loop: .main, logger: logger
         ) { [open] address in
             do {
-                try Console.line("geoalarm map: open \(address)")
+                try Console.line("geoalarm map: open \(address.withToken)")
             } catch {
                 return
             }
-            if open { Self.openInBrowser(address, logger: logger) }
+            // The command line is for every local user to read: it gets a link that works once, for this user.
+            if open { Self.openInBrowser(address.oneTimeLink(), logger: logger) }
         }
         let group = ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
@@ -75,7 +76,7 @@ struct Map: AsyncParsableCommand {
     /// Starts `xdg-open ADDRESS`, reaped on a thread of its own once it ends.
     private static func openInBrowser(_ address: String, logger: Logger) {
         do {
-            let child = try ChildProcess.spawn(["/usr/bin/xdg-open", address], environment: ProcessInfo.processInfo.environment)
+            let child = try ChildProcess.spawn(["xdg-open", address], environment: ProcessInfo.processInfo.environment)
             try EventLoop.main.runOnThread(named: "xdg-open", { try? System.wait(child.pid, block: true) }, then: { status in
                 if let status, status != 0 { logger.warning("xdg-open ended with status \(status): open the address by hand") }
             })
@@ -111,16 +112,11 @@ struct ListenAddress: ExpressibleByArgument {
         }
         guard let port = UInt16(portText) else { return nil }
         let resolved = host == "localhost" ? "127.0.0.1" : host
-        guard Self.isIPAddress(resolved) else { return nil }
+        guard IPAddress(resolved) != nil else { return nil }
         self.init(host: resolved, port: port)
     }
 
-    static func isIPAddress(_ text: String) -> Bool {
-        var v4 = in_addr(), v6 = in6_addr()
-        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
-    }
-
-    var isLoopback: Bool { host.hasPrefix("127.") || host == "::1" }
+    var isLoopback: Bool { IPAddress(host)?.isLoopback == true }
 
     var defaultValueDescription: String { "127.0.0.1:\(port)" }
 }

@@ -184,9 +184,11 @@ def live(page):
 
 
 def refused(url):
-    """Requests without the token, with a foreign Host, and a change without the token header."""
+    """Requests without the token, with a foreign Host, with another token, a change without
+    the token; the page itself is public; no answer sets a cookie."""
     parts = urllib.parse.urlsplit(url)
-    token = urllib.parse.parse_qs(parts.query)["token"][0]
+    token = urllib.parse.parse_qs(parts.fragment)["token"][0]
+    check(token not in parts.path + parts.query, "the token is only after #, which the browser never sends")
 
     def ask(method, path, headers, body=None):
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=TIMEOUT_MS / 1000)
@@ -195,27 +197,62 @@ def refused(url):
         text = response.read().decode()
         connection.close()
         ask.headers = {name.lower() for name, _ in response.getheaders()}
+        check("set-cookie" not in ask.headers, f"{path} set a cookie")
         return response.status, text
 
     host = parts.netloc
-    cookie = f"geoalarm_map={token}"
-    status, text = ask("GET", "/api/map", {"Host": host})
+    status, text = ask("GET", "/api/state", {"Host": host})
     check(status == 403, f"no token: {status}")
     print(f"no token: {status} {text.strip()}")
-    status, text = ask("GET", f"/?token={token}", {"Host": f"evil.example:{parts.port}"})
+    status, text = ask("GET", "/", {"Host": f"evil.example:{parts.port}"})
     check(status == 421, f"a foreign Host: {status}")
     print(f"foreign Host: {status} {text.strip()}")
-    status, text = ask("GET", "/api/map", {"Host": host, "Cookie": "geoalarm_map=" + "0" * 64})
+    status, text = ask("GET", "/api/state", {"Host": host, "X-GeoAlarm-Token": "0" * 64})
     check(status == 403, f"a wrong token: {status}")
     print(f"wrong token: {status}")
-    status, text = ask("POST", "/api/remove", {"Host": host, "Cookie": cookie, "Content-Type": "application/json"}, '{"id":"bread"}')
+    status, text = ask("POST", "/api/remove", {"Host": host, "Content-Type": "application/json"}, '{"id":"bread"}')
     check(status == 403, f"a change without the token header: {status}")
     print(f"change without the header: {status} {text.strip()}")
-    status, text = ask("GET", "/api/map", {"Host": host, "Cookie": cookie})
+    status, text = ask("GET", "/", {"Host": host})
+    check(status == 200 and token not in text, f"the page: {status}")
+    status, text = ask("GET", "/api/reminders", {"Host": host, "X-GeoAlarm-Token": token})
     check(status == 200 and "reminders" in text, f"with the token: {status}")
     check(not any(name.startswith("access-control-") for name in ask.headers), f"no CORS: {ask.headers}")
     check("content-security-policy" in ask.headers, "a content policy")
     print("with the token: 200")
+
+
+def tiles(page):
+    """The page with its tiles drawn, reloaded, and drawn again: it stays live after a reload
+    (the token kept for the tab, not in the address)."""
+    page.wait_for_selector("img.leaflet-tile-loaded")
+    check("token" not in page.url, f"the address still holds the token: {page.url}")
+    page.reload()
+    page.wait_for_selector('#status[data-live="true"]')
+    page.wait_for_selector("img.leaflet-tile-loaded")
+    page.wait_for_selector("#reminders li")
+    print(f"tiles drawn, reloaded at {page.url}")
+
+
+def opened_once(browser, url):
+    """A one-time link: the first page goes live; a second with the same link is refused."""
+    first = open_page(browser, url)
+    first.wait_for_selector("#reminders li")
+    check("code" not in first.url, f"the address still holds the code: {first.url}")
+    print("the link opened the map")
+    second = browser.new_page()
+    second.set_default_timeout(TIMEOUT_MS)
+    second.goto(url)
+    second.wait_for_selector("#message:not([hidden])")
+    said = second.inner_text("#message")
+    check("used already" in said, f"a second use said {said!r}")
+    print(f"a second use: {said}")
+
+
+def shows_area(page, reminder):
+    """An area reminder is drawn, and the page is live."""
+    page.wait_for_selector(f'path[data-id="{reminder}"]')
+    print(f"{reminder} drawn, live")
 
 
 def main():
@@ -225,6 +262,10 @@ def main():
         return refused(url)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        if scenario == "opened-once":
+            opened_once(browser, url)
+            check(not SCRIPT_ERRORS, f"the page's script failed: {SCRIPT_ERRORS}")
+            return browser.close()
         page = open_page(browser, url)
         try:
             run(page, scenario, argument)
@@ -254,6 +295,10 @@ def run(page, scenario, argument):
         text_only(page, argument["id"], argument["title"])
     elif scenario == "live":
         live(page)
+    elif scenario == "tiles":
+        tiles(page)
+    elif scenario == "shows-area":
+        shows_area(page, argument["id"])
     elif scenario == "screenshot":
         page.screenshot(path=argument["path"])
         print(f'saved {argument["path"]}')

@@ -20,15 +20,17 @@ struct MapBrowserTests {
         /// The address it printed, with its token.
         let address: String
 
-        /// The demo's config, with `extra` (TOML) after it.
-        init(extra: String = "") throws {
+        /// The demo's config, with `extra` (TOML) after it; `arguments` more for `geoalarm map`,
+        /// `files` written beside the config first, `environment` its own (else the tests').
+        init(extra: String = "", files: [String: String] = [:], arguments: [String] = [], environment: [String: String]? = nil) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-map-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             configPath = folder + "/config.toml"
             statePath = folder + "/state/state.sqlite"
+            for (name, text) in files { try Data(text.utf8).write(to: URL(fileURLWithPath: folder + "/" + name)) }
             let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
             try Data((demo + extra).utf8).write(to: URL(fileURLWithPath: configPath))
-            server = try Background(["map", "-c", configPath, "--state", statePath])
+            server = try Background(["map", "-c", configPath, "--state", statePath] + arguments, environment: environment)
             let prefix = "geoalarm map: open "
             guard server.waitUntil({ $0.stdoutLines.contains { $0.hasPrefix(prefix) } }),
                   let line = server.stdoutLines.first(where: { $0.hasPrefix(prefix) })
@@ -45,14 +47,14 @@ struct MapBrowserTests {
             return (status, browser.stdout, browser.stderr + "\nthe map's server logged:\n" + server.stderr)
         }
 
-        /// Starts a scenario, its standard input read from `stdin` when given.
-        func start(_ scenario: String, _ argument: String? = nil, stdin: Int32? = nil) throws -> Background {
+        /// Starts a scenario on `url` (else the printed address), its standard input read from `stdin` when given.
+        func start(_ scenario: String, _ argument: String? = nil, url: String? = nil, stdin: Int32? = nil) throws -> Background {
             let python = Command.root.appendingPathComponent(".build/browser-venv/bin/python3")
             guard FileManager.default.isExecutableFile(atPath: python.path) else {
                 throw Failure(description: "no \(python.path): `make browser-deps` makes it (Playwright from PyPI)")
             }
             let script = Command.root.appendingPathComponent("Tests/Browser/map_page.py").path
-            return try Background([script, scenario, address] + (argument.map { [$0] } ?? []), executable: python, stdin: stdin)
+            return try Background([script, scenario, url ?? address] + (argument.map { [$0] } ?? []), executable: python, stdin: stdin)
         }
 
         var configText: String { (try? String(contentsOfFile: configPath, encoding: .utf8)) ?? "" }
@@ -196,6 +198,80 @@ struct MapBrowserTests {
         let session = try MapSession(
             extra: "\n[[reminder]]\nid = \"hostile\"\ntitle = \(ConfigEditor.quote(title))\nlocation = \"38.7120,-9.1350\"\n")
         let shown = try session.drive("text-only", Self.json(["id": "hostile", "title": title]))
+        #expect(shown.status == 0, "\(shown.errors)")
+    }
+
+    /// A tile server on the same host (a local one is a common setup) sees the tiles' requests
+    /// and nothing of the map's credential: no cookie, no referrer, no token anywhere; the page
+    /// stays live across a reload without the token in its address.
+    @Test func theTokenReachesNoOtherServerOnTheHost() throws {
+        let python = Command.root.appendingPathComponent(".build/browser-venv/bin/python3")
+        let tiles = try Background([Command.root.appendingPathComponent("Tests/Browser/tile_server.py").path], executable: python)
+        defer {
+            tiles.signal(SIGTERM)
+            _ = tiles.exitStatus()
+        }
+        #expect(tiles.waitUntil { $0.stdoutLines.first?.hasPrefix("listening ") == true }, "\(tiles.stderr)")
+        let port = try #require(tiles.stdoutLines.first.flatMap { Int($0.dropFirst("listening ".count)) })
+        let session = try MapSession(extra: "\n[map]\ntiles = \"http://127.0.0.1:\(port)/{z}/{x}/{y}.png\"\n")
+        let drawn = try session.drive("tiles")
+        #expect(drawn.status == 0, "\(drawn.errors)")
+        let token = try #require(session.address.components(separatedBy: "#token=").last)
+        let requests = tiles.stdoutLines.dropFirst()
+        #expect(requests.count >= 2, "the tiles were asked for: \(tiles.stdout)")
+        for request in requests {
+            #expect(!request.contains(token), "a tile request carried the token: \(request)")
+            #expect(!request.lowercased().contains("\"cookie\""), "a tile request carried a cookie: \(request)")
+            #expect(!request.lowercased().contains("\"referer\""), "a tile request said where it came from: \(request)")
+        }
+    }
+
+    /// `map --open` hands xdg-open, whose command line every local user can read, a link that
+    /// holds no lasting secret: its code opens the map once, for this user only.
+    @Test func theLinkGivenToXdgOpenWorksOnceForThisUserOnly() throws {
+        let bin = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-xdg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: bin) }
+        // A stand-in xdg-open that notes the address it was given.
+        try "#!/bin/sh\nprintf '%s\\n' \"$1\" > \"\(bin)/opened.tmp\" && mv \"\(bin)/opened.tmp\" \"\(bin)/opened\"\n"
+            .write(toFile: bin + "/xdg-open", atomically: true, encoding: .utf8)
+        chmod(bin + "/xdg-open", 0o755)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        let session = try MapSession(arguments: ["--open"], environment: environment)
+        #expect(session.server.waitUntil { _ in FileManager.default.fileExists(atPath: bin + "/opened") }, "\(session.server.stderr)")
+        let opened = try String(contentsOfFile: bin + "/opened", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = try #require(session.address.components(separatedBy: "#token=").last)
+        #expect(!opened.contains(token) && opened.contains("#code="), "xdg-open got \(opened)")
+        let code = try #require(opened.components(separatedBy: "#code=").last)
+        if getuid() == 0 {
+            // Another local user who read the command line can neither use the code nor spend it.
+            let url = try #require(URL(string: session.address))
+            let script = """
+                import http.client, sys
+                c = http.client.HTTPConnection("127.0.0.1", \(url.port ?? 0), timeout=60)
+                c.request("POST", "/api/session", body='{"code":"\(code)"}', headers={"Content-Type": "application/json"})
+                r = c.getresponse(); print(r.status, r.read().decode())
+                """
+            let other = try Command.run(
+                ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3", "-c", script], executable: "/usr/bin/setpriv")
+            #expect(other.stdout.hasPrefix("403 ") && other.stdout.contains("user who started"), "\(other.stdout) \(other.stderr)")
+        }
+        let browser = try session.start("opened-once", nil, url: opened)
+        #expect(browser.exitStatus(within: 600) == 0, "\(browser.stdout) \(browser.stderr) \(session.server.stderr)")
+    }
+
+    /// A reminder whose area has 50,000 points: the page draws it and goes live (its feed once
+    /// carried the whole area with every change, past its 1 MiB bound, and never started).
+    @Test func aLargeAreaIsDrawnAndThePageGoesLive() throws {
+        let ring = (0...50_000).map { step -> String in
+            let angle = Double(step % 50_000) / 50_000 * 2 * .pi
+            return "[\(-9.14 + 0.01 * cos(angle)),\(38.72 + 0.008 * sin(angle))]"
+        }
+        let geojson = #"{"type":"Feature","properties":{},"geometry":{"type":"Polygon","coordinates":[["# + ring.joined(separator: ",") + "]]}}"
+        let session = try MapSession(
+            extra: "\n[[reminder]]\nid = \"big\"\ntitle = \"Around the hill\"\narea = \"hill.geojson\"\n", files: ["hill.geojson": geojson])
+        let shown = try session.drive("shows-area", Self.json(["id": "big"]))
         #expect(shown.status == 0, "\(shown.errors)")
     }
 

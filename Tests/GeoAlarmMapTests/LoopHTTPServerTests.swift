@@ -9,7 +9,7 @@ import Testing
 /// The map's HTTP server on a real loopback socket, its event loop on a thread of its own.
 struct LoopHTTPServerTests {
     /// A blocking client connection, each read bounded by the failure deadline.
-    struct Client: ~Copyable {
+    final class Client {
         let descriptor: Int32
 
         init(port: UInt16) throws {
@@ -50,11 +50,14 @@ struct LoopHTTPServerTests {
     }
 
     /// A server on a port the system picked, answering with `handle`; stopped by `body`'s end.
-    static func serving(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPReply, _ body: (UInt16) throws -> Void) throws {
+    static func serving(
+        limits: LoopHTTPServer.Limits = LoopHTTPServer.Limits(), _ handle: @escaping @Sendable (HTTPRequest) -> HTTPReply,
+        _ body: (UInt16) throws -> Void
+    ) throws {
         let loop = try EventLoop.startOnNewThread()
         defer { loop.stop() }
         let listening = try System.listen(host: "127.0.0.1", port: 0)
-        let server = LoopHTTPServer(loop: loop, largestBody: 64, handle: handle)
+        let server = LoopHTTPServer(loop: loop, largestBody: 64, limits: limits) { request, _ in handle(request) }
         loop.execute { server.start(listening: listening.descriptor) }
         defer { loop.execute { server.stop() } }
         try body(listening.port)
@@ -112,6 +115,64 @@ struct LoopHTTPServerTests {
             client = nil
             var polled = [pollfd(fd: ended, events: Int16(POLLIN), revents: 0)]
             #expect(try System.poll(&polled, milliseconds: Int32(Deadline.failure * 1000)) == 1, "the subscription ends when the page goes")
+        }
+    }
+
+    /// Connections that send nothing hold no place against a page: every new connection takes
+    /// the place of the oldest one still without its whole request, and a request that came
+    /// whole is answered, however many idle connections there are.
+    @Test func idleConnectionsCannotStarveThePage() throws {
+        try Self.serving(limits: LoopHTTPServer.Limits(mostConnections: 8), { request in
+            .response(HTTPResponse(status: 200, body: Array(request.path.utf8)))
+        }) { port in
+            var idle = try (0..<8).map { _ in try Client(port: port) }
+            // A partial request holds no place either.
+            try idle[1].send("GET /slow HTTP/1.1\r\nHost: h\r\n")
+            // Three newcomers that send nothing, then the page: each takes the oldest idle place.
+            idle += try (0..<3).map { _ in try Client(port: port) }
+            let page = try Client(port: port)
+            try page.send("GET /page HTTP/1.1\r\nHost: h\r\n\r\n")
+            let answer = page.readToEnd()
+            #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n") && answer.hasSuffix("/page"), "\(answer)")
+            for number in 0..<4 {
+                #expect(idle[number].readToEnd() == "", "idle connection \(number) gave its place")
+            }
+            var probe = [pollfd(fd: idle[4].descriptor, events: Int16(POLLIN), revents: 0)]
+            #expect(try System.poll(&probe, milliseconds: 0) == 0, "the younger ones are still open")
+        }
+    }
+
+    /// An open event stream has answered its request: newcomers never take its place.
+    @Test func aStreamKeepsItsPlaceAgainstNewcomers() throws {
+        try Self.serving(limits: LoopHTTPServer.Limits(mostConnections: 2), { request in
+            request.path == "/live"
+                ? .eventStream(headers: []) { send in send("hello"); return {} }
+                : .response(HTTPResponse(status: 200, body: Array(request.path.utf8)))
+        }) { port in
+            let stream = try Client(port: port)
+            try stream.send("GET /live HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(stream.read(until: "data: hello\n\n").hasSuffix("data: hello\n\n"))
+            let second = try Client(port: port)
+            try second.send("GET /live HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(second.read(until: "data: hello\n\n").hasSuffix("data: hello\n\n"))
+            // Both places are streams: a third connection is closed at once, the streams stay.
+            let third = try Client(port: port)
+            try? third.send("GET /x HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(third.readToEnd() == "")
+            // The first stream still works: its end is still open (a close would read as end of file).
+            var probe = [pollfd(fd: stream.descriptor, events: Int16(POLLIN), revents: 0)]
+            #expect(try System.poll(&probe, milliseconds: 0) == 0, "the stream is open and quiet")
+        }
+    }
+
+    /// A connection that sends its request too slowly is closed when its time is up.
+    @Test func aRequestThatNeverEndsIsClosedWhenItsTimeIsUp() throws {
+        try Self.serving(limits: LoopHTTPServer.Limits(requestTime: .milliseconds(200)), { _ in
+            .response(HTTPResponse(status: 200))
+        }) { port in
+            let slow = try Client(port: port)
+            try slow.send("GET / HTTP/1.1\r\nHost: h\r\n")
+            #expect(slow.readToEnd() == "", "closed without an answer")
         }
     }
 }

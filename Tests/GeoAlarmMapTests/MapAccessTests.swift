@@ -1,23 +1,15 @@
 @testable import GeoAlarmMap
 import Testing
 
-/// Who may use the map: the token, the Host, the header on changes, the Origin.
+/// Who may use the map: the Host, the Origin, the token's header on everything private.
 struct MapAccessTests {
     static let token = String(repeating: "ab", count: 32)
     static let access = MapAccess(token: token, host: "127.0.0.1", port: 8765)
 
     static func request(
-        change: Bool = false, host: String? = "127.0.0.1:8765", cookie: String? = "geoalarm_map=\(token)", query: String? = nil,
-        header: String? = nil, origin: String? = nil
+        isPrivate: Bool = true, host: String? = "127.0.0.1:8765", header: String? = token, origin: String? = nil
     ) -> MapAccess.Request {
-        MapAccess.Request(isChange: change, host: host, cookie: cookie, queryToken: query, headerToken: header, origin: origin)
-    }
-
-    @Test func theTokenInTheCookieOrTheAddressLetsAPageIn() {
-        #expect(Self.access.check(Self.request()) == .allowed)
-        #expect(Self.access.check(Self.request(cookie: "other=1; geoalarm_map=\(Self.token); more=2")) == .allowed)
-        #expect(Self.access.check(Self.request(cookie: nil, query: Self.token)) == .allowedByAddress)
-        #expect(Self.access.check(Self.request(host: "localhost:8765")) == .allowed, "localhost names the loopback address too")
+        MapAccess.Request(isPrivate: isPrivate, host: host, headerToken: header, origin: origin)
     }
 
     /// Whether `verdict` refuses with `status`.
@@ -25,12 +17,20 @@ struct MapAccessTests {
         if case .refused(status, _) = verdict { true } else { false }
     }
 
+    @Test func theTokenInItsHeaderLetsARequestIn() {
+        #expect(Self.access.check(Self.request()) == .allowed)
+        #expect(Self.access.check(Self.request(host: "localhost:8765")) == .allowed, "localhost names the loopback address too")
+    }
+
+    /// The page and its files hold no secret: they need the right Host, not the token.
+    @Test func thePageIsPublicItsDataIsNot() {
+        #expect(Self.access.check(Self.request(isPrivate: false, header: nil)) == .allowed)
+        #expect(Self.refuses(Self.access.check(Self.request(isPrivate: false, host: "evil.example:8765", header: nil)), with: 421))
+    }
+
     @Test func noTokenOrAnotherOneIsRefused() {
-        for request in [
-            Self.request(cookie: nil), Self.request(cookie: "geoalarm_map=" + String(repeating: "0", count: 64)),
-            Self.request(cookie: "geoalarm_map=\(Self.token.dropLast())"), Self.request(cookie: nil, query: "abab"),
-        ] {
-            #expect(Self.refuses(Self.access.check(request), with: 403), "\(request)")
+        for header in [nil, String(repeating: "0", count: 64), String(Self.token.dropLast()), "abab", ""] {
+            #expect(Self.refuses(Self.access.check(Self.request(header: header)), with: 403), "\(header ?? "none")")
         }
     }
 
@@ -43,20 +43,28 @@ struct MapAccessTests {
         let lan = MapAccess(token: Self.token, host: "192.168.1.5", port: 8765)
         #expect(Self.refuses(lan.check(Self.request(host: "localhost:8765")), with: 421), "localhost is not another machine's address")
         #expect(lan.check(Self.request(host: "192.168.1.5:8765")) == .allowed)
+        let v6 = MapAccess(token: Self.token, host: "::1", port: 8765)
+        #expect(v6.check(Self.request(host: "[::1]:8765")) == .allowed && v6.check(Self.request(host: "localhost:8765")) == .allowed)
     }
 
-    /// A cookie goes with any request to the site, a header only with the page's own: a change
-    /// needs the header.
-    @Test func aChangeNeedsTheTokenInItsHeader() {
-        #expect(Self.refuses(Self.access.check(Self.request(change: true)), with: 403), "the cookie alone")
-        #expect(Self.refuses(Self.access.check(Self.request(change: true, header: "x")), with: 403), "a wrong header")
-        #expect(Self.access.check(Self.request(change: true, header: Self.token)) == .allowed)
-        #expect(Self.access.check(Self.request(change: true, cookie: nil, header: Self.token)) == .allowed)
+    /// Listening on every address, a browser on another machine names this one by an address
+    /// of it, or by its name; a rebinding site's name is still refused.
+    @Test func onEveryAddressAnyAddressLiteralOrTheMachinesNameIsTheHost() {
+        let everywhere = MapAccess(token: Self.token, host: "0.0.0.0", port: 8765, machineNames: ["pi", "pi.local"])
+        for host in ["192.168.1.5:8765", "10.0.0.7:8765", "127.0.0.1:8765", "[fe80::1]:8765", "localhost:8765", "pi:8765", "PI.local:8765"] {
+            #expect(everywhere.check(Self.request(host: host)) == .allowed, "\(host)")
+        }
+        for host in ["evil.example:8765", "192.168.1.5:8766", "192.168.1.5", "fe80::1:8765", "[192.168.1.5]:8765", "pi.evil.example:8765"] {
+            #expect(Self.refuses(everywhere.check(Self.request(host: host)), with: 421), "\(host)")
+        }
+        let everywhere6 = MapAccess(token: Self.token, host: "::", port: 8765)
+        #expect(everywhere6.check(Self.request(host: "[2001:db8::5]:8765")) == .allowed)
     }
 
     @Test func anotherSitesOriginIsRefused() {
-        #expect(Self.refuses(Self.access.check(Self.request(change: true, header: Self.token, origin: "http://evil.example")), with: 403))
-        #expect(Self.access.check(Self.request(change: true, header: Self.token, origin: "http://127.0.0.1:8765")) == .allowed)
+        #expect(Self.refuses(Self.access.check(Self.request(origin: "http://evil.example")), with: 403))
+        #expect(Self.refuses(Self.access.check(Self.request(isPrivate: false, header: nil, origin: "http://evil.example")), with: 403))
+        #expect(Self.access.check(Self.request(origin: "http://127.0.0.1:8765")) == .allowed)
     }
 
     @Test func tokensAreLongRandomAndCompareWhole() {
@@ -64,6 +72,5 @@ struct MapAccessTests {
         #expect(tokens.count == 100)
         #expect(tokens.allSatisfy { $0.count == 64 && $0.allSatisfy(\.isHexDigit) })
         #expect(MapAccess.same("abc", "abc") && !MapAccess.same("abc", "abd") && !MapAccess.same("abc", "ab"))
-        #expect(Self.access.cookie.contains("HttpOnly") && Self.access.cookie.contains("SameSite=Strict"))
     }
 }

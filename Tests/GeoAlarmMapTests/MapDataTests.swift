@@ -54,9 +54,15 @@ struct MapDataTests {
             "block": SavedProximity(proximity: Proximity(distance: 10, direction: .awayFrom), time: now, fenceKey: "an old fence"),
         ]
         data.state.lastFix = Fix(time: now, coordinate: Coordinate(latitude: 38.71, longitude: -9.135), horizontalError: 12.5)
-        let snapshot = try Self.object(data.snapshot(now: now))
-        let reminders = try #require(snapshot["reminders"] as? [[String: Any]])
+        let shapes = try Self.object(data.remindersJSON())
+        let states = try #require(try Self.object(data.stateJSON(now: now))["reminders"] as? [String: [String: Any]])
+        let reminders = try #require(shapes["reminders"] as? [[String: Any]]).map { shape in
+            shape.merging(states[shape["id"] as? String ?? ""] ?? [:]) { old, _ in old }
+        }
         #expect(reminders.map { $0["id"] as? String } == ["bread", "block"])
+        #expect(Set(states.keys) == ["bread", "block"], "the state part has every reminder's state")
+        #expect(shapes["position"] == nil && states["bread"]?["radius"] == nil, "shapes and state apart")
+        let snapshot = try Self.object(data.stateJSON(now: now))
         #expect(reminders[0]["shape"] as? String == "circle" && reminders[0]["radius"] as? Double == 30)
         #expect(reminders[0]["center"] as? [Double] == [38.7105, -9.1366])
         #expect(reminders[0]["state"] as? String == "inside")
@@ -68,7 +74,7 @@ struct MapDataTests {
         #expect(reminders[1]["snoozed_until"] as? String == "2027-01-15T08:01:00Z")
         let position = try #require(snapshot["position"] as? [String: Any])
         #expect(position["lat"] as? Double == 38.71 && position["error"] as? Double == 12.5)
-        #expect((snapshot["collections"] as? [[String: Any]])?.first?["places"] as? Double == 2500)
+        #expect((shapes["collections"] as? [[String: Any]])?.first?["places"] as? Double == 2500)
     }
 
     /// A view over the whole grid is capped and says so; a small view lists all it holds.
@@ -84,6 +90,6 @@ struct MapDataTests {
         #expect(Set(ids) == Set((10...12).flatMap { i in (10...12).map { j in "Point p\(i)-\(j)" } }), "\(ids)")
         #expect(small["complete"] as? Bool == true)
         let reminders = try Self.object(data.places(in: GeoBox(south: 38.6, north: 38.8, west: -9.2, east: -9.1), limit: 100, now: now))
-        #expect((reminders["places"] as? [Any])?.isEmpty == true, "reminders are in the snapshot, not among places")
+        #expect((reminders["places"] as? [Any])?.isEmpty == true, "reminders are in their own part, not among places")
     }
 }

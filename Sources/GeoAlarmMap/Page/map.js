@@ -1,12 +1,14 @@
 // geoalarm map: the reminders, where you are and what happened, drawn with Leaflet.
-// Everything shown comes from the server's snapshot (GET /api/map, then the live feed at
-// /api/live); every change is POSTed with the page's token, and the page redraws when the
-// server says the config or the state file changed.
+// Everything shown comes from the server in two parts: the reminders' shapes (GET
+// /api/reminders) and where things stand (GET /api/state). The live feed (/api/live) says the
+// version of each part whenever one changes, and the page fetches only what moved. Every request
+// for data carries the token in a header; the token comes from the address's "#token=" part
+// (or a one-time "#code=" exchanged for it), which the browser never sends, and is kept for this
+// tab only.
 "use strict";
 
 (function () {
   const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
-  const token = meta("geoalarm-token");
   const tiles = meta("geoalarm-tiles");
   const attribution = meta("geoalarm-attribution");
 
@@ -51,6 +53,32 @@
   function say(text) {
     message.textContent = text;
     message.hidden = !text;
+  }
+
+  /** The token: from the address (then taken out of it, and out of the history), else the one
+   * this tab kept; a one-time code is exchanged for it first. */
+  let token = sessionStorage.getItem("geoalarm-token") || "";
+  async function takeToken() {
+    const given = new URLSearchParams(location.hash.slice(1));
+    if (location.hash) history.replaceState(null, "", location.pathname);
+    if (given.get("token")) token = given.get("token");
+    if (given.get("code")) {
+      const response = await fetch("/api/session", {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code: given.get("code") }),
+      });
+      const answer = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
+      if (!response.ok) throw new Error(answer.error);
+      token = answer.token;
+    }
+    if (!token) throw new Error("open the address geoalarm map printed: it holds the map's token");
+    sessionStorage.setItem("geoalarm-token", token);
+  }
+
+  /** GETs a part of the data; rejects with the server's words. */
+  async function get(path) {
+    const response = await fetch(path, { headers: { "X-GeoAlarm-Token": token }, cache: "no-store" });
+    if (!response.ok) throw new Error((await response.text()).trim() || `${response.status} ${response.statusText}`);
+    return response.text();
   }
 
   /** POSTs a change; resolves to the server's JSON, or shows its message and rejects. */
@@ -340,9 +368,8 @@
     const query = new URLSearchParams({
       south: view.getSouth(), west: view.getWest(), north: view.getNorth(), east: view.getEast(), limit: 500,
     });
-    const response = await fetch(`/api/places?${query}`);
-    if (!response.ok || asked !== placesAsked) return;
-    const answer = await response.json();
+    const answer = JSON.parse(await get(`/api/places?${query}`).catch(() => "null"));
+    if (!answer || asked !== placesAsked) return;
     placeLayer.clearLayers();
     for (const place of answer.places) {
       const shape = shapeOf(place, `place state-${stateOf(place)}`).addTo(placeLayer);
@@ -394,38 +421,76 @@
     title.focus();
   });
 
-  /** The live feed (server-sent events): a snapshot now and at every change; the browser
-   * connects again by itself when it is lost. */
-  function connect() {
-    const feed = new EventSource("/api/live");
-    feed.addEventListener("open", () => { live = true; showStatus(); });
-    feed.addEventListener("message", (event) => {
-      // The feed's first snapshot is most often the one the page has drawn already.
-      if (event.data === drawnText) return;
-      drawnText = event.data;
-      const data = JSON.parse(event.data);
-      if (dragging) {
-        snapshot = data;
-        return;
+  /** The parts as fetched last, with their versions. */
+  const parts = { reminders: null, state: null };
+
+  /** Fetches each part whose version moved past the one held, then draws them together. */
+  async function refresh(versions) {
+    for (const name of ["reminders", "state"]) {
+      if (parts[name] && parts[name].version >= versions[name]) continue;
+      const part = JSON.parse(await get(`/api/${name}`));
+      if (!parts[name] || part.version > parts[name].version) parts[name] = part;
+    }
+    const data = {
+      config: parts.reminders.config,
+      collections: parts.reminders.collections,
+      reminders: parts.reminders.reminders.map((reminder) => ({ ...reminder, ...parts.state.reminders[reminder.id] })),
+      position: parts.state.position,
+      history: parts.state.history,
+    };
+    if (dragging) {
+      snapshot = data;
+      return;
+    }
+    draw(data);
+  }
+
+  /** The live feed: the parts' versions now and at every change, as server-sent events read
+   * through fetch (which can send the token's header); connected again after a loss. */
+  async function follow() {
+    for (;;) {
+      try {
+        const response = await fetch("/api/live", { headers: { "X-GeoAlarm-Token": token }, cache: "no-store" });
+        if (response.status === 403 || response.status === 421) {
+          // The map was restarted, with a new token: only its new address opens it.
+          live = false;
+          showStatus();
+          say("This map has stopped or was restarted: open the address geoalarm map printed.");
+          return;
+        }
+        if (!response.ok) throw new Error(`${response.status}`);
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = "";
+        let first = true;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            const event = buffer.slice(0, end).split("\n").filter((line) => line.startsWith("data: "))
+              .map((line) => line.slice(6)).join("\n");
+            buffer = buffer.slice(end + 2);
+            await refresh(JSON.parse(event));
+            if (first) {
+              first = false;
+              live = true;
+              showStatus();
+            }
+          }
+        }
+      } catch (error) {
+        console.debug("live feed lost:", error);
       }
-      draw(data);
-    });
-    feed.addEventListener("error", () => {
       live = false;
       showStatus();
-      // A refused feed (the map was restarted, with a new token) is not tried again by the browser.
-      if (feed.readyState === EventSource.CLOSED) setTimeout(connect, 5000);
-    });
+      await new Promise((done) => setTimeout(done, 2000));
+    }
   }
 
   window.geoalarm = { map };
-  /** The snapshot drawn last, as the server sent it. */
-  let drawnText = "";
-  fetch("/api/map")
-    .then((response) => response.text())
-    .then((text) => {
-      drawnText = text;
-      draw(JSON.parse(text));
-    })
-    .then(connect);
+  takeToken().then(follow, (error) => {
+    status.textContent = "Not connected";
+    say(error.message);
+  });
 })();
