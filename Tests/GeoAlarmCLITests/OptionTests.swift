@@ -52,4 +52,17 @@ struct OptionTests {
         #expect(result.status == 64)
         #expect(result.stderr.contains("give them with --here"))
     }
+
+    /// `map --listen`: an IPv4 loopback address written as IPv6 is loopback (no warning); every
+    /// address is warned about, and the address to open is the machine's own loopback one.
+    @Test func theMapWarnsOnlyAboutAddressesBeyondLoopback() throws {
+        for (listen, warned, opens) in [("[::ffff:127.0.0.1]:0", false, "http://[::ffff:127.0.0.1]:"), ("0.0.0.0:0", true, "http://127.0.0.1:")] {
+            let map = try Background(["map", "-c", "config/demo.toml", "--state", Command.scratchState(), "--listen", listen])
+            #expect(map.waitUntil { $0.stdoutLines.contains { $0.hasPrefix("geoalarm map: open ") } }, "\(listen): \(map.stderr)")
+            map.signal(SIGTERM)
+            #expect(map.exitStatus() == 0)
+            #expect(map.stderr.contains("warning: listening on") == warned, "\(listen): \(map.stderr)")
+            #expect(map.stdout.contains("geoalarm map: open \(opens)"), "\(listen): \(map.stdout)")
+        }
+    }
 }

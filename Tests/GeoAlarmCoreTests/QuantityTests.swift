@@ -64,4 +64,12 @@ struct QuantityTests {
         #expect(Span.describe(2 * 86400 + 4 * 3600 + 30) == "2 d 4 h")
         #expect(Span.describe(1e300).hasPrefix("106751991167300 d "), "a huge span does not trap")
     }
+
+    /// Sizes in messages: in the largest binary unit that holds them, never "0 MB".
+    @Test func sizesAreShownInTheirOwnUnit() {
+        #expect(DisplayText.size(1) == "1 byte" && DisplayText.size(512) == "512 bytes")
+        #expect(DisplayText.size(64 << 10) == "64 KiB" && DisplayText.size(70_000) == "68.4 KiB")
+        #expect(DisplayText.size(16 << 20) == "16 MiB" && DisplayText.size(1 << 30) == "1 GiB" && DisplayText.size(3 << 29) == "1.5 GiB")
+        #expect(DisplayText.size(Int.max).hasSuffix(" GiB"), "no overflow")
+    }
 }

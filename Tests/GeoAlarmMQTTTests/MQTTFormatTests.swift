@@ -366,7 +366,10 @@ struct MQTTFormatTests {
     /// OwnTracks secrets come from files as the password does: the shared one, and one per device.
     @Test func secretFilesAreReadForThisMachineAndEachDevice() throws {
         let folder = (try Command.temporaryFile("") as NSString).deletingLastPathComponent
-        for (name, secret, mode) in [("mine.key", "pi secret", 0o600), ("alice.key", "alice secret", 0o400), ("open.key", "x", 0o644)] {
+        for (name, secret, mode) in [
+            ("mine.key", "pi secret", 0o600), ("alice.key", "alice secret", 0o400), ("open.key", "x", 0o644),
+            ("huge.key", String(repeating: "k", count: 70_000), 0o600),
+        ] {
             _ = FileManager.default.createFile(atPath: "\(folder)/\(name)", contents: Data("\(secret)\n".utf8), attributes: [.posixPermissions: mode])
         }
         let good = try ConfigLoader.load(path: try Command.temporaryFile("""
@@ -382,7 +385,7 @@ struct MQTTFormatTests {
             [mqtt]
             url = "mqtt://x"
             secret_file = "\(folder)/open.key"
-            device_secrets = { "owntracks/+" = "\(folder)/alice.key", "bob/phone" = "\(folder)/none.key" }
+            device_secrets = { "owntracks/+" = "\(folder)/alice.key", "bob/phone" = "\(folder)/none.key", "carol/phone" = "\(folder)/huge.key" }
             """
         do {
             _ = try ConfigLoader.load(path: try Command.temporaryFile(bad))
@@ -392,6 +395,7 @@ struct MQTTFormatTests {
             #expect(text.contains("secret_file: \(folder)/open.key: others can read it (mode 644): chmod 600 it"), "\(text)")
             #expect(text.contains("owntracks/+: must name a device as its topic does"), "\(text)")
             #expect(text.contains("bob/phone: \(folder)/none.key: no such file"), "\(text)")
+            #expect(text.contains("carol/phone: \(folder)/huge.key: cannot read: larger than 64 KiB"), "\(text)")
         }
     }
 

@@ -91,4 +91,38 @@ struct MapEditsTests {
         #expect(try store.lifecycles()["bread"] == nil, "its state forgotten, as geoalarm remove does")
         #expect(try ConfigLoader.load(path: path).reminders.map(\.id) == ["water-the-plants"])
     }
+
+    /// A radius given as a number is metres, never dropped for the default; a member of a known
+    /// name but another type is refused, never passed over.
+    @Test func aRadiusAsANumberIsMetresAndAMistypedMemberIsRefused() throws {
+        #expect(try MapChange.parse(Array(#"{"id":"bread","radius":120}"#.utf8)).radius == "120m")
+        #expect(try MapChange.parse(Array(#"{"id":"bread","radius":12.5}"#.utf8)).radius == "12.5m")
+        #expect(try MapChange.parse(Array(#"{"id":"bread","radius":null}"#.utf8)).radius == nil)
+        for bad in [#"{"radius":true}"#, #"{"radius":[1]}"#, #"{"title":5}"#, #"{"lat":"38.7"}"#, #"{"id":{}}"#, #"{"seconds":"60"}"#] {
+            #expect(throws: MapChange.Invalid.self, "\(bad)") { try MapChange.parse(Array(bad.utf8)) }
+        }
+        let (path, config) = try Self.configFile()
+        let id = try MapEdits.add(MapChange(title: "Stamps", radius: "120m", latitude: 38.7, longitude: -9.1), to: config)
+        #expect(try ConfigLoader.load(path: path).reminders.first { $0.id == id }?.geometry.radius == 120)
+    }
+
+    /// A title without letters or digits has no slug; the page has no id field: one is made up.
+    @Test func aTitleWithoutLettersGetsAnId() throws {
+        let (path, config) = try Self.configFile()
+        let first = try MapEdits.add(MapChange(title: "🍞", latitude: 38.7, longitude: -9.1), to: config)
+        let second = try MapEdits.add(MapChange(title: "!!!", latitude: 38.7, longitude: -9.1), to: ConfigLoader.load(path: path))
+        #expect(first == "reminder" && second == "reminder-2")
+        #expect(try ConfigLoader.load(path: path).reminders.first { $0.id == "reminder" }?.title == "🍞")
+    }
+
+    /// A snooze lasts at most 365 days, as the CLI and the man page say.
+    @Test func aSnoozeLastsAtMostAYear() throws {
+        let (_, config) = try Self.configFile()
+        let store = try StateStore(path: Command.scratchState())
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        try MapEdits.apply(.snooze, MapChange(id: "bread", seconds: 365 * 86400), in: config, store: store, now: now)
+        #expect(throws: MapEdits.Refusal.self) {
+            try MapEdits.apply(.snooze, MapChange(id: "bread", seconds: 366 * 86400), in: config, store: store, now: now)
+        }
+    }
 }
