@@ -26,11 +26,20 @@ public enum ConfigEditor {
     /// `bytes` with a table (`header`, then a `key = value` line per field) at the end, a blank
     /// line before it.
     private static func appendingTable(_ header: String, _ fields: [(String, String)], to bytes: [UInt8]) -> [UInt8] {
+        let end = lineEnd(of: bytes)
         var result = bytes
-        if !result.isEmpty, result.last != UInt8(ascii: "\n") { result.append(UInt8(ascii: "\n")) }
-        if !result.isEmpty { result.append(UInt8(ascii: "\n")) }
-        result += Array((header + "\n" + fields.map { "\($0.0) = \($0.1)\n" }.joined()).utf8)
+        if !result.isEmpty, result.last != UInt8(ascii: "\n") { result += end.utf8 }
+        if !result.isEmpty { result += end.utf8 }
+        result += Array((header + end + fields.map { "\($0.0) = \($0.1)\(end)" }.joined()).utf8)
         return result
+    }
+
+    /// The line end the file uses: CRLF when its first line ends so, else LF.
+    static func lineEnd(of bytes: [UInt8]) -> String {
+        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")), newline > 0, bytes[newline - 1] == UInt8(ascii: "\r") else {
+            return "\n"
+        }
+        return "\r\n"
     }
 
     /// `bytes` with the place `name` at `location` ("LAT,LON") added to `[places]`: as the first
@@ -53,8 +62,9 @@ public enum ConfigEditor {
         }
         // Right after the header line: a key there belongs to [places], whatever sub-tables follow.
         let headerEnd = bytes[table.extent].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? table.extent.upperBound
-        let prefix = headerEnd == bytes.count && bytes.last != UInt8(ascii: "\n") ? [UInt8(ascii: "\n")] : []
-        return Array(bytes[..<headerEnd]) + prefix + Array("\(field.0) = \(field.1)\n".utf8) + Array(bytes[headerEnd...])
+        let end = lineEnd(of: bytes)
+        let prefix = headerEnd == bytes.count && bytes.last != UInt8(ascii: "\n") ? Array(end.utf8) : []
+        return Array(bytes[..<headerEnd]) + prefix + Array("\(field.0) = \(field.1)\(end)".utf8) + Array(bytes[headerEnd...])
     }
 
     /// The `[[reminder]]` table whose id is `id` in `bytes`, parsed.
@@ -104,13 +114,14 @@ public enum ConfigEditor {
             removedLines.append(line)
             edits.append((line, []))
         }
+        let end = lineEnd(of: bytes)
         var added: [UInt8] = []
         for (key, text) in setting {
             if let value = table[key] {
                 guard let written = value.valueRange else { throw EditError("\(path): reminder \"\(id)\": \(key) is not a plain key; edit it by hand") }
                 edits.append((written, Array(text.utf8)))
             } else {
-                added += Array("\(key) = \(text)\n".utf8)
+                added += Array("\(key) = \(text)\(end)".utf8)
             }
         }
         if !added.isEmpty {
@@ -119,7 +130,7 @@ public enum ConfigEditor {
                 edits[index].text = added
             } else {
                 let headerEnd = bytes[header].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? header.upperBound
-                let newline: [UInt8] = headerEnd == bytes.count && bytes.last != UInt8(ascii: "\n") ? [UInt8(ascii: "\n")] : []
+                let newline: [UInt8] = headerEnd == bytes.count && bytes.last != UInt8(ascii: "\n") ? Array(end.utf8) : []
                 edits.append((headerEnd..<headerEnd, newline + added))
             }
         }

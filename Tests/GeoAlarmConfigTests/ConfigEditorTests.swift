@@ -108,4 +108,23 @@ struct ConfigEditorTests {
             try ConfigEditor.changingReminder(id: "nope", setting: [("radius", "5")], in: Array(text.utf8), path: "test.toml")
         }
     }
+
+    /// A file written with CRLF line ends (on Windows, or by an editor set so) keeps them: every
+    /// line an edit adds or changes ends as the file's lines do.
+    @Test func editsToACRLFFileAddCRLFLines() throws {
+        let text = "[places]\r\nhome = \"38.7,-9.1\"\r\n\r\n[[reminder]]\r\nid = \"bread\"\r\ntitle = \"Bread\"\r\nplace = \"home\"\r\n"
+        var bytes = Array(text.utf8)
+        bytes = ConfigEditor.appendingReminder([("title", "\"Stamps\""), ("location", "\"38.7,-9.1\"")], to: bytes)
+        bytes = try ConfigEditor.definingPlace("office", at: "38.71,-9.12", in: bytes, path: "t.toml")
+        bytes = try ConfigEditor.changingReminder(
+            id: "bread", setting: [("location", "\"38.6,-9.2\""), ("radius", "\"40m\"")], removing: ["place"], in: bytes, path: "t.toml")
+        let result = String(decoding: bytes, as: UTF8.self)
+        let lonely = result.utf8.enumerated().filter { offset, byte in
+            byte == UInt8(ascii: "\n") && (offset == 0 || Array(result.utf8)[offset - 1] != UInt8(ascii: "\r"))
+        }
+        #expect(lonely.isEmpty, "LF-only lines in: \(result.debugDescription)")
+        let config = try ConfigLoader.parse(bytes, path: "t.toml")
+        #expect(config.idsInFileOrder == ["bread", "stamps"])
+        #expect(result.contains("office = \"38.71,-9.12\"\r\n") && result.contains("radius = \"40m\"\r\n"))
+    }
 }
