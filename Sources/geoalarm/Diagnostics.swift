@@ -22,8 +22,10 @@ enum Diagnostics {
         try? System.writeAll(2, Array((error.description + "\n").utf8))
     }
 
+    /// An error of the command, a line of the log per line of `message` (an edit refused with
+    /// the config's problems, one a line), each escaped as every log line is.
     static func error(_ message: String) {
-        logger.error("\(message)")
+        for line in message.split(separator: "\n", omittingEmptySubsequences: false) { logger.error("\(line)") }
     }
 }
 

@@ -170,4 +170,16 @@ struct AreaCommandTests {
         let status = try Command.run(["status", "-c", "\(folder)/config.toml", "--state", state, "--json"])
         #expect(status.stdoutLines.count == 2)
     }
+
+    /// An edit refused for the config it would make says so in lines of their own, each with the
+    /// log's prefix: no literal "\\n" in the middle of a line.
+    @Test func aRefusedEditSaysWhyInLinesNotEscapes() throws {
+        let config = try Command.temporaryFile("")
+        let add = try Command.run(["add", "-c", config, "--title", "Bread", "--at", "38.7,-9.1", "--radius=-5m"])
+        #expect(add.status == 1)
+        #expect(!add.stderr.contains("\\n"), "\(add.stderr)")
+        let lines = add.stderr.split(separator: "\n")
+        #expect(lines.count >= 2 && lines.allSatisfy { $0.hasPrefix("geoalarm: error: ") }, "\(add.stderr)")
+        #expect(lines.contains { $0.contains("radius") && $0.contains(config) }, "\(add.stderr)")
+    }
 }
