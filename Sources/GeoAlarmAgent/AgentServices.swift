@@ -57,13 +57,17 @@ public struct WatcherService: Service {
     private let channel: AgentChannel
     private let loop: EventLoop
 
-    /// Watches `configPath` (and `statePath`'s write-ahead log, when state is kept in a file);
+    /// Watches `configPath` (and `statePath`'s write-ahead log and the file itself, when state is kept in a file);
     /// what cannot be watched is logged, and SIGHUP still reloads.
     public init(configPath: String, statePath: String?, channel: AgentChannel, loop: EventLoop, logger: Logger) {
         var files = [FileWatcher.Watch(path: configPath, events: .replaced, report: AgentInput.configChanged)]
         // A command closes the write-ahead log as it ends, after its last write; the agent's own
         // writes, to the log it keeps open, wake nothing.
-        if let statePath { files.append(FileWatcher.Watch(path: statePath + "-wal", events: .replaced, report: .stateChanged)) }
+        // The file itself deleted or renamed away: the agent makes a new one at once, with what it holds.
+        if let statePath {
+            files.append(FileWatcher.Watch(path: statePath + "-wal", events: .replaced, report: .stateChanged))
+            files.append(FileWatcher.Watch(path: statePath, events: .removed, report: .stateChanged))
+        }
         watcher = FileWatcher(files)
         self.channel = channel
         self.loop = loop

@@ -68,6 +68,7 @@ public final class AlarmAgent: Service {
             channel.continuation.finish()
         }
         if let timer = loop.timer { eventLoop.cancel(timer) }
+        state.flush()
         if !loop.trackers.isEmpty || !loop.ignored.isEmpty { logger.info("\(Self.describeTracking(loop))") }
         logger.info("stopped")
     }

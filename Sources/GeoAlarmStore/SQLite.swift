@@ -1,4 +1,6 @@
 internal import CSQLite
+import Glibc
+import Synchronization
 
 /// What SQLite said when a call failed: its words, and its result code.
 struct SQLiteError: Error, CustomStringConvertible {
@@ -117,12 +119,47 @@ struct SQLiteRow: ~Copyable {
     }
 }
 
-/// One connection to an SQLite file, with its prepared statements kept for reuse. Not safe to
-/// use from two threads at once: its owner (``StateStore``) uses it under a lock only.
+extension StoreError {
+    /// The advice a failed call's result code calls for.
+    static func advice(forSQLiteCode code: Int32) -> Advice {
+        switch code & 0xFF {
+        case SQLITE_CORRUPT, SQLITE_NOTADB: .damaged
+        case SQLITE_FULL: .space
+        case SQLITE_BUSY, SQLITE_LOCKED: .busy
+        case SQLITE_PERM, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_AUTH: .permissions
+        default: .other
+        }
+    }
+}
+
+/// One connection to an SQLite file, with its prepared statements kept for reuse.
+///
+/// Not safe to use from two threads at once: its owner (``StateStore``) uses it under a lock
+/// only, and it checks that itself, as `Confined` checks its thread. Once shared (``share()``,
+/// after the schema is brought up to date), every statement runs inside ``transaction(writing:_:)``,
+/// which one thread at a time holds: a statement outside one, or a second thread's transaction
+/// while one is open, traps rather than corrupting the connection's state.
 final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     /// Prepared statements by their SQL: the agent runs the same few again and again.
     private var statements: [String: OpaquePointer] = [:]
+    /// The thread inside a transaction of this connection (its `pthread_self`), 0 when none is.
+    private let holder = Atomic<UInt>(0)
+    /// Set once its owner shares it (``share()``): from then on every statement runs inside a transaction.
+    private let isShared = Atomic<Bool>(false)
+
+    /// Ends the set-up: from now on a statement outside a transaction, or on another thread
+    /// than the transaction's, traps.
+    func share() {
+        isShared.store(true, ordering: .releasing)
+    }
+
+    /// Traps unless the calling thread holds the connection's transaction (or it is still being set up).
+    private func checkHeld() {
+        let held = holder.load(ordering: .acquiring)
+        precondition(held == UInt(pthread_self()) || (held == 0 && !isShared.load(ordering: .acquiring)),
+                     "an SQLite connection used outside its transaction, or by another thread")
+    }
 
     /// How a connection opens its file.
     enum Mode {
@@ -151,9 +188,29 @@ final class SQLiteConnection: @unchecked Sendable {
         sqlite3_busy_timeout(handle, busyMilliseconds)
     }
 
+    private init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
     deinit {
         for statement in statements.values { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)
+    }
+
+    /// A connection to a copy of this one's database in memory: to read a file as another
+    /// schema would have it, without changing the file.
+    func copyIntoMemory() throws(SQLiteError) -> SQLiteConnection {
+        var opened: OpaquePointer?
+        let result = sqlite3_open_v2(":memory:", &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
+        guard let opened else { throw SQLiteError(code: result, message: "out of memory") }
+        let copy = SQLiteConnection(handle: opened)
+        guard result == SQLITE_OK else { throw copy.error(result) }
+        guard let backup = sqlite3_backup_init(opened, "main", handle, "main") else { throw copy.error(sqlite3_errcode(opened)) }
+        let stepped = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard stepped == SQLITE_DONE else { throw SQLiteError(code: stepped, message: String(cString: sqlite3_errstr(stepped))) }
+        guard finished == SQLITE_OK else { throw copy.error(finished) }
+        return copy
     }
 
     /// The rowid the last INSERT gave.
@@ -166,6 +223,7 @@ final class SQLiteConnection: @unchecked Sendable {
     func execute(_ sql: String, _ arguments: [any SQLiteArgument] = [], row: (borrowing SQLiteRow) throws(SQLiteError) -> Void = { _ in })
         throws(SQLiteError)
     {
+        checkHeld()
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement)
@@ -206,8 +264,10 @@ final class SQLiteConnection: @unchecked Sendable {
         return value
     }
 
-    /// Runs several statements (a schema change) with no arguments and no rows; none is kept prepared.
+    /// Runs several statements (a schema change) with no arguments and no rows; none is kept
+    /// prepared. Outside a transaction only while the connection is set up, before it is shared.
     func executeScript(_ sql: String) throws(SQLiteError) {
+        checkHeld()
         var message: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &message)
         guard result == SQLITE_OK else {
@@ -221,6 +281,9 @@ final class SQLiteConnection: @unchecked Sendable {
     /// A writer takes the write lock at once (`IMMEDIATE`), so that it never fails half-way
     /// waiting for another; a reader sees one snapshot of the file throughout.
     func transaction<T>(writing: Bool, _ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        precondition(holder.compareExchange(expected: 0, desired: UInt(pthread_self()), ordering: .acquiringAndReleasing).exchanged,
+                     "an SQLite connection's transaction begun while another is open")
+        defer { holder.store(0, ordering: .releasing) }
         try executeScript(writing ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
         do {
             let result = try body(self)

@@ -3,61 +3,55 @@ import GeoAlarmCore
 import Logging
 import Synchronization
 
-/// Keeps an engine's state in a ``StateStore``, and carries on in memory when the store fails.
+/// Keeps an engine's state in a ``StateStore``, and keeps going when the file fails.
+///
+/// The agent's memory is the truth, the file its copy: every write is first noted in memory (the
+/// sides, proximities, last fix and lifecycles the agent holds, and every write the file has not
+/// taken yet), then made. A write that fails (a full disk: SQLite's `SQLITE_FULL`) is kept and
+/// made again, in order, with the next write, once the file takes writes again. A state file that
+/// was deleted, or replaced by another (a command made a new one after the deletion, a backup was
+/// put back), is noticed before each write and when another process writes: a store is opened at
+/// the path again (made and brought up to date when needed), what the agent holds is carried over
+/// into it, and a lifecycle the new file already has (`geoalarm complete` wrote it) is kept and
+/// read. Each trouble is said once, and its end too.
 ///
 /// Used from one loop at a time (the agent's, or replay's); a lock keeps it safe all the same.
 public final class StateKeeper: StateLedger {
-    /// The open store (nil in memory, or once it failed), and its data version when
-    /// ``changedByOthers()`` last looked.
-    private let held: Mutex<(store: StateStore?, seenVersion: Int?)>
-    private let logger: Logger
+    private let file: StateFile
     /// The tracked device whose sides this keeper keeps; nil for this machine's own.
     public let device: String?
 
     /// Opens the store at `path` (none: memory only). A store that cannot be opened is logged
-    /// with its file and cause, and the keeper runs in memory.
+    /// with its file and cause, and opened again with the next write.
     public init(path: String?, logger: Logger) {
-        self.logger = logger
+        file = StateFile(path: path, logger: logger)
         device = nil
-        var store: StateStore?
-        if let path {
-            do {
-                store = try StateStore(path: path)
-            } catch {
-                logger.error("\(error); state will not persist, running in memory")
-            }
-        }
-        held = Mutex((store, nil))
     }
 
-    private init(store: StateStore?, logger: Logger, device: String) {
-        held = Mutex((store, nil))
-        self.logger = logger
+    private init(file: StateFile, device: String) {
+        self.file = file
         self.device = device
     }
 
-    /// The store while it works.
-    private var store: StateStore? { held.withLock { $0.store } }
-
     /// A keeper of a tracked device's sides in the same store (lifecycles are one for every device).
     public func scoped(to device: String) -> any StateLedger {
-        StateKeeper(store: store, logger: logger, device: device)
+        StateKeeper(file: file, device: device)
     }
 
-    /// Whether state is being written to disk.
-    public var isPersisting: Bool { store != nil }
+    /// Whether state is being written to disk (its file is open now).
+    public var isPersisting: Bool { file.store != nil }
 
     /// The open store, for a sink that keeps more in it (a durable queue); nil in memory.
-    public var sharedStore: StateStore? { store }
+    public var sharedStore: StateStore? { file.store }
 
     /// The saved sides of this keeper's device's fences (none in memory).
     public func savedPresence() -> [String: SavedPresence] {
-        read([:]) { store throws(StoreError) in try store.savedPresence(device: device) }
+        file.readSides(of: device)
     }
 
     /// This machine's saved proximity of each reminder (none in memory).
     public func savedProximities() -> [String: SavedProximity] {
-        read([:]) { store throws(StoreError) in try store.savedProximities() }
+        file.read([:]) { store throws(StoreError) in try store.savedProximities() }
     }
 
     /// An engine for `reminders` and `collections` that starts from the saved side of every
@@ -67,105 +61,284 @@ public final class StateKeeper: StateLedger {
     ) -> GeofenceEngine {
         let saved = savedPresence()
         let engine = GeofenceEngine(reminders: reminders, collections: collections, settings: settings, restoring: saved)
-        if engine.keptStates > 0, let store { logger.info("restored the state of \(engine.keptStates) reminders from \(store.path)") }
+        if engine.keptStates > 0, let path = file.path { file.logger.info("restored the state of \(engine.keptStates) reminders from \(path)") }
         return engine
     }
 
     /// Deletes history older than `keep` seconds before `now` (nothing when `keep` is nil).
     public func pruneHistory(keep: Double?, now: Date) {
-        guard let store, let keep else { return }
-        do {
-            let removed = try store.prune(before: now.addingTimeInterval(-keep))
-            if removed > 0 { logger.info("pruned \(removed) events older than the history's keep from \(store.path)") }
-        } catch {
-            fail(error)
-        }
+        guard let keep, let path = file.path else { return }
+        let removed = file.read(0) { store throws(StoreError) in try store.prune(before: now.addingTimeInterval(-keep)) }
+        if removed > 0 { file.logger.info("pruned \(removed) events older than the history's keep from \(path)") }
     }
 
-    /// Whether another process wrote the store since the last call (true the first time): the
-    /// agent's own writes do not count, so a change of the file that it made itself is not read back.
+    /// Whether another process wrote the store since the last call (true the first time, and
+    /// when the path holds another file than before): the agent's own writes do not count, so a
+    /// change of the file that it made itself is not read back.
     public func changedByOthers() -> Bool {
-        guard let store else { return false }
-        do {
-            let version = try store.dataVersion()
-            return held.withLock { held in
-                defer { held.seenVersion = version }
-                return version != held.seenVersion
-            }
-        } catch {
-            fail(error)
-            return false
-        }
+        file.changedByOthers()
     }
 
     /// The lifecycles saved in the store (none in memory), for an ``Announcer``.
     public func lifecycles() -> [String: Lifecycle] {
-        read([:]) { store throws(StoreError) in try store.lifecycles() }
+        file.readLifecycles()
     }
 
     /// Writes what one fix changed: its changes of side, the events announced for it, and the
-    /// completions those caused (as `announcer` has them); a failing store is logged once and dropped.
+    /// completions those caused (as `announcer` has them).
     public func save(_ outcome: FixOutcome, announced: [GeofenceEvent], announcer: Announcer) {
         // Proximities are kept for this machine only: `status` and the map show its own.
         let proximities = device == nil ? outcome.proximities : []
-        guard let store, !outcome.changes.isEmpty || !announced.isEmpty || !proximities.isEmpty else { return }
+        guard !outcome.changes.isEmpty || !announced.isEmpty || !proximities.isEmpty else { return }
         var completed: [String: Date] = [:]
         for event in announced {
             if let time = announcer.lifecycles[event.reminder.id]?.completedAt { completed[event.reminder.id] = time }
         }
-        do {
-            try store.record(outcome.changes, events: announced, completed: completed, device: device, proximities: proximities)
-        } catch {
-            fail(error)
-        }
+        file.write(.fix(FixRecord(changes: outcome.changes, events: announced, completed: completed, device: device, proximities: proximities)))
     }
 
     /// Writes a time alarm's firing (history and last fired).
     public func saveAlarm(_ firing: AlarmFiring) {
-        guard let store else { return }
-        do {
-            try store.record(firing)
-        } catch {
-            fail(error)
-        }
+        file.write(.alarm(firing))
     }
 
     /// Writes a pop-up button's action on reminder `id`, as `geoalarm complete` and `snooze` would.
     public func apply(_ action: ReminderAction, to id: String) {
-        guard let store else { return }
-        do {
-            switch action {
-            case .complete(let time): try store.setCompleted(id, at: time)
-            case .snooze(let until): try store.snooze(id, until: until)
-            }
-        } catch {
-            fail(error)
+        switch action {
+        case .complete(let time): file.write(.completed(id, at: time))
+        case .snooze(let until): file.write(.snoozed(id, until: until))
         }
     }
 
     /// Notes the last fix used (for `geoalarm status`).
     public func saveLastFix(_ fix: Fix) {
-        guard let store else { return }
-        do {
-            try store.setLastFix(fix)
-        } catch {
-            fail(error)
-        }
+        file.write(.lastFix(fix))
     }
 
-    /// What `body` reads from the store; `empty` in memory, or when the store fails (then dropped).
-    private func read<Value>(_ empty: Value, _ body: (StateStore) throws(StoreError) -> Value) -> Value {
-        guard let store else { return empty }
+    /// Tries once more to write what is still only in memory (at the agent's stop); says what
+    /// could not be written.
+    public func flush() {
+        file.flush()
+    }
+}
+
+/// The state file of a keeper and its device-scoped keepers: the store while it is open, what
+/// the agent holds (to carry it into a new file), and the writes the file has not taken yet.
+private final class StateFile: Sendable {
+    let path: String?
+    let logger: Logger
+    private let held: Mutex<Held>
+
+    /// How many writes wait in memory at most; beyond, the oldest are dropped (and counted).
+    static let mostWaiting = 100_000
+
+    fileprivate struct Held {
+        var store: StateStore?
+        /// SQLite's data version when ``changedByOthers()`` last looked.
+        var seenVersion: Int?
+        /// Writes not yet in the file, oldest first.
+        var waiting: [StateWrite] = []
+        /// Writes dropped from `waiting` since the trouble began.
+        var dropped = 0
+        /// Set while the file fails, with why (said once).
+        var trouble: String?
+        /// What the agent holds: the sides of each device (nil: this machine), its proximities,
+        /// its last fix, the lifecycles it read and wrote.
+        var sides: [String?: [String: SavedPresence]] = [:]
+        var proximities: [String: SavedProximity] = [:]
+        var lastFix: Fix?
+        var lifecycles: [String: Lifecycle] = [:]
+    }
+
+    init(path: String?, logger: Logger) {
+        self.path = path
+        self.logger = logger
+        var held = Held()
+        if let path {
+            do {
+                held.store = try StateStore(path: path)
+            } catch {
+                held.trouble = error.reason
+                logger.error("\(error); running in memory until it can be written (tried again with each change)")
+            }
+        }
+        self.held = Mutex(held)
+    }
+
+    var store: StateStore? { held.withLock { $0.store } }
+
+    /// What `body` reads from the store; `empty` in memory, or when the store fails (said once).
+    func read<Value: Sendable>(_ empty: Value, _ body: (StateStore) throws(StoreError) -> Value) -> Value {
+        readIfOpen(body) ?? empty
+    }
+
+    /// What `body` reads from the store; nil in memory, or when the store fails (said once).
+    private func readIfOpen<Value: Sendable>(_ body: (StateStore) throws(StoreError) -> Value) -> Value? {
+        guard let store = held.withLock({ $0.store }) else { return nil }
         do {
             return try body(store)
         } catch {
-            fail(error)
-            return empty
+            note(error)
+            return nil
         }
     }
 
-    private func fail(_ error: StoreError) {
-        logger.error("\(error); state will not persist from now on, running in memory")
-        held.withLock { $0.store = nil }
+    /// The sides saved for `device` (nil: this machine), which the agent now holds.
+    func readSides(of device: String?) -> [String: SavedPresence] {
+        guard let sides = readIfOpen({ store throws(StoreError) in try store.savedPresence(device: device) }) else { return [:] }
+        held.withLock { $0.sides[device, default: [:]].merge(sides) { _, read in read } }
+        return sides
+    }
+
+    /// The lifecycles saved, which the agent now holds.
+    func readLifecycles() -> [String: Lifecycle] {
+        guard let lifecycles = readIfOpen({ store throws(StoreError) in try store.lifecycles() }) else {
+            return held.withLock { $0.lifecycles }
+        }
+        held.withLock { $0.lifecycles = lifecycles }
+        return lifecycles
+    }
+
+    func changedByOthers() -> Bool {
+        guard path != nil else { return false }
+        // Another file at the path (a command made it after the first was deleted) is one to read.
+        if reopenIfMoved() { return true }
+        guard let version = readIfOpen({ store throws(StoreError) in try store.dataVersion() }) else { return false }
+        return held.withLock { held in
+            defer { held.seenVersion = version }
+            return version != held.seenVersion
+        }
+    }
+
+    /// Notes `write` in what the agent holds, then makes it, with every write still waiting
+    /// before it; what the file does not take waits for the next write.
+    func write(_ write: StateWrite) {
+        guard path != nil else { return }
+        held.withLock { held in
+            held.remember(write)
+            // Only the newest last fix matters: a long trouble does not pile them up.
+            if case .lastFix = write { held.waiting.removeAll { if case .lastFix = $0 { true } else { false } } }
+            held.waiting.append(write)
+            if held.waiting.count > Self.mostWaiting {
+                held.waiting.removeFirst(held.waiting.count - Self.mostWaiting)
+                held.dropped += 1
+            }
+        }
+        if reopenIfMoved() { return }
+        guard let store = held.withLock({ $0.store }) else {
+            _ = openAgain()
+            return
+        }
+        makeWaiting(in: store)
+    }
+
+    /// Makes every waiting write in `store`, in one transaction; says so when that ends a trouble.
+    private func makeWaiting(in store: StateStore) {
+        let writes = held.withLock { $0.waiting }
+        guard !writes.isEmpty else { return }
+        do {
+            try store.apply(writes)
+        } catch {
+            note(error)
+            return
+        }
+        let (trouble, dropped) = held.withLock { held in
+            defer {
+                held.waiting.removeFirst(min(writes.count, held.waiting.count))
+                held.trouble = nil
+                held.dropped = 0
+            }
+            return (held.trouble, held.dropped)
+        }
+        guard trouble != nil else { return }
+        let lost = dropped > 0 ? "; \(dropped) older ones did not fit in memory and are lost" : ""
+        logger.info("state file \(store.path) is written again: what was kept in memory meanwhile (\(writes.count) writes) is in it\(lost)")
+    }
+
+    /// Tries once more to write what waits; says what could not be written.
+    func flush() {
+        guard let store = held.withLock({ $0.store }) else { return }
+        makeWaiting(in: store)
+        let left = held.withLock { $0.waiting.count }
+        if left > 0 {
+            logger.error("\(left) writes could not be made to \(store.path) before the stop; the events among them are only in the log")
+        }
+    }
+
+    /// When the file this store opened is no longer at the path (deleted, or another file put
+    /// there): says so once, opens the path again (a new file made there, brought up to date)
+    /// and carries over what the agent holds. Whether it did.
+    private func reopenIfMoved() -> Bool {
+        guard let store = held.withLock({ $0.store }), !store.isStillAtItsPath else { return false }
+        logger.warning("""
+            state file \(store.path) was deleted or replaced while the agent ran: writing to the file now at that path, \
+            with the sides, proximities, last fix and lifecycles the agent holds carried over (a lifecycle set in that file stays)
+            """)
+        held.withLock { held in
+            held.store = nil
+            held.seenVersion = nil
+        }
+        return openAgain() != nil
+    }
+
+    /// Opens the store at the path again and writes into it what the agent holds, then the
+    /// writes that wait; nil (said once) when it cannot be opened.
+    private func openAgain() -> StateStore? {
+        guard let path else { return nil }
+        let store: StateStore
+        do {
+            store = try StateStore(path: path)
+        } catch {
+            note(error)
+            return nil
+        }
+        held.withLock { held in
+            var carried: [StateWrite] = held.sides.map { .sides(device: $0.key, $0.value) }
+            carried.append(.proximities(held.proximities))
+            if let fix = held.lastFix { carried.append(.lastFix(fix)) }
+            carried.append(.lifecyclesWhereNone(held.lifecycles))
+            held.waiting.insert(contentsOf: carried, at: 0)
+            held.store = store
+        }
+        makeWaiting(in: store)
+        return store
+    }
+
+    /// Notes a failing file: said once until it works again.
+    private func note(_ error: StoreError) {
+        let first = held.withLock { held in
+            defer { held.trouble = error.reason }
+            return held.trouble == nil
+        }
+        guard first else { return }
+        logger.error("\(error); what it does not take is kept in memory and written with the next change it takes")
+    }
+}
+
+extension StateFile.Held {
+    /// Takes `write` into what the agent holds.
+    mutating func remember(_ write: StateWrite) {
+        switch write {
+        case .fix(let record):
+            for change in record.changes {
+                sides[record.device, default: [:]][change.reminderID] = SavedPresence(
+                    presence: change.presence, time: change.time, fenceKey: change.fenceKey)
+            }
+            for change in record.proximities {
+                proximities[change.reminderID] = SavedProximity(proximity: change.proximity, time: change.time, fenceKey: change.fenceKey)
+            }
+            for event in record.events { lifecycles[event.reminder.id, default: Lifecycle()].lastFired = event.fix.time }
+            for (id, time) in record.completed { lifecycles[id, default: Lifecycle()].completedAt = time }
+        case .alarm(let firing):
+            lifecycles[firing.alarm.id, default: Lifecycle()].lastFired = firing.time
+        case .completed(let id, let time):
+            lifecycles[id, default: Lifecycle()].completedAt = time
+        case .snoozed(let id, let until):
+            lifecycles[id, default: Lifecycle()].snoozedUntil = until
+        case .lastFix(let fix):
+            lastFix = fix
+        case .sides, .proximities, .lifecyclesWhereNone:
+            break
+        }
     }
 }

@@ -10,12 +10,17 @@ import Synchronization
 /// `kill -9` at any moment leaves the file consistent.
 public final class StateStore: Sendable {
     public let path: String
-    /// The one connection to the file, used under `lock` only.
+    /// The one connection to the file, used under `lock` only (it checks so itself).
     private let connection: SQLiteConnection
     /// Held by one call at a time: its transaction and its statements are the connection's only use then.
     private let lock = Mutex(())
     /// Opened only to read (`init(readingFrom:)`): every write is refused.
     private let readOnly: Bool
+    /// The file it opened (device and inode), to notice when the path holds it no more.
+    private let identity: FileIdentity?
+    /// How many of this build's schema changes the file itself has (a read-only store of an
+    /// older file reads a copy brought up to date in memory).
+    private let fileSchemaVersion: Int
 
     /// One past event.
     public struct HistoryEntry: Sendable, Equatable {
@@ -48,16 +53,16 @@ public final class StateStore: Sendable {
         do {
             try System.makeDirectories(PathParts.split(path).folder, mode: 0o700)
         } catch {
-            throw StoreError(path: path, reason: "cannot create its folder: \(error.call): \(error.reason)")
+            throw StoreError(path: path, reason: "cannot create its folder: \(error.call): \(error.reason)", advice: .permissions)
         }
-        if let problem = FileSafety.notRegularFileProblem(path) { throw StoreError(path: path, reason: problem) }
+        if let problem = FileSafety.notRegularFileProblem(path) { throw StoreError(path: path, reason: problem, advice: .damaged) }
         // Made here, before SQLite sees it, so that it (and its -wal and -shm files, which SQLite
         // gives the same mode) is private from the start.
         let descriptor: Int32
         do {
             descriptor = try StateFileDescriptors.shared.descriptor(for: path)
         } catch {
-            throw StoreError(path: path, reason: error.reason)
+            throw StoreError(path: path, reason: error.reason, advice: error.code == ENOSPC ? .space : .permissions)
         }
         do {
             let info = try System.fstat(descriptor)
@@ -71,7 +76,7 @@ public final class StateStore: Sendable {
         } catch let error as StoreError {
             throw error
         } catch let error as SystemError {
-            throw StoreError(path: path, reason: "\(error.call): \(error.reason)")
+            throw StoreError(path: path, reason: "\(error.call): \(error.reason)", advice: .permissions)
         } catch {
             throw StoreError(path: path, reason: "\(error)")
         }
@@ -88,30 +93,46 @@ public final class StateStore: Sendable {
             unknown = try Schema.unknownIdentifiers(opened)
             if unknown.isEmpty { try Schema.migrate(opened) }
         } catch {
-            throw StoreError(path: path, reason: error.message)
+            throw StoreError(path: path, error)
         }
-        if let newer = Self.newerSchemaProblem(unknown) { throw StoreError(path: path, reason: newer) }
+        if !unknown.isEmpty { throw StoreError(newerSchema: unknown, path: path) }
+        identity = try? FileIdentity(System.fstat(descriptor))
+        opened.share()
         connection = opened
         readOnly = false
+        fileSchemaVersion = Schema.changes.count
     }
 
     /// Opens an existing store only to read it (`status`, `history`): this works on a file the
     /// user cannot write, and never changes it. Nil when there is no file at `path` yet.
+    ///
+    /// A file of an older schema is read as it is: its content is copied into memory and the
+    /// copy brought up to date there, so every question has its answer (an older file simply
+    /// has no proximities, say) and the file itself is left alone.
     public init?(readingFrom path: String) throws(StoreError) {
-        guard (try? System.fileStatus(path)) != nil else { return nil }
+        guard let status = (try? System.fileStatus(path)) ?? nil else { return nil }
         if let problem = FileSafety.notRegularFileProblem(path) { throw StoreError(path: path, reason: problem) }
         self.path = path
-        let opened: SQLiteConnection
+        var opened: SQLiteConnection
         let unknown: [String]
+        let applied: Int
         do throws(SQLiteError) {
             opened = try Self.openForReading(path)
             unknown = try Schema.unknownIdentifiers(opened)
+            applied = try Schema.appliedIdentifiers(opened).intersection(Schema.changes.map(\.identifier)).count
+            if unknown.isEmpty, applied < Schema.changes.count {
+                opened = try opened.copyIntoMemory()
+                try Schema.migrate(opened)
+            }
         } catch {
-            throw StoreError(path: path, reason: error.message)
+            throw StoreError(path: path, error)
         }
-        if let newer = Self.newerSchemaProblem(unknown) { throw StoreError(path: path, reason: newer) }
+        if !unknown.isEmpty { throw StoreError(newerSchema: unknown, path: path) }
+        identity = FileIdentity(status)
+        opened.share()
         connection = opened
         readOnly = true
+        fileSchemaVersion = applied
     }
 
     /// How long a connection waits for another process's lock before it fails: 10 s.
@@ -152,17 +173,15 @@ public final class StateStore: Sendable {
 
     /// The file's schema: how many of this build's schema changes it has (a file with changes
     /// this build does not know is refused when opened).
-    public func schemaVersion() throws(StoreError) -> Int {
-        try reading { db throws(SQLiteError) in
-            try Schema.appliedIdentifiers(db).intersection(Schema.changes.map(\.identifier)).count
-        }
-    }
+    public func schemaVersion() -> Int { fileSchemaVersion }
 
-    /// Why a file with the schema changes `unknown` cannot be used by this build: a newer
-    /// geoalarm made them. Nil when there are none.
-    private static func newerSchemaProblem(_ unknown: [String]) -> String? {
-        guard !unknown.isEmpty else { return nil }
-        return "was written by a newer geoalarm (\(unknown.joined(separator: ", "))); upgrade geoalarm to use it"
+    /// Whether the file this store opened is still the one at its path: false once it was
+    /// deleted, or another file was put in its place (a backup restored, a command that made a
+    /// new one after the deletion).
+    public var isStillAtItsPath: Bool {
+        guard let identity else { return true }
+        guard let status = (try? System.fileStatus(path)) ?? nil else { return false }
+        return FileIdentity(status) == identity
     }
 
     /// SQLite's data version as this store's connection sees it: it changes only when another
@@ -188,7 +207,7 @@ public final class StateStore: Sendable {
 
     /// Sets a reminder's completion (nil: not completed), as `geoalarm complete` and `uncomplete` do.
     public func setCompleted(_ id: String, at time: Date?) throws(StoreError) {
-        try setLifecycle(id, column: "completed_at", to: time)
+        try apply([.completed(id, at: time)])
     }
 
     /// Forgets a removed reminder's state (inside/outside, completed, snoozed, last fired), so
@@ -206,18 +225,7 @@ public final class StateStore: Sendable {
 
     /// Snoozes a reminder until `until` (nil ends the snooze).
     public func snooze(_ id: String, until: Date?) throws(StoreError) {
-        try setLifecycle(id, column: "snoozed_until", to: until)
-    }
-
-    private func setLifecycle(_ id: String, column: String, to value: Date?) throws(StoreError) {
-        try writing { db throws(SQLiteError) in
-            try db.execute(
-                """
-                INSERT INTO reminder_state (reminder, presence, fence, \(column)) VALUES (?, 'unknown', '', ?)
-                ON CONFLICT(reminder) DO UPDATE SET \(column) = excluded.\(column)
-                """,
-                [id, value?.timeIntervalSince1970])
-        }
+        try apply([.snoozed(id, until: until)])
     }
 
     /// The last fix the agent used (its time, position and error estimate), for `geoalarm status` and the map.
@@ -234,11 +242,7 @@ public final class StateStore: Sendable {
 
     /// Notes the last fix used.
     public func setLastFix(_ fix: Fix) throws(StoreError) {
-        try writing { db throws(SQLiteError) in
-            try db.execute(
-                "INSERT OR REPLACE INTO last_fix (id, time, lat, lon, error) VALUES (1, ?, ?, ?, ?)",
-                [fix.time?.timeIntervalSince1970, fix.coordinate.latitude, fix.coordinate.longitude, fix.horizontalError])
-        }
+        try apply([.lastFix(fix)])
     }
 
     /// The saved side of every reminder, by id: this machine's own, or a tracked `device`'s.
@@ -284,8 +288,25 @@ public final class StateStore: Sendable {
         proximities: [ProximityChange] = []
     ) throws(StoreError) {
         guard !changes.isEmpty || !events.isEmpty || !proximities.isEmpty else { return }
+        try apply([.fix(FixRecord(changes: changes, events: events, completed: completed, device: device, proximities: proximities))])
+    }
+
+    /// Records a time alarm's firing: a history row without a place, and its last firing.
+    public func record(_ firing: AlarmFiring) throws(StoreError) {
+        try apply([.alarm(firing)])
+    }
+
+    /// Makes `writes`, in order, in one transaction: all of them or, when one fails, none.
+    public func apply(_ writes: [StateWrite]) throws(StoreError) {
         try writing { db throws(SQLiteError) in
-            for change in proximities {
+            for write in writes { try Self.make(write, in: db) }
+        }
+    }
+
+    private static func make(_ write: StateWrite, in db: SQLiteConnection) throws(SQLiteError) {
+        switch write {
+        case .fix(let record):
+            for change in record.proximities {
                 let finite = change.proximity.eta.flatMap { $0.isFinite ? $0 : nil }
                 try db.execute(
                     """
@@ -295,42 +316,89 @@ public final class StateStore: Sendable {
                     [change.reminderID, change.proximity.distance, change.proximity.direction.rawValue, finite,
                      change.time.timeIntervalSince1970, change.fenceKey])
             }
-            for change in changes {
-                if let device {
-                    try db.execute(
-                        """
-                        INSERT OR REPLACE INTO device_state (device, reminder, presence, confirmed_at, fence)
-                        VALUES (?, ?, ?, ?, ?)
-                        """,
-                        [device, change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970, change.fenceKey])
-                    continue
-                }
+            for change in record.changes {
+                try setSide(db, device: record.device, id: change.reminderID,
+                            SavedPresence(presence: change.presence, time: change.time, fenceKey: change.fenceKey))
+            }
+            for event in record.events {
+                try insertHistory(
+                    db, time: event.fix.time, kind: event.kind, id: event.reminder.id, title: event.reminder.title,
+                    coordinate: event.fix.coordinate, distance: event.distance, device: record.device)
+            }
+            // Each completed reminder's row exists: its event's history row made it (with its last firing).
+            for (id, time) in record.completed {
+                try db.execute("UPDATE reminder_state SET completed_at = ? WHERE reminder = ?", [time.timeIntervalSince1970, id])
+            }
+        case .alarm(let firing):
+            try insertHistory(
+                db, time: firing.time, kind: .alarm, id: firing.alarm.id, title: firing.alarm.title, coordinate: nil,
+                distance: nil, device: nil)
+        case .completed(let id, let time):
+            try setLifecycle(db, id, column: "completed_at", to: time)
+        case .snoozed(let id, let until):
+            try setLifecycle(db, id, column: "snoozed_until", to: until)
+        case .lastFix(let fix):
+            try db.execute(
+                "INSERT OR REPLACE INTO last_fix (id, time, lat, lon, error) VALUES (1, ?, ?, ?, ?)",
+                [fix.time?.timeIntervalSince1970, fix.coordinate.latitude, fix.coordinate.longitude, fix.horizontalError])
+        case .sides(let device, let sides):
+            for (id, side) in sides { try setSide(db, device: device, id: id, side) }
+        case .proximities(let proximities):
+            for (id, saved) in proximities {
+                let finite = saved.proximity.eta.flatMap { $0.isFinite ? $0 : nil }
                 try db.execute(
                     """
-                    INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(reminder) DO UPDATE SET
-                        presence = excluded.presence, confirmed_at = excluded.confirmed_at, fence = excluded.fence
+                    INSERT OR REPLACE INTO proximity (reminder, distance_m, direction, eta_s, time, fence)
+                    VALUES (?, ?, ?, ?, ?, ?)
                     """,
-                    [change.reminderID, change.presence.rawValue, change.time?.timeIntervalSince1970, change.fenceKey])
+                    [id, saved.proximity.distance, saved.proximity.direction.rawValue, finite, saved.time.timeIntervalSince1970,
+                     saved.fenceKey])
             }
-            for event in events {
-                try Self.insertHistory(
-                    db, time: event.fix.time, kind: event.kind, id: event.reminder.id, title: event.reminder.title,
-                    coordinate: event.fix.coordinate, distance: event.distance, device: device)
-            }
-            for (id, time) in completed {
-                try db.execute("UPDATE reminder_state SET completed_at = ? WHERE reminder = ?", [time.timeIntervalSince1970, id])
+        case .lifecyclesWhereNone(let lifecycles):
+            for (id, lifecycle) in lifecycles {
+                try db.execute(
+                    """
+                    INSERT INTO reminder_state (reminder, presence, fence, completed_at, snoozed_until, last_fired)
+                    VALUES (?, 'unknown', '', ?, ?, ?)
+                    ON CONFLICT(reminder) DO UPDATE SET
+                        completed_at = coalesce(completed_at, excluded.completed_at),
+                        snoozed_until = coalesce(snoozed_until, excluded.snoozed_until),
+                        last_fired = coalesce(last_fired, excluded.last_fired)
+                    """,
+                    [id, lifecycle.completedAt?.timeIntervalSince1970, lifecycle.snoozedUntil?.timeIntervalSince1970,
+                     lifecycle.lastFired?.timeIntervalSince1970])
             }
         }
     }
 
-    /// Records a time alarm's firing: a history row without a place, and its last firing.
-    public func record(_ firing: AlarmFiring) throws(StoreError) {
-        try writing { db throws(SQLiteError) in
-            try Self.insertHistory(
-                db, time: firing.time, kind: .alarm, id: firing.alarm.id, title: firing.alarm.title, coordinate: nil,
-                distance: nil, device: nil)
+    /// A fence's confirmed side: this machine's, or a tracked `device`'s.
+    private static func setSide(_ db: SQLiteConnection, device: String?, id: String, _ side: SavedPresence) throws(SQLiteError) {
+        if let device {
+            try db.execute(
+                """
+                INSERT OR REPLACE INTO device_state (device, reminder, presence, confirmed_at, fence)
+                VALUES (?, ?, ?, ?, ?)
+                """,
+                [device, id, side.presence.rawValue, side.time?.timeIntervalSince1970, side.fenceKey])
+        } else {
+            try db.execute(
+                """
+                INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
+                ON CONFLICT(reminder) DO UPDATE SET
+                    presence = excluded.presence, confirmed_at = excluded.confirmed_at, fence = excluded.fence
+                """,
+                [id, side.presence.rawValue, side.time?.timeIntervalSince1970, side.fenceKey])
         }
+    }
+
+    /// One lifecycle column of a reminder (made with its row when it has none).
+    private static func setLifecycle(_ db: SQLiteConnection, _ id: String, column: String, to value: Date?) throws(SQLiteError) {
+        try db.execute(
+            """
+            INSERT INTO reminder_state (reminder, presence, fence, \(column)) VALUES (?, 'unknown', '', ?)
+            ON CONFLICT(reminder) DO UPDATE SET \(column) = excluded.\(column)
+            """,
+            [id, value?.timeIntervalSince1970])
     }
 
     /// A row of the history, and the time its reminder last fired.
@@ -474,7 +542,7 @@ public final class StateStore: Sendable {
         do throws(SQLiteError) {
             return try lock.withLock { _ throws(SQLiteError) -> T in try connection.transaction(writing: false, body) }
         } catch {
-            throw StoreError(path: path, reason: error.message)
+            throw StoreError(path: path, error)
         }
     }
 
@@ -484,7 +552,7 @@ public final class StateStore: Sendable {
         do throws(SQLiteError) {
             return try lock.withLock { _ throws(SQLiteError) -> T in try connection.transaction(writing: true, body) }
         } catch {
-            throw StoreError(path: path, reason: error.message)
+            throw StoreError(path: path, error)
         }
     }
 }
@@ -497,10 +565,15 @@ final class StateFileDescriptors: Sendable {
     static let shared = StateFileDescriptors()
     private let descriptors = Mutex<[String: Int32]>([:])
 
-    /// The descriptor of `path`, opened (and created, mode 0600) the first time.
+    /// The descriptor of the file at `path`, opened (and created, mode 0600) the first time, and
+    /// again when the path holds another file (the one opened before was deleted or replaced:
+    /// its descriptor stays open, as the rule above asks, but is no longer this path's).
     func descriptor(for path: String) throws(SystemError) -> Int32 {
         try descriptors.withLock { (open: inout [String: Int32]) throws(SystemError) -> Int32 in
-            if let known = open[path] { return known }
+            if let known = open[path], let held = try? System.fstat(known), let now = try System.fileStatus(path),
+               FileIdentity(held) == FileIdentity(now) {
+                return known
+            }
             let descriptor = try System.open(path, O_RDWR | O_CREAT, mode: 0o600)
             open[path] = descriptor
             return descriptor
@@ -547,12 +620,110 @@ public struct QueuedMessage: Sendable, Equatable {
     }
 }
 
-/// The state file cannot be used, and what to do about it.
+/// One write to the state file, as a value: what the agent keeps in memory while the file
+/// cannot be written, and writes once it can (``StateStore/apply(_:)``).
+public enum StateWrite: Sendable {
+    /// What one fix changed.
+    case fix(FixRecord)
+    /// A time alarm's firing.
+    case alarm(AlarmFiring)
+    /// A reminder completed at a time, or no longer (nil).
+    case completed(String, at: Date?)
+    /// A reminder snoozed until a time, or no longer (nil).
+    case snoozed(String, until: Date?)
+    /// The last fix the agent used.
+    case lastFix(Fix)
+    /// Fences' confirmed sides, by reminder id: this machine's, or a tracked device's.
+    case sides(device: String?, [String: SavedPresence])
+    /// Reminders' proximities, by id.
+    case proximities([String: SavedProximity])
+    /// Lifecycles for the reminders the file has none of (a column the file has set stays).
+    case lifecyclesWhereNone([String: Lifecycle])
+}
+
+/// What one fix changed (``StateStore/record(_:events:completed:device:proximities:)``).
+public struct FixRecord: Sendable {
+    public var changes: [PresenceChange]
+    public var events: [GeofenceEvent]
+    /// The completions the events caused, by reminder id.
+    public var completed: [String: Date]
+    /// The tracked device it was of; nil for this machine's own.
+    public var device: String?
+    public var proximities: [ProximityChange]
+
+    public init(
+        changes: [PresenceChange], events: [GeofenceEvent], completed: [String: Date], device: String?, proximities: [ProximityChange]
+    ) {
+        self.changes = changes
+        self.events = events
+        self.completed = completed
+        self.device = device
+        self.proximities = proximities
+    }
+}
+
+/// The device and inode of a file: which file a path held when it was opened.
+struct FileIdentity: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+    }
+}
+
+/// The state file cannot be used, why, and what to do about it: advice that fits the cause, so
+/// that nobody is told to move away a file that holds their history and that a newer geoalarm,
+/// a freed disk or a fixed permission would make usable again.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var reason: String
+    public var advice: Advice
 
-    public var description: String {
-        "state file \(path): \(reason) (move it away, or fix its permissions, or name another with --state)"
+    /// What would make the file usable.
+    public enum Advice: Sendable, Equatable {
+        /// A newer geoalarm wrote it: upgrade (keeping the file).
+        case upgrade
+        /// The user may not open or write it.
+        case permissions
+        /// Its disk is full.
+        case space
+        /// Another program holds it locked.
+        case busy
+        /// It is not an SQLite file, or a damaged one: only then may it be moved away.
+        case damaged
+        /// Anything else.
+        case other
+
+        /// What to do, in words.
+        public var text: String {
+            switch self {
+            case .upgrade: "upgrade geoalarm to use it, and keep the file: it holds your history"
+            case .permissions: "fix its permissions, or name another with --state"
+            case .space: "free some space on its disk; geoalarm writes it again by itself"
+            case .busy: "another program holds it locked; try again when it is done"
+            case .damaged: "move it away (geoalarm starts a new one) and keep it for its history, or name another with --state"
+            case .other: "name another with --state"
+            }
+        }
     }
+
+    public init(path: String, reason: String, advice: Advice = .other) {
+        self.path = path
+        self.reason = reason
+        self.advice = advice
+    }
+
+    /// What SQLite said, with the advice its result code calls for.
+    init(path: String, _ error: SQLiteError) {
+        self.init(path: path, reason: error.message, advice: Self.advice(forSQLiteCode: error.code))
+    }
+
+    /// A file with schema changes this build does not know: a newer geoalarm made them.
+    init(newerSchema unknown: [String], path: String) {
+        self.init(path: path, reason: "was written by a newer geoalarm (\(unknown.joined(separator: ", ")))", advice: .upgrade)
+    }
+
+    public var description: String { "state file \(path): \(reason) (\(advice.text))" }
 }

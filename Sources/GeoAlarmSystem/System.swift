@@ -307,6 +307,8 @@ public enum System {
         public static let replaced = FileEvents(rawValue: UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE))
         /// Any write to a file, even by a process that keeps it open (an SQLite write-ahead log).
         public static let written = FileEvents(rawValue: UInt32(IN_MODIFY))
+        /// A file deleted, or renamed away.
+        public static let removed = FileEvents(rawValue: UInt32(IN_DELETE | IN_MOVED_FROM))
     }
 
     /// Adds `events` to what the watch on `folder` reports; the watch descriptor (the same for

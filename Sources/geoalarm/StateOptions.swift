@@ -57,9 +57,9 @@ extension StateOptions {
         let applied: Int
         do {
             guard let store = try StateStore(readingFrom: path) else { return Finding(.fail, "state", "\(path) vanished") }
-            applied = try store.schemaVersion()
+            applied = store.schemaVersion()
         } catch {
-            return Finding(.fail, "state", "\(error)", advice: "move \(path) aside (the agent starts a new one); keep it for its history")
+            return Finding(.fail, "state", "state file \(error.path): \(error.reason)", advice: error.advice.text)
         }
         let version = "schema \(applied) of \(StateStore.knownSchemaVersion)"
         if status.st_mode & 0o077 != 0 {
