@@ -140,3 +140,32 @@ public struct CollectionLoad: Sendable {
             + (problemCount == 0 ? "" : " (\(problemCount) bad rows skipped)")
     }
 }
+
+extension Config {
+    /// What an id on a command line or from the map names: a `[[reminder]]` (with a place or a
+    /// time) or a collection's place, with its title.
+    public func lookUp(_ id: String) -> Result<(id: String, title: String), UnknownID> {
+        for collection in collections {
+            if let place = collection.memberIndex(of: id) { return .success((id, collection.member(place).title)) }
+        }
+        guard idsInFileOrder.contains(id) else { return .failure(UnknownID(id: id, config: self)) }
+        let title = reminders.first { $0.id == id }?.title ?? alarms.first { $0.id == id }?.title ?? id
+        return .success((id, title))
+    }
+
+    /// An id that names nothing in the config: said with the ids there are (a collection's as a range).
+    public struct UnknownID: Error, Sendable, CustomStringConvertible {
+        public var description: String
+
+        init(id: String, config: Config) {
+            let shown = DisplayText.escaped(id)
+            if let collection = config.collections.first(where: { id.hasPrefix($0.id + "/") }) {
+                description = "no place \"\(shown)\" in collection \(collection.id) of \(config.path): its places are \(collection.memberIDRange)"
+            } else {
+                let all = config.idsInFileOrder + config.collections.map(\.memberIDRange)
+                description = "no reminder \"\(shown)\" in \(config.path); there are: \(all.joined(separator: ", "))"
+            }
+        }
+    }
+}
+

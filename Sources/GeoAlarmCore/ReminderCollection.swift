@@ -49,11 +49,26 @@ public struct ReminderCollection: Sendable, Equatable {
         return places.lazy.map { $0.geometry.distance(from: origin) }.min()
     }
 
-    /// The index of the place a member id (`ID/n`) names, or nil when it names none of this collection's.
+    /// The index of the place a member id (`ID/n`) names, or nil when it names none of this
+    /// collection's. Only the id ``member(_:)`` gives counts: `n` written in decimal digits
+    /// without a sign or a leading zero (`places/01` and `places/+1` name nothing), so that a
+    /// place has one id, and its lifecycle one row.
     public func memberIndex(of memberID: String) -> Int? {
-        guard memberID.hasPrefix(id), memberID.dropFirst(id.count).first == "/",
-              let number = Int(memberID.dropFirst(id.count + 1)), (1...places.count).contains(number)
+        guard memberID.hasPrefix(id), memberID.dropFirst(id.count).first == "/" else { return nil }
+        let digits = memberID.utf8.dropFirst(id.utf8.count + 1)
+        guard let first = digits.first, (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(first), digits.count <= 18,
+              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              let number = Int(String(decoding: digits, as: UTF8.self)), number <= places.count
         else { return nil }
         return number - 1
+    }
+
+    /// The ids of its places, said briefly: `places/1` or `places/1 to places/2500`.
+    public var memberIDRange: String {
+        switch places.count {
+        case 0: "none"
+        case 1: "\(id)/1"
+        default: "\(id)/1 to \(id)/\(places.count)"
+        }
     }
 }

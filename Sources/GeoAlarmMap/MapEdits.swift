@@ -165,8 +165,12 @@ enum MapEdits {
     /// Completes, uncompletes or snoozes (for the change's `seconds`; 0 ends a snooze) a
     /// reminder or collection place, in the state file.
     static func apply(_ action: LifecycleAction, _ change: MapChange, in config: Config, store: StateStore?, now: Date) throws(Refusal) {
-        guard let id = change.id, config.idsInFileOrder.contains(id) || config.collections.contains(where: { $0.memberIndex(of: id) != nil })
-        else { throw Refusal(description: "no reminder \"\(change.id ?? "")\" in \(config.path)") }
+        guard let given = change.id else { throw Refusal(description: "say which reminder: id") }
+        let id: String
+        switch config.lookUp(given) {
+        case .success(let found): id = found.id
+        case .failure(let unknown): throw Refusal(description: unknown.description)
+        }
         guard let store else { throw Refusal(description: "there is no state file to write to") }
         do {
             switch action {

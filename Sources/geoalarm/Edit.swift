@@ -184,7 +184,11 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
-        _ = try position(of: id, in: config)
+        try lookUp(id, in: config)
+        guard config.idsInFileOrder.contains(id) else {
+            Diagnostics.error("\(DisplayText.escaped(id)) is a place of a collection: remove it from the collection's file")
+            throw ExitCode.failure
+        }
         try edit(config.path) { (bytes) throws(ConfigEditor.EditError) in
             try ConfigEditor.removingReminder(id: id, from: bytes, path: config.path)
         }

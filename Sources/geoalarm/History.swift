@@ -42,7 +42,7 @@ struct History: ParsableCommand {
         // With a config (given, or found where commands look), an unknown --reminder is named.
         if let reminder, options.config != nil || (try? options.resolvedPathQuietly()) != nil {
             let config = try options.load()
-            if config.collections.allSatisfy({ $0.memberIndex(of: reminder) == nil }) { _ = try position(of: reminder, in: config) }
+            try lookUp(reminder, in: config)
         }
         guard let store = try stateOptions.openForReading() else {
             Diagnostics.error("state file \(stateOptions.path) does not exist yet: no event has been recorded (or pass --state)")

@@ -15,24 +15,21 @@ struct ReminderArgument: ParsableArguments {
 
     /// The reminder's (time alarm's, collection place's) id and title, or a message listing the ids there are and exit 1.
     func reminder() throws -> (id: String, title: String) {
-        let config = try options.load()
-        for collection in config.collections {
-            if let place = collection.memberIndex(of: id) { return (id, collection.member(place).title) }
-        }
-        _ = try position(of: id, in: config)
-        let title = config.reminders.first { $0.id == id }?.title ?? config.alarms.first { $0.id == id }?.title ?? id
-        return (id, title)
+        try lookUp(id, in: try options.load())
     }
 }
 
-/// Where reminder `id` stands among the config's `[[reminder]]` tables, or a message listing
-/// the ids there are and exit 1.
-func position(of id: String, in config: Config) throws -> Int {
-    guard let index = config.idsInFileOrder.firstIndex(of: id) else {
-        Diagnostics.error("no reminder \"\(id)\" in \(config.path); there are: \(config.idsInFileOrder.joined(separator: ", "))")
+/// What `id` names in `config` (a reminder, a time alarm or a collection's place) and its title,
+/// or a message listing the ids there are and exit 1.
+@discardableResult
+func lookUp(_ id: String, in config: Config) throws -> (id: String, title: String) {
+    switch config.lookUp(id) {
+    case .success(let found):
+        return found
+    case .failure(let unknown):
+        Diagnostics.error(unknown.description)
         throw ExitCode.failure
     }
-    return index
 }
 
 /// `geoalarm complete ID`: the reminder stays silent until uncompleted.

@@ -47,5 +47,13 @@ struct CollectionCommandTests {
         #expect(status.stdoutLines.contains { $0.hasPrefix("shops/2") && $0.contains("Shop: Post office") && $0.contains("completed") })
         let unknown = try Command.run(["complete", "--config", config, "--state", state, "shops/9"])
         #expect(unknown.status == 1)
+        // Another spelling of a place's number names nothing: refused with the ids there are,
+        // and the place is listed once.
+        for alias in ["shops/02", "shops/+2", "shops/2.0"] {
+            let refused = try Command.run(["complete", "--config", config, "--state", state, alias])
+            #expect(refused.status == 1 && refused.stderr.contains("its places are shops/1 to shops/3"), "\(alias): \(refused.stderr)")
+        }
+        let again = try Command.run(["status", "--config", config, "--state", state])
+        #expect(again.stdoutLines.filter { $0.hasPrefix("shops/") && !$0.hasPrefix("shops/*") }.count == 1, "\(again.stdout)")
     }
 }

@@ -35,7 +35,9 @@ struct CollectionTests {
         #expect(first.center == Scene.centre && first.geometry.radius == 60 && first.hysteresis == 25 && first.trigger == .both)
         #expect(Self.bakeries.member(1).title == "Bread at #2")
         #expect(Self.bakeries.memberIndex(of: "bakeries/2") == 1)
-        for unknown in ["bakeries/3", "bakeries/0", "bakeries", "bakeries2/1", "bakeries/x"] {
+        // One id per place: no leading zero, sign, blank or other spelling of the number.
+        for unknown in ["bakeries/3", "bakeries/0", "bakeries", "bakeries2/1", "bakeries/x", "bakeries/02", "bakeries/+2", "bakeries/ 2",
+                        "bakeries/2 ", "bakeries/-1", "bakeries/٢", "bakeries/99999999999999999999999"] {
             #expect(Self.bakeries.memberIndex(of: unknown) == nil, "\(unknown)")
         }
     }

@@ -125,4 +125,19 @@ struct MapEditsTests {
             try MapEdits.apply(.snooze, MapChange(id: "bread", seconds: 366 * 86400), in: config, store: store, now: now)
         }
     }
+
+    /// A collection's place has one id on the map as in the CLI: another spelling of its number is refused.
+    @Test func aPlaceHasOneId() throws {
+        let config = try MapDataTests.config()
+        let store = try StateStore(path: Command.scratchState())
+        try MapEdits.apply(.complete, MapChange(id: "grid/1"), in: config, store: store, now: Date())
+        for alias in ["grid/01", "grid/+1"] {
+            #expect {
+                try MapEdits.apply(.complete, MapChange(id: alias), in: config, store: store, now: Date())
+            } throws: { error in
+                "\(error)".contains("its places are grid/1 to grid/2500")
+            }
+        }
+        #expect(try store.lifecycles().keys.sorted() == ["grid/1"])
+    }
 }
