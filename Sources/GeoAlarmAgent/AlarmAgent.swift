@@ -83,9 +83,14 @@ public final class AlarmAgent: Service {
             loop.connection = .unavailable(reason)
         case .source(.failed(let reason)):
             logger.error("\(sourceName): \(reason)")
-        case .source(.ignored(let kind, let reason)):
-            // The first of each kind is logged, the others counted: a flood of junk must not flood the log.
-            if loop.ignored[kind, default: 0] == 0 {
+        case .source(.ignored(let kind, let reason, let device)):
+            // The first of each kind is logged, the others counted: a flood of junk must not flood
+            // the log. A device's own fault is said once for each device (up to a bound).
+            if let device {
+                if loop.devicesWarned.count < Self.trackersShown, loop.devicesWarned.insert(device).inserted {
+                    logger.warning("\(sourceName): ignored \(reason) (\(kind): said once for each device, every one counted in the summary at the end)")
+                }
+            } else if loop.ignored[kind, default: 0] == 0 {
                 logger.warning("\(sourceName): ignored \(reason) (\(kind): the first is logged, every one counted in the summary at the end)")
             }
             loop.ignored[kind, default: 0] += 1
@@ -154,26 +159,43 @@ public final class AlarmAgent: Service {
     }
 
     /// A tracked device's fix (OwnTracks): through that device's own pipeline, made when its
-    /// first fix comes. Rejections (repeated, out of order, inaccurate) are counted, not logged.
+    /// first fix comes and kept only when that fix is usable (a name that never sent a usable
+    /// location holds no place). A device named in `[mqtt.device_secrets]` always has a place;
+    /// the others, `max_devices` at most. Rejections (repeated, out of order, inaccurate) are
+    /// counted, not logged.
     private func handle(_ fix: Fix, of tracker: String, readAt: ContinuousClock.Instant, state loop: inout AgentState) {
         let pipeline: FixPipeline
+        let isNew = loop.trackers[tracker] == nil
         if let known = loop.trackers[tracker] {
             pipeline = known
         } else {
-            // Every device costs memory for the agent's life: made-up names must not take it all.
+            // Every device costs memory for the agent's life: made-up names must not take it all,
+            // nor the places of the devices the config names.
             let most = initialConfig.mqtt?.maxDevices ?? MQTTSettings.defaultMaxDevices
-            guard loop.trackers.count < most else {
-                if loop.ignored[Self.beyondMaxDevices, default: 0] == 0 {
-                    logger.warning("""
-                        \(sourceName): \(most) devices are tracked, max_devices: \(DisplayText.escaped(tracker)) and any \
-                        other new device are refused, and counted in the summary at the end
-                        """)
-                }
-                loop.ignored[Self.beyondMaxDevices, default: 0] += 1
+            guard isNamed(tracker) || loop.unnamedTracked < most else {
+                refuse(tracker, most: most, state: &loop)
                 return
             }
             pipeline = loop.pipeline.pipeline(forTracker: tracker)
+        }
+        let receivedAt = Date()
+        let result = pipeline.process(fix, receivedAt: receivedAt, undatedUsable: false)
+        // Said once a device (for so many devices at most: made-up names must not flood the log).
+        if case .rejected(.future) = result.outcome, let time = fix.time, loop.aheadNoticed.count < Self.trackersShown,
+           loop.aheadNoticed.insert(tracker).inserted {
+            logger.warning("""
+                \(DisplayText.escaped(tracker)): a location stamped \(Timestamp.iso8601(time)), \
+                \(Span.describe(time.timeIntervalSince(receivedAt))) ahead of this system's clock, is set aside \
+                (the device's clock or its message is wrong); more such are only counted
+                """)
+        }
+        if isNew {
+            guard case .accepted = result.outcome else {
+                loop.tracked.count(result)
+                return
+            }
             loop.trackers[tracker] = pipeline
+            if !isNamed(tracker) { loop.unnamedTracked += 1 }
             if loop.trackers.count <= Self.trackersShown {
                 logger.info("tracking \(DisplayText.escaped(tracker)) (\(pipeline.engine.keptStates) sides restored)")
             }
@@ -184,20 +206,32 @@ public final class AlarmAgent: Service {
             loop.idleDue = heardAt + .seconds(deviceIdle)
             rearmTimer(&loop)
         }
-        let receivedAt = Date()
-        let result = pipeline.process(fix, receivedAt: receivedAt, undatedUsable: false)
         for (event, silence) in result.silenced {
             logger.info("\(event.kind.rawValue) \(event.reminder.id) for \(DisplayText.escaped(tracker)) not announced: \(silence)")
         }
-        if case .rejected(.future) = result.outcome, let time = fix.time, loop.aheadNoticed.insert(tracker).inserted {
-            logger.warning("""
-                \(DisplayText.escaped(tracker)): a location stamped \(Timestamp.iso8601(time)), \
-                \(Span.describe(time.timeIntervalSince(receivedAt))) ahead of this system's clock, is set aside \
-                (the device's clock or its message is wrong); more such are only counted
-                """)
-        }
         latency?(ContinuousClock.now - readAt)
         loop.tracked.count(result)
+    }
+
+    /// Whether `[mqtt.device_secrets]` names the device: it always has a place.
+    private func isNamed(_ tracker: String) -> Bool {
+        initialConfig.mqtt?.deviceSecrets[tracker] != nil
+    }
+
+    /// Refuses a new device beyond `max_devices`: said once, naming it; the names refused are
+    /// kept (the first ones) for the summary, and every refusal counted.
+    private func refuse(_ tracker: String, most: Int, state loop: inout AgentState) {
+        if loop.ignored[Self.beyondMaxDevices, default: 0] == 0 {
+            logger.warning("""
+                \(sourceName): \(most) devices are tracked, max_devices: \(DisplayText.escaped(tracker)) and any other new \
+                device are refused (a device named in [mqtt.device_secrets] always has a place); the names refused are \
+                listed and counted in the summary at the end
+                """)
+        }
+        loop.ignored[Self.beyondMaxDevices, default: 0] += 1
+        if loop.refusedDevices.count < Self.refusedShown, !loop.refusedDevices.contains(tracker) {
+            loop.refusedDevices.append(tracker)
+        }
     }
 
     /// How many tracked devices were seen, and what their messages came to: "3 devices tracked:
@@ -207,6 +241,10 @@ public final class AlarmAgent: Service {
         if !loop.ignored.isEmpty {
             let kinds = loop.ignored.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
             text += "; \(loop.ignored.values.reduce(0, +)) messages ignored (\(kinds.joined(separator: ", ")))"
+        }
+        if !loop.refusedDevices.isEmpty {
+            let more = loop.refusedDevices.count == refusedShown ? ", and maybe more" : ""
+            text += "; refused beyond max_devices: \(loop.refusedDevices.map(DisplayText.escaped).joined(separator: ", "))\(more)"
         }
         return text
     }
@@ -221,7 +259,7 @@ public final class AlarmAgent: Service {
         let idle = Duration.seconds(deviceIdle)
         let quiet = loop.lastHeard.filter { now - $0.value >= idle }.map(\.key)
         for device in quiet {
-            loop.trackers[device] = nil
+            if loop.trackers.removeValue(forKey: device) != nil, !isNamed(device) { loop.unnamedTracked -= 1 }
             loop.lastHeard[device] = nil
             loop.aheadNoticed.remove(device)
         }
@@ -239,6 +277,8 @@ public final class AlarmAgent: Service {
 
     /// How many new tracked devices are logged one by one.
     static let trackersShown = 20
+    /// How many names of refused devices the summary lists.
+    static let refusedShown = 50
 
     /// Sets the one timer for what is due next: the silence notice (10 s after the last usable
     /// fix, while fixes were flowing) or the next time alarm or snooze end, whichever is first.
@@ -331,6 +371,8 @@ struct AgentState {
     var futureNoticed = false
     /// The pipeline of each tracked device (``Fix/tracker``) seen so far.
     var trackers: [String: FixPipeline] = [:]
+    /// How many of them `[mqtt.device_secrets]` does not name: those `max_devices` bounds.
+    var unnamedTracked = 0
     /// What the tracked devices' fixes came to.
     var tracked = FixTally()
     /// The tracked devices whose fixes from the future were logged (once each).
@@ -341,4 +383,8 @@ struct AgentState {
     var idleDue: ContinuousClock.Instant?
     /// How many messages of the source carried no usable fix, by kind.
     var ignored: [String: Int] = [:]
+    /// The devices whose own fault (a location in the clear despite a secret) was said.
+    var devicesWarned: Set<String> = []
+    /// The new device names refused beyond `max_devices` (the first ones), for the summary.
+    var refusedDevices: [String] = []
 }

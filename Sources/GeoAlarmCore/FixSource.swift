@@ -8,8 +8,9 @@ public enum SourceReport: Sendable {
     /// with the moment they were read, for latency figures.
     case fixes([Fix], readAt: ContinuousClock.Instant)
     /// A message that carried no usable fix: its kind (`malformed`, `encrypted, no key`...),
-    /// counted apart, and why, for the log.
-    case ignored(kind: String, reason: String)
+    /// counted apart, and why, for the log. With `device`, a fault of that device's own setup
+    /// (a phone that publishes in the clear although it has a secret): said once for each device.
+    case ignored(kind: String, reason: String, device: String? = nil)
     /// The source cannot go on (a recording that cannot be read further); why, for the log.
     case failed(String)
 }

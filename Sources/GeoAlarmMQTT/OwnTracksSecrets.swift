@@ -33,12 +33,17 @@ public struct OwnTracksSecrets: Sendable {
         return Array(object.text.utf8)
     }
 
-    /// The fix in `payload`, a message of `tracker`; or why there is none.
+    /// The fix in `payload`, a message of `tracker`; or why there is none. A device with a
+    /// secret (its own, or the shared one) is believed only in messages sealed with it: a
+    /// location in the clear could come from anyone who may publish on its topic.
     public func fix(in payload: [UInt8], tracker: String) -> Result<Fix, OwnTracksLocation.Problem> {
         switch OwnTracksLocation.parse(payload, tracker: tracker) {
         case .failure(let problem):
             return .failure(problem)
         case .success(.location(let fix)):
+            guard box(of: tracker) == nil else {
+                return .failure(.init(.unsealed, "a location in the clear from \(DisplayText.escaped(tracker)), which has a secret"))
+            }
             return .success(fix)
         case .success(.encrypted(let data)):
             guard let box = box(of: tracker) else {

@@ -68,7 +68,9 @@ public final class OwnTracksSource: FixSource, Sendable {
                 case .success(let fix): continuation.yield(.fixes([fix], readAt: readAt))
                 case .failure(let problem) where problem.kind == .otherType: break
                 case .failure(let problem):
-                    continuation.yield(.ignored(kind: problem.kind.rawValue, reason: "\(problem) on \(DisplayText.escaped(message.topic))"))
+                    continuation.yield(.ignored(
+                        kind: problem.kind.rawValue, reason: "\(problem) on \(DisplayText.escaped(message.topic))",
+                        device: problem.kind == .unsealed ? tracker : nil))
                 }
             }
         }

@@ -43,6 +43,9 @@ public enum OwnTracksLocation {
         case encryptedWithoutKey = "encrypted without a secret"
         /// An `encrypted` message its device's key does not open.
         case undecryptable = "not decryptable"
+        /// A location in the clear from a device that has a secret: anyone who may publish on
+        /// its topic could have sent it.
+        case unsealed = "in the clear from a device with a secret"
         /// A well-formed message of another type the apps send (`lwt`, `transition`, `card`...):
         /// no fault, and not counted.
         case otherType = "another _type"

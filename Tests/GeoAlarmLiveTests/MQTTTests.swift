@@ -382,6 +382,41 @@ struct MQTTTests {
         #expect(agent.stdoutLines.count == 1 && agent.stdoutLines[0].hasSuffix("device alice/phone"))
     }
 
+    /// Retained junk under made-up names (delivered at every start) cannot lock out the real
+    /// phone: a name that never sent a usable location holds no place, and a device named in
+    /// `[mqtt.device_secrets]` always has one; the names refused are said.
+    @Test func madeUpDevicesCannotLockOutTheRealPhone() throws {
+        let broker = try Mosquitto()
+        let alice = "correct horse battery staple"
+        let config = try String(contentsOfFile: try Self.bakeryConfig(broker, extra: "max_devices = 2"), encoding: .utf8) + """
+
+            [mqtt.device_secrets]
+            "alice/phone" = "\(try OwnTracksPhoneTests.secretFile(alice))"
+            """
+        // Retained before the agent starts: junk that is no usable location, and usable locations
+        // under made-up names, more than max_devices.
+        for number in 0..<5 {
+            try broker.publish("owntracks/junk\(number)/x", #"{"_type":"location","lat":47,"lon":8,"tst":1,"acc":5}"#, retain: true)
+        }
+        for number in 0..<3 {
+            try broker.publish("owntracks/made\(number)/up", Self.location(north: 5000, at: Self.start), retain: true)
+        }
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Command.temporaryFile(config),
+                                    "--state", Command.scratchState()])
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("max_devices: made2/up") }, "\(agent.stderr)")
+        for (step, metres) in [900.0, 300, 20, 10].enumerated() {
+            try broker.publish("owntracks/alice/phone", try OwnTracksPhoneTests.sealed(Self.location(north: metres, at: Self.start + step * 10), with: alice))
+        }
+        #expect(agent.waitUntil { $0.stdout.contains("arrive  bakery") }, "Alice's phone has its place: \(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines.count == 1 && agent.stdoutLines[0].hasSuffix("device alice/phone"), "\(agent.stdout)")
+        #expect(agent.stderr.contains("3 devices tracked"), "made0, made1 and alice: \(agent.stderr)")
+        #expect(agent.stderr.contains("refused beyond max_devices: made2/up"), "\(agent.stderr)")
+        #expect(!agent.stderr.contains("tracking junk"), "junk holds no place: \(agent.stderr)")
+    }
+
     /// A device silent for `device_idle` leaves memory; its next message brings back its state
     /// from the state file (still inside: nothing to announce).
     @Test func anIdleDeviceLeavesMemoryAndComesBackFromTheStateFile() throws {

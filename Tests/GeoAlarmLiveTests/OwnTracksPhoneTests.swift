@@ -61,6 +61,47 @@ struct OwnTracksPhoneTests {
         #expect(MQTTLines(subscriber.stdout).payloads(on: "owntracks/bob/phone/event").isEmpty)
     }
 
+    /// A device with a secret is believed only in messages sealed with it: anyone who may
+    /// publish on Alice's topic cannot move her phone with a location in the clear. Refused,
+    /// counted, said once for the device. With `secret_file` and `--source owntracks`, every
+    /// device has the shared secret, and the same holds for all.
+    @Test(arguments: [false, true])
+    func aDeviceWithASecretTakesOnlySealedLocations(shared: Bool) throws {
+        let broker = try Mosquitto()
+        let alice = "correct horse battery staple"
+        let secrets = shared
+            ? "secret_file = \"\(try Self.secretFile(alice))\"\n"
+            : "\n[mqtt.device_secrets]\n\"alice/phone\" = \"\(try Self.secretFile(alice))\"\n"
+        let config = try String(contentsOfFile: try MQTTTests.bakeryConfig(broker, extra: shared ? secrets : ""), encoding: .utf8)
+            + (shared ? "" : secrets)
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Command.temporaryFile(config),
+                                    "--state", Command.scratchState()])
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
+        // A spoofer walks Alice's phone into the bakery in the clear; then Alice's own sealed walk
+        // stays outside.
+        for (step, metres) in [900.0, 300, 20, 10].enumerated() {
+            try broker.publish("owntracks/alice/phone", MQTTTests.location(north: metres, at: MQTTTests.start + step * 10))
+        }
+        for (step, metres) in [900.0, 800].enumerated() {
+            try broker.publish("owntracks/alice/phone", try Self.sealed(MQTTTests.location(north: metres, at: MQTTTests.start + 100 + step * 10), with: alice))
+        }
+        #expect(agent.waitUntil { $0.stderr.contains("tracking alice/phone") }, "\(agent.stderr)")
+        // The sentinel device publishes in the clear: with a shared secret, it is refused as well.
+        if shared {
+            try broker.publish(MQTTTests.sentinel, MQTTTests.location(north: -9000, at: MQTTTests.start + 100_000))
+            #expect(agent.waitUntil { $0.stderr.contains("in the clear from zz/sentinel") }, "\(agent.stderr)")
+        } else {
+            #expect(try MQTTTests.settled(agent, broker: broker), "\(agent.stderr)")
+        }
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines.isEmpty, "the spoofed arrival was not believed: \(agent.stdout)")
+        let refused = shared ? 5 : 4
+        #expect(agent.stderr.contains("\(refused) messages ignored (\(refused) in the clear from a device with a secret)"), "\(agent.stderr)")
+        #expect(agent.stderr.components(separatedBy: "ignored a location in the clear from alice/phone, which has a secret").count == 2,
+                "said once for the device: \(agent.stderr)")
+    }
+
     @Test func thisMachinesMessagesAreSealedWithItsSecret() throws {
         let broker = try Mosquitto()
         let subscriber = try broker.subscribe([MQTTTests.ownTopic, MQTTTests.ownTopic + "/#"])
