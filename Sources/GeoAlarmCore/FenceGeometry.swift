@@ -119,13 +119,22 @@ public struct GeoBox: Sendable, Equatable {
     /// Whether the box holds every longitude (it reaches a pole, or wraps the earth).
     public var everyLongitude: Bool
 
-    /// An `east` given west of `west` is read across the antimeridian (`179...-179` is `179...181`).
+    /// An `east` given west of `west` is read across the antimeridian, as the longitude it is
+    /// (`179...-179` is `179...181`, and so is `179...-899`).
     public init(south: Double, north: Double, west: Double, east: Double, everyLongitude: Bool = false) {
         self.south = south
         self.north = north
         self.west = west
-        self.east = east < west ? east + 360 : east
+        self.east = west + Self.eastward(from: west, to: east)
         self.everyLongitude = everyLongitude || self.east - west >= 360
+    }
+
+    /// Degrees east from `west` to `east`: as they are when `east` is not west of `west` (a turn
+    /// or more: every longitude), else to `east` as a longitude, across the antimeridian.
+    static func eastward(from west: Double, to east: Double) -> Double {
+        guard east < west else { return east - west }
+        let turned = (east - west).truncatingRemainder(dividingBy: 360)
+        return turned < 0 ? turned + 360 : turned
     }
 
     /// A map's view as its page gives it: latitudes from -90 to 90, south not above north, any
@@ -135,7 +144,7 @@ public struct GeoBox: Sendable, Equatable {
         guard [south, north, west, east].allSatisfy(\.isFinite) else { return .failure(.notFinite) }
         guard (-90...90).contains(south), (-90...90).contains(north) else { return .failure(.latitudeOutOfRange) }
         guard south <= north else { return .failure(.southAboveNorth) }
-        let width = east < west ? east - west + 360 : east - west
+        let width = eastward(from: west, to: east)
         // West moved by whole turns into -180..<180; the width kept (a whole turn or more: every longitude).
         let turned = (west + 180).truncatingRemainder(dividingBy: 360)
         let start = (turned < 0 ? turned + 360 : turned) - 180

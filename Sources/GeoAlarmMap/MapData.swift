@@ -155,3 +155,31 @@ struct MapData: Sendable {
         return object.text
     }
 }
+
+/// The part of the map a page asks for places in: its query's `south`, `west`, `north` and
+/// `east` (degrees, as Leaflet gives them) and `limit`.
+public struct MapView: Sendable, Equatable {
+    public var box: GeoBox
+    /// How many places at most: 1 to 5,000, 500 when not given.
+    public var limit: Int
+
+    /// Why a query is no view.
+    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The view a query names; refused with why when it cannot be one (see ``GeoBox/view(south:north:west:east:)``).
+    public static func parse(_ query: [String: String]) -> Result<MapView, Problem> {
+        let numbers = ["south", "west", "north", "east"].map { query[$0].flatMap(Double.init) }
+        guard let south = numbers[0], let west = numbers[1], let north = numbers[2], let east = numbers[3] else {
+            return .failure(Problem(description: "give the view as south, west, north and east in degrees"))
+        }
+        switch GeoBox.view(south: south, north: north, west: west, east: east) {
+        case .success(let box):
+            return .success(MapView(box: box, limit: min(max(query["limit"].flatMap(Int.init) ?? 500, 1), 5000)))
+        case .failure(let problem):
+            return .failure(Problem(description: problem.description))
+        }
+    }
+}
+

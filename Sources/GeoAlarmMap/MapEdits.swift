@@ -6,26 +6,28 @@ import GeoAlarmScanners
 import GeoAlarmStore
 
 /// What the page asks to change, read from a request's JSON object (unknown members are passed over).
-struct MapChange: Sendable, Equatable {
-    var id: String?
-    var title: String?
+public struct MapChange: Sendable, Equatable {
+    public var id: String?
+    public var title: String?
     /// As typed: a length such as "150m", or a JSON number of metres (made "120m"); written as
     /// given, so the config's own rules judge it.
-    var radius: String?
-    var latitude: Double?
-    var longitude: Double?
-    var when: String?
+    public var radius: String?
+    public var latitude: Double?
+    public var longitude: Double?
+    public var when: String?
     /// A snooze's length.
-    var seconds: Double?
+    public var seconds: Double?
 
-    struct Invalid: Error, Sendable, CustomStringConvertible {
-        var description: String
+    /// Why a body is no change.
+    public struct Invalid: Error, Sendable, CustomStringConvertible {
+        public var description: String
     }
 
     /// The largest body read.
-    static let largestBody = 16 * 1024
+    public static let largestBody = 16 * 1024
 
-    static func parse(_ bytes: [UInt8]) throws(Invalid) -> MapChange {
+    /// The change a request's body holds.
+    public static func parse(_ bytes: [UInt8]) throws(Invalid) -> MapChange {
         guard bytes.count <= largestBody else { throw Invalid(description: "the request is larger than \(largestBody) bytes") }
         var change = MapChange()
         var scanner = JSONScanner(bytes[...])
@@ -79,7 +81,7 @@ struct MapChange: Sendable, Equatable {
     }
 
     /// "LAT,LON" for the config, when both are given.
-    var location: String? {
+    public var location: String? {
         guard let latitude, let longitude else { return nil }
         return JSONText.number((latitude * 1e7).rounded() / 1e7) + "," + JSONText.number((longitude * 1e7).rounded() / 1e7)
     }

@@ -128,17 +128,10 @@ final class MapHandler: Sendable {
 
     /// Collection places in the view the query names (`south`, `west`, `north`, `east`; `limit`).
     private func places(_ request: HTTPRequest) -> HTTPResponse {
-        let numbers = ["south", "west", "north", "east"].map { request.query[$0].flatMap(Double.init) }
-        guard let south = numbers[0], let west = numbers[1], let north = numbers[2], let east = numbers[3] else {
-            return Self.text(400, "give the view as south, west, north and east in degrees\n")
+        switch MapView.parse(request.query) {
+        case .success(let view): Self.json(200, model.current.places(in: view.box, limit: view.limit, now: Date()))
+        case .failure(let problem): Self.text(400, "\(problem)\n")
         }
-        let box: GeoBox
-        switch GeoBox.view(south: south, north: north, west: west, east: east) {
-        case .success(let view): box = view
-        case .failure(let problem): return Self.text(400, "\(problem)\n")
-        }
-        let limit = min(max(request.query["limit"].flatMap(Int.init) ?? 500, 1), 5000)
-        return Self.json(200, model.current.places(in: box, limit: limit, now: Date()))
     }
 
     /// A change the page asks for; the config or the state file is read again before the answer,

@@ -65,6 +65,8 @@ struct ViewportTests {
         let turned = try GeoBox.view(south: 0, north: 1, west: -900.5, east: -899.5).get()
         #expect(turned.west == 179.5 && turned.east == 180.5)
         #expect(try GeoBox.view(south: 0, north: 1, west: 10, east: 9.99).get().east - 10 > 359.98, "all but 0.01° of longitude")
+        let farWest = try GeoBox.view(south: -18, north: -17.5, west: 179.5, east: -1070).get()
+        #expect(farWest.west == 179.5 && farWest.east == 370, "an east side turns away is the longitude it is (found by the map's fuzz target)")
         #expect(try GeoBox.view(south: 0, north: 1, west: -1e308, east: 1e308).get().everyLongitude)
         #expect(try GeoBox.view(south: 0, north: 1, west: 1e19, east: 1e19).get().east < 540)
         #expect(GeoBox.view(south: 1e300, north: 1e301, west: 0, east: 1) == .failure(.latitudeOutOfRange))

@@ -7,13 +7,14 @@ import CLibFuzzer
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmMap
 import GeoAlarmOwnTracks
 import GeoAlarmReplay
 import GeoAlarmScanners
 
 /// The parsers that can be fuzzed, by the name given on the command line.
 enum FuzzTarget: String, CaseIterable {
-    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor, owntracks, http
+    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor, owntracks, http, map
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -28,6 +29,7 @@ enum FuzzTarget: String, CaseIterable {
         case .editor: checkEditor(bytes)
         case .owntracks: checkOwnTracks(bytes)
         case .http: checkHTTP(bytes)
+        case .map: checkMap(bytes)
         }
     }
 }
@@ -113,6 +115,38 @@ func checkHTTP(_ bytes: [UInt8]) {
     else { fatalError("a request read past its bytes or its length") }
     guard HTTPRequestReader.read(Array(bytes[..<length]), largestBody: largestBody) == .complete(request, length: length) else {
         fatalError("the bytes of a request read as something else")
+    }
+}
+
+/// Places on both sides of the antimeridian, near a pole and elsewhere, for the map target's views.
+let mapEngine: GeofenceEngine = {
+    let points = [(-17.8, 179.9), (-17.8, -179.9), (89.9, 0.0), (38.7, -9.1), (0, 0)]
+    let places = points.map { CollectionPlace(geometry: .circle(center: Coordinate(latitude: $0.0, longitude: $0.1), radius: 500)) }
+    let template = Reminder(id: "p", title: "{name}", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1))
+    return GeofenceEngine(reminders: [], collections: [ReminderCollection(id: "p", template: template, places: places)])
+}()
+
+/// A request to the map: its query read as a view is one (latitudes in range, south not above
+/// north, at most one turn of longitude), and the index answers it within its limit; its body
+/// (or the whole input, a page's JSON) read as a change is within its bound, its point "LAT,LON".
+func checkMap(_ bytes: [UInt8]) {
+    var bodies = [bytes]
+    if case .complete(let request, _) = HTTPRequestReader.read(bytes, largestBody: MapChange.largestBody) {
+        bodies.append(request.body)
+        if case .success(let view) = MapView.parse(request.query) {
+            let box = view.box
+            guard (-90...90).contains(box.south), (-90...90).contains(box.north), box.south <= box.north,
+                  box.everyLongitude || (box.west >= -180 && box.west < 180 && box.east >= box.west && box.east - box.west < 360),
+                  (1...5000).contains(view.limit)
+            else { fatalError("a view that is none: \(view)") }
+            let found = mapEngine.fences(in: box, limit: view.limit)
+            guard found.fences.count <= view.limit else { fatalError("more places than the limit") }
+        }
+    }
+    for body in bodies {
+        guard let change = try? MapChange.parse(body) else { continue }
+        guard body.count <= MapChange.largestBody else { fatalError("a change read past its bound") }
+        if let location = change.location, location.split(separator: ",").count != 2 { fatalError("a location of another shape: \(location)") }
     }
 }
 
