@@ -12,12 +12,14 @@ let package = Package(
             targets: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD",
                 "GeoAlarmPipeline", "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmMQTT", "GeoAlarmSystem",
-                "GeoAlarmEncoding", "GeoAlarmOwnTracks",
+                "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmTasks",
             ]),
         // Every parser, for the fuzzing package (Fuzz/).
         .library(
             name: "GeoAlarmParsers",
-            targets: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig", "GeoAlarmOwnTracks", "GeoAlarmMap"]),
+            targets: [
+                "GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig", "GeoAlarmOwnTracks", "GeoAlarmMap", "GeoAlarmTasks",
+            ]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
     ],
@@ -36,10 +38,13 @@ let package = Package(
         .target(name: "GeoAlarmSystem", dependencies: ["CSystem", "GeoAlarmCore"]),
         // Linux headers the Glibc module leaves out (pidfd, eventfd, inotify): includes only.
         .systemLibrary(name: "CSystem"),
-        // Adapter: the TOML reminders file and the collection files it names.
+        // Task lists as a second source of reminders: the iCalendar model, its reader and
+        // line-preserving writer, and the vdir (a folder of .ics files).
+        .target(name: "GeoAlarmTasks", dependencies: ["GeoAlarmCore", "GeoAlarmSystem"]),
+        // Adapter: the TOML reminders file, the collection files and the task lists it names.
         .target(
             name: "GeoAlarmConfig",
-            dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem"]
+            dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem", "GeoAlarmTasks"]
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
         .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem"]),
@@ -57,7 +62,7 @@ let package = Package(
             name: "GeoAlarmAgent",
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmPipeline", "GeoAlarmStore", "GeoAlarmSystem",
-                .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -125,7 +130,7 @@ let package = Package(
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmPipeline",
                 "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmMQTT",
-                "GeoAlarmEncoding", "GeoAlarmMap",
+                "GeoAlarmEncoding", "GeoAlarmMap", "GeoAlarmTasks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -138,6 +143,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig", "GeoAlarmTestSupport"]),
+        // The iCalendar reader and writer, the vdir, and task lists as reminders.
+        .testTarget(
+            name: "GeoAlarmTasksTests",
+            dependencies: [
+                "GeoAlarmTasks", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         // The system-call layer and the event loop.
         .testTarget(name: "GeoAlarmSystemTests", dependencies: ["GeoAlarmSystem"]),
         .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),

@@ -14,6 +14,8 @@ public enum AgentInput: Sendable {
     case configChanged
     /// The state file was written by another process (a command such as `geoalarm complete`).
     case stateChanged
+    /// A task list's folder changed: a task added, changed or removed (a sync, a task app, Done).
+    case tasksChanged
     /// A pop-up's button was pressed for a reminder.
     case reminderAction(ReminderAction, id: String)
     /// A timer the pipeline set is due.
@@ -57,10 +59,17 @@ public struct WatcherService: Service {
     private let channel: AgentChannel
     private let loop: EventLoop
 
-    /// Watches `configPath` (and `statePath`'s write-ahead log and the file itself, when state is kept in a file);
+    /// Watches `configPath`, the `.ics` files of `taskFolders` (and `statePath`'s write-ahead log
+    /// and the file itself, when state is kept in a file);
     /// what cannot be watched is logged, and SIGHUP still reloads.
-    public init(configPath: String, statePath: String?, channel: AgentChannel, loop: EventLoop, logger: Logger) {
+    public init(
+        configPath: String, statePath: String?, taskFolders: [String] = [], channel: AgentChannel, loop: EventLoop, logger: Logger
+    ) {
         var files = [FileWatcher.Watch(path: configPath, events: .replaced, report: AgentInput.configChanged)]
+        // vdirsyncer writes a task under a temporary name and renames it; a deletion removes it.
+        for folder in taskFolders {
+            files.append(FileWatcher.Watch(filesOf: folder, ending: ".ics", events: [.replaced, .removed], report: .tasksChanged))
+        }
         // A command closes the write-ahead log as it ends, after its last write; the agent's own
         // writes, to the log it keeps open, wake nothing.
         // The file itself deleted or renamed away: the agent makes a new one at once, with what it holds.
@@ -72,6 +81,7 @@ public struct WatcherService: Service {
         self.channel = channel
         self.loop = loop
         if watcher == nil { logger.warning("cannot watch \(configPath) for changes; reload with SIGHUP") }
+        for path in watcher?.unwatched ?? [] { logger.warning("cannot watch \(path) for changes (is its folder there?); reload with SIGHUP") }
     }
 
     public func run() async throws {

@@ -5,6 +5,7 @@ import GeoAlarmEncoding
 import GeoAlarmPipeline
 import GeoAlarmStore
 import GeoAlarmSystem
+import GeoAlarmTasks
 import Glibc
 import Logging
 import ServiceLifecycle
@@ -53,7 +54,9 @@ public final class AlarmAgent: Service {
     }
 
     public func run() async throws {
-        var loop = AgentState(pipeline: FixPipeline(watching: initialConfig.reminderSet, state: state, sinks: sinks, timeZone: SystemTimeZone()))
+        var loop = AgentState(
+            config: initialConfig,
+            pipeline: FixPipeline(watching: initialConfig.reminderSet, state: state, sinks: sinks, timeZone: SystemTimeZone()))
         logger.info("watching \(Self.describe(loop.pipeline.engine)) from \(configPath)")
         loop.pipeline.fireDueAlarms(now: Date())
         state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
@@ -105,6 +108,15 @@ public final class AlarmAgent: Service {
             loop.pipeline.fireDueAlarms(now: Date())
             rearmTimer(&loop)
         case .reminderAction(let action, let id):
+            // A task is completed where it lives: its file, which its app and every device that syncs it read.
+            if case .complete(let time) = action, let task = loop.config.taskOrigin(of: id) {
+                do {
+                    try TaskWriter.complete(task, at: time)
+                    logger.info("completed \(id) in task list \(task.list) (\(task.path))")
+                } catch {
+                    logger.error("cannot complete \(id) in task list \(task.list) (\(task.path)): \(error); it stays open there")
+                }
+            }
             let lifecycles = loop.pipeline.apply(action, to: id)
             for tracked in loop.trackers.values { tracked.takeLifecycles(lifecycles) }
             loop.pipeline.fireDueAlarms(now: Date())
@@ -120,6 +132,9 @@ public final class AlarmAgent: Service {
             reload(&loop)
         case .configChanged:
             logger.info("\(configPath) changed")
+            reload(&loop)
+        case .tasksChanged:
+            logger.info("a task list changed")
             reload(&loop)
         }
     }
@@ -305,7 +320,8 @@ public final class AlarmAgent: Service {
     private func reload(_ loop: inout AgentState) {
         do {
             let config = try ConfigLoader.load(path: configPath)
-            Self.logCollections(of: config, to: logger)
+            Self.logSources(of: config, to: logger)
+            loop.config = config
             loop.pipeline.reload(config.reminderSet)
             for tracked in loop.trackers.values { tracked.reload(following: loop.pipeline) }
             let engine = loop.pipeline.engine
@@ -326,14 +342,27 @@ public final class AlarmAgent: Service {
         }
     }
 
-    /// Logs the bad rows skipped in the config's collection files (as warnings), and what each
-    /// collection loaded; for the agent's reloads and the commands that load a config alike.
-    public static func logCollections(of config: Config, to logger: Logger) {
+    /// Logs the bad rows skipped in the config's collection files and the tasks passed over in
+    /// its task lists (as warnings: all of them with `everyProblem`, else the first
+    /// ``problemsShown`` of each list), and what each collection and list loaded; for the agent's
+    /// reloads and the commands that load a config alike.
+    public static func logSources(of config: Config, to logger: Logger, everyProblem: Bool = false) {
         for load in config.collectionLoads {
             for problem in load.shownProblems { logger.warning("\(problem)") }
             logger.info("\(load.summary)")
         }
+        for list in config.taskLists {
+            let shown = everyProblem ? list.problems[...] : list.problems.prefix(problemsShown)
+            for problem in shown { logger.warning("\(problem)") }
+            if shown.count < list.problems.count {
+                logger.warning("task list \(list.settings.name): \(list.problems.count - shown.count) more problems (geoalarm check lists them all)")
+            }
+            if list.failure != nil { logger.error("\(list.summary)") } else { logger.info("\(list.summary)") }
+        }
     }
+
+    /// How many problems of a task list are logged but by `check`.
+    static let problemsShown = 20
 
     /// "5 reminders" or "5 reminders and 1000000 collection places".
     static func describe(_ engine: GeofenceEngine) -> String {
@@ -357,6 +386,8 @@ struct AgentState {
         case unavailable(String)
     }
 
+    /// The config as last loaded (its task lists say where each task lives).
+    var config: Config
     var pipeline: FixPipeline
     /// When the last fix was written for `geoalarm status`.
     var lastFixSaved: ContinuousClock.Instant?

@@ -1,4 +1,6 @@
 import GeoAlarmCore
+import GeoAlarmSystem
+import GeoAlarmTasks
 
 /// Everything a valid reminders file says.
 public struct Config: Sendable {
@@ -32,6 +34,13 @@ public struct Config: Sendable {
     public var mqtt: MQTTSettings?
     /// `[map]`: the tiles `geoalarm map` draws under the reminders.
     public var map: MapSettings = .openStreetMap
+    /// Every `[[tasklist]]`, in file order.
+    public var taskListSettings: [TaskListSettings] = []
+    /// What the lists' reminders share, from `[defaults]`.
+    public var taskDefaults = TaskDefaults(
+        template: Reminder(id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 100)), radius: 100)
+    /// What each list gave (its reminders and time alarms are in ``reminders`` and ``alarms`` too), once loaded.
+    public var taskLists: [TaskListLoad] = []
 
     public init(
         path: String, settings: EngineSettings, places: [String: Coordinate], reminders: [Reminder],
@@ -57,6 +66,8 @@ extension Config {
         if gpsdHost != other.gpsdHost || gpsdPort != other.gpsdPort { changed.append("[gpsd]") }
         if notify != other.notify { changed.append("[output] notify") }
         if hookTimeout != other.hookTimeout { changed.append("[output] hook_timeout") }
+        // Their folders are watched from the start: a list's reminders are read again at every reload all the same.
+        if Set(taskListSettings.map(\.folder)) != Set(other.taskListSettings.map(\.folder)) { changed.append("[[tasklist]] vdir (watched)") }
         switch (mqtt, other.mqtt) {
         case (nil, nil): break
         case (nil, _?): changed.append("[mqtt] (added)")
@@ -68,7 +79,8 @@ extension Config {
 
     /// What the pipeline watches.
     public var reminderSet: ReminderSet {
-        ReminderSet(reminders: reminders, collections: collections, alarms: alarms, settings: settings)
+        let tasks = taskLists.flatMap { $0.reminders.map(\.id) + $0.alarms.map(\.id) }
+        return ReminderSet(reminders: reminders, collections: collections, alarms: alarms, settings: settings, taskIDs: Set(tasks))
     }
 
     public var hasExecHooks: Bool {
@@ -141,12 +153,54 @@ public struct CollectionLoad: Sendable {
     }
 }
 
+/// What a task list's reminders share, from the config's `[defaults]`.
+public struct TaskDefaults: Sendable {
+    /// Hysteresis, dwell, alert, repetition and approach of every task's reminder.
+    public var template: Reminder
+    /// Metres, for a place that gives no radius.
+    public var radius: Double
+}
+
 extension Config {
+    /// Reads every task list's folder: their reminders and time alarms join the config's (a
+    /// task whose id is taken is passed over, said with the others).
+    public mutating func loadTaskLists() {
+        let defaults = TaskLists.Defaults(
+            template: taskDefaults.template, radius: taskDefaults.radius, local: SystemTimeZone(), zones: { NamedTimeZone($0) })
+        taskLists = taskListSettings.map { TaskLists.load($0, defaults: defaults) }
+        var taken = Set(reminders.map(\.id) + alarms.map(\.id))
+        for index in taskLists.indices {
+            var kept: [Reminder] = []
+            for reminder in taskLists[index].reminders {
+                if taken.insert(reminder.id).inserted {
+                    kept.append(reminder)
+                } else {
+                    taskLists[index].problems.append("the id \(reminder.id) is taken already: its task is passed over")
+                }
+            }
+            taskLists[index].reminders = kept
+            reminders += kept
+            alarms += taskLists[index].alarms
+        }
+    }
+
+    /// Where the task `id` names lives (a task list's reminder, time alarm, or a closed task).
+    public func taskOrigin(of id: String) -> TaskOrigin? {
+        for list in taskLists {
+            if let origin = list.origin(of: id) { return origin }
+        }
+        return nil
+    }
+
     /// What an id on a command line or from the map names: a `[[reminder]]` (with a place or a
-    /// time) or a collection's place, with its title.
+    /// time), a collection's place, or a task of a task list, with its title.
     public func lookUp(_ id: String) -> Result<(id: String, title: String), UnknownID> {
         for collection in collections {
             if let place = collection.memberIndex(of: id) { return .success((id, collection.member(place).title)) }
+        }
+        if let origin = taskOrigin(of: id) {
+            let title = reminders.first { $0.id == id }?.title ?? alarms.first { $0.id == id }?.title ?? origin.title
+            return .success((id, title))
         }
         guard idsInFileOrder.contains(id) else { return .failure(UnknownID(id: id, config: self)) }
         let title = reminders.first { $0.id == id }?.title ?? alarms.first { $0.id == id }?.title ?? id

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmSystem
+import GeoAlarmTasks
 
 /// Reads and validates a reminders file, collecting every problem rather than stopping at the first.
 public enum ConfigLoader {
@@ -13,10 +14,11 @@ public enum ConfigLoader {
         } catch {
             throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(error)")])
         }
-        let config = try parse(bytes, path: path)
+        var config = try parse(bytes, path: path)
         if config.hasExecHooks, let problem = FileSafety.configProblem(path) {
             throw ConfigError([ConfigDiagnostic(file: path, message: "refused: \(problem)")])
         }
+        config.loadTaskLists()
         return config
     }
 
@@ -62,7 +64,8 @@ struct ConfigReader {
     let document: TOMLDocument
     private(set) var diagnostics: [ConfigDiagnostic] = []
 
-    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "gpsd", "output", "history", "mqtt", "map"]
+    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "tasklist", "gpsd", "output", "history", "mqtt", "map"]
+    static let taskListKeys = ["name", "vdir", "geo_tasks"]
     static let mapKeys = ["tiles", "attribution"]
     static let mqttKeys = [
         "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "tid", "homeassistant", "discovery_prefix",
@@ -156,6 +159,25 @@ struct ConfigReader {
         }
         config.alarms = alarms
         config.idsInFileOrder = order
+        if let value = root["tasklist"] {
+            if let array = value.array {
+                for (offset, element) in array.enumerated() {
+                    guard let table = element.table else {
+                        report(in: root, "tasklist (#\(offset + 1))", nil, "must be a table ([[tasklist]])")
+                        continue
+                    }
+                    if let settings = readTaskList(table, number: offset + 1, usedIDs: &usedIDs) { config.taskListSettings.append(settings) }
+                }
+            } else {
+                report(in: root, "top level", "tasklist", "must be an array of tables: write each one as [[tasklist]]")
+            }
+        }
+        config.taskDefaults = TaskDefaults(
+            template: Reminder(
+                id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: defaults.radius),
+                hysteresis: defaults.hysteresis, dwell: defaults.dwell, alert: defaults.alert,
+                schedule: ReminderSchedule(repetition: defaults.repetition), approach: defaults.approach),
+            radius: defaults.radius)
         if let table = table(root, "gpsd", context: "top level") {
             checkKeys(of: table, allowed: Self.gpsdKeys, context: "gpsd")
             config.gpsdHost = string(table, "host", context: "gpsd")
@@ -456,7 +478,7 @@ struct ConfigReader {
         if table["at"] != nil {
             let alarm = timeAlarm(table, context: context, defaults: defaults)
             guard diagnostics.count == before, let id, let title, let at = alarm.at else { return nil }
-            return .time(TimeAlarm(id: id, title: title, notes: notes, at: at, alert: alarm.alert, isEnabled: alarm.enabled))
+            return .time(TimeAlarm(id: id, title: title, notes: notes, at: .local(at), alert: alarm.alert, isEnabled: alarm.enabled))
         }
         let (center, placeName, area) = reminderCenter(table, context: context, places: places)
         if area != nil, table["radius"] != nil {
@@ -493,6 +515,33 @@ struct ConfigReader {
 
     /// A `[[collection]]` table and the places of its file. `usedIDs` maps the reminder and
     /// collection ids taken so far to who took them.
+    /// A `[[tasklist]]`: its name (unique, and its slug no other reminder's or collection's id),
+    /// its folder (beside the config when relative), and what a task with only a place announces.
+    private mutating func readTaskList(_ table: TOMLTable, number: Int, usedIDs: inout [String: String]) -> TaskListSettings? {
+        let context = "tasklist (#\(number))"
+        checkKeys(of: table, allowed: Self.taskListKeys, context: context)
+        let before = diagnostics.count
+        let name = string(table, "name", context: context)
+        if name == nil, table["name"] == nil { report(in: table, context, "name", "missing: how list, status and the map name the list") }
+        if let name, name.trimmingWhitespace().isEmpty { report(in: table, context, "name", "is empty") }
+        let folder = string(table, "vdir", context: context)
+        if folder == nil, table["vdir"] == nil { report(in: table, context, "vdir", "missing: the folder of the list's .ics files (as vdirsyncer keeps it)") }
+        if let folder, folder.isEmpty { report(in: table, context, "vdir", "is empty") }
+        var geoTasks: Trigger?
+        if let text = string(table, "geo_tasks", context: context) {
+            geoTasks = Trigger(parsing: text)
+            if geoTasks == nil { report(in: table, context, "geo_tasks", "unknown value \"\(text)\" (use \"arrive\", \"leave\" or \"both\")") }
+        }
+        guard diagnostics.count == before, let name, let folder else { return nil }
+        let settings = TaskListSettings(name: name, folder: PathParts.resolve(folder, besides: file), geoTasks: geoTasks)
+        if let first = usedIDs[settings.id] {
+            report(in: table, context, "name", "its reminders' ids would start \"\(settings.id)/\", as those of \(first) do: give it another name")
+            return nil
+        }
+        usedIDs[settings.id] = "task list #\(number)"
+        return settings
+    }
+
     private mutating func readCollection(
         _ table: TOMLTable, number: Int, defaults: ReminderDefaults, usedIDs: inout [String: String]
     ) -> (ReminderCollection, CollectionLoad)? {

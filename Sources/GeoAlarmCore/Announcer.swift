@@ -97,6 +97,12 @@ public struct Announcer: Sendable {
         self.lifecycles = lifecycles
     }
 
+    /// Takes `ids` as not completed: reminders whose completion lives elsewhere (a task's in its
+    /// task list, where a completed task is no reminder at all).
+    public mutating func reopen(_ ids: Set<String>) {
+        for id in ids where lifecycles[id]?.completedAt != nil { lifecycles[id]?.completedAt = nil }
+    }
+
     /// Notes that a time alarm fired at `time`.
     public mutating func noteFired(_ id: String, at time: Date) {
         lifecycles[id, default: Lifecycle()].lastFired = time

@@ -55,6 +55,15 @@ public struct LocalTime: Sendable, Equatable {
         return Date(timeIntervalSince1970: Double(local - before))
     }
 
+    /// How many days the month has in that year (February 29 in leap years).
+    public static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
     /// Days from 1970-01-01 to the given Gregorian date (negative before it); a day past the
     /// month's end runs into the next month.
     public static func daysSince1970(year: Int, month: Int, day: Int) -> Int {

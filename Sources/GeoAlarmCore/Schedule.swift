@@ -62,7 +62,8 @@ public struct LocalDate: Sendable, Equatable, CustomStringConvertible {
         return minuteOfDay.map { "\(date) \(two($0 / 60)):\(two($0 % 60))" } ?? date
     }
 
-    private init(year: Int, month: Int, day: Int, minuteOfDay: Int?) {
+    /// A day (with a time of day, in minutes after midnight, when given).
+    public init(year: Int, month: Int, day: Int, minuteOfDay: Int? = nil) {
         self.year = year
         self.month = month
         self.day = day

@@ -6,13 +6,13 @@ public struct TimeAlarm: Sendable, Equatable, Identifiable {
     public var id: String
     public var title: String
     public var notes: String?
-    /// Local time; a date alone means its midnight.
-    public var at: LocalDate
+    /// When: a local time (a date alone means its midnight), or a moment (a task's alarm).
+    public var at: AlarmTime
     public var alert: ReminderAlert
     public var isEnabled: Bool
 
     public init(
-        id: String, title: String, notes: String? = nil, at: LocalDate, alert: ReminderAlert = ReminderAlert(),
+        id: String, title: String, notes: String? = nil, at: AlarmTime, alert: ReminderAlert = ReminderAlert(),
         isEnabled: Bool = true
     ) {
         self.id = id
@@ -38,5 +38,39 @@ public struct TimeAlarm: Sendable, Equatable, Identifiable {
         let due = max(time, lifecycle.snoozedUntil ?? time)
         if let fired = lifecycle.lastFired, fired >= due { return nil }
         return due
+    }
+}
+
+/// When a time alarm fires: a local date and time (`at` in the config), or a moment (a task's
+/// alarm, in UTC or its own zone).
+public enum AlarmTime: Sendable, Equatable, CustomStringConvertible {
+    case local(LocalDate)
+    case instant(Date)
+
+    /// The moment it names in `zone`.
+    public func start(in zone: some TimeZoneRules) -> Date {
+        switch self {
+        case .local(let date): date.start(in: zone)
+        case .instant(let moment): moment
+        }
+    }
+
+    /// The local date and time it names in `zone`.
+    public func localDate(in zone: some TimeZoneRules) -> LocalDate {
+        switch self {
+        case .local(let date):
+            return date
+        case .instant(let moment):
+            let time = LocalTime(moment, in: zone)
+            return LocalDate(year: time.year, month: time.month, day: time.day, minuteOfDay: time.secondOfDay / 60)
+        }
+    }
+
+    /// "2026-12-24 16:00" (a moment in UTC: "2026-12-24 15:00 UTC").
+    public var description: String {
+        switch self {
+        case .local(let date): date.description
+        case .instant: "\(localDate(in: .utc)) UTC"
+        }
     }
 }

@@ -57,6 +57,7 @@ struct MapData: Sendable {
             entry.add("places", number: Double(collection.places.count))
             return entry.text
         }.joined(separator: ",") + "]")
+        object.add("lists", raw: "[" + config.taskListSettings.map { JSONText.quote($0.name) }.joined(separator: ",") + "]")
         return object.text
     }
 
@@ -112,6 +113,8 @@ struct MapData: Sendable {
         object.add("place", reminder.placeName)
         object.add("when", reminder.trigger.rawValue)
         object.add("enabled", reminder.isEnabled)
+        // A task's place and title are edited in its task app.
+        object.add("list", config.taskOrigin(of: reminder.id)?.list)
         return object
     }
 

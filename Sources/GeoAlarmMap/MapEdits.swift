@@ -4,6 +4,7 @@ import GeoAlarmCore
 import GeoAlarmEncoding
 import GeoAlarmScanners
 import GeoAlarmStore
+import GeoAlarmTasks
 
 /// What the page asks to change, read from a request's JSON object (unknown members are passed over).
 public struct MapChange: Sendable, Equatable {
@@ -17,6 +18,8 @@ public struct MapChange: Sendable, Equatable {
     public var when: String?
     /// A snooze's length.
     public var seconds: Double?
+    /// The task list a new reminder goes to (its name); nil: the config.
+    public var list: String?
 
     /// Why a body is no change.
     public struct Invalid: Error, Sendable, CustomStringConvertible {
@@ -69,6 +72,7 @@ public struct MapChange: Sendable, Equatable {
                 case "lon": change.longitude = try number(&scanner, "lon")
                 case "when": change.when = try text(&scanner, "when")
                 case "seconds": change.seconds = try number(&scanner, "seconds")
+                case "list": change.list = try text(&scanner, "list")
                 default: try scanner.skipValue()
                 }
             }
@@ -96,12 +100,14 @@ enum MapEdits {
         var description: String
     }
 
-    /// Adds a reminder at the change's point; returns its id (its title's slug, numbered when taken).
+    /// Adds a reminder at the change's point (to the task list the change names, else the
+    /// config); returns its id (its title's slug, numbered when taken; a task's from its UID).
     static func add(_ change: MapChange, to config: Config) throws(Refusal) -> String {
         guard let title = change.title?.trimmingWhitespace(), !title.isEmpty else {
             throw Refusal(description: "give the reminder a title")
         }
         guard let location = change.location else { throw Refusal(description: "say where: lat and lon") }
+        if let list = change.list { return try addTask(change, title: title, to: list, in: config) }
         let taken = Set(config.idsInFileOrder)
         // A title without letters or digits ("🍞") has no slug: the page has no id field, so one is made up.
         let slug = Reminder.slug(title).isEmpty ? "reminder" : Reminder.slug(title)
@@ -116,6 +122,43 @@ enum MapEdits {
         if let when = change.when { fields.append(("when", ConfigEditor.quote(when))) }
         try edit(config.path) { bytes in ConfigEditor.appendingReminder(fields, to: bytes) }
         return id
+    }
+
+    /// A new task in the list called `name`, at the change's point; its id.
+    private static func addTask(_ change: MapChange, title: String, to name: String, in config: Config) throws(Refusal) -> String {
+        guard let settings = config.taskListSettings.first(where: { $0.name == name }) else {
+            throw Refusal(description: "no task list \"\(name)\" in \(config.path)")
+        }
+        guard let latitude = change.latitude, let longitude = change.longitude,
+              Coordinate(latitude: latitude, longitude: longitude).isValid
+        else { throw Refusal(description: "say where: lat and lon, in range") }
+        var radius = config.taskDefaults.radius
+        if let text = change.radius {
+            do {
+                radius = try Length.parse(text)
+            } catch {
+                throw Refusal(description: "radius \(text): \(error)")
+            }
+            guard radius > 0 else { throw Refusal(description: "radius \(text): must be above 0") }
+        }
+        var trigger = Trigger.arrive
+        if let when = change.when {
+            guard let parsed = Trigger(parsing: when) else { throw Refusal(description: "when \(when): use arrive, leave or both") }
+            trigger = parsed
+        }
+        let uid = TaskWriter.newUID()
+        do {
+            try TaskWriter.create(
+                TaskEdits.NewTask(uid: uid, title: title, notes: nil, place: TaskPlace(
+                    coordinate: Coordinate(latitude: latitude, longitude: longitude), radius: radius, name: nil), trigger: trigger),
+                in: settings, at: Date())
+        } catch {
+            throw Refusal(description: "task list \(name) (\(settings.folder)): \(error)")
+        }
+        // Its id as the list, read again, gives it.
+        let fresh = TaskLists.load(settings, defaults: TaskLists.Defaults(
+            template: config.taskDefaults.template, radius: config.taskDefaults.radius, local: FixedOffset.utc, zones: { _ in nil }))
+        return fresh.tasks.first { $0.value.uid == uid }?.key ?? uid
     }
 
     /// Moves a reminder, renames it or changes its radius.
@@ -145,12 +188,21 @@ enum MapEdits {
         }
     }
 
-    /// Removes a reminder from the config and forgets its state, as `geoalarm remove` does.
+    /// Removes a reminder from the config (a task: its file) and forgets its state, as `geoalarm remove` does.
     static func remove(_ change: MapChange, from config: Config, store: StateStore?) throws(Refusal) {
-        let id = try reminderID(change, in: config)
-        try edit(config.path) { (bytes) throws(ConfigEditor.EditError) in
-            try ConfigEditor.removingReminder(id: id, from: bytes, path: config.path)
+        if let id = change.id, let task = config.taskOrigin(of: id) {
+            do {
+                try TaskWriter.delete(task)
+            } catch {
+                throw Refusal(description: "task \(task.title) of list \(task.list): \(error)")
+            }
+        } else {
+            let id = try reminderID(change, in: config)
+            try edit(config.path) { (bytes) throws(ConfigEditor.EditError) in
+                try ConfigEditor.removingReminder(id: id, from: bytes, path: config.path)
+            }
         }
+        guard let id = change.id else { return }
         do {
             _ = try store?.forget(id)
         } catch {
@@ -173,6 +225,15 @@ enum MapEdits {
         case .success(let found): id = found.id
         case .failure(let unknown): throw Refusal(description: unknown.description)
         }
+        // A task is completed where it lives: its file.
+        if let task = config.taskOrigin(of: id), action != .snooze {
+            do {
+                if action == .complete { try TaskWriter.complete(task, at: now) } else { try TaskWriter.uncomplete(task, at: now) }
+            } catch {
+                throw Refusal(description: "task \(task.title) of list \(task.list): \(error)")
+            }
+            return
+        }
         guard let store else { throw Refusal(description: "there is no state file to write to") }
         do {
             switch action {
@@ -193,6 +254,9 @@ enum MapEdits {
 
     /// The id of a `[[reminder]]` of the config that the change names.
     private static func reminderID(_ change: MapChange, in config: Config) throws(Refusal) -> String {
+        if let id = change.id, let task = config.taskOrigin(of: id) {
+            throw Refusal(description: "\(id) is a task of list \(task.list): change its place and title in its task app")
+        }
         guard let id = change.id, config.reminders.contains(where: { $0.id == id }) else {
             throw Refusal(description: "no reminder \"\(change.id ?? "")\" in \(config.path) (a collection's places are edited in its file)")
         }

@@ -77,6 +77,9 @@ public struct MapService: Service {
     /// state file's write-ahead log; an editor or `geoalarm add` replaces the config).
     private func watchFiles() -> (FileWatcher<Change>, EventLoop.Watch)? {
         var files = [FileWatcher.Watch(path: model.configPath, events: .replaced, report: Change.config)]
+        for list in model.current.config.taskListSettings {
+            files.append(FileWatcher.Watch(filesOf: list.folder, ending: ".ics", events: [.replaced, .removed], report: .config))
+        }
         if let store = model.store {
             files.append(FileWatcher.Watch(path: store.path + "-wal", events: [.written, .replaced], report: .state))
             files.append(FileWatcher.Watch(path: store.path, events: [.written, .replaced], report: .state))
@@ -85,6 +88,7 @@ public struct MapService: Service {
             logger.warning("cannot watch \(model.configPath) and the state file: the map shows them as they were when it started")
             return nil
         }
+        for path in watcher.unwatched { logger.warning("cannot watch \(path) for changes: the map shows it as it was when it started") }
         let watch = watcher.start(on: loop) { [model] change in
             switch change {
             case .config: model.reloadConfig()

@@ -21,15 +21,18 @@ public final class FixPipeline {
     public private(set) var engine: GeofenceEngine
     public private(set) var announcer: Announcer
     public private(set) var alarms: [TimeAlarm]
+    /// The ids of task lists' reminders and time alarms: their completion lives in the task.
+    public private(set) var taskIDs: Set<String> = []
     /// Where the state is kept (in memory when it has no file).
     public let state: any StateLedger
     private let sinks: [any EventSink]
 
-    private init(engine: GeofenceEngine, announcer: Announcer, state: any StateLedger, sinks: [any EventSink]) {
+    private init(engine: GeofenceEngine, announcer: Announcer, state: any StateLedger, sinks: [any EventSink], taskIDs: Set<String>) {
         self.engine = engine
         self.announcer = announcer
         self.state = state
         self.sinks = sinks
+        self.taskIDs = taskIDs
         alarms = []
     }
 
@@ -41,18 +44,21 @@ public final class FixPipeline {
     public func pipeline(forTracker device: String) -> FixPipeline {
         let keeper = state.scoped(to: device)
         let tracked = engine.copyForTrackedDevice(restoring: keeper.savedPresence())
-        return FixPipeline(engine: tracked, announcer: announcer, state: keeper, sinks: sinks)
+        return FixPipeline(engine: tracked, announcer: announcer, state: keeper, sinks: sinks, taskIDs: taskIDs)
     }
 
     /// Takes a reloaded config's fences from `base` (the pipeline that reloaded it), keeping the
     /// state of every fence that did not change.
     public func reload(following base: FixPipeline) {
         engine = base.engine.freshCopy(carryingStateFrom: engine)
+        taskIDs = base.taskIDs
+        announcer.reopen(taskIDs)
     }
 
     /// Takes lifecycles another pipeline read from the state file (see ``refreshLifecycles()``).
     public func takeLifecycles(_ lifecycles: [String: Lifecycle]) {
         announcer.take(lifecycles)
+        announcer.reopen(taskIDs)
     }
 
     /// A pipeline for `watched`, starting from the state `state` kept, giving events to `sinks`
@@ -63,6 +69,8 @@ public final class FixPipeline {
         engine = state.engine(reminders: watched.reminders, collections: watched.collections, settings: watched.settings)
         announcer = Announcer(timeZone: timeZone, lifecycles: state.lifecycles())
         alarms = watched.alarms
+        taskIDs = watched.taskIDs
+        announcer.reopen(taskIDs)
     }
 
     /// Runs one fix through; `receivedAt` is the system clock when it arrived (a fix far ahead of
@@ -126,6 +134,9 @@ public final class FixPipeline {
             reminders: watched.reminders, collections: watched.collections, settings: watched.settings,
             carryingStateFrom: engine)
         alarms = watched.alarms
+        // A task completed in its list is no reminder; one that comes back was reopened there.
+        taskIDs = watched.taskIDs
+        announcer.reopen(taskIDs)
         for sink in sinks { sink.remindersChanged(engine.reminders, collections: engine.collections) }
     }
 
@@ -150,7 +161,9 @@ public final class FixPipeline {
     /// taken off every sink (its pop-ups closed). The lifecycles as they now are, for the
     /// pipelines of tracked devices (``takeLifecycles(_:)``).
     public func apply(_ action: ReminderAction, to id: String) -> [String: Lifecycle] {
-        state.apply(action, to: id)
+        // A task's completion is written to its task list (by the caller), not the state file:
+        // here it only silences the task until the list, read again, no longer has it.
+        if case .complete = action, taskIDs.contains(id) {} else { state.apply(action, to: id) }
         let wasCompleted = announcer.lifecycles[id]?.completedAt != nil
         announcer.apply(action, to: id)
         if case .complete = action, !wasCompleted {

@@ -6,9 +6,14 @@ public final class FileWatcher<Report: Sendable>: Sendable {
     /// The files watched, by folder watch descriptor and name: which events count, and what they report.
     private let watched: [Int32: [String: (events: System.FileEvents, report: Report)]]
 
-    /// One file to watch: which of its events count, and what they report.
+    /// One file to watch, or every file of a folder whose name ends so: which of its events
+    /// count, and what they report.
     public struct Watch {
+        /// The file; or the folder, for a watch of its files.
         public var path: String
+        /// For a folder's files: the ending of the names that count (`.ics`; names starting with
+        /// a dot, an editor's or a sync's temporary files, never do). Nil: `path` is one file.
+        public var filesEnding: String?
         public var events: System.FileEvents
         public var report: Report
 
@@ -17,22 +22,45 @@ public final class FileWatcher<Report: Sendable>: Sendable {
             self.events = events
             self.report = report
         }
+
+        /// The files of `folder` whose names end in `ending`.
+        public init(filesOf folder: String, ending: String, events: System.FileEvents, report: Report) {
+            path = folder
+            filesEnding = ending
+            self.events = events
+            self.report = report
+        }
     }
 
-    /// Watches each file; nil when inotify cannot watch one of their folders.
+    /// A folder's files, by the watch of the folder itself.
+    private let folders: [Int32: (ending: String, events: System.FileEvents, report: Report)]
+
+    /// The paths of the watches given whose folder inotify could not watch (a folder that does
+    /// not exist): nothing reports their changes.
+    public let unwatched: [String]
+
+    /// Watches each file it can (see ``unwatched``); nil when there is no inotify.
     public init?(_ files: [Watch]) {
         guard let inotify = try? System.inotify() else { return nil }
         var watched: [Int32: [String: (events: System.FileEvents, report: Report)]] = [:]
+        var folders: [Int32: (ending: String, events: System.FileEvents, report: Report)] = [:]
+        var unwatched: [String] = []
         for file in files {
-            let (folder, name) = PathParts.split(file.path)
+            let (folder, name) = file.filesEnding == nil ? PathParts.split(file.path) : (file.path, "")
             guard let watch = try? System.watch(inotify, folder: folder, for: file.events) else {
-                System.close(inotify)
-                return nil
+                unwatched.append(file.path)
+                continue
             }
-            watched[watch, default: [:]][name] = (file.events, file.report)
+            if let ending = file.filesEnding {
+                folders[watch] = (ending, file.events, file.report)
+            } else {
+                watched[watch, default: [:]][name] = (file.events, file.report)
+            }
         }
         self.inotify = inotify
         self.watched = watched
+        self.folders = folders
+        self.unwatched = unwatched
     }
 
     /// Has `loop` call `changed` on its thread for every change, until ``stop(_:on:)``.
@@ -47,10 +75,16 @@ public final class FileWatcher<Report: Sendable>: Sendable {
     }
 
     /// Reads what inotify has (it is non-blocking), one report per file changed however many
-    /// events came.
+    /// events came, and one per folder however many of its files changed.
     private func readChanges(_ changed: (Report) -> Void) {
         var seen: Set<String> = []
         for event in System.readFileEvents(inotify) {
+            if let folder = folders[event.watch] {
+                guard event.name.hasSuffix(folder.ending), !event.name.hasPrefix("."), folder.events.rawValue & event.mask != 0,
+                      seen.insert("\u{0}\(event.watch)").inserted else { continue }
+                changed(folder.report)
+                continue
+            }
             guard let file = watched[event.watch]?[event.name], file.events.rawValue & event.mask != 0,
                   seen.insert(event.name).inserted else { continue }
             changed(file.report)

@@ -88,6 +88,31 @@ public enum System {
         return info
     }
 
+    /// `lstat` of a path: a symbolic link itself, not what it points to; nil when nothing is there.
+    public static func linkStatus(_ path: String) throws(SystemError) -> Glibc.stat? {
+        var info = Glibc.stat()
+        do {
+            _ = try retrying("lstat") { lstat(path, &info) }
+        } catch where error.code == ENOENT {
+            return nil
+        }
+        return info
+    }
+
+    /// The names in the folder `path` (not `.` and `..`), in no set order.
+    public static func folderEntries(_ path: String) throws(SystemError) -> [String] {
+        guard let folder = opendir(path) else { throw SystemError(call: "opendir", code: errno) }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// Makes the folder `path` and the missing folders above it, with `mode` (less the umask);
     /// folders already there are no error.
     public static func makeDirectories(_ path: String, mode: mode_t) throws(SystemError) {
@@ -209,6 +234,11 @@ public enum System {
     /// Ignores SIGPIPE: a write to a pipe whose reader has gone then fails with EPIPE.
     public static func ignoreBrokenPipes() {
         _ = Glibc.signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Deletes the file at `path`.
+    public static func remove(_ path: String) throws(SystemError) {
+        _ = try retrying("unlink") { Glibc.unlink(path) }
     }
 
     public static func unlink(_ path: String) {

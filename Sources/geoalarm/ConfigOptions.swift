@@ -32,12 +32,13 @@ struct ConfigOptions: ParsableArguments {
     }
 
     /// Loads and validates the config, printing every problem and failing when there are any.
-    /// Rows skipped in collection files are warnings, followed by what each collection loaded.
-    func load() throws -> Config {
+    /// Rows skipped in collection files and tasks passed over in task lists are warnings (every
+    /// one with `everyProblem`), followed by what each collection and list loaded.
+    func load(everyProblem: Bool = false) throws -> Config {
         let path = try resolvedPath()
         do {
             let config = try ConfigLoader.load(path: path)
-            AlarmAgent.logCollections(of: config, to: Diagnostics.logger)
+            AlarmAgent.logSources(of: config, to: Diagnostics.logger, everyProblem: everyProblem)
             return config
         } catch {
             Diagnostics.report(error)

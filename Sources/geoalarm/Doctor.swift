@@ -7,6 +7,7 @@ import GeoAlarmHooks
 import GeoAlarmMQTT
 import GeoAlarmNotify
 import GeoAlarmSystem
+import GeoAlarmTasks
 import Glibc
 
 /// `geoalarm doctor`: checks everything `run` needs, one line per check with what to do.
@@ -43,6 +44,7 @@ struct Doctor: AsyncParsableCommand {
         }
         let environment = ProcessInfo.processInfo.environment
         let config = checkConfig(report)
+        for list in config?.taskLists ?? [] { report(checkTaskList(list)) }
         await checkGPSD(config: config, report)
         report(checkNotifications(config: config, environment: environment))
         report(await checkMQTT(config: config))
@@ -72,6 +74,19 @@ struct Doctor: AsyncParsableCommand {
                            advice: "geoalarm check --config \(path) lists them all"))
             return nil
         }
+    }
+
+    /// A task list: its folder readable, how many reminders, and the tasks passed over.
+    private func checkTaskList(_ list: TaskListLoad) -> Finding {
+        let name = "tasklist \(list.settings.name)"
+        if let failure = list.failure {
+            return Finding(.fail, name, "\(list.settings.folder): \(failure)",
+                           advice: "make [[tasklist]] vdir the folder vdirsyncer syncs the list into (its storage's path plus the collection)")
+        }
+        let counts = "\(list.settings.folder): \(list.reminders.count) reminders and \(list.alarms.count) time alarms from \(list.objectCount) tasks"
+        guard let first = list.problems.first else { return Finding(.ok, name, counts) }
+        return Finding(.note, name, "\(counts); \(list.problems.count) problems, the first: \(DisplayText.escaped(first))",
+                       advice: "geoalarm check lists them all")
     }
 
     /// gpsd reachable, then a receiver with a usable fix.

@@ -5,6 +5,7 @@ import GeoAlarmCore
 import GeoAlarmGPSD
 import GeoAlarmStore
 import GeoAlarmSystem
+import GeoAlarmTasks
 
 /// Runs one locked, validated, atomic edit of the reminders file (starting it from `creating`
 /// when it does not exist), or explains why not and exits 1.
@@ -58,6 +59,11 @@ struct Add: AsyncParsableCommand {
     @Option(help: "The reminder's id (default: a slug of the title).")
     var id: String?
 
+    @Option(help: ArgumentHelp(
+        "Add it as a task to this [[tasklist]] (by name) instead of the config file: a new .ics file in its folder, "
+            + "with its place in Apple's form and RFC 9074's.", valueName: "name"))
+    var list: String?
+
     @OptionGroup var gpsdOptions: GPSDOptions
 
     @Option(help: ArgumentHelp("With --here: how long to wait for a good fix from gpsd.", valueName: "seconds"))
@@ -74,6 +80,11 @@ struct Add: AsyncParsableCommand {
             throw ValidationError("--gpsd and --device say where --here asks: give them with --here.")
         }
         guard wait.isFinite, (0...600).contains(wait) else { throw ValidationError("--wait \(wait): give 0 to 600 seconds.") }
+        if list != nil {
+            if id != nil { throw ValidationError("--id and --list: a task's id comes from its UID; give no --id.") }
+            if repetition != nil { throw ValidationError("--repeat and --list: a task repeats in its own app; give no --repeat.") }
+            if place != nil, at != nil || here { throw ValidationError("--place with --list names a place of [places]; give --at or --here alone.") }
+        }
     }
 
     /// The config to add to: the one given or found, else the user's own, made now (its folder
@@ -102,6 +113,7 @@ struct Add: AsyncParsableCommand {
         // Where --here is comes first: when there is no position, nothing is created.
         let existing = (try? options.resolvedPathQuietly()).flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
         let at = here ? try await herePosition(config: existing).description : at
+        if let list { return try addTask(to: list, at: at) }
         let (path, creating) = try target()
         var fields: [(String, String)] = []
         if let id { fields.append(("id", ConfigEditor.quote(id))) }
@@ -123,6 +135,61 @@ struct Add: AsyncParsableCommand {
         if creating != nil { try Console.line("created \(path)") }
         if let place, at != nil { try Console.line("defined place \(place) in \(path)") }
         try Console.line("added \(id ?? Reminder.slug(title)) to \(path)")
+    }
+
+    /// Adds the reminder as a new task of the task list `name`, at `at` (or the `[places]` place
+    /// --place names).
+    private func addTask(to name: String, at: String?) throws {
+        let config = try options.load()
+        guard let settings = config.taskListSettings.first(where: { $0.name == name || $0.id == name }) else {
+            let names = config.taskListSettings.map(\.name)
+            Diagnostics.error("no task list \"\(DisplayText.escaped(name))\" in \(config.path)"
+                + (names.isEmpty ? ": give one with a [[tasklist]] table" : "; there are: \(names.joined(separator: ", "))"))
+            throw ExitCode.failure
+        }
+        let coordinate: Coordinate
+        if let at {
+            switch ReminderRules.parseLocation(at) {
+            case .success(let point): coordinate = point
+            case .failure(let problem):
+                Diagnostics.error("--at \(DisplayText.escaped(at)): \(problem)")
+                throw ExitCode.failure
+            }
+        } else if let place, let point = config.places[place] {
+            coordinate = point
+        } else {
+            Diagnostics.error("no place \"\(DisplayText.escaped(place ?? ""))\" in [places] of \(config.path); there are: \(config.places.keys.sorted().joined(separator: ", "))")
+            throw ExitCode.failure
+        }
+        let metres: Double
+        do {
+            metres = try radius.map(Length.parse) ?? config.taskDefaults.radius
+        } catch {
+            Diagnostics.error("--radius \(DisplayText.escaped(radius ?? "")): \(error)")
+            throw ExitCode.failure
+        }
+        guard metres > 0 else {
+            Diagnostics.error("--radius \(DisplayText.escaped(radius ?? "")): must be above 0")
+            throw ExitCode.failure
+        }
+        guard let trigger = when.map(Trigger.init(parsing:)) ?? .arrive else {
+            Diagnostics.error("--when \(DisplayText.escaped(when ?? "")): use arrive, leave or both")
+            throw ExitCode.failure
+        }
+        let uid = TaskWriter.newUID()
+        let path: String
+        do {
+            path = try TaskWriter.create(
+                TaskEdits.NewTask(uid: uid, title: title, notes: notes, place: TaskPlace(coordinate: coordinate, radius: metres, name: place),
+                                  trigger: trigger),
+                in: settings, at: Date())
+        } catch {
+            Diagnostics.error("task list \(settings.name) (\(settings.folder)): \(error)")
+            throw ExitCode.failure
+        }
+        let reloaded = try options.load()
+        let id = reloaded.taskLists.lazy.compactMap { list in list.tasks.first { $0.value.uid == uid }?.key }.first ?? uid
+        try Console.line("added \(id) to task list \(settings.name) (\(path))")
     }
 
     /// Where --here is: gpsd's first position within the config's `max_error` (unknown errors
@@ -185,6 +252,13 @@ struct Remove: ParsableCommand {
     func run() throws {
         let config = try options.load()
         try lookUp(id, in: config)
+        if let task = config.taskOrigin(of: id) {
+            // A task is removed where it lives: its file, which the next sync deletes on the server.
+            try changeTask(task) { (task) throws(TaskProblem) in try TaskWriter.delete(task) }
+            try Console.line("removed \(id) from task list \(task.list) (deleted \(task.path))")
+            forgetState()
+            return
+        }
         guard config.idsInFileOrder.contains(id) else {
             Diagnostics.error("\(DisplayText.escaped(id)) is a place of a collection: remove it from the collection's file")
             throw ExitCode.failure
@@ -193,12 +267,17 @@ struct Remove: ParsableCommand {
             try ConfigEditor.removingReminder(id: id, from: bytes, path: config.path)
         }
         try Console.line("removed \(id) from \(config.path)")
+        forgetState()
+    }
+
+    /// Forgets the removed reminder's state, when there is a state file.
+    private func forgetState() {
         guard FileManager.default.fileExists(atPath: stateOptions.path) else { return }
         do {
             let kept = try StateStore(path: stateOptions.path).forget(id)
             try Console.line("forgot its state in \(stateOptions.path)" + (kept > 0 ? "; its \(kept) past events stay in the history" : ""))
         } catch {
-            // The reminder is gone from the config all the same; only its stale state stays.
+            // The reminder is gone all the same; only its stale state stays.
             Diagnostics.logger.warning("\(error)")
         }
     }

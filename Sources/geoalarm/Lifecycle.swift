@@ -3,6 +3,7 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmTasks
 
 /// The reminder named on the command line, checked against the config.
 struct ReminderArgument: ParsableArguments {
@@ -13,9 +14,22 @@ struct ReminderArgument: ParsableArguments {
         "The reminder's id (see geoalarm list), or COLLECTION/N for place N of a collection.", valueName: "id"))
     var id: String
 
-    /// The reminder's (time alarm's, collection place's) id and title, or a message listing the ids there are and exit 1.
-    func reminder() throws -> (id: String, title: String) {
-        try lookUp(id, in: try options.load())
+    /// The reminder's (time alarm's, collection place's, task's) id and title, where it lives when
+    /// it is a task of a task list, or a message listing the ids there are and exit 1.
+    func reminder() throws -> (id: String, title: String, task: TaskOrigin?) {
+        let config = try options.load()
+        let found = try lookUp(id, in: config)
+        return (found.id, found.title, config.taskOrigin(of: found.id))
+    }
+}
+
+/// Writes a task's change to its task list, or explains why not and exits 1.
+func changeTask(_ origin: TaskOrigin, _ change: (TaskOrigin) throws(TaskProblem) -> Void) throws {
+    do {
+        try change(origin)
+    } catch {
+        Diagnostics.error("task \(DisplayText.escaped(origin.title)) of list \(origin.list) (\(origin.path)): \(error)")
+        throw ExitCode.failure
     }
 }
 
@@ -41,6 +55,12 @@ struct Complete: ParsableCommand {
 
     func run() throws {
         let found = try reminder.reminder()
+        // A task is completed where it lives, for its app and every device that syncs it.
+        if let task = found.task {
+            try changeTask(task) { (task) throws(TaskProblem) in try TaskWriter.complete(task, at: Date()) }
+            try Console.line("completed \(found.id) (\"\(found.title)\") in task list \(task.list)")
+            return
+        }
         try reminder.stateOptions.open().setCompleted(found.id, at: Date())
         try Console.line("completed \(found.id) (\"\(found.title)\")")
     }
@@ -54,6 +74,11 @@ struct Uncomplete: ParsableCommand {
 
     func run() throws {
         let found = try reminder.reminder()
+        if let task = found.task {
+            try changeTask(task) { (task) throws(TaskProblem) in try TaskWriter.uncomplete(task, at: Date()) }
+            try Console.line("uncompleted \(found.id) (\"\(found.title)\") in task list \(task.list)")
+            return
+        }
         try reminder.stateOptions.open().setCompleted(found.id, at: nil)
         try Console.line("uncompleted \(found.id) (\"\(found.title)\")")
     }

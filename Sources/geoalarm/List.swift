@@ -111,14 +111,14 @@ struct List: ParsableCommand {
         let alarms = (all ? config.alarms : config.alarms.filter { !completed.contains($0.id) })
             .sorted { $0.at.start(in: SystemTimeZone()) < $1.at.start(in: SystemTimeZone()) }
         for alarm in alarms {
-            var row = [alarm.id, alarm.title, "at \(alarm.at)", "-", "alarm" + (completed.contains(alarm.id) ? " (completed)" : "")]
+            var row = [alarm.id, alarm.title, "at \(alarm.at.localDate(in: SystemTimeZone()))", "-", "alarm" + (completed.contains(alarm.id) ? " (completed)" : "")]
             if origin != nil { row.append("-") }
             rows.append(row)
             var line = JSONLine()
             line.add("id", alarm.id)
             line.add("title", alarm.title)
             line.add("kind", "alarm")
-            line.add("at", localDate: alarm.at)
+            line.add("at", localDate: alarm.at.localDate(in: SystemTimeZone()))
             line.add("enabled", alarm.isEnabled)
             line.add("completed", completed.contains(alarm.id))
             lines.append(line)

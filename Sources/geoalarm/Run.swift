@@ -131,8 +131,8 @@ struct Run: AsyncParsableCommand {
         return [
             AlarmAgent(source: source, channel: channel, loop: .main, config: config, state: keeper, sinks: sinks, logger: logger),
             WatcherService(
-                configPath: config.path, statePath: keeper.isPersisting ? stateOptions.path : nil, channel: channel,
-                loop: .main, logger: logger),
+                configPath: config.path, statePath: keeper.isPersisting ? stateOptions.path : nil,
+                taskFolders: config.taskListSettings.map(\.folder), channel: channel, loop: .main, logger: logger),
             SourceService(source: source, channel: channel),
         ]
     }

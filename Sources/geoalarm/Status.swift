@@ -59,7 +59,7 @@ struct Status: ParsableCommand {
         }
         for alarm in config.alarms {
             let lifecycle = lifecycles[alarm.id] ?? Lifecycle()
-            let notes = ["at \(alarm.at)"] + Self.lifecycleNotes(lifecycle, now: now)
+            let notes = ["at \(alarm.at.localDate(in: SystemTimeZone()))"] + Self.lifecycleNotes(lifecycle, now: now)
             rows.append([
                 alarm.id, alarm.title, "alarm", "-", "-", "-", notes.joined(separator: ", "), lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
             ])
@@ -71,7 +71,7 @@ struct Status: ParsableCommand {
             line.add("distance_m", number: nil)
             Self.addProximity(nil, to: &line)
             Self.addLifecycle(lifecycle, to: &line, now: now)
-            line.add("at", localDate: alarm.at)
+            line.add("at", localDate: alarm.at.localDate(in: SystemTimeZone()))
             lines.append(line)
         }
         if json {

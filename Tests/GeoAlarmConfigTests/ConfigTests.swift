@@ -424,7 +424,7 @@ struct TimeAlarmConfigTests {
             """, path: "r.toml")
         #expect(config.reminders.isEmpty)
         #expect(config.alarms == [TimeAlarm(
-            id: "call-mum", title: "Call mum", notes: "Her birthday", at: LocalDate(parsing: "2026-12-24T16:00")!,
+            id: "call-mum", title: "Call mum", notes: "Her birthday", at: .local(LocalDate(parsing: "2026-12-24T16:00")!),
             alert: ReminderAlert(urgency: .critical))])
     }
 

@@ -5,7 +5,7 @@ import Testing
 
 struct TimeAlarmTests {
     static let zone = FoundationZone("Europe/Lisbon")
-    static let alarm = TimeAlarm(id: "call", title: "Call mum", at: LocalDate(parsing: "2026-12-24T16:00")!)
+    static let alarm = TimeAlarm(id: "call", title: "Call mum", at: .local(LocalDate(parsing: "2026-12-24T16:00")!))
     static func utc(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
 
     @Test func firesOnceWhenItsTimeComes() {

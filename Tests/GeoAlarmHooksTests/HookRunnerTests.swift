@@ -99,7 +99,7 @@ struct HookRunnerTests {
 
     /// A time alarm has no place: its hooks get empty position and distance, and null in the JSON line.
     @Test func aTimeAlarmsHookHasATimeAndNoPlace() throws {
-        let alarm = TimeAlarm(id: "call", title: "Call mum", at: try #require(LocalDate(parsing: "2026-12-24T16:00")))
+        let alarm = TimeAlarm(id: "call", title: "Call mum", at: .local(try #require(LocalDate(parsing: "2026-12-24T16:00"))))
         let firing = Announcement.alarm(AlarmFiring(alarm: alarm, time: Date(timeIntervalSince1970: 1_798_128_000)))
         let variables = HookRunner.variables(for: firing)
         #expect(variables["GEOALARM_EVENT"] == "alarm" && variables["GEOALARM_REMINDER"] == "call")

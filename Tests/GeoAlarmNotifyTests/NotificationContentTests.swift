@@ -69,7 +69,7 @@ struct NotificationContentTests {
     /// A time alarm has no place: its pop-up says when, not where.
     @Test func aTimeAlarmsPopUpHasNoWhereabouts() {
         let alarm = TimeAlarm(
-            id: "call", title: "Call mum", notes: "Her birthday", at: LocalDate(parsing: "2026-12-24T16:00")!,
+            id: "call", title: "Call mum", notes: "Her birthday", at: .local(LocalDate(parsing: "2026-12-24T16:00")!),
             alert: ReminderAlert(), isEnabled: true)
         let content = NotificationContent(announcement: .alarm(AlarmFiring(alarm: alarm, time: Date(timeIntervalSince1970: 1_798_128_000))), markup: false)
         #expect(content.summary == "Reminder: Call mum")

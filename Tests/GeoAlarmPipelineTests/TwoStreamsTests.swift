@@ -53,7 +53,7 @@ struct TwoStreamsTests {
     @Test func aTimeAlarmIsItsOwnAnnouncement() throws {
         var config = Config(path: "test", settings: EngineSettings(), places: [:], reminders: [])
         let at = try #require(LocalDate(parsing: "2026-12-24T16:00"))
-        config.alarms = [TimeAlarm(id: "mum", title: "Call mum", at: at)]
+        config.alarms = [TimeAlarm(id: "mum", title: "Call mum", at: .local(at))]
         let recorder = Recorder()
         let pipeline = FixPipeline(
             watching: config.reminderSet, state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [recorder],

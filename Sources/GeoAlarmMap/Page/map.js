@@ -181,7 +181,8 @@
     tag(shape, reminder.id, "reminder");
     // Its name to the left: the radius handle sits on the right edge.
     shape.bindTooltip(asText(reminder.title), { permanent: true, direction: "left", className: "label", offset: [-10, 0] });
-    if (reminder.shape === "circle") {
+    // A task's place is changed in its task app.
+    if (reminder.shape === "circle" && !reminder.list) {
       draggableCircle(
         reminderLayer, shape, reminder.id,
         (point) => post("/api/change", { id: reminder.id, lat: point.lat, lon: point.lng }).catch(redrawAfterFailure),
@@ -206,6 +207,12 @@
     badge.className = `badge state-${state}`;
     badge.textContent = stateNames[state] || state;
     item.append(title, " ", badge);
+    if (reminder.list) {
+      const list = document.createElement("span");
+      list.className = "list";
+      list.textContent = `in ${reminder.list}`;
+      item.append(" ", list);
+    }
     const proximity = proximityText(reminder);
     if (proximity) {
       const line = document.createElement("span");
@@ -223,7 +230,7 @@
       actions.append(element);
       return element;
     };
-    button("Edit", () => item.append(editForm(reminder, item)));
+    if (!reminder.list) button("Edit", () => item.append(editForm(reminder, item)));
     if (reminder.completed) button("Uncomplete", () => post("/api/uncomplete", { id: reminder.id }).catch(() => {}));
     else button("Complete", () => post("/api/complete", { id: reminder.id }).catch(() => {}));
     if (reminder.snoozed_until) button("Unsnooze", () => post("/api/snooze", { id: reminder.id, seconds: 0 }).catch(() => {}));
@@ -395,6 +402,18 @@
     for (const value of ["arrive", "leave", "both"]) when.append(new Option(value, value));
     whenLabel.append(when);
     form.append(whenLabel);
+    // Where it is kept: the config, or one of the task lists (a task there, for every device that syncs it).
+    let list = null;
+    if (snapshot && snapshot.lists.length > 0) {
+      const listLabel = document.createElement("label");
+      listLabel.textContent = "In ";
+      list = document.createElement("select");
+      list.name = "list";
+      list.append(new Option("the config", ""));
+      for (const name of snapshot.lists) list.append(new Option(name, name));
+      listLabel.append(list);
+      form.append(listLabel);
+    }
     const add = document.createElement("button");
     add.type = "submit";
     add.textContent = "Add";
@@ -415,7 +434,9 @@
     form.addEventListener("submit", (submitted) => {
       submitted.preventDefault();
       const point = circle.getLatLng();
-      post("/api/add", { title: title.value, lat: point.lat, lon: point.lng, radius: radius.value, when: when.value })
+      const change = { title: title.value, lat: point.lat, lon: point.lng, radius: radius.value, when: when.value };
+      if (list && list.value) change.list = list.value;
+      post("/api/add", change)
         .then(() => map.closePopup(popup), () => {});
     });
     title.focus();
@@ -434,6 +455,7 @@
     const data = {
       config: parts.reminders.config,
       collections: parts.reminders.collections,
+      lists: parts.reminders.lists,
       reminders: parts.reminders.reminders.map((reminder) => ({ ...reminder, ...parts.state.reminders[reminder.id] })),
       position: parts.state.position,
       history: parts.state.history,

@@ -1,0 +1,183 @@
+import FoundationEssentials
+import GeoAlarmCore
+
+/// A DATE or DATE-TIME value (RFC 5545, 3.3.4 and 3.3.5) as written: a day, a local time
+/// ("floating"), a time in UTC, or a time in a named zone (`TZID`).
+public enum ICalendarTime: Sendable, Equatable {
+    case date(year: Int, month: Int, day: Int)
+    case floating(year: Int, month: Int, day: Int, secondOfDay: Int)
+    case utc(Date)
+    case zoned(year: Int, month: Int, day: Int, secondOfDay: Int, zone: String)
+
+    /// The value of a property such as `DTSTART`, `DUE` or `COMPLETED`; nil when it is not one.
+    public init?(_ line: ContentLine) {
+        let value = line.value.utf8
+        func number(_ range: Range<Int>) -> Int? {
+            let slice = value.dropFirst(range.lowerBound).prefix(range.count)
+            guard slice.count == range.count, slice.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return Int(String(decoding: slice, as: UTF8.self))
+        }
+        guard let year = number(0..<4), let month = number(4..<6), let day = number(6..<8), (1...12).contains(month),
+              (1...LocalTime.daysIn(month: month, year: year)).contains(day)
+        else { return nil }
+        if value.count == 8 {
+            self = .date(year: year, month: month, day: day)
+            return
+        }
+        guard value.count == 15 || value.count == 16, value.dropFirst(8).first == UInt8(ascii: "T"),
+              let hour = number(9..<11), let minute = number(11..<13), let second = number(13..<15),
+              hour < 24, minute < 60, second <= 60
+        else { return nil }
+        let secondOfDay = hour * 3600 + minute * 60 + min(second, 59)
+        if value.count == 16 {
+            guard value.last == UInt8(ascii: "Z") else { return nil }
+            self = .utc(LocalTime.moment(year: year, month: month, day: day, secondOfDay: secondOfDay, in: .utc))
+        } else if let zone = line.parameter("TZID") {
+            self = .zoned(year: year, month: month, day: day, secondOfDay: secondOfDay, zone: zone)
+        } else {
+            self = .floating(year: year, month: month, day: day, secondOfDay: secondOfDay)
+        }
+    }
+
+    /// The moment it names: a day is its start; a floating time is read in `local`; a zoned
+    /// one in the zone `zones` finds for its name (else in `local`).
+    public func moment(local: some TimeZoneRules, zones: (String) -> (any TimeZoneRules)?) -> Date {
+        switch self {
+        case .date(let year, let month, let day):
+            LocalTime.moment(year: year, month: month, day: day, secondOfDay: 0, in: local)
+        case .floating(let year, let month, let day, let second):
+            LocalTime.moment(year: year, month: month, day: day, secondOfDay: second, in: local)
+        case .utc(let date):
+            date
+        case .zoned(let year, let month, let day, let second, let zone):
+            if let rules = zones(zone) {
+                LocalTime.moment(year: year, month: month, day: day, secondOfDay: second, in: rules)
+            } else {
+                LocalTime.moment(year: year, month: month, day: day, secondOfDay: second, in: local)
+            }
+        }
+    }
+
+    /// As a local date (of `local`) for a reminder's schedule: a day stays a day.
+    public func localDate(local: some TimeZoneRules, zones: (String) -> (any TimeZoneRules)?) -> LocalDate {
+        if case .date(let year, let month, let day) = self { return LocalDate(year: year, month: month, day: day) }
+        let time = LocalTime(moment(local: local, zones: zones), in: local)
+        return LocalDate(year: time.year, month: time.month, day: time.day, minuteOfDay: time.secondOfDay / 60)
+    }
+
+    /// `20260710T045638Z`: a moment as a DATE-TIME in UTC.
+    public static func utcText(_ moment: Date) -> String {
+        let time = LocalTime(moment, in: .utc)
+        func pad(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let second = time.secondOfDay
+        return "\(pad(time.year, 4))\(pad(time.month, 2))\(pad(time.day, 2))T\(pad(second / 3600, 2))\(pad(second / 60 % 60, 2))\(pad(second % 60, 2))Z"
+    }
+}
+
+/// A DURATION value (RFC 5545, 3.3.6): `-PT15M`, `P1D`, `PT0S`, `P1W`.
+public enum ICalendarDuration {
+    /// Seconds, negative before; nil when `text` is no duration.
+    public static func seconds(_ text: String) -> Double? {
+        var rest = Substring(text)
+        var sign = 1.0
+        if rest.hasPrefix("-") { sign = -1; rest = rest.dropFirst() } else if rest.hasPrefix("+") { rest = rest.dropFirst() }
+        guard rest.hasPrefix("P"), rest.count > 1 else { return nil }
+        rest = rest.dropFirst()
+        var total = 0.0
+        var inTime = false
+        var digits = ""
+        var units = 0, timeUnits = 0
+        for character in rest {
+            if character.isASCII, character.isNumber {
+                digits.append(character)
+                guard digits.count <= 9 else { return nil }
+                continue
+            }
+            if character == "T" {
+                guard !inTime, digits.isEmpty else { return nil }
+                inTime = true
+                continue
+            }
+            guard let amount = Double(digits) else { return nil }
+            digits = ""
+            switch (character, inTime) {
+            case ("W", false): total += amount * 604_800
+            case ("D", false): total += amount * 86_400
+            case ("H", true): total += amount * 3600
+            case ("M", true): total += amount * 60
+            case ("S", true): total += amount
+            default: return nil
+            }
+            units += 1
+            if inTime { timeUnits += 1 }
+        }
+        guard digits.isEmpty, units > 0, !inTime || timeUnits > 0 else { return nil }
+        return sign * total
+    }
+}
+
+/// A `geo:` URI (RFC 5870), as Apple Reminders and RFC 9074 write a place: `geo:46.14,8.91`,
+/// `geo:46.14,8.91;u=100`; Apple escapes the comma (`geo:46.14\,8.91`).
+public struct GeoURI: Sendable, Equatable {
+    public var coordinate: Coordinate
+    /// `u=`: the uncertainty in metres, when given.
+    public var uncertainty: Double?
+
+    /// Why a URI gives no place.
+    public enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        case notGeo, noLongitude, notNumbers, outOfRange
+
+        public var description: String {
+            switch self {
+            case .notGeo: "not a geo: URI"
+            case .noLongitude: "a geo: URI without a longitude (a server cut it at its comma)"
+            case .notNumbers: "a geo: URI whose coordinates are not numbers"
+            case .outOfRange: "a geo: URI out of range"
+            }
+        }
+    }
+
+    public static func parse(_ text: String) -> Result<GeoURI, Problem> {
+        guard text.lowercased().hasPrefix("geo:") else { return .failure(.notGeo) }
+        let rest = text.dropFirst(4).replacing("\\,", with: ",")
+        let parts = rest.split(separator: ";", omittingEmptySubsequences: false)
+        let coordinates = parts[0].split(separator: ",", omittingEmptySubsequences: false)
+        guard coordinates.count >= 2 else { return .failure(.noLongitude) }
+        guard coordinates.count <= 3, let latitude = number(coordinates[0]), let longitude = number(coordinates[1]) else {
+            return .failure(.notNumbers)
+        }
+        let coordinate = Coordinate(latitude: latitude, longitude: longitude)
+        guard coordinate.isValid else { return .failure(.outOfRange) }
+        var uncertainty: Double?
+        for parameter in parts.dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            if pair.count == 2, pair[0].lowercased() == "u" {
+                guard let metres = number(pair[1]), metres >= 0 else { return .failure(.notNumbers) }
+                uncertainty = metres
+            }
+        }
+        return .success(GeoURI(coordinate: coordinate, uncertainty: uncertainty))
+    }
+
+    /// A decimal number as RFC 5870 writes one (digits, a point, a sign).
+    private static func number(_ text: Substring) -> Double? {
+        guard !text.isEmpty, text.count <= 32,
+              text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-" || $0 == "+") }),
+              let value = Double(text), value.isFinite
+        else { return nil }
+        return value
+    }
+
+    /// `geo:LAT,LON` (with `;u=METRES` when given), six decimals.
+    public var text: String {
+        "geo:\(coordinate)" + (uncertainty.map { ";u=\(Self.decimal($0))" } ?? "")
+    }
+
+    /// A number as few digits as it needs: "100", "12.5".
+    static func decimal(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+    }
+}

@@ -1,0 +1,260 @@
+import FoundationEssentials
+import GeoAlarmCore
+import GeoAlarmSystem
+
+/// A `[[tasklist]]` of the config: a synced task list whose location reminders geoalarm fires.
+public struct TaskListSettings: Sendable, Equatable {
+    /// How `list`, `status`, the map and Home Assistant name it.
+    public var name: String
+    /// `vdir`: the folder of its `.ics` files.
+    public var folder: String
+    /// `geo_tasks`: what a task that has only a place (`GEO`, as tasks.org keeps one) announces;
+    /// nil: such tasks are no reminders.
+    public var geoTasks: Trigger?
+
+    public init(name: String, folder: String, geoTasks: Trigger? = nil) {
+        self.name = name
+        self.folder = folder
+        self.geoTasks = geoTasks
+    }
+
+    /// The first part of its reminders' ids: its name's slug (`Shopping list` → `shopping-list`).
+    public var id: String {
+        let slug = Reminder.slug(name)
+        return slug.isEmpty ? "tasks" : slug
+    }
+}
+
+/// Where a task lives: for writing its completion back, and for `uncomplete` and `remove`.
+public struct TaskOrigin: Sendable, Equatable {
+    /// The list's name.
+    public var list: String
+    /// Its file, when the list is a vdir.
+    public var path: String
+    public var uid: String
+    public var title: String
+    /// Completed or cancelled: it fires nothing.
+    public var isClosed: Bool
+}
+
+/// A task list read: its reminders and time alarms, where each task lives, and the tasks and
+/// files passed over with why.
+public struct TaskListLoad: Sendable {
+    public var settings: TaskListSettings
+    public var reminders: [Reminder] = []
+    public var alarms: [TimeAlarm] = []
+    /// Every task read (closed ones too), by id: the id of its first reminder, or the id it would have.
+    public var tasks: [String: TaskOrigin] = [:]
+    /// Each problem, with its file: a task passed over, or part of one.
+    public var problems: [String] = []
+    /// Why the list could not be read at all; nil when it was.
+    public var failure: String?
+    /// How many objects were read.
+    public var objectCount = 0
+
+    /// "Shopping (/home/ana/.local/share/tasks/shopping): 12 reminders and 2 time alarms from 40 tasks, 1 passed over".
+    public var summary: String {
+        if let failure { return "task list \(settings.name) (\(settings.folder)): \(failure)" }
+        var text = "task list \(settings.name) (\(settings.folder)): \(reminders.count) reminders"
+        if !alarms.isEmpty { text += " and \(alarms.count) time alarms" }
+        text += " from \(objectCount) tasks"
+        if !problems.isEmpty { text += ", \(problems.count) problems (listed by geoalarm check)" }
+        return text
+    }
+
+    /// The origin of task `id` (a reminder's, a time alarm's or a closed task's).
+    public func origin(of id: String) -> TaskOrigin? {
+        if let origin = tasks[id] { return origin }
+        // A task's second place, or one of its time alarms, belongs to its task.
+        for (taskID, origin) in tasks where id.hasPrefix(taskID + "-") || id.hasPrefix(taskID + "/") { return origin }
+        return nil
+    }
+}
+
+/// Reads task lists into reminders: every task with an arrive or depart location alarm (Apple's
+/// `X-APPLE-PROXIMITY`, or RFC 9074's `PROXIMITY`) at each of its places, its time alarms as
+/// time alarms, and with `geo_tasks` a task that has only a `GEO`.
+public enum TaskLists {
+    /// What a task's reminders share (from the config's `[defaults]`), and how their times are read.
+    public struct Defaults: Sendable {
+        /// Hysteresis, dwell, alert, approach, repetition; its id, title and geometry are replaced.
+        public var template: Reminder
+        /// Metres, for a place that gives no radius.
+        public var radius: Double
+        /// The zone of floating times (and of a zone the system does not know).
+        public var local: any TimeZoneRules
+        /// The zone a `TZID` names, when the system knows it.
+        public var zones: @Sendable (String) -> (any TimeZoneRules)?
+
+        public init(
+            template: Reminder, radius: Double, local: any TimeZoneRules, zones: @escaping @Sendable (String) -> (any TimeZoneRules)?
+        ) {
+            self.template = template
+            self.radius = radius
+            self.local = local
+            self.zones = zones
+        }
+    }
+
+    /// Reads the vdir of `settings`.
+    public static func load(_ settings: TaskListSettings, defaults: Defaults) -> TaskListLoad {
+        let contents: Vdir.Contents
+        do {
+            contents = try Vdir(folder: settings.folder).read()
+        } catch {
+            var load = TaskListLoad(settings: settings)
+            load.failure = "cannot read the folder: \(error.reason)"
+            return load
+        }
+        var load = read(contents.objects.map { ($0.path, $0.bytes) }, settings: settings, defaults: defaults)
+        load.problems = contents.problems.map { "\($0.path): \($0.reason)" } + load.problems
+        return load
+    }
+
+    /// The reminders of `objects` (each a file's path and bytes).
+    public static func read(_ objects: [(path: String, bytes: [UInt8])], settings: TaskListSettings, defaults: Defaults) -> TaskListLoad {
+        var load = TaskListLoad(settings: settings)
+        load.objectCount = objects.count
+        // Problems by the file's place in `objects`, so that each file's are said together.
+        var problems: [(file: Int, text: String)] = []
+        var filesOfUID: [String: String] = [:]
+        var tasks: [(file: Int, path: String, task: TaskObject)] = []
+        for (file, (path, bytes)) in objects.enumerated() {
+            let calendar: Component
+            do {
+                calendar = try ICalendarReader.read(bytes)
+            } catch {
+                problems.append((file, "\(path): \(error)"))
+                continue
+            }
+            // An object holds one task (and perhaps its occurrences' overrides, which share its
+            // UID); a file of events is another collection's, passed over.
+            for todo in calendar.components("VTODO") where todo.property("RECURRENCE-ID") == nil {
+                let task: TaskObject
+                do {
+                    task = try TaskObject(todo)
+                } catch {
+                    problems.append((file, "\(path): \(error)"))
+                    continue
+                }
+                if let first = filesOfUID[task.uid] {
+                    problems.append((file, "\(path): the task \(DisplayText.escaped(task.uid)) is in \(first) already: passed over"))
+                    continue
+                }
+                filesOfUID[task.uid] = path
+                tasks.append((file, path, task))
+            }
+        }
+        let ids = taskIDs(tasks.map(\.task.uid), list: settings.id)
+        for (file, path, task) in tasks {
+            let id = ids[task.uid] ?? settings.id
+            load.tasks[id] = TaskOrigin(
+                list: settings.name, path: path, uid: task.uid, title: title(of: task), isClosed: task.isClosed)
+            for problem in task.problems { problems.append((file, "\(path): \(problem)")) }
+            guard !task.isClosed else { continue }
+            let before = load.problems.count
+            add(task, id: id, path: path, settings: settings, defaults: defaults, to: &load)
+            for problem in load.problems[before...] { problems.append((file, problem)) }
+            load.problems.removeSubrange(before...)
+        }
+        load.problems = problems.enumerated().sorted { ($0.element.file, $0.offset) < ($1.element.file, $1.offset) }.map(\.element.text)
+        return load
+    }
+
+    /// A task's reminders and time alarms.
+    private static func add(
+        _ task: TaskObject, id: String, path: String, settings: TaskListSettings, defaults: Defaults, to load: inout TaskListLoad
+    ) {
+        var template = defaults.template
+        template.title = title(of: task)
+        template.notes = task.description.flatMap { $0.isEmpty ? nil : $0 }
+        template.schedule.starts = task.start?.localDate(local: defaults.local, zones: defaults.zones)
+        // A location alarm fires whatever the due date, as Reminders does: the overdue bread is still bought.
+        template.schedule.due = task.due?.localDate(local: defaults.local, zones: defaults.zones)
+        template.schedule.fireWhenOverdue = true
+        // A task is done when its owner says so (Done, or its app): `repeat = once` does not complete it.
+        if case .once = template.schedule.repetition { template.schedule.repetition = .always }
+        // Each place once, with every trigger its alarms give it.
+        var places: [(place: TaskPlace, trigger: Trigger)] = []
+        for alarm in task.alarms {
+            guard case .place(let trigger, let alarmPlaces) = alarm.kind else { continue }
+            for place in alarmPlaces {
+                if let index = places.firstIndex(where: { $0.place.isSamePlace(as: place) }) {
+                    if places[index].trigger != trigger { places[index].trigger = .both }
+                } else {
+                    places.append((place, trigger))
+                }
+            }
+        }
+        if places.isEmpty, let trigger = settings.geoTasks, let geo = task.geo {
+            places.append((TaskPlace(coordinate: geo, radius: nil, name: nil), trigger))
+        }
+        for (number, entry) in places.enumerated() {
+            var reminder = template
+            reminder.id = number == 0 ? id : "\(id)-\(number + 1)"
+            let radius = entry.place.radius ?? defaults.radius
+            guard radius.isFinite, radius > 0, radius <= Length.maximum else {
+                load.problems.append("\(path): task \(DisplayText.escaped(task.uid)): a radius of \(GeoURI.decimal(radius)) m: passed over")
+                continue
+            }
+            reminder.geometry = .circle(center: entry.place.coordinate, radius: radius)
+            reminder.placeName = entry.place.name
+            reminder.trigger = entry.trigger
+            load.reminders.append(reminder)
+        }
+        var timeNumber = 0
+        for alarm in task.alarms {
+            guard case .time(let trigger) = alarm.kind else { continue }
+            let moment: Date
+            switch trigger {
+            case .at(let time):
+                moment = time.moment(local: defaults.local, zones: defaults.zones)
+            case .fromStart(let seconds):
+                guard let anchor = task.start ?? task.due else {
+                    load.problems.append("\(path): task \(DisplayText.escaped(task.uid)): a time alarm from its start, and it has none")
+                    continue
+                }
+                moment = anchor.moment(local: defaults.local, zones: defaults.zones).addingTimeInterval(seconds)
+            case .fromDue(let seconds):
+                guard let anchor = task.due else {
+                    load.problems.append("\(path): task \(DisplayText.escaped(task.uid)): a time alarm from its due time, and it has none")
+                    continue
+                }
+                moment = anchor.moment(local: defaults.local, zones: defaults.zones).addingTimeInterval(seconds)
+            }
+            timeNumber += 1
+            load.alarms.append(TimeAlarm(
+                id: "\(id)/time-\(timeNumber)", title: template.title, notes: template.notes, at: .instant(moment),
+                alert: defaults.template.alert))
+        }
+    }
+
+    private static func title(of task: TaskObject) -> String {
+        task.summary.isEmpty ? "Untitled task" : task.summary
+    }
+
+    /// Each task's id: the list's id and the first eight letters and digits of its UID, lower
+    /// case (`shopping/9710d97c`); where two would share one, the whole UID's; where even those
+    /// are one (UIDs apart only in other characters), numbered in the order of the UIDs.
+    public static func taskIDs(_ uids: [String], list: String) -> [String: String] {
+        func short(_ uid: String) -> String { String(token(uid).prefix(8)) }
+        var counts: [String: Int] = [:]
+        for uid in uids { counts[short(uid), default: 0] += 1 }
+        var ids: [String: String] = [:]
+        var taken: [String: Int] = [:]
+        for uid in uids.sorted() {
+            var part = counts[short(uid)] == 1 ? short(uid) : token(uid)
+            if part.isEmpty { part = "task" }
+            let seen = taken[part, default: 0]
+            taken[part] = seen + 1
+            ids[uid] = "\(list)/\(part)" + (seen > 0 ? "-\(seen + 1)" : "")
+        }
+        return ids
+    }
+
+    /// A UID's letters and digits, lower case.
+    private static func token(_ uid: String) -> String {
+        String(uid.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.map(Character.init))
+            .lowercased()
+    }
+}

@@ -1,0 +1,152 @@
+import GeoAlarmCore
+import GeoAlarmSystem
+import Glibc
+
+/// A vdir: a folder of `.ics` files, one object each, as vdirsyncer, todoman and khal keep a
+/// collection (vdirsyncer writes each file whole under a temporary name and renames it).
+///
+/// Read bounded: only regular files (a named pipe would hang the reader), or links to regular
+/// files inside the folder; at most ``largestObject`` bytes a file and ``mostObjects`` files.
+/// Written atomically (a temporary file in the folder, synced, renamed over), and only over the
+/// bytes that were read: when the file changed since, the caller reads it again and applies its
+/// change again, so that an edit another program made meanwhile survives.
+public struct Vdir: Sendable {
+    public let folder: String
+
+    /// The largest object read: 1 MiB.
+    public static let largestObject = 1 << 20
+    /// The most files read: 100,000.
+    public static let mostObjects = 100_000
+    /// The name ending of the objects.
+    public static let fileExtension = ".ics"
+
+    public init(folder: String) {
+        self.folder = folder
+    }
+
+    /// One file's bytes.
+    public struct Object: Sendable {
+        /// Its path.
+        public var path: String
+        public var bytes: [UInt8]
+    }
+
+    /// What a folder read gives: the objects, and the files passed over with why.
+    public struct Contents: Sendable {
+        public var objects: [Object] = []
+        public var problems: [(path: String, reason: String)] = []
+    }
+
+    /// Every object of the folder, in the order of their names; throws when the folder itself cannot be read.
+    public func read() throws(SystemError) -> Contents {
+        var contents = Contents()
+        let names = try System.folderEntries(folder).filter { $0.hasSuffix(Self.fileExtension) && !$0.hasPrefix(".") }.sorted()
+        for name in names {
+            let path = folder + "/" + name
+            guard contents.objects.count < Self.mostObjects else {
+                contents.problems.append((path, "more than \(Self.mostObjects) files in the folder: the rest are not read"))
+                break
+            }
+            switch readObject(path) {
+            case .success(let bytes): contents.objects.append(Object(path: path, bytes: bytes))
+            case .failure(let problem): contents.problems.append((path, problem.description))
+            }
+        }
+        return contents
+    }
+
+    /// One file's bytes, when it is a regular file (or a link to one in the folder) within the bound.
+    public func readObject(_ path: String) -> Result<[UInt8], TaskProblem> {
+        guard let link = (try? System.linkStatus(path)) ?? nil else { return .failure(TaskProblem("it is gone")) }
+        if link.st_mode & S_IFMT == S_IFLNK {
+            guard let target = try? System.realPath(path), let folderPath = try? System.realPath(folder),
+                  PathParts.split(target).folder == folderPath
+            else { return .failure(TaskProblem("a link out of the folder: not read")) }
+        }
+        if let problem = FileSafety.notRegularFileProblem(path) { return .failure(TaskProblem(problem)) }
+        let descriptor: Int32
+        do {
+            descriptor = try System.open(path, O_RDONLY | O_NONBLOCK)
+        } catch {
+            return .failure(TaskProblem("cannot read: \(error.reason)"))
+        }
+        defer { System.close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count: Int
+            do {
+                count = try System.read(descriptor, into: &buffer)
+            } catch {
+                return .failure(TaskProblem("cannot read: \(error.reason)"))
+            }
+            if count == 0 { break }
+            bytes += buffer[..<count]
+            guard bytes.count <= Self.largestObject else {
+                return .failure(TaskProblem("larger than \(DisplayText.size(Self.largestObject)): not read"))
+            }
+        }
+        return .success(bytes)
+    }
+
+    /// Why a write was not made.
+    public enum WriteProblem: Error, Sendable {
+        /// The file is not what was read any more: read it again.
+        case changed
+        case failed(String)
+    }
+
+    /// Puts `bytes` in place of the file at `path`, when it still holds `expected` (nil: it must
+    /// not exist yet); the folder's new entry is synced.
+    public func write(_ bytes: [UInt8], to path: String, replacing expected: [UInt8]?) throws(WriteProblem) {
+        if let expected {
+            guard case .success(let current) = readObject(path), current == expected else { throw .changed }
+        } else if (try? System.linkStatus(path)) ?? nil != nil {
+            throw .changed
+        }
+        let (_, name) = PathParts.split(path)
+        let temporary = "\(folder)/.\(name).geoalarm-\(getpid()).tmp"
+        let mode: mode_t = ((try? System.fileStatus(path)) ?? nil).map { $0.st_mode & 0o777 } ?? 0o600
+        do {
+            let descriptor = try System.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: mode)
+            defer { System.close(descriptor) }
+            try System.writeAll(descriptor, bytes)
+            try System.fsync(descriptor)
+        } catch {
+            System.unlink(temporary)
+            throw .failed("\(temporary): \(error.reason)")
+        }
+        // The last look, as close to the rename as can be: another writer's change since wins.
+        if let expected {
+            guard case .success(let current) = readObject(path), current == expected else {
+                System.unlink(temporary)
+                throw .changed
+            }
+        }
+        do {
+            try System.rename(temporary, path)
+        } catch {
+            System.unlink(temporary)
+            throw .failed("\(path): \(error.reason)")
+        }
+        syncFolder()
+    }
+
+    /// Deletes the file at `path`, when it still holds `expected`.
+    public func delete(_ path: String, expected: [UInt8]) throws(WriteProblem) {
+        guard case .success(let current) = readObject(path), current == expected else { throw .changed }
+        do {
+            try System.remove(path)
+        } catch {
+            throw .failed("\(path): \(error.reason)")
+        }
+        syncFolder()
+    }
+
+    private func syncFolder() {
+        if let directory = try? System.open(folder, O_RDONLY | O_DIRECTORY) {
+            try? System.fsync(directory)
+            System.close(directory)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import GeoAlarmCore
+import GeoAlarmSystem
+@testable import GeoAlarmTasks
+import GeoAlarmTestSupport
+import Testing
+
+/// Task lists as reminders: each writer's form, what is passed over and why, and the vdir's files.
+struct TaskListTests {
+    static let settings = TaskListSettings(name: "Shopping list", folder: "/nowhere")
+    static let defaults = TaskLists.Defaults(
+        template: Reminder(id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1), hysteresis: 25),
+        radius: 100, local: FixedOffset.utc, zones: { NamedTimeZone($0) })
+
+    /// A VTODO in a VCALENDAR, CRLF.
+    static func object(_ lines: [String]) -> [UInt8] {
+        Array(((["BEGIN:VCALENDAR", "VERSION:2.0", "BEGIN:VTODO"] + lines + ["END:VTODO", "END:VCALENDAR"]).joined(separator: "\r\n") + "\r\n").utf8)
+    }
+
+    static func appleAlarm(_ proximity: String, _ uri: String, radius: String = "100") -> [String] {
+        ["BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER;VALUE=DATE-TIME:19760401T005545Z", "X-APPLE-PROXIMITY:\(proximity)",
+         "X-APPLE-STRUCTURED-LOCATION;VALUE=URI;X-APPLE-RADIUS=\(radius);X-TITLE=Bakery:\(uri)", "END:VALARM"]
+    }
+
+    @Test func everyWritersFormIsAReminder() throws {
+        let objects: [(String, [UInt8])] = [
+            ("/l/apple.ics", Self.object(["UID:9710D97C-49D1-4395-90DB-14EE17E0B77A", "SUMMARY:Buy bread", "DESCRIPTION:Two\\, please"]
+                + Self.appleAlarm("ARRIVE", "geo:38.7105\\,-9.1366", radius: "40.5") + Self.appleAlarm("DEPART", "geo:38.7105,-9.1366", radius: "40.5"))),
+            ("/l/rfc.ics", Self.object([
+                "UID:rfc-9074-task", "SUMMARY:Post the letters", "DUE;VALUE=DATE:20200101", "BEGIN:VALARM", "ACTION:DISPLAY",
+                "TRIGGER:-PT15M", "PROXIMITY:ARRIVE", "BEGIN:VLOCATION", "NAME:Post office", "URL:geo:38.71,-9.14;u=60", "END:VLOCATION",
+                "BEGIN:VLOCATION", "URL:geo:38.72,-9.15", "END:VLOCATION", "END:VALARM",
+            ])),
+            ("/l/tasksorg.ics", Self.object(["UID:12345", "SUMMARY:Garden", "GEO:38.73;-9.16"])),
+            ("/l/done.ics", Self.object(["UID:done-1", "SUMMARY:Done", "STATUS:COMPLETED"] + Self.appleAlarm("ARRIVE", "geo:1,2"))),
+            ("/l/event.ics", Array("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:e\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n".utf8)),
+        ]
+        let load = TaskLists.read(objects, settings: Self.settings, defaults: Self.defaults)
+        let byID = Dictionary(uniqueKeysWithValues: load.reminders.map { ($0.id, $0) })
+        #expect(Set(byID.keys) == ["shopping-list/9710d97c", "shopping-list/rfc9074t", "shopping-list/rfc9074t-2"], "\(byID.keys)")
+        let bread = try #require(byID["shopping-list/9710d97c"])
+        #expect(bread.title == "Buy bread" && bread.notes == "Two, please" && bread.trigger == .both && bread.placeName == "Bakery")
+        #expect(bread.geometry == .circle(center: Coordinate(latitude: 38.7105, longitude: -9.1366), radius: 40.5) && bread.hysteresis == 25)
+        let post = try #require(byID["shopping-list/rfc9074t"])
+        #expect(post.geometry == .circle(center: Coordinate(latitude: 38.71, longitude: -9.14), radius: 60) && post.placeName == "Post office")
+        #expect(post.schedule.due == LocalDate(year: 2020, month: 1, day: 1) && post.schedule.fireWhenOverdue, "overdue, it still fires")
+        #expect(byID["shopping-list/rfc9074t-2"]?.geometry == .circle(center: Coordinate(latitude: 38.72, longitude: -9.15), radius: 100))
+        #expect(load.alarms.isEmpty, "a location alarm's TRIGGER is no time alarm")
+        #expect(load.tasks["shopping-list/done1"]?.isClosed == true, "a completed task is known, and fires nothing")
+        #expect(load.tasks["shopping-list/12345"]?.title == "Garden")
+        #expect(load.problems.isEmpty, "\(load.problems)")
+        // With geo_tasks, tasks.org's place is a reminder too.
+        var withGeo = Self.settings
+        withGeo.geoTasks = .leave
+        let geo = TaskLists.read(objects, settings: withGeo, defaults: Self.defaults).reminders.first { $0.id == "shopping-list/12345" }
+        #expect(geo?.trigger == .leave && geo?.geometry == .circle(center: Coordinate(latitude: 38.73, longitude: -9.16), radius: 100))
+    }
+
+    @Test func timeAlarmsFireFromTheirAnchor() throws {
+        let load = TaskLists.read([("/l/t.ics", Self.object([
+            "UID:t", "SUMMARY:Call", "DUE:20261224T160000Z", "DTSTART:20261224T100000Z",
+            "BEGIN:VALARM", "TRIGGER;RELATED=END:-PT15M", "END:VALARM",
+            "BEGIN:VALARM", "TRIGGER:PT1H", "END:VALARM",
+            "BEGIN:VALARM", "TRIGGER;VALUE=DATE-TIME:20261224T080000Z", "END:VALARM",
+        ]))], settings: Self.settings, defaults: Self.defaults)
+        #expect(load.alarms.map(\.at) == [
+            .instant(Date(timeIntervalSince1970: 1_798_127_100)), .instant(Date(timeIntervalSince1970: 1_798_110_000)),
+            .instant(Date(timeIntervalSince1970: 1_798_099_200)),
+        ])
+        #expect(load.alarms.map(\.id) == ["shopping-list/t/time-1", "shopping-list/t/time-2", "shopping-list/t/time-3"])
+        #expect(load.origin(of: "shopping-list/t/time-2")?.uid == "t")
+    }
+
+    /// What cannot be used is named with its file and why; the rest of the list still works.
+    @Test func badTasksAreNamedAndTheRestWork() {
+        let good = Self.object(["UID:good", "SUMMARY:Good"] + Self.appleAlarm("ARRIVE", "geo:1,2"))
+        let load = TaskLists.read([
+            ("/l/a.ics", good),
+            ("/l/b.ics", Self.object(["UID:good", "SUMMARY:Twin"] + Self.appleAlarm("ARRIVE", "geo:3,4"))),
+            ("/l/c.ics", Self.object(["UID:cut", "SUMMARY:Cut"] + Self.appleAlarm("ARRIVE", "geo:46.141813"))),
+            ("/l/d.ics", Self.object(["UID:wide", "SUMMARY:Wide"] + Self.appleAlarm("ARRIVE", "geo:1,2", radius: "1e12"))),
+            ("/l/e.ics", Array("BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nSUMMARY:no end\r\n".utf8)),
+            ("/l/f.ics", Self.object(["SUMMARY:No UID"])),
+            ("/l/g.ics", Self.object(["UID:far", "SUMMARY:Far", "GEO:95;0"])),
+        ], settings: Self.settings, defaults: Self.defaults)
+        #expect(load.reminders.map(\.id) == ["shopping-list/good"])
+        #expect(load.problems == [
+            "/l/b.ics: the task good is in /l/a.ics already: passed over",
+            "/l/c.ics: line 10: X-APPLE-STRUCTURED-LOCATION: a geo: URI without a longitude (a server cut it at its comma)",
+            "/l/c.ics: an ARRIVE alarm without a usable place",
+            "/l/d.ics: task wide: a radius of 1000000000000 m: passed over",
+            "/l/e.ics: VTODO is never closed (END:VTODO)",
+            "/l/f.ics: a task without a UID",
+            "/l/g.ics: line 6: GEO \"95;0\" is not LAT;LON",
+        ], "\(load.problems)")
+    }
+
+    @Test func idsAreTheListsAndTheUIDsAndStayApart() {
+        let ids = TaskLists.taskIDs(["ABCDEFGH-1", "ABCDEFGH-2", "x", "", "a-b", "a_b"], list: "l")
+        #expect(ids["ABCDEFGH-1"] == "l/abcdefgh1" && ids["ABCDEFGH-2"] == "l/abcdefgh2" && ids["x"] == "l/x" && ids[""] == "l/task")
+        #expect(Set([ids["a-b"], ids["a_b"]]) == ["l/ab", "l/ab-2"])
+    }
+
+    /// The vdir's files: only `.ics` regular files (or links to them in the folder) within the
+    /// bound; a named pipe is named, not opened (it would wait for ever).
+    @Test func theVdirReadsOnlyWhatItMay() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vdir-\(UUID().uuidString)").path
+        let outside = folder + "-outside"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        defer { for path in [folder, outside] { try? FileManager.default.removeItem(atPath: path) } }
+        let task = Self.object(["UID:a", "SUMMARY:A"])
+        try Data(task).write(to: URL(fileURLWithPath: folder + "/a.ics"))
+        try Data(task).write(to: URL(fileURLWithPath: outside + "/secret.ics"))
+        try Data(task).write(to: URL(fileURLWithPath: folder + "/.hidden.ics"))
+        try Data(task).write(to: URL(fileURLWithPath: folder + "/notes.txt"))
+        try Data(repeating: 0x41, count: Vdir.largestObject + 1).write(to: URL(fileURLWithPath: folder + "/huge.ics"))
+        #expect(mkfifo(folder + "/pipe.ics", 0o644) == 0)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/out.ics", withDestinationPath: outside + "/secret.ics")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/in.ics", withDestinationPath: folder + "/a.ics")
+        let contents = try Vdir(folder: folder).read()
+        #expect(contents.objects.map { URL(fileURLWithPath: $0.path).lastPathComponent } == ["a.ics", "in.ics"])
+        let problems = Dictionary(uniqueKeysWithValues: contents.problems.map { (URL(fileURLWithPath: $0.path).lastPathComponent, $0.reason) })
+        #expect(problems == [
+            "huge.ics": "larger than 1 MiB: not read", "out.ics": "a link out of the folder: not read",
+            "pipe.ics": "is a named pipe, not a regular file",
+        ])
+        #expect(throws: SystemError.self) { try Vdir(folder: folder + "/none").read() }
+    }
+
+    /// Ten thousand tasks: all read, each its own reminder.
+    @Test func tenThousandTasksAreRead() {
+        let objects = (0..<10_000).map { number in
+            ("/l/\(number).ics", Self.object(["UID:task-\(number)", "SUMMARY:Task \(number)"]
+                + Self.appleAlarm("ARRIVE", "geo:\(Double(number % 100) * 0.01 + 38),\(Double(number / 100) * 0.01 - 9)")))
+        }
+        let load = TaskLists.read(objects, settings: Self.settings, defaults: Self.defaults)
+        #expect(load.reminders.count == 10_000 && Set(load.reminders.map(\.id)).count == 10_000 && load.problems.isEmpty)
+    }
+}
+
+/// Named zones from the system's database, against Foundation's own reading of it.
+struct NamedTimeZoneTests {
+    @Test(arguments: ["Europe/Zurich", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "Pacific/Apia", "UTC", "Europe/Lisbon"])
+    func offsetsAreFoundations(name: String) throws {
+        let zone = try #require(NamedTimeZone(name))
+        let foundation = try #require(TimeZone(identifier: name))
+        var random = SplitMix(seed: 7)
+        for _ in 0..<5000 {
+            // 1970 to 2100: past the files' last change, the footer's rule answers.
+            let moment = Date(timeIntervalSince1970: random.double(in: 0...4_102_444_800))
+            #expect(zone.secondsAheadOfUTC(at: moment) == foundation.secondsFromGMT(for: moment), "\(name) at \(moment)")
+        }
+    }
+
+    @Test func namesOutsideTheDatabaseAreRefused() {
+        for name in ["", "/etc/passwd", "../../etc/passwd", "Europe/../../x", "No/Such_Zone", String(repeating: "a", count: 100)] {
+            #expect(NamedTimeZone(name) == nil, "\(name)")
+        }
+    }
+}
