@@ -119,7 +119,7 @@ let package = Package(
             name: "GeoAlarmMap",
             dependencies: [
                 "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmScanners", "GeoAlarmStore", "GeoAlarmSystem",
-                .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.embedInCode("Page/map.js"), .embedInCode("Page/map.css")]
