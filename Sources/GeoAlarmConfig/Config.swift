@@ -79,8 +79,13 @@ extension Config {
 
     /// What the pipeline watches.
     public var reminderSet: ReminderSet {
-        let tasks = taskLists.flatMap { $0.reminders.map(\.id) + $0.alarms.map(\.id) }
-        return ReminderSet(reminders: reminders, collections: collections, alarms: alarms, settings: settings, taskIDs: Set(tasks))
+        var keys: [String: String] = [:]
+        for list in taskLists {
+            for id in list.reminders.map(\.id) + list.alarms.map(\.id) {
+                if let key = list.stateKeys[id] { keys[key] = id }
+            }
+        }
+        return ReminderSet(reminders: reminders, collections: collections, alarms: alarms, settings: settings, taskKeys: keys)
     }
 
     public var hasExecHooks: Bool {

@@ -97,6 +97,14 @@ public struct Announcer: Sendable {
         self.lifecycles = lifecycles
     }
 
+    /// Moves what it knows of each reminder to its new id (`renamed`: new id to old).
+    public mutating func rename(_ renamed: [String: String]) {
+        for (new, old) in renamed {
+            if let lifecycle = lifecycles.removeValue(forKey: old) { lifecycles[new] = lifecycle }
+            if let approached = lastApproached.removeValue(forKey: old) { lastApproached[new] = approached }
+        }
+    }
+
     /// Takes `ids` as not completed: reminders whose completion lives elsewhere (a task's in its
     /// task list, where a completed task is no reminder at all).
     public mutating func reopen(_ ids: Set<String>) {

@@ -246,10 +246,10 @@ public struct GeofenceEngine: Sendable {
     /// unchanged, and the time of the last fix. Any other fence starts undecided.
     public init(
         reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings,
-        carryingStateFrom previous: GeofenceEngine
+        carryingStateFrom previous: GeofenceEngine, renamed: [String: String] = [:]
     ) {
         self.init(reminders: reminders, collections: collections, settings: settings)
-        adoptState(from: previous)
+        adoptState(from: previous, renamed: renamed)
     }
 
     /// An engine that starts from sides confirmed earlier (a state store's, after a restart):
@@ -279,14 +279,14 @@ public struct GeofenceEngine: Sendable {
     /// A copy tracking the same fences for the device `previous` tracked (after a reload), keeping
     /// what it knew as ``init(reminders:collections:settings:carryingStateFrom:)`` does (sparse
     /// when `previous` was), and sharing the fences, their index and areas with this engine.
-    public func freshCopy(carryingStateFrom previous: GeofenceEngine) -> GeofenceEngine {
+    public func freshCopy(carryingStateFrom previous: GeofenceEngine, renamed: [String: String] = [:]) -> GeofenceEngine {
         var copy = self
         if previous.trackers.isSparse {
             copy.trackers = .sparse(reminders: reminders.count, collectionStarts: collectionStarts)
         }
         copy.showsProximity = previous.showsProximity
         copy.reset()
-        copy.adoptState(from: previous)
+        copy.adoptState(from: previous, renamed: renamed)
         return copy
     }
 
@@ -312,13 +312,14 @@ public struct GeofenceEngine: Sendable {
         directions = Array(repeating: .unknown, count: reminders.count)
     }
 
-    private mutating func adoptState(from previous: GeofenceEngine) {
+    /// `renamed` gives, by new id, the id a reminder had in `previous` (a task whose list was renamed).
+    private mutating func adoptState(from previous: GeofenceEngine, renamed: [String: String]) {
         lastFixTime = previous.lastFixTime
         futureTolerance = previous.futureTolerance
         motion = previous.motion
         lastProximityReading = previous.lastProximityReading
         for (slot, reminder) in self.reminders.enumerated() {
-            guard let old = previous.reminderSlots[reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
+            guard let old = previous.reminderSlots[renamed[reminder.id] ?? reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
             if showsProximity, old < previous.proximities.count { proximities[slot] = previous.proximities[old] }
             if old < previous.directions.count { directions[slot] = previous.directions[old] }

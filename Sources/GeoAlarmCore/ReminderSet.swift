@@ -5,18 +5,22 @@ public struct ReminderSet: Sendable {
     public var collections: [ReminderCollection]
     public var alarms: [TimeAlarm]
     public var settings: EngineSettings
-    /// The reminders and time alarms of tasks in task lists: their completion lives in the task
-    /// (a completed task is no reminder), never in the state file.
-    public var taskIDs: Set<String>
+    /// The reminders and time alarms of tasks in task lists, by their key in the state file (their
+    /// task's UID, with a suffix): their completion lives in the task (a completed task is no
+    /// reminder), never in the state file, and their state follows their key when their id changes.
+    public var taskKeys: [String: String]
+
+    /// The ids of ``taskKeys``.
+    public var taskIDs: Set<String> { Set(taskKeys.values) }
 
     public init(
         reminders: [Reminder], collections: [ReminderCollection] = [], alarms: [TimeAlarm] = [],
-        settings: EngineSettings = EngineSettings(), taskIDs: Set<String> = []
+        settings: EngineSettings = EngineSettings(), taskKeys: [String: String] = [:]
     ) {
         self.reminders = reminders
         self.collections = collections
         self.alarms = alarms
         self.settings = settings
-        self.taskIDs = taskIDs
+        self.taskKeys = taskKeys
     }
 }

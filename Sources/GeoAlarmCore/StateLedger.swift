@@ -10,6 +10,9 @@ public protocol StateLedger: AnyObject, Sendable {
     func scoped(to device: String) -> any StateLedger
     /// An engine for these fences that starts from the kept side of every fence that is unchanged.
     func engine(reminders: [Reminder], collections: [ReminderCollection], settings: EngineSettings) -> GeofenceEngine
+    /// Follows task lists' reminders to their ids now (`keys`: each one's state key, its task's
+    /// UID, to its id): one whose id changed takes its state along.
+    func follow(taskKeys keys: [String: String])
     /// The kept sides of this ledger's device's fences, by fence id.
     func savedPresence() -> [String: SavedPresence]
     /// The kept lifecycles (completed, snoozed, last announced), by reminder id.

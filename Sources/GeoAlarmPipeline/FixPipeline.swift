@@ -21,18 +21,23 @@ public final class FixPipeline {
     public private(set) var engine: GeofenceEngine
     public private(set) var announcer: Announcer
     public private(set) var alarms: [TimeAlarm]
-    /// The ids of task lists' reminders and time alarms: their completion lives in the task.
-    public private(set) var taskIDs: Set<String> = []
+    /// Task lists' reminders and time alarms, by their key in the state file: their completion
+    /// lives in the task, and their state follows their key.
+    public private(set) var taskKeys: [String: String] = [:]
+    /// The ids of ``taskKeys``.
+    public var taskIDs: Set<String> { Set(taskKeys.values) }
+    /// The reminders whose id the last reload changed, by new id: their id before.
+    private var renamed: [String: String] = [:]
     /// Where the state is kept (in memory when it has no file).
     public let state: any StateLedger
     private let sinks: [any EventSink]
 
-    private init(engine: GeofenceEngine, announcer: Announcer, state: any StateLedger, sinks: [any EventSink], taskIDs: Set<String>) {
+    private init(engine: GeofenceEngine, announcer: Announcer, state: any StateLedger, sinks: [any EventSink], taskKeys: [String: String]) {
         self.engine = engine
         self.announcer = announcer
         self.state = state
         self.sinks = sinks
-        self.taskIDs = taskIDs
+        self.taskKeys = taskKeys
         alarms = []
     }
 
@@ -44,14 +49,14 @@ public final class FixPipeline {
     public func pipeline(forTracker device: String) -> FixPipeline {
         let keeper = state.scoped(to: device)
         let tracked = engine.copyForTrackedDevice(restoring: keeper.savedPresence())
-        return FixPipeline(engine: tracked, announcer: announcer, state: keeper, sinks: sinks, taskIDs: taskIDs)
+        return FixPipeline(engine: tracked, announcer: announcer, state: keeper, sinks: sinks, taskKeys: taskKeys)
     }
 
     /// Takes a reloaded config's fences from `base` (the pipeline that reloaded it), keeping the
     /// state of every fence that did not change.
     public func reload(following base: FixPipeline) {
-        engine = base.engine.freshCopy(carryingStateFrom: engine)
-        taskIDs = base.taskIDs
+        engine = base.engine.freshCopy(carryingStateFrom: engine, renamed: base.renamed)
+        taskKeys = base.taskKeys
         announcer.reopen(taskIDs)
     }
 
@@ -66,10 +71,11 @@ public final class FixPipeline {
     public init(watching watched: ReminderSet, state: any StateLedger, sinks: [any EventSink], timeZone: any TimeZoneRules) {
         self.state = state
         self.sinks = sinks
+        state.follow(taskKeys: watched.taskKeys)
         engine = state.engine(reminders: watched.reminders, collections: watched.collections, settings: watched.settings)
         announcer = Announcer(timeZone: timeZone, lifecycles: state.lifecycles())
         alarms = watched.alarms
-        taskIDs = watched.taskIDs
+        taskKeys = watched.taskKeys
         announcer.reopen(taskIDs)
     }
 
@@ -130,12 +136,19 @@ public final class FixPipeline {
 
     /// Takes a reloaded config's reminders, keeping the state of every fence that did not change.
     public func reload(_ watched: ReminderSet) {
+        // A task whose id changed (its list renamed, it moved to another) keeps its side, by its key.
+        let previousKeys = taskKeys
+        renamed = Dictionary(watched.taskKeys.compactMap { key, id in
+            previousKeys[key].flatMap { $0 != id ? (id, $0) : nil }
+        }) { first, _ in first }
+        state.follow(taskKeys: watched.taskKeys)
+        announcer.rename(renamed)
         engine = GeofenceEngine(
             reminders: watched.reminders, collections: watched.collections, settings: watched.settings,
-            carryingStateFrom: engine)
+            carryingStateFrom: engine, renamed: renamed)
         alarms = watched.alarms
         // A task completed in its list is no reminder; one that comes back was reopened there.
-        taskIDs = watched.taskIDs
+        taskKeys = watched.taskKeys
         announcer.reopen(taskIDs)
         for sink in sinks { sink.remindersChanged(engine.reminders, collections: engine.collections) }
     }

@@ -123,6 +123,11 @@ enum Schema {
                     fence TEXT NOT NULL
                 ) WITHOUT ROWID;
                 """),
+        SchemaChange(
+            identifier: "9: the ids of task lists' reminders by their tasks' UIDs, so that their state follows a renamed list or a moved task",
+            sql: """
+                CREATE TABLE task_ids (key TEXT PRIMARY KEY NOT NULL, reminder TEXT NOT NULL) WITHOUT ROWID;
+                """),
     ]
 
     /// The names of the changes `db` has, known to this build or not.

@@ -44,6 +44,12 @@ public final class StateKeeper: StateLedger {
     /// The open store, for a sink that keeps more in it (a durable queue); nil in memory.
     public var sharedStore: StateStore? { file.store }
 
+    /// Follows task lists' reminders to their ids now: the state of one whose id changed is
+    /// renamed in the file (and in what the keeper holds).
+    public func follow(taskKeys keys: [String: String]) {
+        file.follow(keys)
+    }
+
     /// The saved sides of this keeper's device's fences (none in memory).
     public func savedPresence() -> [String: SavedPresence] {
         file.readSides(of: device)
@@ -197,6 +203,19 @@ private final class StateFile: Sendable {
         }
         held.withLock { $0.lifecycles = lifecycles }
         return lifecycles
+    }
+
+    /// Renames the state of task reminders whose id changed, in the file and in memory.
+    func follow(_ keys: [String: String]) {
+        guard let renamed = readIfOpen({ store throws(StoreError) in try store.follow(taskKeys: keys) }), !renamed.isEmpty else { return }
+        held.withLock { held in
+            for (old, new) in renamed {
+                for device in held.sides.keys { if let side = held.sides[device]?.removeValue(forKey: old) { held.sides[device]?[new] = side } }
+                if let proximity = held.proximities.removeValue(forKey: old) { held.proximities[new] = proximity }
+                if let lifecycle = held.lifecycles.removeValue(forKey: old) { held.lifecycles[new] = lifecycle }
+            }
+        }
+        logger.info("followed \(renamed.count) task reminders to their new ids (a list renamed, or tasks moved)")
     }
 
     func changedByOthers() -> Bool {

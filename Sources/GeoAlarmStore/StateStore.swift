@@ -423,6 +423,37 @@ public final class StateStore: Sendable {
             [id, time?.timeIntervalSince1970])
     }
 
+    /// Follows task lists' reminders to their ids now: `keys` gives, for each (its task's UID,
+    /// with the suffix of its place or time alarm), the reminder's id. A reminder whose id
+    /// changed since it was last noted (its list renamed, its task moved to another list) takes
+    /// its state and history along; an id that has state of its own already keeps it. Returns
+    /// the ids renamed, old to new.
+    @discardableResult
+    public func follow(taskKeys keys: [String: String]) throws(StoreError) -> [String: String] {
+        guard !keys.isEmpty else { return [:] }
+        return try writing { db throws(SQLiteError) in
+            var known: [String: String] = [:]
+            try db.execute("SELECT key, reminder FROM task_ids") { (row: borrowing SQLiteRow) throws(SQLiteError) in
+                known[try row.value("key", as: String.self)] = try row.value("reminder", as: String.self)
+            }
+            var renamed: [String: String] = [:]
+            for (key, id) in keys {
+                if let old = known[key], old != id {
+                    for table in ["reminder_state", "proximity", "region_first_seen"] {
+                        try db.execute("UPDATE OR IGNORE \(table) SET reminder = ? WHERE reminder = ?", [id, old])
+                        try db.execute("DELETE FROM \(table) WHERE reminder = ?", [old])
+                    }
+                    try db.execute("UPDATE OR IGNORE device_state SET reminder = ? WHERE reminder = ?", [id, old])
+                    try db.execute("DELETE FROM device_state WHERE reminder = ?", [old])
+                    try db.execute("UPDATE history SET reminder = ? WHERE reminder = ?", [id, old])
+                    renamed[old] = id
+                }
+                if known[key] != id { try db.execute("INSERT OR REPLACE INTO task_ids (key, reminder) VALUES (?, ?)", [key, id]) }
+            }
+            return renamed
+        }
+    }
+
     /// Past events, oldest first: those at or after `since`, of `reminder` only when given, the
     /// `last` latest of them only when given.
     public func history(since: Date? = nil, reminder: String? = nil, last: Int? = nil) throws(StoreError) -> [HistoryEntry] {

@@ -45,6 +45,10 @@ public struct TaskListLoad: Sendable {
     public var alarms: [TimeAlarm] = []
     /// Every task read (closed ones too), by id: the id of its first reminder, or the id it would have.
     public var tasks: [String: TaskOrigin] = [:]
+    /// Each reminder's and time alarm's key in the state file, by its id: its task's UID (with
+    /// `-2`... for its other places, `/time-1`... for its time alarms), which no rename of the
+    /// list nor move of the task changes.
+    public var stateKeys: [String: String] = [:]
     /// Each problem, with its file: a task passed over, or part of one.
     public var problems: [String] = []
     /// Why the list could not be read at all; nil when it was.
@@ -201,6 +205,7 @@ public enum TaskLists {
             reminder.placeName = entry.place.name
             reminder.trigger = entry.trigger
             load.reminders.append(reminder)
+            load.stateKeys[reminder.id] = number == 0 ? task.uid : "\(task.uid)-\(number + 1)"
         }
         var timeNumber = 0
         for alarm in task.alarms {
@@ -223,6 +228,7 @@ public enum TaskLists {
                 moment = anchor.moment(local: defaults.local, zones: defaults.zones).addingTimeInterval(seconds)
             }
             timeNumber += 1
+            load.stateKeys["\(id)/time-\(timeNumber)"] = "\(task.uid)/time-\(timeNumber)"
             load.alarms.append(TimeAlarm(
                 id: "\(id)/time-\(timeNumber)", title: template.title, notes: template.notes, at: .instant(moment),
                 alert: defaults.template.alert))
