@@ -27,11 +27,14 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 # OwnTracks' encrypted payloads.
 # dpkg-dev, binutils, lintian and debootstrap build the Debian package and test installing it.
 # Leaflet draws `geoalarm map`'s page; Chromium and a Python venv (Playwright) test it.
+# Radicale (a CalDAV server), vdirsyncer and todoman are the other side of the task-list tests;
+# util-linux's unshare gives the state-file tests a disk of their own to fill.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon dbus-bin libglib2.0-bin libsqlite3-dev sqlite3 \
 	libmosquitto-dev mosquitto mosquitto-clients openssl libsodium-dev \
 	dpkg-dev binutils lintian debootstrap \
-	libjs-leaflet chromium python3-venv
+	libjs-leaflet chromium python3-venv \
+	radicale vdirsyncer todoman util-linux
 
 .PHONY: all deps build test demo replay-demo install clean fuzz fuzz-build deb test-package
 
@@ -55,7 +58,7 @@ TIMED = @bash -c 'start=$$(date +%s); "$$@"; status=$$?; echo "make test: $$* to
 test: deps
 	$(TIMED) docs/module-graph --check
 	$(TIMED) $(SWIFT) build -c $(CONFIGURATION)
-	$(TIMED) $(MAKE) --no-print-directory browser-deps
+	$(TIMED) $(MAKE) --no-print-directory browser-deps tasks-deps
 	$(TIMED) $(MAKE) --no-print-directory swift-test
 	$(TIMED) $(MAKE) test-package
 	$(TIMED) $(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
@@ -75,8 +78,16 @@ browser-deps: deps
 	@[ -x $(BROWSER_VENV)/bin/python3 ] || python3 -m venv $(BROWSER_VENV)
 	@$(BROWSER_VENV)/bin/python3 -c 'import playwright' 2>/dev/null || $(BROWSER_VENV)/bin/pip install -q playwright==$(PLAYWRIGHT_VERSION)
 
+# The task-list tests write tasks as phones do with the `caldav` library, from PyPI in a venv.
+TASKS_VENV = .build/tasks-venv
+CALDAV_VERSION = 3.6.0
+.PHONY: tasks-deps
+tasks-deps: deps
+	@[ -x $(TASKS_VENV)/bin/python3 ] || python3 -m venv $(TASKS_VENV)
+	@$(TASKS_VENV)/bin/python3 -c 'import caldav' 2>/dev/null || $(TASKS_VENV)/bin/pip install -q caldav==$(CALDAV_VERSION)
+
 .PHONY: swift-test
-swift-test: browser-deps
+swift-test: browser-deps tasks-deps
 	@mkdir -p .build; scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/geoalarm-tests.XXXXXX"); chmod 0755 "$$scratch"; set -o pipefail; \
 	TMPDIR=$$scratch $(SWIFT) test 2>&1 | tee $(SWIFT_TEST_LOG); status=$$?; rm -rf "$$scratch"; \
 	[ $$status -eq 0 ] || { \

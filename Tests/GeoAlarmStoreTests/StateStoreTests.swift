@@ -35,6 +35,7 @@ struct StateStoreTests {
             "6: named queues and string sets, the MQTT outbox and discovery topics moved into them",
             "7: the last fix's error estimate (the map's circle around you)",
             "8: each reminder's proximity (distance to its edge, direction of travel, time to arrival)",
+            "9: the ids of task lists' reminders by their tasks' UIDs, so that their state follows a renamed list or a moved task",
         ])
     }
 

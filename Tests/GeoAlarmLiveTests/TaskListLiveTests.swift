@@ -1,0 +1,198 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// Task lists with the real programs on the other side: vdirs that vdirsyncer syncs with a real
+/// CalDAV server (Radicale, on loopback), tasks written by the `caldav` library as iOS and RFC 9074
+/// clients write them, todoman reading the same folder, the demo walk through gpsd.
+@Suite(.serialized)
+struct TaskListLiveTests {
+    /// Where the demo's places are: its walk arrives at each.
+    static let bakery = "38.71050", bakeryLon = "-9.13660"
+    static let postOffice = ("38.70790", "-9.13650")
+    static let ferry = ("38.70620", "-9.13560")
+
+    /// A config of `lists` (name, folder, extra TOML lines), with the demo's defaults.
+    static func config(_ lists: [(String, String, String)]) throws -> String {
+        var text = "[defaults]\nradius = \"50m\"\nhysteresis = \"20m\"\nmax_error = \"60m\"\n"
+        for (name, folder, extra) in lists { text += "\n[[tasklist]]\nname = \"\(name)\"\nvdir = \"\(folder)\"\n\(extra)" }
+        return try Command.temporaryFile(text)
+    }
+
+    /// A task object (CRLF) with `lines` in its VTODO.
+    static func object(_ lines: [String]) -> String {
+        (["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//geoalarm tests//EN", "BEGIN:VTODO"] + lines + ["END:VTODO", "END:VCALENDAR"])
+            .joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// An arrive alarm as iOS writes it: the comma of the geo URI escaped, the 1976 placeholder trigger.
+    static func appleArrive(_ lat: String, _ lon: String, radius: Int) -> [String] {
+        ["BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:Reminder", "TRIGGER;VALUE=DATE-TIME:19760401T005545Z", "X-APPLE-PROXIMITY:ARRIVE",
+         "X-APPLE-STRUCTURED-LOCATION;VALUE=URI;X-APPLE-RADIUS=\(radius);X-APPLE-REFERENCEFRAME=1;X-TITLE=Here:geo:\(lat)\\,\(lon)",
+         "END:VALARM"]
+    }
+
+    /// A folder with a task of each writer's form at a place of the demo walk, a completed one,
+    /// and (where ../shared/testdata is) the real objects of iOS and tasks.org.
+    static func everyWritersFolder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let tasks = [
+            "bread.ics": Self.object(["UID:APPLE-BREAD", "SUMMARY:Bread from the task list"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)),
+            "done.ics": Self.object(["UID:APPLE-DONE", "SUMMARY:Done already", "STATUS:COMPLETED", "COMPLETED:20261101T080000Z"]
+                + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)),
+            "post.ics": Self.object([
+                "UID:rfc-9074-post", "SUMMARY:Post the letters", "BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER:PT0S", "PROXIMITY:ARRIVE",
+                "BEGIN:VLOCATION", "NAME:Post office", "URL:geo:\(Self.postOffice.0),\(Self.postOffice.1);u=50", "END:VLOCATION", "END:VALARM",
+            ]),
+            "ferry.ics": Self.object(["UID:1234567", "SUMMARY:Ferry times", "GEO:\(Self.ferry.0);\(Self.ferry.1)"]),
+        ]
+        for (name, text) in tasks { try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8) }
+        if let shared = TestData.root {
+            for name in ["apple-ios14-arrive.ics", "apple-ios26-completed.ics", "tasks-org-time-alarm.ics"] {
+                try FileManager.default.copyItem(atPath: shared.appendingPathComponent("ical/\(name)").path, toPath: folder + "/" + name)
+            }
+        }
+        return folder
+    }
+
+    /// Each writer's form fires where its place is, on a replay of the demo walk and live through
+    /// gpsd alike; the completed task does not; iOS 14's real task (in Switzerland) is listed.
+    @Test func everyWritersTaskFiresOnTheWalkReplayedAndLive() throws {
+        let folder = try Self.everyWritersFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let config = try Self.config([("Errands", folder, "geo_tasks = \"arrive\"\n")])
+        let list = try Command.run(["list", "-c", config])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdoutLines.contains { $0.hasPrefix("errands/applebre") && $0.contains("Bread from the task list") }, "\(list.stdout)")
+        if TestData.root != nil {
+            #expect(list.stdoutLines.contains { $0.hasPrefix("errands/9710d97c") && $0.contains("Location Alert") && $0.contains("100 m") })
+        }
+        #expect(!list.stdout.contains("Done already"), "a completed task fires nothing")
+        let replay = try Command.run(["replay", "-c", config, "--state", Command.scratchState(), LiveAgentTests.walk])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let events = replay.stdoutLines.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().prefix(2).joined(separator: " ") }
+        #expect(events == ["arrive errands/applebre", "arrive errands/rfc9074p", "arrive errands/1234567"], "\(replay.stdout)")
+        // Live, through gpsd: the same events.
+        let gpsd = try GPSFake()
+        try gpsd.load(LiveAgentTests.walk)
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        // tasks.org's time alarm (a day long past) fires live, at the start; replay plays places only.
+        #expect(agent.stdoutLines.filter { !$0.contains("  alarm  ") } == replay.stdoutLines, "\(agent.stdout)")
+        if TestData.root != nil {
+            #expect(agent.stdoutLines.first?.hasPrefix("2025-09-05T00:00:00Z  alarm  errands/tasksorg/time-1  ") == true, "\(agent.stdout)")
+        }
+    }
+
+    /// Done goes to the task's file, and from there, at the next sync, to the server, with every
+    /// other line of the object as it was; an edit made on the server before is kept; todoman
+    /// sees geoalarm's completion and the task geoalarm added.
+    @Test func doneReachesTheServerAndAnEditThereSurvives() throws {
+        let server = try Radicale()
+        _ = try server.client(["make-list"])
+        _ = try server.client(["add-rfc", "rfc-post", "Post the letters", Self.postOffice.0, Self.postOffice.1, "40"])
+        try server.sync()
+        let config = try Self.config([("Errands", server.vdir, "")])
+        let added = try Command.run(["add", "-c", config, "--list", "Errands", "--title", "Buy bread", "--at", "\(Self.bakery),\(Self.bakeryLon)",
+                                     "--radius", "30m"])
+        #expect(added.status == 0 && added.stdout.hasPrefix("added errands/"), "\(added.stdout) \(added.stderr)")
+        try server.sync()
+        let before = try server.client(["get", "rfc-post"]).stdout
+        // Another device edits the task; the sync brings the edit here.
+        _ = try server.client(["describe", "rfc-post", "Stamps are in the drawer"])
+        try server.sync()
+        let complete = try Command.run(["complete", "errands/rfcpost", "-c", config, "--state", Command.scratchState()])
+        #expect(complete.status == 0, "\(complete.stderr)")
+        try server.sync()
+        let after = try server.client(["get", "rfc-post"]).stdout
+        let (gone, came) = Self.difference(before, after)
+        #expect(Set(came.map(Self.name)) == ["STATUS", "COMPLETED", "PERCENT-COMPLETE", "LAST-MODIFIED", "DTSTAMP", "DESCRIPTION"], "\(came)")
+        #expect(came.contains("DESCRIPTION:Stamps are in the drawer"), "the server's edit survived: \(after)")
+        #expect(Set(gone.map(Self.name)).isSubset(of: ["DTSTAMP", "LAST-MODIFIED", "STATUS"]), "no other line changed: \(gone)")
+        let todos = try server.todoman()
+        #expect(todos.contains { $0["summary"] as? String == "Post the letters" && $0["completed"] as? Bool == true }, "\(todos)")
+        #expect(todos.contains { $0["summary"] as? String == "Buy bread" && $0["completed"] as? Bool == false }, "\(todos)")
+        // Completed, it is listed no more; uncompleted, it is back.
+        #expect(!(try Command.run(["list", "-c", config]).stdout.contains("Post the letters")))
+        #expect(try Command.run(["uncomplete", "errands/rfcpost", "-c", config, "--state", Command.scratchState()]).status == 0)
+        #expect(try Command.run(["list", "-c", config]).stdout.contains("Post the letters"))
+    }
+
+    /// The agent follows the list as it syncs: a task completed on the server is silent after the
+    /// sync, a task added there fires; and the list renamed in the config keeps each task's side.
+    @Test func theAgentFollowsTheServerThroughEachSync() throws {
+        let server = try Radicale()
+        _ = try server.client(["make-list"])
+        _ = try server.client(["add-rfc", "rfc-post", "Post the letters", Self.postOffice.0, Self.postOffice.1, "40"])
+        _ = try server.client(["add-rfc", "rfc-bread", "Buy bread", Self.bakery, Self.bakeryLon, "30"])
+        try server.sync()
+        let config = try Self.config([("Errands", server.vdir, "")])
+        let gpsd = try GPSFake()
+        try gpsd.load(Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<300), named: "start.nmea"))
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stderr.contains("watching 2 reminders"), "\(agent.stderr)")
+        // Another device completes the post; the ferry is added there.
+        _ = try server.client(["complete", "rfc-post"])
+        _ = try server.client(["add-rfc", "rfc-ferry", "Ferry times", Self.ferry.0, Self.ferry.1, "80"])
+        try server.sync()
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 2 reminders") }, "\(agent.stderr)")
+        try gpsd.load(Command.temporaryFile(try LiveAgentTests.walkEpochs(300...), named: "rest.nmea"))
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        let events = agent.stdoutLines.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().prefix(2).joined(separator: " ") }
+        #expect(events == ["arrive errands/rfcbread", "arrive errands/rfcferry"], "\(agent.stdout)")
+    }
+
+    /// The pop-up's Done, pressed for real (dunst), completes the task in its file; the sync takes
+    /// it to the server; the agent reads the list again and the task is silent from then on.
+    @Test func thePopUpsDoneCompletesTheTaskWhereItLives() throws {
+        let server = try Radicale()
+        _ = try server.client(["make-list"])
+        _ = try server.client(["add-rfc", "rfc-bread", "Buy bread", Self.bakery, Self.bakeryLon, "30"])
+        try server.sync()
+        let picker = try Command.temporaryFile("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F 'Buy bread'\n", named: "pick-\(UUID().uuidString)")
+        chmod(picker, 0o755)
+        let desktop = try DesktopSession(
+            dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
+        let config = try Self.config([("Errands", server.vdir, "")])
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
+        let agent = try Background(["run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
+                                   environment: desktop.environment)
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
+        #expect(try desktop.dunstctl(["context"]).status == 0)
+        #expect(agent.waitUntil { $0.stderr.contains("completed errands/rfcbread in task list Errands") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 0 reminders") }, "the list read again: \(agent.stderr)")
+        try server.sync()
+        #expect(try server.client(["get", "rfc-bread"]).stdout.contains("STATUS:COMPLETED"))
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
+    /// An object's content lines, unfolded (a server may fold and order them its own way).
+    static func lines(_ text: String) -> [String] {
+        var lines: [String] = []
+        for line in text.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix(" ") || line.hasPrefix("\t"), !lines.isEmpty { lines[lines.count - 1] += line.dropFirst() } else { lines.append(String(line)) }
+        }
+        return lines
+    }
+
+    /// The lines gone from `before`, and the lines new in `after`.
+    static func difference(_ before: String, _ after: String) -> (gone: [String], came: [String]) {
+        let old = lines(before), new = lines(after)
+        return (old.filter { !new.contains($0) }, new.filter { !old.contains($0) })
+    }
+
+    /// A content line's property name.
+    static func name(_ line: String) -> String {
+        String(line.prefix { $0 != ":" && $0 != ";" })
+    }
+}

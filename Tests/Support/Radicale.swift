@@ -1,0 +1,133 @@
+import Foundation
+
+/// A private Radicale CalDAV server on a loopback port it picks (it says which), any password
+/// taken for any user, each user owning their own collections; with a vdirsyncer pair that syncs
+/// one user's task collection `tasks` with a vdir, and the `caldav` library's client and
+/// todoman as the other programs that read and write the list.
+public final class Radicale: @unchecked Sendable {
+    public let folder: URL
+    public private(set) var port = 0
+    private var server: Background?
+    /// The user whose collection is synced.
+    public let user = "ana"
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-radicale-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("vdir"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("status"), withIntermediateDirectories: true)
+        try """
+            [server]
+            hosts = 127.0.0.1:0
+            [auth]
+            type = none
+            [rights]
+            type = owner_only
+            [storage]
+            filesystem_folder = \(folder.path)/collections
+            [logging]
+            level = info
+
+            """.write(to: folder.appendingPathComponent("radicale.conf"), atomically: true, encoding: .utf8)
+        try start()
+    }
+
+    /// Starts (again, on a port of its own), and waits until it listens.
+    public func start() throws {
+        let server = try Background(
+            ["--config", folder.appendingPathComponent("radicale.conf").path], executable: URL(fileURLWithPath: "/usr/bin/radicale"))
+        self.server = server
+        let said = "Listening on '[127.0.0.1]:"
+        guard server.waitUntil({ $0.stderr.contains("Radicale server ready") }),
+              let line = server.stderr.split(separator: "\n").last(where: { $0.contains(said) }),
+              let port = Int(line.components(separatedBy: said).last?.prefix { $0.isNumber } ?? "")
+        else { throw Failure(description: "radicale did not start: \(server.stderr)") }
+        self.port = port
+        try writeSyncConfig()
+    }
+
+    public func stop() {
+        server?.signal(SIGTERM)
+        _ = server?.exitStatus(within: 30)
+        server?.stop()
+        server = nil
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    public var url: String { "http://127.0.0.1:\(port)/" }
+    /// The folder vdirsyncer keeps the collection in.
+    public var vdir: String { folder.appendingPathComponent("vdir").path }
+
+    /// Runs the caldav client (Tests/Tasks/caldav_peer.py, in the venv `make tasks-deps` makes).
+    public func client(_ arguments: [String]) throws -> Command {
+        let python = Command.root.appendingPathComponent(".build/tasks-venv/bin/python3").path
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw Failure(description: "no \(python): `make tasks-deps` makes it (caldav from PyPI)")
+        }
+        let script = Command.root.appendingPathComponent("Tests/Tasks/caldav_peer.py").path
+        let run = try Command.run([script, url, user] + arguments, executable: python)
+        guard run.status == 0 else { throw Failure(description: "caldav_peer \(arguments): \(run.stderr)") }
+        return run
+    }
+
+    /// `vdirsyncer sync` (after `discover` the first time) of the collection with ``vdir``.
+    public func sync() throws {
+        let config = folder.appendingPathComponent("vdirsyncer.conf").path
+        if !FileManager.default.fileExists(atPath: folder.appendingPathComponent("discovered").path) {
+            let discover = try Command.run(["-c", config, "discover"], stdin: "y\n", executable: "/usr/bin/vdirsyncer")
+            guard discover.status == 0 else { throw Failure(description: "vdirsyncer discover: \(discover.stderr)") }
+            FileManager.default.createFile(atPath: folder.appendingPathComponent("discovered").path, contents: nil)
+        }
+        let sync = try Command.run(["-c", config, "sync"], executable: "/usr/bin/vdirsyncer")
+        guard sync.status == 0 else { throw Failure(description: "vdirsyncer sync: \(sync.stdout) \(sync.stderr)") }
+    }
+
+    /// todoman's JSON list of the vdir's tasks (`--porcelain`), completed ones too.
+    public func todoman() throws -> [[String: Any]] {
+        let run = try Command.run(
+            ["--config", folder.appendingPathComponent("todoman.py").path, "--porcelain", "list", "--status", "ANY"],
+            executable: "/usr/bin/todoman")
+        guard run.status == 0 else { throw Failure(description: "todoman: \(run.stderr)") }
+        return try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]] ?? []
+    }
+
+    private func writeSyncConfig() throws {
+        try """
+            [general]
+            status_path = "\(folder.path)/status/"
+
+            [pair tasks]
+            a = "local"
+            b = "server"
+            collections = null
+
+            [storage local]
+            type = "filesystem"
+            path = "\(vdir)/"
+            fileext = ".ics"
+
+            [storage server]
+            type = "caldav"
+            url = "\(url)\(user)/tasks/"
+            username = "\(user)"
+            password = "x"
+            item_types = ["VTODO"]
+
+            """.write(to: folder.appendingPathComponent("vdirsyncer.conf"), atomically: true, encoding: .utf8)
+        // todoman reads every folder the glob matches as a list: here the one vdir.
+        try """
+            path = "\(vdir)*"
+            date_format = "%Y-%m-%d"
+            time_format = "%H:%M"
+            cache_path = "\(folder.path)/todoman-cache.sqlite"
+
+            """.write(to: folder.appendingPathComponent("todoman.py"), atomically: true, encoding: .utf8)
+    }
+}
