@@ -114,7 +114,7 @@ test-package: deb
 # Coverage-guided fuzzing (Fuzz/ is its own package, built with -sanitize=fuzzer,address).
 FUZZ_SECONDS ?= 60
 TEST_FUZZ_SECONDS ?= 10
-FUZZ_TARGETS = nmea gpsd-json gpx toml config csv geojson gpx-waypoints editor owntracks http map
+FUZZ_TARGETS = nmea gpsd-json gpx toml config csv geojson gpx-waypoints editor owntracks http map ical
 fuzz-build:
 	cd Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address
 

@@ -533,7 +533,12 @@ struct ConfigReader {
             if geoTasks == nil { report(in: table, context, "geo_tasks", "unknown value \"\(text)\" (use \"arrive\", \"leave\" or \"both\")") }
         }
         guard diagnostics.count == before, let name, let folder else { return nil }
-        let settings = TaskListSettings(name: name, folder: PathParts.resolve(folder, besides: file), geoTasks: geoTasks)
+        // "~/..." as a shell reads it: vdirsyncer's own config writes paths so.
+        var path = folder
+        if path == "~" || path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"], home.hasPrefix("/") {
+            path = home + path.dropFirst()
+        }
+        let settings = TaskListSettings(name: name, folder: PathParts.resolve(path, besides: file), geoTasks: geoTasks)
         if let first = usedIDs[settings.id] {
             report(in: table, context, "name", "its reminders' ids would start \"\(settings.id)/\", as those of \(first) do: give it another name")
             return nil

@@ -11,10 +11,11 @@ import GeoAlarmMap
 import GeoAlarmOwnTracks
 import GeoAlarmReplay
 import GeoAlarmScanners
+import GeoAlarmTasks
 
 /// The parsers that can be fuzzed, by the name given on the command line.
 enum FuzzTarget: String, CaseIterable {
-    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor, owntracks, http, map
+    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor, owntracks, http, map, ical
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -30,6 +31,7 @@ enum FuzzTarget: String, CaseIterable {
         case .owntracks: checkOwnTracks(bytes)
         case .http: checkHTTP(bytes)
         case .map: checkMap(bytes)
+        case .ical: checkICalendar(bytes)
         }
     }
 }
@@ -147,6 +149,55 @@ func checkMap(_ bytes: [UInt8]) {
         guard let change = try? MapChange.parse(body) else { continue }
         guard body.count <= MapChange.largestBody else { fatalError("a change read past its bound") }
         if let location = change.location, location.split(separator: ",").count != 2 { fatalError("a location of another shape: \(location)") }
+    }
+}
+
+/// A task object: every property's bytes lie in the input; a task read from it gives reminders
+/// with valid places and radii; completing it changes only its completion's lines (the others'
+/// bytes stay) and reads back completed; uncompleting reads back open.
+func checkICalendar(_ bytes: [UInt8]) {
+    guard let calendar = try? ICalendarReader.read(bytes) else { return }
+    var pending = [calendar]
+    while let component = pending.popLast() {
+        guard component.range.upperBound <= bytes.count, component.endLineStart >= component.range.lowerBound else {
+            fatalError("a component outside the input")
+        }
+        for property in component.properties where property.range.upperBound > bytes.count || property.range.isEmpty {
+            fatalError("a property outside the input: \(property.name)")
+        }
+        pending += component.components
+    }
+    let settings = TaskListSettings(name: "Fuzz", folder: "/fuzz", geoTasks: .both)
+    let defaults = TaskLists.Defaults(
+        template: Reminder(id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1)),
+        radius: 100, local: FixedOffset.utc, zones: { _ in nil })
+    let load = TaskLists.read([("/fuzz/a.ics", bytes)], settings: settings, defaults: defaults)
+    for reminder in load.reminders {
+        guard reminder.center.isValid, case .circle(_, let radius) = reminder.geometry, radius > 0, radius <= Length.maximum else {
+            fatalError("a reminder that is not valid: \(reminder)")
+        }
+    }
+    for todo in calendar.components("VTODO") where todo.property("RECURRENCE-ID") == nil && todo.property("RRULE") == nil {
+        guard let uid = todo.property("UID")?.text, !uid.isEmpty, calendar.components("VTODO").filter({ $0.property("UID")?.text == uid }).count == 1
+        else { continue }
+        let moment = Date(timeIntervalSince1970: 1_800_000_000)
+        guard let completed = try? TaskEdits.completing(bytes, uid: uid, at: moment) else { fatalError("a task that could not be completed") }
+        guard let after = try? ICalendarReader.read(completed),
+              let task = after.components("VTODO").first(where: { $0.property("UID")?.text == uid }).flatMap({ try? TaskObject($0) }),
+              task.isClosed
+        else { fatalError("completing made an object that does not read as completed") }
+        let changed: Set<String> = ["STATUS", "COMPLETED", "PERCENT-COMPLETE", "LAST-MODIFIED", "DTSTAMP"]
+        let newTodo = after.components("VTODO").first { $0.property("UID")?.text == uid }!
+        for property in todo.properties where !changed.contains(property.name) {
+            guard newTodo.properties.contains(where: { Array(completed[$0.range]) == Array(bytes[property.range]) }) else {
+                fatalError("completing changed \(property.name)")
+            }
+        }
+        guard let reopened = try? TaskEdits.uncompleting(completed, uid: uid, at: moment),
+              let open = try? ICalendarReader.read(reopened).components("VTODO").first(where: { $0.property("UID")?.text == uid }),
+              let back = try? TaskObject(open), !back.isClosed
+        else { fatalError("uncompleting did not reopen it") }
+        break
     }
 }
 
