@@ -178,6 +178,7 @@ bench: bench-deps browser-deps
 	Benchmarks/.build/release/ReplayThroughput
 	Benchmarks/.build/release/Instructions
 	Benchmarks/.build/release/StartupMemory
+	Benchmarks/.build/release/TaskListLoad
 	Benchmarks/.build/release/LiveLatency
 	Benchmarks/.build/release/StopLatency .build/release/geoalarm
 	$(STATIC_BUILD)

@@ -69,6 +69,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A task list of 10,000 tasks read by `geoalarm check`, against todoman on the same folder.
+        .executableTarget(
+            name: "TaskListLoad", dependencies: ["Workload", .product(name: "GeoAlarmTestSupport", package: "geoalarm")]
+        ),
         // The engine's cost per fix, grid index against brute force, 1 to 1M fences.
         .executableTarget(
             name: "EngineCost",

@@ -87,6 +87,27 @@ struct TaskListLiveTests {
         }
     }
 
+    /// The list renamed in the config: each task's id changes, its state follows it (still
+    /// inside the bakery, nothing is announced again), and its history is under its new id.
+    @Test func aRenamedListKeepsEachTasksState() throws {
+        let folder = try Self.everyWritersFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let state = Command.scratchState()
+        let first = try Self.config([("Errands", folder, "")])
+        let start = try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<450), named: "to-the-bakery.nmea")
+        let before = try Command.run(["replay", "-c", first, "--state", state, start])
+        #expect(before.stdoutLines.count == 1 && before.stdout.contains("arrive  errands/applebre"), "\(before.stdout)")
+        let renamed = try Self.config([("Shopping", folder, "")])
+        let stay = try Command.temporaryFile(try LiveAgentTests.walkEpochs(450..<520), named: "still-there.nmea")
+        let after = try Command.run(["replay", "-c", renamed, "--state", state, stay])
+        #expect(after.status == 0 && after.stdoutLines.isEmpty, "still inside: nothing new. \(after.stdout) \(after.stderr)")
+        #expect(after.stderr.contains("followed"), "\(after.stderr)")
+        let history = try Command.run(["history", "--state", state, "--reminder", "shopping/applebre"])
+        #expect(history.stdoutLines.count == 1, "the history followed: \(history.stdout) \(history.stderr)")
+        let status = try Command.run(["status", "-c", renamed, "--state", state])
+        #expect(status.stdoutLines.contains { $0.hasPrefix("shopping/applebre ") && $0.contains("inside") }, "\(status.stdout)")
+    }
+
     /// Done goes to the task's file, and from there, at the next sync, to the server, with every
     /// other line of the object as it was; an edit made on the server before is kept; todoman
     /// sees geoalarm's completion and the task geoalarm added.
