@@ -1,4 +1,5 @@
 import Foundation
+import GeoAlarmCore
 import GeoAlarmTestSupport
 import Testing
 
@@ -85,6 +86,31 @@ struct TaskListLiveTests {
         if TestData.root != nil {
             #expect(agent.stdoutLines.first?.hasPrefix("2025-09-05T00:00:00Z  alarm  errands/tasksorg/time-1  ") == true, "\(agent.stdout)")
         }
+    }
+
+    /// iOS 14's own task (its place in Rivera, Switzerland) fires when a drive arrives there, on
+    /// a replay and live through gpsd.
+    @Test(.enabled(if: !TestData.isAbsent, "../shared/testdata is absent (a clone elsewhere)"))
+    func iOSsOwnTaskFiresWhereItsPlaceIs() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.copyItem(
+            atPath: try #require(TestData.root).appendingPathComponent("ical/apple-ios14-arrive.ics").path, toPath: folder + "/task.ics")
+        let config = try Self.config([("Reminders", folder, "")])
+        let rivera = Coordinate(latitude: 46.141813, longitude: 8.917549)
+        let drive = NMEADrive.log(
+            NMEADrive.straightIn(to: rivera, from: 2000, speed: 12, seconds: 300), start: Date(timeIntervalSince1970: 1_795_000_000))
+        let track = try Command.temporaryFile(drive, named: "to-rivera.nmea")
+        let replay = try Command.run(["replay", "-c", config, track])
+        #expect(replay.stdoutLines.count == 1 && replay.stdout.contains("arrive  reminders/9710d97c  \"Location Alert\""), "\(replay.stdout) \(replay.stderr)")
+        let gpsd = try GPSFake()
+        try gpsd.load(track)
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdoutLines == replay.stdoutLines, "\(agent.stdout)")
     }
 
     /// The list renamed in the config: each task's id changes, its state follows it (still

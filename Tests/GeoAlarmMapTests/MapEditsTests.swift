@@ -140,4 +140,31 @@ struct MapEditsTests {
         }
         #expect(try store.lifecycles().keys.sorted() == ["grid/1"])
     }
+
+    /// On the map, a reminder can go to a task list (a new task file), and a task is completed,
+    /// reopened and removed where it lives; its place and title stay its app's.
+    @Test func tasksAreAddedCompletedAndRemovedInTheirList() throws {
+        let (path, _) = try Self.configFile()
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("errands").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try (Self.text + "\n[[tasklist]]\nname = \"Errands\"\nvdir = \"errands\"\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let id = try MapEdits.add(
+            MapChange(title: "Stamps", radius: "40m", latitude: 38.7, longitude: -9.1, when: "both", list: "Errands"), to: ConfigLoader.load(path: path))
+        #expect(id.hasPrefix("errands/"))
+        var config = try ConfigLoader.load(path: path)
+        let task = try #require(config.reminders.first { $0.id == id })
+        #expect(task.title == "Stamps" && task.trigger == .both && task.geometry == .circle(center: Coordinate(latitude: 38.7, longitude: -9.1), radius: 40))
+        #expect(throws: MapEdits.Refusal.self) { try MapEdits.change(MapChange(id: id, radius: "50m"), in: config) }
+        let store = try StateStore(path: Command.scratchState())
+        try MapEdits.apply(.complete, MapChange(id: id), in: config, store: store, now: Date())
+        config = try ConfigLoader.load(path: path)
+        #expect(!config.reminders.contains { $0.id == id } && config.taskOrigin(of: id)?.isClosed == true)
+        #expect(try store.lifecycles()[id] == nil, "a task's completion is not the state file's")
+        try MapEdits.apply(.uncomplete, MapChange(id: id), in: config, store: store, now: Date())
+        config = try ConfigLoader.load(path: path)
+        #expect(config.reminders.contains { $0.id == id })
+        try MapEdits.remove(MapChange(id: id), from: config, store: store)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".ics") }.isEmpty)
+        #expect(throws: MapEdits.Refusal.self) { try MapEdits.add(MapChange(title: "x", latitude: 1, longitude: 2, list: "Nope"), to: config) }
+    }
 }
