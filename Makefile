@@ -31,7 +31,7 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 # util-linux's unshare gives the state-file tests a disk of their own to fill.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon dbus-bin libglib2.0-bin libsqlite3-dev sqlite3 \
-	libmosquitto-dev mosquitto mosquitto-clients openssl libsodium-dev \
+	libmosquitto-dev mosquitto mosquitto-clients openssl libsodium-dev libcurl4-openssl-dev \
 	dpkg-dev binutils lintian debootstrap \
 	libjs-leaflet chromium python3-venv \
 	radicale vdirsyncer todoman util-linux
@@ -114,7 +114,7 @@ test-package: deb
 # Coverage-guided fuzzing (Fuzz/ is its own package, built with -sanitize=fuzzer,address).
 FUZZ_SECONDS ?= 60
 TEST_FUZZ_SECONDS ?= 10
-FUZZ_TARGETS = nmea gpsd-json gpx toml config csv geojson gpx-waypoints editor owntracks http map ical
+FUZZ_TARGETS = nmea gpsd-json gpx toml config csv geojson gpx-waypoints editor owntracks http map ical webdav
 fuzz-build:
 	cd Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address
 

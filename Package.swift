@@ -19,6 +19,7 @@ let package = Package(
             name: "GeoAlarmParsers",
             targets: [
                 "GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig", "GeoAlarmOwnTracks", "GeoAlarmMap", "GeoAlarmTasks",
+                "GeoAlarmWebDAV",
             ]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
@@ -61,8 +62,8 @@ let package = Package(
         .target(
             name: "GeoAlarmAgent",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmPipeline", "GeoAlarmStore", "GeoAlarmSystem",
-                "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmCalDAV", "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmPipeline", "GeoAlarmStore",
+                "GeoAlarmSystem", "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -81,7 +82,7 @@ let package = Package(
         // Adapter: the SQLite state store (inside/outside per reminder, event history).
         .target(
             name: "GeoAlarmStore",
-            dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "CSQLite", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTasks", "CSQLite", .product(name: "Logging", package: "swift-log")]
         ),
         // libmosquitto, through a header that only includes it and checks its version.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -92,6 +93,17 @@ let package = Package(
         .target(name: "GeoAlarmOwnTracks", dependencies: ["GeoAlarmCore", "GeoAlarmScanners"]),
         // Adapter: OwnTracks' payload encryption (libsodium's secretbox).
         .target(name: "GeoAlarmSecretBox", dependencies: ["CSodium"]),
+        // libcurl, through a header that includes it, checks its version and gives typed forms of
+        // its variadic calls, which Swift cannot call.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // WebDAV's multistatus answers as CalDAV servers give them: read by the CalDAV client, and
+        // fuzzed without libcurl.
+        .target(name: "GeoAlarmWebDAV", dependencies: ["GeoAlarmScanners"]),
+        // Adapter: CalDAV task lists over HTTP (libcurl on the event loop), their changes and writes.
+        .target(
+            name: "GeoAlarmCalDAV",
+            dependencies: ["CCurl", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmWebDAV"]
+        ),
         // Adapter: an MQTT broker as an event sink (OwnTracks, Home Assistant) and as a fix source (OwnTracks).
         .target(
             name: "GeoAlarmMQTT",
@@ -130,7 +142,7 @@ let package = Package(
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmPipeline",
                 "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmMQTT",
-                "GeoAlarmEncoding", "GeoAlarmMap", "GeoAlarmTasks",
+                "GeoAlarmEncoding", "GeoAlarmMap", "GeoAlarmTasks", "GeoAlarmCalDAV",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -150,6 +162,11 @@ let package = Package(
                 "GeoAlarmTasks", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
+        ),
+        // The WebDAV reader, and the CalDAV client against Radicale and against a hostile server.
+        .testTarget(
+            name: "GeoAlarmCalDAVTests",
+            dependencies: ["GeoAlarmCalDAV", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmTestSupport", "GeoAlarmWebDAV"]
         ),
         // The system-call layer and the event loop.
         .testTarget(name: "GeoAlarmSystemTests", dependencies: ["GeoAlarmSystem"]),

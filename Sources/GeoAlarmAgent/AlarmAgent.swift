@@ -30,17 +30,22 @@ public final class AlarmAgent: Service {
     private let logger: Logger
     /// Records, per fix, the time from the source reading it to its events being emitted.
     private let latency: (@Sendable (Duration) -> Void)?
+    /// Keeps the task lists on servers in step (nil without any).
+    private let taskSync: TaskListSyncService?
 
     /// How long without a usable fix before the silence is logged.
     static let silenceBeforeNotice: Duration = .seconds(10)
     /// How often the last fix is written for `geoalarm status` and the map (besides with each change of side).
     static let lastFixInterval: Duration = .seconds(10)
 
-    /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each fix's delay.
+    /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each
+    /// fix's delay; `taskSync` hears of the writes a pop-up's Done leaves for a server, and of the
+    /// lists of each reloaded config.
     public init<Source: FixSource>(
         source: Source, channel: AgentChannel, loop: EventLoop, config: Config, state: StateKeeper, sinks: [any EventSink],
-        logger: Logger, latency: (@Sendable (Duration) -> Void)? = nil
+        logger: Logger, latency: (@Sendable (Duration) -> Void)? = nil, taskSync: TaskListSyncService? = nil
     ) {
+        self.taskSync = taskSync
         self.channel = channel
         eventLoop = loop
         sourceName = source.name
@@ -111,8 +116,13 @@ public final class AlarmAgent: Service {
             // A task is completed where it lives: its file, which its app and every device that syncs it read.
             if case .complete(let time) = action, let task = loop.config.taskOrigin(of: id) {
                 do {
-                    try TaskWriter.complete(task, at: time)
-                    logger.info("completed \(id) in task list \(task.list) (\(task.path))")
+                    try TaskWriter.complete(task, at: time, cache: state.taskListCache)
+                    if task.isOnServer {
+                        logger.info("completed \(id) in task list \(task.list): goes to the server (\(task.path))")
+                        taskSync?.writeWaits()
+                    } else {
+                        logger.info("completed \(id) in task list \(task.list) (\(task.path))")
+                    }
                 } catch {
                     logger.error("cannot complete \(id) in task list \(task.list) (\(task.path)): \(error); it stays open there")
                 }
@@ -122,7 +132,12 @@ public final class AlarmAgent: Service {
             loop.pipeline.fireDueAlarms(now: Date())
             rearmTimer(&loop)
         case .stateChanged:
-            // Commands (complete, snooze...) write the store.
+            // Commands (complete, snooze...) write the store; one may have fetched a server's task
+            // list into it, or left a write for the server.
+            if !loop.config.serverTaskLists.isEmpty {
+                reload(&loop)
+                if let waiting = try? state.taskListCache.waitingWrites(), !waiting.isEmpty { taskSync?.writeWaits() }
+            }
             if let lifecycles = loop.pipeline.refreshLifecycles() {
                 for tracked in loop.trackers.values { tracked.takeLifecycles(lifecycles) }
             }
@@ -319,8 +334,9 @@ public final class AlarmAgent: Service {
 
     private func reload(_ loop: inout AgentState) {
         do {
-            let config = try ConfigLoader.load(path: configPath)
+            let config = try ConfigLoader.load(path: configPath, taskCache: state.taskListCache)
             Self.logSources(of: config, to: logger)
+            taskSync?.follow(config.serverTaskLists.map(\.settings))
             loop.config = config
             loop.pipeline.reload(config.reminderSet)
             for tracked in loop.trackers.values { tracked.reload(following: loop.pipeline) }

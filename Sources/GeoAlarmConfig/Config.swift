@@ -67,7 +67,7 @@ extension Config {
         if notify != other.notify { changed.append("[output] notify") }
         if hookTimeout != other.hookTimeout { changed.append("[output] hook_timeout") }
         // Their folders are watched from the start: a list's reminders are read again at every reload all the same.
-        if Set(taskListSettings.map(\.folder)) != Set(other.taskListSettings.map(\.folder)) { changed.append("[[tasklist]] vdir (watched)") }
+        if Set(taskListSettings.compactMap(\.folder)) != Set(other.taskListSettings.compactMap(\.folder)) { changed.append("[[tasklist]] vdir (watched)") }
         switch (mqtt, other.mqtt) {
         case (nil, nil): break
         case (nil, _?): changed.append("[mqtt] (added)")
@@ -91,6 +91,16 @@ extension Config {
     public var hasExecHooks: Bool {
         reminders.contains { !$0.alert.command.isEmpty } || collections.contains { !$0.template.alert.command.isEmpty }
             || alarms.contains { !$0.alert.command.isEmpty }
+    }
+
+    /// Whether a task list's password comes from a command (run as the user, as a hook is).
+    public var hasPasswordCommands: Bool {
+        taskListSettings.contains { if case .server(let server) = $0.source { server.passwordCommand != nil } else { false } }
+    }
+
+    /// The task lists on servers: what the agent keeps in step, and what commands fetch.
+    public var serverTaskLists: [(settings: TaskListSettings, server: ServerSettings)] {
+        taskListSettings.compactMap { if case .server(let server) = $0.source { ($0, server) } else { nil } }
     }
 }
 
@@ -167,12 +177,12 @@ public struct TaskDefaults: Sendable {
 }
 
 extension Config {
-    /// Reads every task list's folder: their reminders and time alarms join the config's (a
+    /// Reads every task list (a folder, or the copy `cache` keeps of a server's): their reminders and time alarms join the config's (a
     /// task whose id is taken is passed over, said with the others).
-    public mutating func loadTaskLists() {
+    public mutating func loadTaskLists(cache: (any TaskListCache)? = nil) {
         let defaults = TaskLists.Defaults(
             template: taskDefaults.template, radius: taskDefaults.radius, local: SystemTimeZone(), zones: { NamedTimeZone($0) })
-        taskLists = taskListSettings.map { TaskLists.load($0, defaults: defaults) }
+        taskLists = taskListSettings.map { TaskLists.load($0, defaults: defaults, cache: cache) }
         var taken = Set(reminders.map(\.id) + alarms.map(\.id))
         for index in taskLists.indices {
             var kept: [Reminder] = []

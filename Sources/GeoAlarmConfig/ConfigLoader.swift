@@ -5,20 +5,29 @@ import GeoAlarmTasks
 
 /// Reads and validates a reminders file, collecting every problem rather than stopping at the first.
 public enum ConfigLoader {
-    /// Reads the file at `path`. A config with `exec` hooks that others could change is refused
-    /// (see ``FileSafety``).
-    public static func load(path: String) throws(ConfigError) -> Config {
+    /// Reads the file at `path`, and its task lists: vdirs from their folders, servers' lists
+    /// from `taskCache` (their copies in the state file; fetching them is the caller's). A config
+    /// with `exec` hooks or a `password_command` that others could change is refused (see
+    /// ``FileSafety``).
+    public static func load(path: String, taskCache: (any TaskListCache)? = nil) throws(ConfigError) -> Config {
+        var config = try read(path: path)
+        config.loadTaskLists(cache: taskCache)
+        return config
+    }
+
+    /// Reads the file at `path` without its task lists (``Config/loadTaskLists(cache:)`` reads
+    /// them, once their servers' copies are fetched).
+    public static func read(path: String) throws(ConfigError) -> Config {
         let bytes: [UInt8]
         do {
             bytes = try UserFile.contents(of: path, limit: UserFile.configLimit)
         } catch {
             throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(error)")])
         }
-        var config = try parse(bytes, path: path)
-        if config.hasExecHooks, let problem = FileSafety.configProblem(path) {
+        let config = try parse(bytes, path: path)
+        if config.hasExecHooks || config.hasPasswordCommands, let problem = FileSafety.configProblem(path) {
             throw ConfigError([ConfigDiagnostic(file: path, message: "refused: \(problem)")])
         }
-        config.loadTaskLists()
         return config
     }
 
@@ -65,7 +74,7 @@ struct ConfigReader {
     private(set) var diagnostics: [ConfigDiagnostic] = []
 
     static let topLevelKeys = ["defaults", "places", "reminder", "collection", "tasklist", "gpsd", "output", "history", "mqtt", "map"]
-    static let taskListKeys = ["name", "vdir", "geo_tasks"]
+    static let taskListKeys = ["name", "vdir", "url", "username", "password_file", "password_command", "cafile", "poll", "geo_tasks"]
     static let mapKeys = ["tiles", "attribution"]
     static let mqttKeys = [
         "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "tid", "homeassistant", "discovery_prefix",
@@ -519,32 +528,121 @@ struct ConfigReader {
     /// its folder (beside the config when relative), and what a task with only a place announces.
     private mutating func readTaskList(_ table: TOMLTable, number: Int, usedIDs: inout [String: String]) -> TaskListSettings? {
         let context = "tasklist (#\(number))"
-        checkKeys(of: table, allowed: Self.taskListKeys, context: context)
+        // "password" has its own message.
+        checkKeys(of: table, allowed: Self.taskListKeys + ["password"], context: context)
         let before = diagnostics.count
+        if table["password"] != nil {
+            report(in: table, context, "password", """
+                a password is not written in the config: put it in a file only you can read and name it with password_file, \
+                or give password_command
+                """)
+        }
         let name = string(table, "name", context: context)
         if name == nil, table["name"] == nil { report(in: table, context, "name", "missing: how list, status and the map name the list") }
         if let name, name.trimmingWhitespace().isEmpty { report(in: table, context, "name", "is empty") }
         let folder = string(table, "vdir", context: context)
-        if folder == nil, table["vdir"] == nil { report(in: table, context, "vdir", "missing: the folder of the list's .ics files (as vdirsyncer keeps it)") }
         if let folder, folder.isEmpty { report(in: table, context, "vdir", "is empty") }
+        let server = table["url"] == nil ? nil : readServer(table, context: context)
+        if table["url"] != nil, table["vdir"] != nil {
+            report(in: table, context, "url", "a list is a vdir or a server's collection, not both: give vdir or url")
+        } else if table["url"] == nil {
+            for key in ["username", "password_file", "password_command", "cafile", "poll"] where table[key] != nil {
+                report(in: table, context, key, "only applies to a list on a server (url)")
+            }
+            if table["vdir"] == nil {
+                report(in: table, context, "vdir", """
+                    missing: give the folder of the list's .ics files (vdir, as vdirsyncer keeps it) or its CalDAV \
+                    collection (url)
+                    """)
+            }
+        }
         var geoTasks: Trigger?
         if let text = string(table, "geo_tasks", context: context) {
             geoTasks = Trigger(parsing: text)
             if geoTasks == nil { report(in: table, context, "geo_tasks", "unknown value \"\(text)\" (use \"arrive\", \"leave\" or \"both\")") }
         }
-        guard diagnostics.count == before, let name, let folder else { return nil }
-        // "~/..." as a shell reads it: vdirsyncer's own config writes paths so.
-        var path = folder
-        if path == "~" || path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"], home.hasPrefix("/") {
-            path = home + path.dropFirst()
+        guard diagnostics.count == before, let name else { return nil }
+        let source: TaskListSettings.Source
+        if let server {
+            source = .server(server)
+        } else if let folder {
+            source = .vdir(PathParts.resolve(Self.expandingHome(folder), besides: file))
+        } else {
+            return nil
         }
-        let settings = TaskListSettings(name: name, folder: PathParts.resolve(path, besides: file), geoTasks: geoTasks)
+        let settings = TaskListSettings(name: name, source: source, geoTasks: geoTasks)
         if let first = usedIDs[settings.id] {
             report(in: table, context, "name", "its reminders' ids would start \"\(settings.id)/\", as those of \(first) do: give it another name")
             return nil
         }
         usedIDs[settings.id] = "task list #\(number)"
         return settings
+    }
+
+    /// A `[[tasklist]]`'s server: its collection's address, the credentials and how often to look;
+    /// nil (reported) when it cannot be used.
+    private mutating func readServer(_ table: TOMLTable, context: String) -> ServerSettings? {
+        let before = diagnostics.count
+        guard let url = string(table, "url", context: context) else { return nil }
+        if let problem = ServerSettings.urlProblem(url) { report(in: table, context, "url", "\(DisplayText.escaped(url)) \(problem)") }
+        var server = ServerSettings(url: url)
+        if let username = string(table, "username", context: context) {
+            if username.isEmpty || username.contains(where: \.isNewline) || username.contains("\u{0}") {
+                report(in: table, context, "username", "must be one line of text")
+            }
+            server.username = username
+        }
+        if let passwordFile = string(table, "password_file", context: context) {
+            let resolved = PathParts.resolve(Self.expandingHome(passwordFile), besides: file)
+            // Read at each use (a fixed file takes at once), so only its rights are checked here.
+            if case .failure(let problem) = PasswordFile.read(resolved), problem.isAboutRights {
+                report(in: table, context, "password_file", "\(resolved): \(problem.message)")
+            }
+            server.passwordFile = resolved
+        }
+        if let value = table["password_command"] {
+            let words = value.array.map { array in (0..<array.count).compactMap { array[$0].string } }
+            if let words, let count = value.array?.count, words.count == count, !words.isEmpty, !words[0].isEmpty {
+                server.passwordCommand = words
+            } else {
+                report(in: table, context, "password_command", """
+                    must be a non-empty array of strings: the program that prints the password and its arguments, \
+                    e.g. ["secret-tool", "lookup", "service", "nextcloud"]
+                    """)
+            }
+        }
+        if server.passwordFile != nil, server.passwordCommand != nil {
+            report(in: table, context, "password_command", "give password_file or password_command, not both")
+        }
+        if server.username == nil, server.passwordFile != nil || server.passwordCommand != nil {
+            report(in: table, context, "username", "missing: a password needs a username")
+        }
+        if let cafile = string(table, "cafile", context: context) {
+            let resolved = PathParts.resolve(Self.expandingHome(cafile), besides: file)
+            if !url.hasPrefix("https://") { report(in: table, context, "cafile", "only applies to an https:// url") }
+            if ((try? System.fileStatus(resolved)) ?? nil) == nil {
+                report(in: table, context, "cafile", "\(resolved): no such file")
+            } else if let problem = FileSafety.notRegularFileProblem(resolved) {
+                report(in: table, context, "cafile", "\(resolved) \(problem)")
+            }
+            server.caFile = resolved
+        }
+        if let poll = span(table, "poll", context: context) {
+            if poll >= ServerSettings.shortestPoll {
+                server.poll = poll
+            } else {
+                report(in: table, context, "poll", "must be at least \(Int(ServerSettings.shortestPoll))s: a server is not asked more often")
+            }
+        }
+        return diagnostics.count == before ? server : nil
+    }
+
+    /// `~/...` as a shell reads it: vdirsyncer's own config writes paths so.
+    static func expandingHome(_ path: String) -> String {
+        guard path == "~" || path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"], home.hasPrefix("/") else {
+            return path
+        }
+        return home + path.dropFirst()
     }
 
     private mutating func readCollection(

@@ -2,15 +2,18 @@ import GeoAlarmSystem
 import Glibc
 
 /// A secret kept in a file of its own (`[mqtt] password_file`, `secret_file`), never in the config.
-enum PasswordFile {
+public enum PasswordFile {
     /// Why a password file cannot be used.
-    struct Problem: Error {
-        var message: String
+    public struct Problem: Error, Sendable {
+        public var message: String
+        /// Whether it is the file's owner or mode (others could read or change it), rather than
+        /// its absence or contents.
+        var isAboutRights = false
     }
 
     /// The file's first line, when the file is a regular file of this user's that nobody else
     /// can read or write.
-    static func read(_ path: String) -> Result<String, Problem> {
+    public static func read(_ path: String) -> Result<String, Problem> {
         let status: Glibc.stat?
         do {
             status = try System.fileStatus(path)
@@ -18,10 +21,10 @@ enum PasswordFile {
             return .failure(Problem(message: "cannot read: \(error.reason)"))
         }
         guard let status else { return .failure(Problem(message: "no such file")) }
-        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(Problem(message: "is not a regular file")) }
-        guard status.st_uid == geteuid() else { return .failure(Problem(message: "belongs to another user")) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(Problem(message: "is not a regular file", isAboutRights: true)) }
+        guard status.st_uid == geteuid() else { return .failure(Problem(message: "belongs to another user", isAboutRights: true)) }
         guard status.st_mode & 0o077 == 0 else {
-            return .failure(Problem(message: "others can read it (mode \(String(status.st_mode & 0o777, radix: 8))): chmod 600 it"))
+            return .failure(Problem(message: "others can read it (mode \(String(status.st_mode & 0o777, radix: 8))): chmod 600 it", isAboutRights: true))
         }
         let bytes: [UInt8]
         do {

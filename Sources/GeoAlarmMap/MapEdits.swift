@@ -102,12 +102,12 @@ enum MapEdits {
 
     /// Adds a reminder at the change's point (to the task list the change names, else the
     /// config); returns its id (its title's slug, numbered when taken; a task's from its UID).
-    static func add(_ change: MapChange, to config: Config) throws(Refusal) -> String {
+    static func add(_ change: MapChange, to config: Config, store: StateStore? = nil) throws(Refusal) -> String {
         guard let title = change.title?.trimmingWhitespace(), !title.isEmpty else {
             throw Refusal(description: "give the reminder a title")
         }
         guard let location = change.location else { throw Refusal(description: "say where: lat and lon") }
-        if let list = change.list { return try addTask(change, title: title, to: list, in: config) }
+        if let list = change.list { return try addTask(change, title: title, to: list, in: config, store: store) }
         let taken = Set(config.idsInFileOrder)
         // A title without letters or digits ("🍞") has no slug: the page has no id field, so one is made up.
         let slug = Reminder.slug(title).isEmpty ? "reminder" : Reminder.slug(title)
@@ -124,8 +124,11 @@ enum MapEdits {
         return id
     }
 
-    /// A new task in the list called `name`, at the change's point; its id.
-    private static func addTask(_ change: MapChange, title: String, to name: String, in config: Config) throws(Refusal) -> String {
+    /// A new task in the list called `name`, at the change's point; its id. A server's list gets
+    /// it in its copy in `store` and the queue of writes there, which the agent sends.
+    private static func addTask(
+        _ change: MapChange, title: String, to name: String, in config: Config, store: StateStore?
+    ) throws(Refusal) -> String {
         guard let settings = config.taskListSettings.first(where: { $0.name == name }) else {
             throw Refusal(description: "no task list \"\(name)\" in \(config.path)")
         }
@@ -151,13 +154,14 @@ enum MapEdits {
             try TaskWriter.create(
                 TaskEdits.NewTask(uid: uid, title: title, notes: nil, place: TaskPlace(
                     coordinate: Coordinate(latitude: latitude, longitude: longitude), radius: radius, name: nil), trigger: trigger),
-                in: settings, at: Date())
+                in: settings, at: Date(), cache: store)
         } catch {
-            throw Refusal(description: "task list \(name) (\(settings.folder)): \(error)")
+            throw Refusal(description: "task list \(name) (\(settings.location)): \(error)")
         }
         // Its id as the list, read again, gives it.
         let fresh = TaskLists.load(settings, defaults: TaskLists.Defaults(
-            template: config.taskDefaults.template, radius: config.taskDefaults.radius, local: FixedOffset.utc, zones: { _ in nil }))
+            template: config.taskDefaults.template, radius: config.taskDefaults.radius, local: FixedOffset.utc, zones: { _ in nil }),
+            cache: store)
         return fresh.tasks.first { $0.value.uid == uid }?.key ?? uid
     }
 
@@ -192,7 +196,7 @@ enum MapEdits {
     static func remove(_ change: MapChange, from config: Config, store: StateStore?) throws(Refusal) {
         if let id = change.id, let task = config.taskOrigin(of: id) {
             do {
-                try TaskWriter.delete(task)
+                try TaskWriter.delete(task, cache: store)
             } catch {
                 throw Refusal(description: "task \(task.title) of list \(task.list): \(error)")
             }
@@ -228,7 +232,11 @@ enum MapEdits {
         // A task is completed where it lives: its file.
         if let task = config.taskOrigin(of: id), action != .snooze {
             do {
-                if action == .complete { try TaskWriter.complete(task, at: now) } else { try TaskWriter.uncomplete(task, at: now) }
+                if action == .complete {
+                    try TaskWriter.complete(task, at: now, cache: store)
+                } else {
+                    try TaskWriter.uncomplete(task, at: now, cache: store)
+                }
             } catch {
                 throw Refusal(description: "task \(task.title) of list \(task.list): \(error)")
             }

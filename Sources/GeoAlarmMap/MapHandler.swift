@@ -148,7 +148,7 @@ final class MapHandler: Sendable {
         do {
             switch request.path {
             case "/api/add":
-                let id = try MapEdits.add(parsed, to: config)
+                let id = try MapEdits.add(parsed, to: config, store: model.store)
                 model.reloadConfig()
                 var object = JSONObject()
                 object.add("id", id)

@@ -86,7 +86,7 @@ final class MapModel: Sendable {
     func reloadConfig() {
         let config: Config
         do {
-            config = try ConfigLoader.load(path: configPath)
+            config = try ConfigLoader.load(path: configPath, taskCache: store)
         } catch {
             logger.error("\(configPath) changed but cannot be used, the map keeps showing the last good one:")
             logger.error("\(error)")
@@ -99,9 +99,10 @@ final class MapModel: Sendable {
         }
     }
 
-    /// Reads the state file again.
+    /// Reads the state file again (and the task lists on servers, whose copies it holds).
     func reloadState() {
         guard let store else { return }
+        if !current.config.serverTaskLists.isEmpty { reloadConfig() }
         let state: MapData.SavedState
         do {
             state = try MapData.read(store)

@@ -77,8 +77,8 @@ public struct MapService: Service {
     /// state file's write-ahead log; an editor or `geoalarm add` replaces the config).
     private func watchFiles() -> (FileWatcher<Change>, EventLoop.Watch)? {
         var files = [FileWatcher.Watch(path: model.configPath, events: .replaced, report: Change.config)]
-        for list in model.current.config.taskListSettings {
-            files.append(FileWatcher.Watch(filesOf: list.folder, ending: ".ics", events: [.replaced, .removed], report: .config))
+        for folder in model.current.config.taskListSettings.compactMap(\.folder) {
+            files.append(FileWatcher.Watch(filesOf: folder, ending: ".ics", events: [.replaced, .removed], report: .config))
         }
         if let store = model.store {
             files.append(FileWatcher.Watch(path: store.path + "-wal", events: [.written, .replaced], report: .state))

@@ -105,6 +105,17 @@ public struct XMLScanner {
         return found.flatMap { DecimalText.value(bytes[$0.value]) }
     }
 
+    /// The last start tag's attribute `name` (without a namespace prefix), its references
+    /// decoded; nil when the tag has no such attribute.
+    public func attribute(_ name: StaticString) -> String? {
+        guard let found = attributes.first(where: { attribute in
+            let written = bytes[attribute.name]
+            let start = written.lastIndex(of: .colon).map { $0 + 1 } ?? written.startIndex
+            return Self.equal(bytes[start..<written.endIndex], name)
+        }) else { return nil }
+        return String(decoding: characters(found.value, hasReferences: bytes[found.value].contains(UInt8(ascii: "&"))), as: UTF8.self)
+    }
+
     /// The text's characters as UTF-8, entity references decoded.
     public func bytes(of text: Text) -> ArraySlice<UInt8> {
         characters(text.range, hasReferences: text.hasReferences)

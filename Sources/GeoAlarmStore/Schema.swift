@@ -128,6 +128,23 @@ enum Schema {
             sql: """
                 CREATE TABLE task_ids (key TEXT PRIMARY KEY NOT NULL, reminder TEXT NOT NULL) WITHOUT ROWID;
                 """),
+        SchemaChange(
+            identifier: "10: the last good copy of task lists on CalDAV servers",
+            sql: """
+                CREATE TABLE task_lists (
+                    list TEXT PRIMARY KEY NOT NULL,
+                    url TEXT NOT NULL,
+                    ctag TEXT,
+                    sync_token TEXT
+                ) WITHOUT ROWID;
+                CREATE TABLE task_objects (
+                    list TEXT NOT NULL,
+                    href TEXT NOT NULL,
+                    etag TEXT,
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (list, href)
+                ) WITHOUT ROWID;
+                """),
     ]
 
     /// The names of the changes `db` has, known to this build or not.

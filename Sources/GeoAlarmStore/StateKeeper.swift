@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GeoAlarmCore
+import GeoAlarmTasks
 import Logging
 import Synchronization
 
@@ -43,6 +44,10 @@ public final class StateKeeper: StateLedger {
 
     /// The open store, for a sink that keeps more in it (a durable queue); nil in memory.
     public var sharedStore: StateStore? { file.store }
+
+    /// The copies of the task lists on servers and the writes waiting for them: in the state
+    /// file while it is open (so that they outlast the agent), else in memory.
+    public var taskListCache: any TaskListCache { KeptTaskLists(file: file) }
 
     /// Follows task lists' reminders to their ids now: the state of one whose id changed is
     /// renamed in the file (and in what the keeper holds).
@@ -155,6 +160,9 @@ private final class StateFile: Sendable {
         var lastFix: Fix?
         var lifecycles: [String: Lifecycle] = [:]
     }
+
+    /// Where task lists' copies go while there is no store.
+    let taskListsInMemory = MemoryTaskListCache()
 
     init(path: String?, logger: Logger) {
         self.path = path
@@ -360,4 +368,19 @@ extension StateFile.Held {
             break
         }
     }
+}
+
+/// The task-list cache of a keeper's state file: the store open now (another one after the file
+/// was replaced), else memory.
+private struct KeptTaskLists: TaskListCache {
+    let file: StateFile
+
+    private var current: any TaskListCache { file.store ?? file.taskListsInMemory }
+
+    func cachedList(_ name: String) throws -> CachedList? { try current.cachedList(name) }
+    func updateCachedList(_ name: String, _ update: CachedList.Update) throws { try current.updateCachedList(name, update) }
+    @discardableResult
+    func enqueue(_ write: TaskListWrite) throws -> Int64 { try current.enqueue(write) }
+    func waitingWrites() throws -> [TaskListWrite] { try current.waitingWrites() }
+    func dropWrite(_ number: Int64) throws { try current.dropWrite(number) }
 }

@@ -569,7 +569,7 @@ public final class StateStore: Sendable {
     }
 
     /// Runs `body` on the connection in a read transaction: one snapshot of the file.
-    private func reading<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(StoreError) -> T {
+    func reading<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(StoreError) -> T {
         do throws(SQLiteError) {
             return try lock.withLock { _ throws(SQLiteError) -> T in try connection.transaction(writing: false, body) }
         } catch {
@@ -578,7 +578,7 @@ public final class StateStore: Sendable {
     }
 
     /// Runs `body` on the connection in one write transaction; refused on a store opened to read.
-    private func writing<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(StoreError) -> T {
+    func writing<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(StoreError) -> T {
         guard !readOnly else { throw StoreError(path: path, reason: "opened read-only") }
         do throws(SQLiteError) {
             return try lock.withLock { _ throws(SQLiteError) -> T in try connection.transaction(writing: true, body) }

@@ -80,3 +80,58 @@ private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_f
 private let closeFrom: CloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
     unsafeBitCast($0, to: CloseFrom.self)
 }
+
+extension ChildProcess {
+    /// What a finished command said: its exit status (128 + the signal that ended it) and its output.
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: [UInt8]
+        public var stderr: [UInt8]
+    }
+
+    /// Runs `arguments` to its end and returns what it wrote (each stream up to `limit` bytes, the
+    /// rest read and dropped); a command still running after `timeout` is killed, with its group.
+    /// It blocks: run it on a thread of its own (``EventLoop/runOnThread(named:_:then:)``).
+    public static func run(
+        _ arguments: [String], environment: [String: String], limit: Int = 64 << 10, timeout: Duration = .seconds(30)
+    ) throws(SpawnError) -> Output {
+        guard let stdout = try? System.pipe(), let stderr = try? System.pipe() else {
+            throw SpawnError(program: arguments.first ?? "", code: EMFILE)
+        }
+        let child: ChildProcess
+        do {
+            child = try spawn(arguments, environment: environment, stdout: .descriptor(stdout.write), stderr: .descriptor(stderr.write))
+        } catch {
+            [stdout.read, stdout.write, stderr.read, stderr.write].forEach(System.close)
+            throw error
+        }
+        System.close(stdout.write)
+        System.close(stderr.write)
+        var output = Output(status: -1, stdout: [], stderr: [])
+        var open = [stdout.read, stderr.read]
+        let deadline = ContinuousClock.now + timeout
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while !open.isEmpty {
+            let waiting = System.pollTimeout(until: deadline, atMost: timeout)
+            var polled = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard waiting > 0, (try? System.poll(&polled, milliseconds: waiting)) != nil else { break }
+            for entry in polled where entry.revents != 0 {
+                let count = (try? System.read(entry.fd, into: &chunk)) ?? 0
+                if count == 0 {
+                    System.close(entry.fd)
+                    open.removeAll { $0 == entry.fd }
+                } else if entry.fd == stdout.read {
+                    output.stdout += chunk.prefix(min(count, limit - output.stdout.count))
+                } else {
+                    output.stderr += chunk.prefix(min(count, limit - output.stderr.count))
+                }
+            }
+        }
+        if !open.isEmpty {
+            System.killGroup(child.pid, SIGKILL)
+            open.forEach(System.close)
+        }
+        output.status = ((try? System.wait(child.pid, block: true)) ?? nil) ?? -1
+        return output
+    }
+}

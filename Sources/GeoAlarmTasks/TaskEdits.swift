@@ -38,6 +38,11 @@ public enum TaskEdits {
         return edit.result
     }
 
+    /// Whether the task `uid` in `bytes` is completed or cancelled.
+    public static func isClosed(_ bytes: [UInt8], uid: String) throws(TaskProblem) -> Bool {
+        try TaskObject(master(of: uid, in: bytes)).isClosed
+    }
+
     /// The task `uid` in `bytes`: its VTODO without a `RECURRENCE-ID` (an object may hold its
     /// occurrences' overrides beside it).
     static func master(of uid: String, in bytes: [UInt8]) throws(TaskProblem) -> Component {

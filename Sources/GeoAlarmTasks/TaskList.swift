@@ -6,16 +6,41 @@ import GeoAlarmSystem
 public struct TaskListSettings: Sendable, Equatable {
     /// How `list`, `status`, the map and Home Assistant name it.
     public var name: String
-    /// `vdir`: the folder of its `.ics` files.
-    public var folder: String
+    /// Where its tasks are: a folder, or a server.
+    public var source: Source
     /// `geo_tasks`: what a task that has only a place (`GEO`, as tasks.org keeps one) announces;
     /// nil: such tasks are no reminders.
     public var geoTasks: Trigger?
 
+    /// Where a list's tasks are.
+    public enum Source: Sendable, Equatable {
+        /// `vdir`: the folder of its `.ics` files, as vdirsyncer keeps them.
+        case vdir(String)
+        /// `url`: a CalDAV collection, kept in step by geoalarm itself.
+        case server(ServerSettings)
+    }
+
     public init(name: String, folder: String, geoTasks: Trigger? = nil) {
+        self.init(name: name, source: .vdir(folder), geoTasks: geoTasks)
+    }
+
+    public init(name: String, source: Source, geoTasks: Trigger? = nil) {
         self.name = name
-        self.folder = folder
+        self.source = source
         self.geoTasks = geoTasks
+    }
+
+    /// The folder of a vdir list; nil for a server's.
+    public var folder: String? {
+        if case .vdir(let folder) = source { folder } else { nil }
+    }
+
+    /// Where it is, for messages: its folder, or its server's address.
+    public var location: String {
+        switch source {
+        case .vdir(let folder): folder
+        case .server(let server): server.url
+        }
     }
 
     /// The first part of its reminders' ids: its name's slug (`Shopping list` → `shopping-list`).
@@ -25,12 +50,62 @@ public struct TaskListSettings: Sendable, Equatable {
     }
 }
 
+/// A CalDAV collection's `[[tasklist]]` settings: where, as whom, and how often to look.
+public struct ServerSettings: Sendable, Equatable {
+    /// `url`: the collection (or a server or principal, where the collections are found).
+    public var url: String
+    public var username: String?
+    /// `password_file`: the user's own file (0600); read at each use, so that a fix takes at once.
+    public var passwordFile: String?
+    /// `password_command`: an argv whose output is the password (a keyring).
+    public var passwordCommand: [String]?
+    /// `cafile`: the authority the server's certificate must come from.
+    public var caFile: String?
+    /// `poll`: seconds between looks for changes.
+    public var poll: Double
+
+    public static let defaultPoll = 60.0
+    /// The shortest `poll`: a server is not asked more often.
+    public static let shortestPoll = 10.0
+
+    public init(
+        url: String, username: String? = nil, passwordFile: String? = nil, passwordCommand: [String]? = nil, caFile: String? = nil,
+        poll: Double = defaultPoll
+    ) {
+        self.url = url
+        self.username = username
+        self.passwordFile = passwordFile
+        self.passwordCommand = passwordCommand
+        self.caFile = caFile
+        self.poll = poll
+    }
+}
+
+extension ServerSettings {
+    /// Why `url` cannot name a collection: not http(s), credentials in it, no host, spaces; nil
+    /// when it can.
+    public static func urlProblem(_ url: String) -> String? {
+        guard url.hasPrefix("https://") || url.hasPrefix("http://") else { return "must start with https:// (or http://)" }
+        let origin = ServerAddress.origin(of: url)
+        let authority = origin.dropFirst(url.hasPrefix("https://") ? 8 : 7)
+        if authority.contains("@") { return "must not hold credentials: use username and password_file (or password_command)" }
+        if authority.isEmpty || authority.hasPrefix(":") { return "has no host" }
+        if url.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
+            return "has spaces or control characters in it: write a space as %20"
+        }
+        if url.contains("#") || url.contains("?") { return "must not have a query or a fragment" }
+        return nil
+    }
+}
+
 /// Where a task lives: for writing its completion back, and for `uncomplete` and `remove`.
 public struct TaskOrigin: Sendable, Equatable {
     /// The list's name.
     public var list: String
-    /// Its file, when the list is a vdir.
+    /// Its file, when the list is a vdir; its address on the server, when it is a server's.
     public var path: String
+    /// Whether it lives on a server (its writes go through the queue of ``TaskListCache``).
+    public var isOnServer = false
     public var uid: String
     public var title: String
     /// Completed or cancelled: it fires nothing.
@@ -55,11 +130,14 @@ public struct TaskListLoad: Sendable {
     public var failure: String?
     /// How many objects were read.
     public var objectCount = 0
+    /// False for a server's list of which there is no copy yet (never fetched): no reminders, no failure.
+    public var isFetched = true
 
     /// "Shopping (/home/ana/.local/share/tasks/shopping): 12 reminders and 2 time alarms from 40 tasks, 1 passed over".
     public var summary: String {
-        if let failure { return "task list \(settings.name) (\(settings.folder)): \(failure)" }
-        var text = "task list \(settings.name) (\(settings.folder)): \(reminders.count) reminders"
+        if let failure { return "task list \(settings.name) (\(settings.location)): \(failure)" }
+        if !isFetched { return "task list \(settings.name) (\(settings.location)): not fetched from its server yet" }
+        var text = "task list \(settings.name) (\(settings.location)): \(reminders.count) reminders"
         if !alarms.isEmpty { text += " and \(alarms.count) time alarms" }
         text += " from \(objectCount) tasks"
         if !problems.isEmpty { text += ", \(problems.count) problems (listed by geoalarm check)" }
@@ -100,19 +178,40 @@ public enum TaskLists {
         }
     }
 
-    /// Reads the vdir of `settings`.
-    public static func load(_ settings: TaskListSettings, defaults: Defaults) -> TaskListLoad {
-        let contents: Vdir.Contents
-        do {
-            contents = try Vdir(folder: settings.folder).read()
-        } catch {
-            var load = TaskListLoad(settings: settings)
-            load.failure = "cannot read the folder: \(error.reason)"
+    /// Reads the list of `settings`: its vdir, or the copy `cache` keeps of its server's.
+    public static func load(_ settings: TaskListSettings, defaults: Defaults, cache: (any TaskListCache)? = nil) -> TaskListLoad {
+        switch settings.source {
+        case .vdir(let folder):
+            let contents: Vdir.Contents
+            do {
+                contents = try Vdir(folder: folder).read()
+            } catch {
+                var load = TaskListLoad(settings: settings)
+                load.failure = "cannot read the folder: \(error.reason)"
+                return load
+            }
+            var load = read(contents.objects.map { ($0.path, $0.bytes) }, settings: settings, defaults: defaults)
+            load.problems = contents.problems.map { "\($0.path): \($0.reason)" } + load.problems
+            return load
+        case .server(let server):
+            let cached: CachedList?
+            do {
+                cached = try cache?.cachedList(settings.name)
+            } catch {
+                var load = TaskListLoad(settings: settings)
+                load.failure = "its copy cannot be read: \(error)"
+                return load
+            }
+            // A copy of another collection (the url changed since) is not this list's.
+            guard let cached, ServerAddress.collection(cached.url) == ServerAddress.collection(server.url) else {
+                var load = TaskListLoad(settings: settings)
+                load.isFetched = false
+                return load
+            }
+            var load = read(cached.objects.sorted { $0.key < $1.key }.map { ($0.key, $0.value.bytes) }, settings: settings, defaults: defaults)
+            for id in load.tasks.keys { load.tasks[id]?.isOnServer = true }
             return load
         }
-        var load = read(contents.objects.map { ($0.path, $0.bytes) }, settings: settings, defaults: defaults)
-        load.problems = contents.problems.map { "\($0.path): \($0.reason)" } + load.problems
-        return load
     }
 
     /// The reminders of `objects` (each a file's path and bytes).

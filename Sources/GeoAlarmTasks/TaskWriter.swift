@@ -13,18 +13,53 @@ public enum TaskWriter {
     /// How often a change is tried on a file that keeps changing under it.
     static let tries = 5
 
-    /// Marks the task completed at `time` (``TaskEdits/completing(_:uid:at:)``).
-    public static func complete(_ origin: TaskOrigin, at time: Date) throws(TaskProblem) {
+    /// Marks the task completed at `time` (``TaskEdits/completing(_:uid:at:)``): in its file, or,
+    /// for a server's task, in `cache`'s copy and its queue of writes (see ``queue(_:in:)``).
+    public static func complete(_ origin: TaskOrigin, at time: Date, cache: (any TaskListCache)? = nil) throws(TaskProblem) {
+        if origin.isOnServer {
+            return try queue(TaskListWrite(list: origin.list, kind: .complete, uid: origin.uid, href: origin.path, time: time.timeIntervalSince1970), in: cache)
+        }
         try change(origin) { (bytes) throws(TaskProblem) in try TaskEdits.completing(bytes, uid: origin.uid, at: time) }
     }
 
     /// Marks the task not completed (``TaskEdits/uncompleting(_:uid:at:)``).
-    public static func uncomplete(_ origin: TaskOrigin, at time: Date) throws(TaskProblem) {
+    public static func uncomplete(_ origin: TaskOrigin, at time: Date, cache: (any TaskListCache)? = nil) throws(TaskProblem) {
+        if origin.isOnServer {
+            return try queue(TaskListWrite(list: origin.list, kind: .uncomplete, uid: origin.uid, href: origin.path, time: time.timeIntervalSince1970), in: cache)
+        }
         try change(origin) { (bytes) throws(TaskProblem) in try TaskEdits.uncompleting(bytes, uid: origin.uid, at: time) }
     }
 
-    /// Deletes the task's file.
-    public static func delete(_ origin: TaskOrigin) throws(TaskProblem) {
+    /// A server's task changed: the change made on the copy at once (the task is silent, or back,
+    /// from now on), and queued for the server, where it goes out in order, once, across restarts.
+    public static func queue(_ write: TaskListWrite, in cache: (any TaskListCache)?) throws(TaskProblem) {
+        guard let cache else { throw TaskProblem("its list is on a server, and there is no state file to keep the change in") }
+        do {
+            if let cached = try cache.cachedList(write.list) {
+                let before = cached.objects[write.href]
+                var update = CachedList.Update(url: cached.url, ctag: cached.ctag, syncToken: cached.syncToken)
+                if let made = try before.map({ (object) throws(TaskProblem) in try write.applied(to: object.bytes) }) ?? write.applied(to: []) {
+                    // So already (completed twice): nothing to send.
+                    if made == before?.bytes { return }
+                    update.put[write.href] = CachedList.Object(etag: before?.etag, bytes: made)
+                } else {
+                    update.removed = [write.href]
+                }
+                try cache.updateCachedList(write.list, update)
+            }
+            try cache.enqueue(write)
+        } catch let problem as TaskProblem {
+            throw problem
+        } catch {
+            throw TaskProblem("the state file: \(error)")
+        }
+    }
+
+    /// Deletes the task's file (a server's task: in the copy, and queued).
+    public static func delete(_ origin: TaskOrigin, cache: (any TaskListCache)? = nil) throws(TaskProblem) {
+        if origin.isOnServer {
+            return try queue(TaskListWrite(list: origin.list, kind: .delete, uid: origin.uid, href: origin.path, time: 0), in: cache)
+        }
         let vdir = Vdir(folder: PathParts.split(origin.path).folder)
         for _ in 0..<tries {
             let (path, bytes) = try current(origin, in: vdir)
@@ -39,13 +74,23 @@ public enum TaskWriter {
         throw TaskProblem("\(origin.path) kept changing while geoalarm deleted it: try again")
     }
 
-    /// Writes a new task into the list's folder, as `UID.ics`; its path.
+    /// Writes a new task into the list, as `UID.ics`: in its folder, or in the copy of its server's
+    /// list and the queue of writes; its path (or address).
     @discardableResult
-    public static func create(_ task: TaskEdits.NewTask, in settings: TaskListSettings, at time: Date) throws(TaskProblem) -> String {
-        let vdir = Vdir(folder: settings.folder)
+    public static func create(
+        _ task: TaskEdits.NewTask, in settings: TaskListSettings, at time: Date, cache: (any TaskListCache)? = nil
+    ) throws(TaskProblem) -> String {
         let name = task.uid.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-") }
             ? task.uid : "geoalarm-\(String(StableHash.of(task.uid), radix: 16))"
-        let path = "\(settings.folder)/\(name)\(Vdir.fileExtension)"
+        guard let folder = settings.folder else {
+            guard case .server(let server) = settings.source else { throw TaskProblem("no place to write it") }
+            let href = ServerAddress.path(of: server.url) + name + Vdir.fileExtension
+            try queue(TaskListWrite(list: settings.name, kind: .create, uid: task.uid, href: href, time: time.timeIntervalSince1970,
+                                    bytes: TaskEdits.newTask(task, at: time)), in: cache)
+            return href
+        }
+        let vdir = Vdir(folder: folder)
+        let path = "\(folder)/\(name)\(Vdir.fileExtension)"
         do throws(Vdir.WriteProblem) {
             try vdir.write(TaskEdits.newTask(task, at: time), to: path, replacing: nil)
         } catch {

@@ -3,7 +3,7 @@ import FoundationEssentials
 import GeoAlarmConfig
 
 /// `geoalarm check`: validates a reminders file and explains every problem in it.
-struct Check: ParsableCommand {
+struct Check: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a reminders file (and with --state, the state file); exits 0 when valid, 1 otherwise.",
         discussion: "Syntax errors are printed as FILE:LINE:COL: message, other problems as "
@@ -15,8 +15,8 @@ struct Check: ParsableCommand {
 
     @OptionGroup var stateOptions: StateOptions
 
-    func run() throws {
-        let config = try options.load(everyProblem: true)
+    func run() async throws {
+        let (config, _) = try await options.load(everyProblem: true, fetchingInto: stateOptions.path)
         try Console.line("\(config.path): OK, \(config.summary)")
         guard stateOptions.state != nil else { return }
         let state = stateOptions.inspect()

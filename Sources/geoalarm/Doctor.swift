@@ -1,5 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
+import GeoAlarmAgent
+import GeoAlarmCalDAV
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
@@ -43,8 +45,8 @@ struct Doctor: AsyncParsableCommand {
             if finding.verdict == .fail { failed = true }
         }
         let environment = ProcessInfo.processInfo.environment
-        let config = checkConfig(report)
-        for list in config?.taskLists ?? [] { report(checkTaskList(list)) }
+        let (config, fetched) = await checkConfig(report)
+        for list in config?.taskLists ?? [] { report(checkTaskList(list, outcome: fetched?.outcomes[list.settings.name])) }
         await checkGPSD(config: config, report)
         report(checkNotifications(config: config, environment: environment))
         report(await checkMQTT(config: config))
@@ -55,38 +57,61 @@ struct Doctor: AsyncParsableCommand {
         if failed { throw ExitCode.failure }
     }
 
-    /// The config, loaded as `check` loads it; nil when there is none or it is invalid.
-    private func checkConfig(_ report: (Finding) -> Void) -> Config? {
+    /// The config, loaded as `check` loads it (its task lists on servers fetched); nil when there
+    /// is none or it is invalid.
+    private func checkConfig(_ report: (Finding) -> Void) async -> (Config?, FetchedTaskLists?) {
         let path: String
         do {
             path = try options.resolvedPathQuietly()
         } catch {
             report(Finding(.fail, "config", "\(error)", advice: "make one with geoalarm add --title TITLE --here (or --at LAT,LON)"))
-            return nil
+            return (nil, nil)
         }
         do {
-            let config = try ConfigLoader.load(path: path)
+            var config = try ConfigLoader.read(path: path)
+            let fetched = await FetchedTaskLists.fetch(config.serverTaskLists.map(\.settings), statePath: stateOptions.path, quietly: true)
+            config.loadTaskLists(cache: fetched.servers.cache)
             report(Finding(.ok, "config", "\(path): \(config.summary)"))
-            return config
+            return (config, fetched)
         } catch {
             let first = error.diagnostics.first.map { DisplayText.escaped($0.description) } ?? "unreadable"
             report(Finding(.fail, "config", "\(error.diagnostics.count) problem(s); the first: \(first)",
                            advice: "geoalarm check --config \(path) lists them all"))
-            return nil
+            return (nil, nil)
         }
     }
 
-    /// A task list: its folder readable, how many reminders, and the tasks passed over.
-    private func checkTaskList(_ list: TaskListLoad) -> Finding {
+    /// A task list: its folder readable, or its server reachable, the credentials accepted and
+    /// the collection found; how many reminders, and the tasks passed over.
+    private func checkTaskList(_ list: TaskListLoad, outcome: ServerTaskLists.Outcome?) -> Finding {
         let name = "tasklist \(list.settings.name)"
+        if let problem = outcome?.problem {
+            let copy = list.isFetched ? "; its last copy serves \(list.reminders.count) reminders" : "; there is no copy of it yet"
+            return Finding(.fail, name, "\(list.settings.location): \(problem)\(copy)", advice: Self.advice(for: problem))
+        }
         if let failure = list.failure {
-            return Finding(.fail, name, "\(list.settings.folder): \(failure)",
+            return Finding(.fail, name, "\(list.settings.location): \(failure)",
                            advice: "make [[tasklist]] vdir the folder vdirsyncer syncs the list into (its storage's path plus the collection)")
         }
-        let counts = "\(list.settings.folder): \(list.reminders.count) reminders and \(list.alarms.count) time alarms from \(list.objectCount) tasks"
+        let server = outcome == nil ? "" : "the server answers, the credentials are accepted, the collection is found; "
+        let counts = """
+            \(list.settings.location): \(server)\(list.reminders.count) reminders and \(list.alarms.count) time alarms from \
+            \(list.objectCount) tasks
+            """
         guard let first = list.problems.first else { return Finding(.ok, name, counts) }
         return Finding(.note, name, "\(counts); \(list.problems.count) problems, the first: \(DisplayText.escaped(first))",
                        advice: "geoalarm check lists them all")
+    }
+
+    /// What to do when a task list's server cannot be used.
+    private static func advice(for trouble: ServerTaskLists.Trouble) -> String {
+        switch trouble {
+        case .password: "make password_file a file of yours (chmod 600) holding the password, or fix password_command"
+        case .server(.refused): "check username and the password (an app password where the account has two-factor login)"
+        case .server(.notACollection): "give url the address of the task list itself, as found"
+        case .server(.unreachable): "check the address, the network, and cafile for a server whose certificate a private authority made"
+        case .server: "check the address: it must name a CalDAV collection of tasks"
+        }
     }
 
     /// gpsd reachable, then a receiver with a usable fix.

@@ -113,7 +113,7 @@ struct Add: AsyncParsableCommand {
         // Where --here is comes first: when there is no position, nothing is created.
         let existing = (try? options.resolvedPathQuietly()).flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
         let at = here ? try await herePosition(config: existing).description : at
-        if let list { return try addTask(to: list, at: at) }
+        if let list { return try await addTask(to: list, at: at) }
         let (path, creating) = try target()
         var fields: [(String, String)] = []
         if let id { fields.append(("id", ConfigEditor.quote(id))) }
@@ -139,8 +139,8 @@ struct Add: AsyncParsableCommand {
 
     /// Adds the reminder as a new task of the task list `name`, at `at` (or the `[places]` place
     /// --place names).
-    private func addTask(to name: String, at: String?) throws {
-        let config = try options.load()
+    private func addTask(to name: String, at: String?) async throws {
+        let (config, lists) = try await options.load(fetchingInto: stateOptions.path)
         guard let settings = config.taskListSettings.first(where: { $0.name == name || $0.id == name }) else {
             let names = config.taskListSettings.map(\.name)
             Diagnostics.error("no task list \"\(DisplayText.escaped(name))\" in \(config.path)"
@@ -182,14 +182,23 @@ struct Add: AsyncParsableCommand {
             path = try TaskWriter.create(
                 TaskEdits.NewTask(uid: uid, title: title, notes: notes, place: TaskPlace(coordinate: coordinate, radius: metres, name: place),
                                   trigger: trigger),
-                in: settings, at: Date())
+                in: settings, at: Date(), cache: lists.servers.cache)
         } catch {
-            Diagnostics.error("task list \(settings.name) (\(settings.folder)): \(error)")
+            Diagnostics.error("task list \(settings.name) (\(settings.location)): \(error)")
             throw ExitCode.failure
         }
-        let reloaded = try options.load()
-        let id = reloaded.taskLists.lazy.compactMap { list in list.tasks.first { $0.value.uid == uid }?.key }.first ?? uid
-        try Console.line("added \(id) to task list \(settings.name) (\(path))")
+        var standing = ""
+        if settings.folder == nil {
+            let sent = await lists.send(settings)
+            if sent.isLost {
+                Diagnostics.error("task \(DisplayText.escaped(title)) of list \(settings.name)\(sent.words)")
+                throw ExitCode.failure
+            }
+            standing = sent.words
+        }
+        let reloaded = try? ConfigLoader.load(path: config.path, taskCache: lists.servers.cache)
+        let id = reloaded?.taskLists.lazy.compactMap { list in list.tasks.first { $0.value.uid == uid }?.key }.first ?? uid
+        try Console.line("added \(id) to task list \(settings.name) (\(path))\(standing)")
     }
 
     /// Where --here is: gpsd's first position within the config's `max_error` (unknown errors
@@ -197,7 +206,7 @@ struct Add: AsyncParsableCommand {
     /// reasons when neither is to be had.
     private func herePosition(config path: String?) async throws -> Coordinate {
         // An invalid config is reported by the edit itself; its gpsd and max_error are not used meanwhile.
-        let config = path.flatMap { try? ConfigLoader.load(path: $0) }
+        let config = path.flatMap { try? ConfigLoader.read(path: $0) }
         let maxError = (config?.settings ?? EngineSettings()).maxError
         let (endpoint, sample) = await gpsdOptions.look(config: config, seconds: wait, dated: false)
         if let fix = sample.accepted {
@@ -236,7 +245,7 @@ struct Add: AsyncParsableCommand {
 
 /// `geoalarm remove ID`: deletes that reminder's table from the config file, and nothing else,
 /// then forgets its state in the state file (its history stays).
-struct Remove: ParsableCommand {
+struct Remove: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove a reminder from the config file (the rest kept byte for byte, written atomically).",
         discussion: "Its state in the state file (inside/outside, completed, snoozed) is forgotten, so that a "
@@ -249,13 +258,16 @@ struct Remove: ParsableCommand {
     @Argument(help: ArgumentHelp("The reminder's id (see geoalarm list).", valueName: "id"))
     var id: String
 
-    func run() throws {
-        let config = try options.load()
+    func run() async throws {
+        let (config, lists) = try await options.load(fetchingInto: stateOptions.path)
         try lookUp(id, in: config)
         if let task = config.taskOrigin(of: id) {
-            // A task is removed where it lives: its file, which the next sync deletes on the server.
-            try changeTask(task) { (task) throws(TaskProblem) in try TaskWriter.delete(task) }
-            try Console.line("removed \(id) from task list \(task.list) (deleted \(task.path))")
+            // A task is removed where it lives: its file, which the next sync deletes on the
+            // server; or on the server itself.
+            let standing = try await changeTask(task, config: config, lists: lists) { (task, cache) throws(TaskProblem) in
+                try TaskWriter.delete(task, cache: cache)
+            }
+            try Console.line("removed \(id) from task list \(task.list) (deleted \(task.path))\(standing)")
             forgetState()
             return
         }

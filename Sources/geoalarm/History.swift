@@ -5,7 +5,7 @@ import GeoAlarmOutput
 import GeoAlarmStore
 
 /// `geoalarm history`: past events from the state file.
-struct History: ParsableCommand {
+struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print past events, oldest first, as the agent printed them.")
 
@@ -38,10 +38,10 @@ struct History: ParsableCommand {
         return try? Date(text, strategy: .iso8601)
     }
 
-    func run() throws {
+    func run() async throws {
         // With a config (given, or found where commands look), an unknown --reminder is named.
         if let reminder, options.config != nil || (try? options.resolvedPathQuietly()) != nil {
-            let config = try options.load()
+            let (config, _) = try await options.load(fetchingInto: stateOptions.path)
             try lookUp(reminder, in: config)
         }
         guard let store = try stateOptions.openForReading() else {

@@ -15,22 +15,34 @@ struct ReminderArgument: ParsableArguments {
     var id: String
 
     /// The reminder's (time alarm's, collection place's, task's) id and title, where it lives when
-    /// it is a task of a task list, or a message listing the ids there are and exit 1.
-    func reminder() throws -> (id: String, title: String, task: TaskOrigin?) {
-        let config = try options.load()
+    /// it is a task of a task list, or a message listing the ids there are and exit 1; and the
+    /// config's task lists on servers, as fetched.
+    func reminder() async throws -> (id: String, title: String, task: TaskOrigin?, lists: FetchedTaskLists, config: Config) {
+        let (config, lists) = try await options.load(fetchingInto: stateOptions.path)
         let found = try lookUp(id, in: config)
-        return (found.id, found.title, config.taskOrigin(of: found.id))
+        return (found.id, found.title, config.taskOrigin(of: found.id), lists, config)
     }
 }
 
-/// Writes a task's change to its task list, or explains why not and exits 1.
-func changeTask(_ origin: TaskOrigin, _ change: (TaskOrigin) throws(TaskProblem) -> Void) throws {
+/// Writes a task's change to its task list (a server's: into the copy and the queue of `lists`,
+/// then sent), or explains why not and exits 1; where the change stands (", on the server",
+/// "; it waits for the server..."), for the command's line.
+func changeTask(
+    _ origin: TaskOrigin, config: Config, lists: FetchedTaskLists, _ change: (TaskOrigin, any TaskListCache) throws(TaskProblem) -> Void
+) async throws -> String {
     do {
-        try change(origin)
+        try change(origin, lists.servers.cache)
     } catch {
         Diagnostics.error("task \(DisplayText.escaped(origin.title)) of list \(origin.list) (\(origin.path)): \(error)")
         throw ExitCode.failure
     }
+    guard origin.isOnServer, let list = config.taskListSettings.first(where: { $0.name == origin.list }) else { return "" }
+    let standing = await lists.send(list)
+    if standing.isLost {
+        Diagnostics.error("task \(DisplayText.escaped(origin.title)) of list \(origin.list)\(standing.words)")
+        throw ExitCode.failure
+    }
+    return standing.words
 }
 
 /// What `id` names in `config` (a reminder, a time alarm or a collection's place) and its title,
@@ -47,18 +59,20 @@ func lookUp(_ id: String, in config: Config) throws -> (id: String, title: Strin
 }
 
 /// `geoalarm complete ID`: the reminder stays silent until uncompleted.
-struct Complete: ParsableCommand {
+struct Complete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Mark a reminder completed: it is still tracked but announces nothing until uncompleted.")
 
     @OptionGroup var reminder: ReminderArgument
 
-    func run() throws {
-        let found = try reminder.reminder()
+    func run() async throws {
+        let found = try await reminder.reminder()
         // A task is completed where it lives, for its app and every device that syncs it.
         if let task = found.task {
-            try changeTask(task) { (task) throws(TaskProblem) in try TaskWriter.complete(task, at: Date()) }
-            try Console.line("completed \(found.id) (\"\(found.title)\") in task list \(task.list)")
+            let standing = try await changeTask(task, config: found.config, lists: found.lists) { (task, cache) throws(TaskProblem) in
+                try TaskWriter.complete(task, at: Date(), cache: cache)
+            }
+            try Console.line("completed \(found.id) (\"\(found.title)\") in task list \(task.list)\(standing)")
             return
         }
         try reminder.stateOptions.open().setCompleted(found.id, at: Date())
@@ -67,16 +81,18 @@ struct Complete: ParsableCommand {
 }
 
 /// `geoalarm uncomplete ID`.
-struct Uncomplete: ParsableCommand {
+struct Uncomplete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Mark a completed reminder as not completed again.")
 
     @OptionGroup var reminder: ReminderArgument
 
-    func run() throws {
-        let found = try reminder.reminder()
+    func run() async throws {
+        let found = try await reminder.reminder()
         if let task = found.task {
-            try changeTask(task) { (task) throws(TaskProblem) in try TaskWriter.uncomplete(task, at: Date()) }
-            try Console.line("uncompleted \(found.id) (\"\(found.title)\") in task list \(task.list)")
+            let standing = try await changeTask(task, config: found.config, lists: found.lists) { (task, cache) throws(TaskProblem) in
+                try TaskWriter.uncomplete(task, at: Date(), cache: cache)
+            }
+            try Console.line("uncompleted \(found.id) (\"\(found.title)\") in task list \(task.list)\(standing)")
             return
         }
         try reminder.stateOptions.open().setCompleted(found.id, at: nil)
@@ -85,7 +101,7 @@ struct Uncomplete: ParsableCommand {
 }
 
 /// `geoalarm snooze ID DURATION`.
-struct Snooze: ParsableCommand {
+struct Snooze: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Silence a reminder for a while (\"1h\", \"30m\", \"2d\"; 0 ends a snooze).")
 
@@ -102,8 +118,8 @@ struct Snooze: ParsableCommand {
         }
     }
 
-    func run() throws {
-        let found = try reminder.reminder()
+    func run() async throws {
+        let found = try await reminder.reminder()
         let seconds = try Span.parse(duration)
         let until = seconds > 0 ? Date().addingTimeInterval(seconds) : nil
         try reminder.stateOptions.open().snooze(found.id, until: until)

@@ -5,7 +5,7 @@ import GeoAlarmCore
 import GeoAlarmSystem
 
 /// `geoalarm list`: the reminders of a config, one per line.
-struct List: ParsableCommand {
+struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the reminders with where, radius and when.")
 
     enum SortKey: String, ExpressibleByArgument, CaseIterable {
@@ -34,8 +34,8 @@ struct List: ParsableCommand {
         if sort == .distance, from == nil { throw ValidationError("--sort distance needs --from LAT,LON.") }
     }
 
-    func run() throws {
-        let config = try options.load()
+    func run() async throws {
+        let (config, _) = try await options.load(fetchingInto: stateOptions.path)
         let completed = try completedIDs()
         let origin = from.flatMap { try? ReminderRules.parseLocation($0).get() }
         func distance(_ reminder: Reminder) -> Double? {

@@ -31,8 +31,10 @@ struct Map: AsyncParsableCommand {
     var open = false
 
     func run() async throws {
-        let config = try options.load()
         let logger = Diagnostics.logger
+        let store = openStore(logger: logger)
+        // A server's task list is drawn from the copy the agent keeps; its changes wait there for the agent.
+        let config = try options.load(taskCache: store)
         guard FileManager.default.fileExists(atPath: MapService.leafletFolder + "/leaflet.js") else {
             Diagnostics.error("Leaflet is not installed in \(MapService.leafletFolder): install Debian's libjs-leaflet")
             throw ExitCode.failure
@@ -44,7 +46,7 @@ struct Map: AsyncParsableCommand {
                 """)
         }
         let service = MapService(
-            config: config, store: openStore(logger: logger), host: listen.host, port: listen.port, loop: .main, logger: logger
+            config: config, store: store, host: listen.host, port: listen.port, loop: .main, logger: logger
         ) { [open] address in
             do {
                 try Console.line("geoalarm map: open \(address.withToken)")

@@ -38,7 +38,10 @@ struct Replay: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let config = try options.load()
+        // A server's task list comes from the copy the agent keeps (in the default state file
+        // without --state), fetched first.
+        let statePath = state ?? StateStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+        let (config, _) = try await options.load(fetchingInto: statePath)
         let log = Diagnostics.logger
         let writer = LineWriter(flushEachLine: false)
         let pipeline = FixPipeline(

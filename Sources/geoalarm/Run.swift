@@ -50,8 +50,11 @@ struct Run: AsyncParsableCommand {
         // config loads waits for the agent's SignalService (every later thread inherits the mask).
         System.blockSignals(SignalService.blockedSignals)
         let loop = EventLoop.main
-        let config = try options.load()
         let logger = Diagnostics.logger
+        let keeper = StateKeeper(path: stateOptions.path, logger: logger)
+        // A server's task list starts from its copy in the state file: the agent fires with the
+        // server away; its sync service fetches it at once.
+        let config = try options.load(taskCache: keeper.taskListCache)
         let environment = ProcessInfo.processInfo.environment
         let endpoint = gpsdOptions.endpoint(config: config, environment: environment)
         // The agent outlives its stdout (`geoalarm run | head`): said once, and events go on being
@@ -80,7 +83,6 @@ struct Run: AsyncParsableCommand {
             sinks.append(notifier)
             services.append(notifier)
         }
-        let keeper = StateKeeper(path: stateOptions.path, logger: logger)
         let hostName = ProcessInfo.processInfo.shortHostName
         var ownTopic: String?
         if let mqtt = config.mqtt {
@@ -128,11 +130,17 @@ struct Run: AsyncParsableCommand {
         source: Source, channel: AgentChannel, config: Config, keeper: StateKeeper, sinks: [any EventSink]
     ) -> [any Service] {
         let logger = Diagnostics.logger
+        let taskSync = TaskListSyncService(
+            servers: ServerTaskLists(cache: keeper.taskListCache, loop: .main), lists: config.serverTaskLists.map(\.settings),
+            channel: channel, loop: .main, logger: logger)
         return [
-            AlarmAgent(source: source, channel: channel, loop: .main, config: config, state: keeper, sinks: sinks, logger: logger),
+            AlarmAgent(
+                source: source, channel: channel, loop: .main, config: config, state: keeper, sinks: sinks, logger: logger,
+                taskSync: taskSync),
             WatcherService(
                 configPath: config.path, statePath: keeper.isPersisting ? stateOptions.path : nil,
-                taskFolders: config.taskListSettings.map(\.folder), channel: channel, loop: .main, logger: logger),
+                taskFolders: config.taskListSettings.compactMap(\.folder), channel: channel, loop: .main, logger: logger),
+            taskSync,
             SourceService(source: source, channel: channel),
         ]
     }

@@ -6,7 +6,7 @@ import GeoAlarmEncoding
 import GeoAlarmSystem
 
 /// `geoalarm status`: where the agent thinks you are, reminder by reminder.
-struct Status: ParsableCommand {
+struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: """
             Show each reminder's state: inside/outside/unknown, distance from the last fix, direction of travel and time \
@@ -19,8 +19,8 @@ struct Status: ParsableCommand {
     @Flag(help: "Print one JSON object per line (keys in the man page) instead of a table.")
     var json = false
 
-    func run() throws {
-        let config = try options.load()
+    func run() async throws {
+        let (config, _) = try await options.load(fetchingInto: stateOptions.path)
         let store = try stateOptions.openForReading()
         let saved: [String: SavedPresence]
         let lifecycles: [String: Lifecycle]

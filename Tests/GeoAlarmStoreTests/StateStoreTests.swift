@@ -36,6 +36,7 @@ struct StateStoreTests {
             "7: the last fix's error estimate (the map's circle around you)",
             "8: each reminder's proximity (distance to its edge, direction of travel, time to arrival)",
             "9: the ids of task lists' reminders by their tasks' UIDs, so that their state follows a renamed list or a moved task",
+            "10: the last good copy of task lists on CalDAV servers",
         ])
     }
 

@@ -129,12 +129,16 @@ public struct TestCertificates: Sendable {
     public let certificate: String
     public let key: String
 
-    public init(in folder: String) throws {
+    /// The names a certificate made for the loopback holds.
+    public static let loopbackNames = "DNS:localhost, IP:127.0.0.1"
+
+    /// Makes them in `folder`, the certificate for `names` (an X.509 subjectAltName list).
+    public init(in folder: String, names subjectNames: String = loopbackNames) throws {
         authority = folder + "/ca.crt"
         certificate = folder + "/server.crt"
         key = folder + "/server.key"
         let authorityKey = folder + "/ca.key", request = folder + "/server.csr", names = folder + "/names.ext"
-        try "subjectAltName = DNS:localhost, IP:127.0.0.1\n".write(toFile: names, atomically: true, encoding: .utf8)
+        try "subjectAltName = \(subjectNames)\n".write(toFile: names, atomically: true, encoding: .utf8)
         try Self.openssl([
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=geoalarm test authority",
             "-keyout", authorityKey, "-out", authority,

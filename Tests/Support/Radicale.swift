@@ -1,29 +1,49 @@
 import Foundation
 
-/// A private Radicale CalDAV server on a loopback port it picks (it says which), any password
-/// taken for any user, each user owning their own collections; with a vdirsyncer pair that syncs
-/// one user's task collection `tasks` with a vdir, and the `caldav` library's client and
-/// todoman as the other programs that read and write the list.
+/// A private Radicale CalDAV server on a loopback port it picks (it says which, and keeps it
+/// when started again), any password taken for any user (or only `password` for ``user``), each
+/// user owning their own collections, over HTTP (or HTTPS with `certificates`); with a
+/// vdirsyncer pair that syncs one user's task collection `tasks` with a vdir, and the `caldav`
+/// library's client and todoman as the other programs that read and write the list.
 public final class Radicale: @unchecked Sendable {
     public let folder: URL
     public private(set) var port = 0
     private var server: Background?
     /// The user whose collection is synced.
     public let user = "ana"
+    /// The only password taken, when one is set.
+    public let password: String?
+    public let certificates: TestCertificates?
+    /// Requests of the runs before this one (Radicale's log, at info).
+    private var earlierLog = ""
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
     }
 
-    public init() throws {
+    public init(password: String? = nil, tls: Bool = false, certificateNames: String = TestCertificates.loopbackNames) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-radicale-\(UUID().uuidString)")
+        self.password = password
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("vdir"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("status"), withIntermediateDirectories: true)
+        certificates = tls ? try TestCertificates(in: folder.path, names: certificateNames) : nil
+        try start()
+    }
+
+    /// Starts (again, on the port it had), and waits until it listens.
+    public func start() throws {
+        var auth = "type = none"
+        if let password {
+            try "\(user):\(password)\n".write(to: folder.appendingPathComponent("users"), atomically: true, encoding: .utf8)
+            auth = "type = htpasswd\nhtpasswd_filename = \(folder.path)/users\nhtpasswd_encryption = plain"
+        }
+        let tls = certificates.map { "ssl = True\ncertificate = \($0.certificate)\nkey = \($0.key)\n" } ?? ""
         try """
             [server]
-            hosts = 127.0.0.1:0
+            hosts = 127.0.0.1:\(port)
+            \(tls)
             [auth]
-            type = none
+            \(auth)
             [rights]
             type = owner_only
             [storage]
@@ -32,11 +52,6 @@ public final class Radicale: @unchecked Sendable {
             level = info
 
             """.write(to: folder.appendingPathComponent("radicale.conf"), atomically: true, encoding: .utf8)
-        try start()
-    }
-
-    /// Starts (again, on a port of its own), and waits until it listens.
-    public func start() throws {
         let server = try Background(
             ["--config", folder.appendingPathComponent("radicale.conf").path], executable: URL(fileURLWithPath: "/usr/bin/radicale"))
         self.server = server
@@ -52,8 +67,17 @@ public final class Radicale: @unchecked Sendable {
     public func stop() {
         server?.signal(SIGTERM)
         _ = server?.exitStatus(within: 30)
+        earlierLog += server?.stderr ?? ""
         server?.stop()
         server = nil
+    }
+
+    /// What the server logged (each request, at info), over all its runs.
+    public var log: String { earlierLog + (server?.stderr ?? "") }
+
+    /// How many `METHOD` requests for `path` geoalarm made of the server, over all its runs.
+    public func requests(_ method: String, for path: String) -> Int {
+        log.components(separatedBy: "\n").filter { $0.contains("\(method) request for '\(path)'") && $0.contains("using 'geoalarm'") }.count
     }
 
     deinit {
@@ -61,7 +85,9 @@ public final class Radicale: @unchecked Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    public var url: String { "http://127.0.0.1:\(port)/" }
+    public var url: String { certificates == nil ? "http://127.0.0.1:\(port)/" : "https://localhost:\(port)/" }
+    /// The address of the user's task collection.
+    public var tasksURL: String { "\(url)\(user)/tasks/" }
     /// The folder vdirsyncer keeps the collection in.
     public var vdir: String { folder.appendingPathComponent("vdir").path }
 
@@ -72,7 +98,10 @@ public final class Radicale: @unchecked Sendable {
             throw Failure(description: "no \(python): `make tasks-deps` makes it (caldav from PyPI)")
         }
         let script = Command.root.appendingPathComponent("Tests/Tasks/caldav_peer.py").path
-        let run = try Command.run([script, url, user] + arguments, executable: python)
+        var environment = ProcessInfo.processInfo.environment
+        environment["CALDAV_PASSWORD"] = password ?? "x"
+        environment["CALDAV_CAFILE"] = certificates?.authority
+        let run = try Command.run([script, url, user] + arguments, environment: environment, executable: python)
         guard run.status == 0 else { throw Failure(description: "caldav_peer \(arguments): \(run.stderr)") }
         return run
     }

@@ -12,8 +12,10 @@ clients do, on a CalDAV server (Radicale, on loopback).
     describe UID TEXT      sets the task's DESCRIPTION on the server, as another device's edit
     add-rfc UID TITLE LAT LON METRES   stores a task with an RFC 9074 arrive alarm (PROXIMITY, VLOCATION)
 
+CALDAV_PASSWORD (default "x") is the user's password, CALDAV_CAFILE the authority of a TLS server.
 Each command exits 0 when done; any failure exits 1 saying why.
 """
+import os
 import sys
 
 import caldav
@@ -54,7 +56,10 @@ def replaced(data, name, line):
 
 def main():
     url, user, command, arguments = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-    with caldav.DAVClient(url=url, username=user, password="x") as client:
+    # A server that checks passwords, or speaks TLS with a private authority, gets them from the environment.
+    password = os.environ.get("CALDAV_PASSWORD", "x")
+    verify = os.environ.get("CALDAV_CAFILE", True)
+    with caldav.DAVClient(url=url, username=user, password=password, ssl_verify_cert=verify) as client:
         if command == "make-list":
             made = client.principal().make_calendar(name="tasks", cal_id="tasks", supported_calendar_component_set=["VTODO"])
             print(made.url)

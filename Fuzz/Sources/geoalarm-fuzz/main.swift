@@ -12,10 +12,11 @@ import GeoAlarmOwnTracks
 import GeoAlarmReplay
 import GeoAlarmScanners
 import GeoAlarmTasks
+import GeoAlarmWebDAV
 
 /// The parsers that can be fuzzed, by the name given on the command line.
 enum FuzzTarget: String, CaseIterable {
-    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor, owntracks, http, map, ical
+    case nmea, gpsdJSON = "gpsd-json", gpx, toml, config, csv, geojson, gpxWaypoints = "gpx-waypoints", editor, owntracks, http, map, ical, webdav
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -32,6 +33,7 @@ enum FuzzTarget: String, CaseIterable {
         case .http: checkHTTP(bytes)
         case .map: checkMap(bytes)
         case .ical: checkICalendar(bytes)
+        case .webdav: checkMultistatus(bytes)
         }
     }
 }
@@ -155,6 +157,31 @@ func checkMap(_ bytes: [UInt8]) {
 /// A task object: every property's bytes lie in the input; a task read from it gives reminders
 /// with valid places and radii; completing it changes only its completion's lines (the others'
 /// bytes stay) and reads back completed; uncompleting reads back open.
+/// A server's multistatus answer: what is read of it comes from the input (no text longer than
+/// it, objects together no larger), and a refusal names a line of the input.
+func checkMultistatus(_ bytes: [UInt8]) {
+    let answer: Multistatus
+    do {
+        answer = try Multistatus.parse(bytes)
+    } catch {
+        let lines = bytes.count { $0 == UInt8(ascii: "\n") } + 1
+        if error.description.hasPrefix("line "), let line = Int(error.description.dropFirst(5).prefix { $0.isNumber }), !(1...lines).contains(line) {
+            fatalError("a problem on line \(line) of a \(lines)-line answer")
+        }
+        return
+    }
+    var objectBytes = 0
+    for response in answer.responses {
+        objectBytes += response.calendarData?.count ?? 0
+        let texts = [response.href, response.etag, response.ctag, response.syncToken, response.displayName, response.principal, response.calendarHome]
+        for text in texts.compactMap({ $0 }) where text.utf8.count > bytes.count {
+            fatalError("read a text longer than the answer")
+        }
+        if let status = response.status, !(100...599).contains(status) { fatalError("a status of \(status)") }
+    }
+    guard objectBytes <= bytes.count else { fatalError("objects of \(objectBytes) bytes from a \(bytes.count)-byte answer") }
+}
+
 func checkICalendar(_ bytes: [UInt8]) {
     guard let calendar = try? ICalendarReader.read(bytes) else { return }
     var pending = [calendar]

@@ -1,0 +1,108 @@
+import FoundationEssentials
+import GeoAlarmConfig
+import GeoAlarmCore
+import GeoAlarmSystem
+import GeoAlarmTasks
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Keeps the agent's task lists on servers in step: looks at each every `poll` seconds (and at
+/// once when a write waits: a pop-up's Done), sends the writes waiting for it, and tells the agent
+/// when a copy changed (``AgentInput/tasksChanged``), which reads its reminders again.
+///
+/// Between looks nothing runs: one timer on the loop for the next list due. A server away, or
+/// refusing the credentials, is said once (and its return), and the list's copy in the state file
+/// goes on serving its reminders.
+public final class TaskListSyncService: Service {
+    private let servers: ServerTaskLists
+    private let channel: AgentChannel
+    private let loop: EventLoop
+    private let logger: Logger
+    private let lists: Mutex<[TaskListSettings]>
+    private let wakes: AsyncStream<Wake>
+    private let wakeUp: AsyncStream<Wake>.Continuation
+
+    /// Why the service looks.
+    private enum Wake {
+        /// A list's time came.
+        case due
+        /// A write waits, or the lists changed: every list now.
+        case now
+    }
+
+    /// Keeps `lists` (each a server's) in step through `servers`.
+    public init(servers: ServerTaskLists, lists: [TaskListSettings], channel: AgentChannel, loop: EventLoop, logger: Logger) {
+        self.servers = servers
+        self.channel = channel
+        self.loop = loop
+        self.logger = logger
+        self.lists = Mutex(lists)
+        (wakes, wakeUp) = AsyncStream.makeStream(of: Wake.self)
+    }
+
+    /// Follows the lists of a reloaded config: a new one, or one whose server changed, is looked at now.
+    public func follow(_ lists: [TaskListSettings]) {
+        let changed = self.lists.withLock { current in
+            defer { current = lists }
+            return current != lists
+        }
+        if changed { wakeUp.yield(.now) }
+    }
+
+    /// A write waits for a server: every list is looked at now.
+    public func writeWaits() {
+        wakeUp.yield(.now)
+    }
+
+    public func run() async {
+        wakeUp.yield(.now)
+        var due: [String: ContinuousClock.Instant] = [:]
+        var troubles: [String: String] = [:]
+        var timer: EventLoop.Timer?
+        await withGracefulShutdownHandler {
+            for await wake in wakes {
+                if let timer { loop.cancel(timer) }
+                timer = nil
+                let current = lists.withLock { $0 }
+                due = due.filter { name, _ in current.contains { $0.name == name } }
+                for list in current {
+                    guard case .server(let server) = list.source else { continue }
+                    if wake == .due, let next = due[list.name], next > .now { continue }
+                    let outcome = await servers.sync(list)
+                    due[list.name] = .now + .milliseconds(Int64(server.poll * 1000))
+                    report(outcome, of: list, troubles: &troubles)
+                    if outcome.changed { channel.continuation.yield(.tasksChanged) }
+                }
+                if let next = due.values.min() {
+                    timer = loop.schedule(at: next) { [wakeUp] in wakeUp.yield(.due) }
+                }
+            }
+        } onGracefulShutdown: { [wakeUp] in
+            wakeUp.finish()
+        }
+        if let timer { loop.cancel(timer) }
+    }
+
+    /// Says what a look did: writes sent or dropped, and a trouble once (its end too).
+    private func report(_ outcome: ServerTaskLists.Outcome, of list: TaskListSettings, troubles: inout [String: String]) {
+        let name = "task list \(list.name) (\(list.location))"
+        if outcome.sent > 0 { logger.info("\(name): \(outcome.sent) change\(outcome.sent == 1 ? "" : "s") sent to the server") }
+        for dropped in outcome.dropped { logger.error("\(name): a change cannot be made and is dropped: \(dropped)") }
+        if let problem = outcome.problem {
+            if troubles[list.name] != problem.description {
+                logger.warning("\(name): \(problem); its last copy serves its reminders, and changes wait for the server (tried every \(Span.describe(list.pollSeconds)))")
+            }
+            troubles[list.name] = problem.description
+        } else if troubles.removeValue(forKey: list.name) != nil {
+            logger.info("\(name): the server answers again")
+        }
+    }
+}
+
+extension TaskListSettings {
+    /// Seconds between looks at a server's list (0 for a vdir).
+    var pollSeconds: Double {
+        if case .server(let server) = source { server.poll } else { 0 }
+    }
+}

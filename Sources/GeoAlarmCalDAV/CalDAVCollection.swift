@@ -1,0 +1,278 @@
+import FoundationEssentials
+import GeoAlarmCore
+import GeoAlarmTasks
+import GeoAlarmWebDAV
+
+/// Why a CalDAV call gave nothing usable.
+public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No answer: the server is away, the name unknown, the TLS certificate refused...
+    case unreachable(String)
+    /// 401 or 403: the credentials.
+    case refused(Int)
+    /// 412: the object changed since it was read.
+    case changed
+    /// 404 or 410.
+    case notFound
+    /// Another status.
+    case status(Int)
+    /// An answer that is no answer (not a multistatus, an object over its bound).
+    case malformed(String)
+    /// The address is no task collection (a server, a principal): the task collections found there.
+    case notACollection([String])
+
+    public var description: String {
+        switch self {
+        case .unreachable(let reason): "the server does not answer: \(reason)"
+        case .refused(let status): "the server refuses the credentials (\(status)): check username and the password"
+        case .changed: "the task changed on the server meanwhile"
+        case .notFound: "not found on the server"
+        case .status(let status): "the server answered \(status)"
+        case .malformed(let reason): "the server's answer is not one: \(reason)"
+        case .notACollection(let found):
+            found.isEmpty
+                ? "the address is no task collection, and none was found there"
+                : "the address is no task collection; give url one of those found there: \(found.joined(separator: ", "))"
+        }
+    }
+}
+
+/// A CalDAV task collection (RFC 4791), and the calls geoalarm makes of it: what state it is in
+/// (`getctag`, `sync-token`), what changed (RFC 6578's sync-collection, or the ETags of a
+/// calendar-query), the changed objects (calendar-multiget), and the writes (PUT and DELETE,
+/// conditional on the ETag: RFC 7232's `If-Match`, or `If-None-Match: *` to create).
+public struct CalDAVCollection: Sendable {
+    public let client: CurlClient
+    /// The collection's address, ending in `/`.
+    public let url: String
+    public var settings: WebSettings
+
+    /// The most objects asked for in one calendar-multiget.
+    static let batch = 100
+
+    public init(client: CurlClient, url: String, settings: WebSettings) {
+        self.client = client
+        self.url = ServerAddress.collection(url)
+        self.settings = settings
+    }
+
+    // MARK: Reading
+
+    /// The collection's own properties: its ctag, its sync token, whether it is a calendar, what it holds.
+    public func describe() async -> Result<Multistatus.Response, CalDAVProblem> {
+        let body = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:cs="http://calendarserver.org/ns/">
+            <d:prop><cs:getctag/><d:sync-token/><d:resourcetype/><d:displayname/><c:supported-calendar-component-set/></d:prop>
+            </d:propfind>
+            """
+        switch await multistatus("PROPFIND", url, depth: "0", body: body) {
+        case .failure(let problem): return .failure(problem)
+        case .success(let answer):
+            guard let own = answer.responses.first else { return .failure(.malformed("no properties of the collection")) }
+            return .success(own)
+        }
+    }
+
+    /// What changed since `token` (RFC 6578): the objects changed (address and ETag), the ones
+    /// removed, and the new token.
+    public func changes(since token: String) async -> Result<(changed: [(String, String?)], removed: [String], token: String?), CalDAVProblem> {
+        let body = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <d:sync-collection xmlns:d="DAV:"><d:sync-token>\(Self.escaped(token))</d:sync-token><d:sync-level>1</d:sync-level>
+            <d:prop><d:getetag/></d:prop></d:sync-collection>
+            """
+        switch await multistatus("REPORT", url, depth: nil, body: body) {
+        case .failure(let problem): return .failure(problem)
+        case .success(let answer):
+            var changed: [(String, String?)] = [], removed: [String] = []
+            for response in answer.responses where !response.href.hasSuffix("/") {
+                let href = address(response.href)
+                if response.status == 404 || response.status == 410 { removed.append(href) } else { changed.append((href, response.etag)) }
+            }
+            return .success((changed, removed, answer.syncToken))
+        }
+    }
+
+    /// Every task's address and ETag (a calendar-query for VTODOs).
+    public func etags() async -> Result<[String: String?], CalDAVProblem> {
+        let body = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">
+            <d:prop><d:getetag/></d:prop>
+            <c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VTODO"/></c:comp-filter></c:filter>
+            </c:calendar-query>
+            """
+        switch await multistatus("REPORT", url, depth: "1", body: body) {
+        case .failure(let problem): return .failure(problem)
+        case .success(let answer):
+            var etags: [String: String?] = [:]
+            for response in answer.responses where !response.href.hasSuffix("/") { etags[address(response.href)] = response.etag }
+            return .success(etags)
+        }
+    }
+
+    /// The objects at `hrefs` (calendar-multiget, a hundred at a time), with their ETags; one
+    /// over ``Vdir/largestObject`` is left out.
+    public func objects(_ hrefs: [String]) async -> Result<[String: CachedList.Object], CalDAVProblem> {
+        var found: [String: CachedList.Object] = [:]
+        var start = 0
+        while start < hrefs.count {
+            let chunk = hrefs[start..<min(start + Self.batch, hrefs.count)]
+            start += Self.batch
+            let body = """
+                <?xml version="1.0" encoding="utf-8"?>
+                <c:calendar-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">
+                <d:prop><d:getetag/><c:calendar-data/></d:prop>
+                \(chunk.map { "<d:href>\(Self.escaped($0))</d:href>" }.joined())
+                </c:calendar-multiget>
+                """
+            switch await multistatus("REPORT", url, depth: "1", body: body) {
+            case .failure(let problem): return .failure(problem)
+            case .success(let answer):
+                for response in answer.responses {
+                    guard let data = response.calendarData, data.count <= Vdir.largestObject else { continue }
+                    found[address(response.href)] = CachedList.Object(etag: response.etag, bytes: data)
+                }
+            }
+        }
+        return .success(found)
+    }
+
+    /// One object and its ETag (GET).
+    public func object(_ href: String) async -> Result<CachedList.Object, CalDAVProblem> {
+        let answer = await client.perform(WebRequest(method: "GET", url: ServerAddress.resolve(href, against: url)), settings: settings)
+        switch answer {
+        case .failure(let reason): return .failure(.unreachable(reason))
+        case .response(let status, let headers, let body):
+            if let problem = Self.problem(status) { return .failure(problem) }
+            guard body.count <= Vdir.largestObject else { return .failure(.malformed("an object over \(DisplayText.size(Vdir.largestObject))")) }
+            return .success(CachedList.Object(etag: headers["etag"], bytes: body))
+        }
+    }
+
+    // MARK: Writing
+
+    /// Puts `bytes` at `href`, only over the ETag `ifMatch` (nil: only when nothing is there);
+    /// the new ETag when the server gives it.
+    public func put(_ bytes: [UInt8], at href: String, ifMatch etag: String?) async -> Result<String?, CalDAVProblem> {
+        let condition = etag.map { ("If-Match", $0) } ?? ("If-None-Match", "*")
+        let request = WebRequest(
+            method: "PUT", url: ServerAddress.resolve(href, against: url),
+            headers: [("Content-Type", "text/calendar; charset=utf-8"), condition], body: bytes)
+        switch await client.perform(request, settings: settings) {
+        case .failure(let reason): return .failure(.unreachable(reason))
+        case .response(let status, let headers, _):
+            if let problem = Self.problem(status) { return .failure(problem) }
+            return .success(headers["etag"])
+        }
+    }
+
+    /// Deletes `href`, only over the ETag `ifMatch` when given.
+    public func delete(_ href: String, ifMatch etag: String?) async -> Result<Void, CalDAVProblem> {
+        let request = WebRequest(method: "DELETE", url: ServerAddress.resolve(href, against: url), headers: etag.map { [("If-Match", $0)] } ?? [])
+        switch await client.perform(request, settings: settings) {
+        case .failure(let reason): return .failure(.unreachable(reason))
+        case .response(let status, _, _):
+            if let problem = Self.problem(status) { return .failure(problem) }
+            return .success(())
+        }
+    }
+
+    // MARK: Discovery
+
+    /// A task collection found on a server.
+    public struct Found: Sendable, Equatable {
+        public var url: String
+        public var name: String?
+    }
+
+    /// The task collections of the user, when `url` names a server or a principal rather than a
+    /// collection (RFC 4791's discovery: `current-user-principal`, its `calendar-home-set`, the
+    /// collections there whose `supported-calendar-component-set` holds VTODO).
+    public func discover() async -> Result<[Found], CalDAVProblem> {
+        let principalQuery = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <d:propfind xmlns:d="DAV:"><d:prop><d:current-user-principal/></d:prop></d:propfind>
+            """
+        var principal = path
+        if case .success(let answer) = await multistatus("PROPFIND", url, depth: "0", body: principalQuery),
+           let found = answer.responses.first?.principal {
+            principal = found
+        }
+        let homeQuery = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><c:calendar-home-set/></d:prop></d:propfind>
+            """
+        var home = principal
+        switch await multistatus("PROPFIND", ServerAddress.resolve(principal, against: url), depth: "0", body: homeQuery) {
+        case .failure(let problem): return .failure(problem)
+        case .success(let answer): home = answer.responses.first?.calendarHome ?? principal
+        }
+        let listQuery = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">
+            <d:prop><d:resourcetype/><d:displayname/><c:supported-calendar-component-set/></d:prop></d:propfind>
+            """
+        switch await multistatus("PROPFIND", ServerAddress.resolve(home, against: url), depth: "1", body: listQuery) {
+        case .failure(let problem): return .failure(problem)
+        case .success(let answer):
+            return .success(answer.responses.filter { $0.isCalendar && ($0.components.isEmpty || $0.components.contains("VTODO")) }.map {
+                Found(url: ServerAddress.resolve($0.href, against: url), name: $0.displayName)
+            })
+        }
+    }
+
+    // MARK: Parts
+
+    /// The collection's path on its server.
+    var path: String { ServerAddress.path(of: url) }
+
+    /// An object's `href` as the copy keeps it: its path on the server (a server may write the
+    /// whole URL).
+    func address(_ href: String) -> String {
+        let origin = ServerAddress.origin(of: url)
+        return href.hasPrefix(origin + "/") ? String(href.dropFirst(origin.count)) : href
+    }
+
+    private func multistatus(_ method: String, _ target: String, depth: String?, body: String) async -> Result<Multistatus, CalDAVProblem> {
+        var headers = [("Content-Type", "application/xml; charset=utf-8")]
+        if let depth { headers.append(("Depth", depth)) }
+        switch await client.perform(WebRequest(method: method, url: target, headers: headers, body: Array(body.utf8)), settings: settings) {
+        case .failure(let reason):
+            return .failure(.unreachable(reason))
+        case .response(let status, _, let answer):
+            if let problem = Self.problem(status) { return .failure(problem) }
+            guard status == 207 else { return .failure(.status(status)) }
+            do {
+                return .success(try Multistatus.parse(answer))
+            } catch {
+                return .failure(.malformed(error.description))
+            }
+        }
+    }
+
+    /// The problem a status says, nil for a success.
+    static func problem(_ status: Int) -> CalDAVProblem? {
+        switch status {
+        case 200..<300: nil
+        case 401, 403: .refused(status)
+        case 412: .changed
+        case 404, 410: .notFound
+        default: .status(status)
+        }
+    }
+
+    /// Text for an XML element.
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

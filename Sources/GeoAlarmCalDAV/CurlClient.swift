@@ -1,0 +1,406 @@
+internal import CCurl
+import FoundationEssentials
+import GeoAlarmCore
+import GeoAlarmSystem
+import GeoAlarmTasks
+import Synchronization
+
+/// One HTTP request: what a CalDAV call sends.
+public struct WebRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// What came back: the status, the headers (names lower case; a repeated one joined by commas) and
+/// the body; or why nothing usable did.
+public enum WebResponse: Sendable {
+    case response(status: Int, headers: [String: String], body: [UInt8])
+    /// Nothing came, or it broke a bound: the reason, for the log.
+    case failure(String)
+}
+
+/// How requests reach a server: the credentials, the authority its certificate must come from,
+/// and the bounds on what it may send.
+public struct WebSettings: Sendable, Equatable {
+    public var username: String?
+    public var password: String?
+    /// A PEM file of the authority (a private CA); nil: the system's authorities.
+    public var caFile: String?
+    /// The largest body taken; a longer one ends the request.
+    public var largestBody = 64 << 20
+    /// How long a request may take in all.
+    public var timeout: Duration = .seconds(60)
+    /// Digest rather than Basic (the client learns it from the server).
+    var digest = false
+
+    public init(username: String? = nil, password: String? = nil, caFile: String? = nil) {
+        self.username = username
+        self.password = password
+        self.caFile = caFile
+    }
+}
+
+/// HTTP through libcurl's multi interface, driven by an ``EventLoop``: libcurl says which sockets
+/// to watch and when to wake it (its socket and timer callbacks), and the loop calls it back
+/// when a socket is ready or the time has come (`curl_multi_socket_action`). No thread of its
+/// own, and nothing runs between requests. TLS is verified (against the system's authorities,
+/// or `caFile`); HTTP/1.1 or HTTP/2 as the server offers; at most 5 redirects, to http(s) only;
+/// proxies from the environment, as curl reads them (`https_proxy`, `no_proxy`...).
+///
+/// The credentials go with the first request (Basic), so that a request is one round trip; a
+/// server that asks for Digest instead gets Digest from then on (each request then takes the
+/// server's challenge first).
+///
+/// Every call is made on the loop's thread.
+public final class CurlClient: Sendable {
+    private let loop: EventLoop
+    private let state: Confined<State>
+    /// The multi handle, made on the first request.
+    private let multi: Mutex<UnsafeMutableRawPointer?>
+    /// The servers (`https://host:port`) that asked for Digest.
+    private let digestServers = Mutex<Set<String>>([])
+    private let counted = Mutex(Traffic())
+
+    /// What the client sent and received since it was made: for `make bench`'s cost of a look.
+    public struct Traffic: Sendable, Equatable {
+        /// Requests answered (each redirect counts).
+        public var requests = 0
+        /// Bytes of requests (headers and bodies) and of answers (headers and bodies, as they
+        /// came over the wire: compressed, when the server compressed them).
+        public var sent = 0
+        public var received = 0
+    }
+
+    /// What the client sent and received so far.
+    public var traffic: Traffic { counted.withLock { $0 } }
+
+    private struct State {
+        var transfers: [UInt: Transfer] = [:]
+        var watches: [Int32: EventLoop.Watch] = [:]
+        var timer: EventLoop.Timer?
+        var next: UInt = 0
+    }
+
+    /// A request under way: its handle, what it received, and who waits for it.
+    fileprivate final class Transfer {
+        let handle: UnsafeMutableRawPointer
+        let largestBody: Int
+        var body: [UInt8] = []
+        var headers: [String: String] = [:]
+        var tooLarge = false
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        /// Where libcurl says what went wrong in its own words (the TLS library's reason).
+        let errorWords = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+        var done: (@Sendable (WebResponse) -> Void)?
+
+        init(handle: UnsafeMutableRawPointer, largestBody: Int) {
+            self.handle = handle
+            self.largestBody = largestBody
+            errorWords.initialize(to: 0)
+        }
+
+        deinit {
+            errorWords.deallocate()
+        }
+
+        /// Why the transfer failed: libcurl's own words when it gave some, else the code's.
+        func reason(_ code: CURLcode) -> String {
+            errorWords.pointee != 0 ? String(cString: errorWords) : String(cString: curl_easy_strerror(code))
+        }
+    }
+
+    public init(loop: EventLoop) {
+        self.loop = loop
+        state = Confined(State(), on: loop)
+        multi = Mutex(nil)
+        _ = Self.globalInit
+    }
+
+    /// libcurl's global set-up (SSL), once for the process, before any handle.
+    private static let globalInit: Void = { _ = curl_global_init(3) }()
+
+    deinit {
+        if let multi = multi.withLock({ $0 }) { curl_multi_cleanup(multi) }
+    }
+
+    /// Sends `request` and hands the answer to `done` on the loop's thread.
+    public func perform(_ request: WebRequest, settings: WebSettings, done: @escaping @Sendable (WebResponse) -> Void) {
+        loop.execute { [self] in start(request, settings: settings, done: done) }
+    }
+
+    /// Sends `request` and returns the answer.
+    public func perform(_ request: WebRequest, settings: WebSettings) async -> WebResponse {
+        let server = ServerAddress.origin(of: request.url)
+        var settings = settings
+        settings.digest = digestServers.withLock { $0.contains(server) }
+        let answer = await withCheckedContinuation { continuation in
+            perform(request, settings: settings) { continuation.resume(returning: $0) }
+        }
+        // Basic refused by a server that asks for Digest: Digest, for this one and the next.
+        guard settings.username != nil, !settings.digest, case .response(401, let headers, _) = answer,
+              headers["www-authenticate"]?.lowercased().contains("digest") == true
+        else { return answer }
+        _ = digestServers.withLock { $0.insert(server) }
+        settings.digest = true
+        return await withCheckedContinuation { continuation in
+            perform(request, settings: settings) { continuation.resume(returning: $0) }
+        }
+    }
+
+    // MARK: Requests
+
+    private func start(_ request: WebRequest, settings: WebSettings, done: @escaping @Sendable (WebResponse) -> Void) {
+        guard let multi = multiHandle(), let handle = curl_easy_init() else { return done(.failure("libcurl could not start a request")) }
+        let transfer = Transfer(handle: handle, largestBody: settings.largestBody)
+        transfer.done = done
+        state.value.next += 1
+        let number = state.value.next
+        if let problem = configure(transfer, number: number, request: request, settings: settings) {
+            finish(transfer, number: number, with: .failure(problem), multi: nil)
+            return
+        }
+        state.value.transfers[number] = transfer
+        let added = curl_multi_add_handle(multi, handle)
+        if added != CURLM_OK {
+            state.value.transfers[number] = nil
+            finish(transfer, number: number, with: .failure(String(cString: curl_multi_strerror(added))), multi: nil)
+        }
+    }
+
+    /// Sets the request's options; why not, when one is refused.
+    private func configure(_ transfer: Transfer, number: UInt, request: WebRequest, settings: WebSettings) -> String? {
+        let handle = transfer.handle
+        var failure: CURLcode = CURLE_OK
+        func long(_ option: CURLoption, _ value: Int) {
+            if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_long(handle, option, value) }
+        }
+        func text(_ option: CURLoption, _ value: String) {
+            // libcurl copies every string it is given (since 7.17).
+            if failure == CURLE_OK { failure = value.withCString { geoalarm_curl_easy_setopt_pointer(handle, option, $0) } }
+        }
+        text(CURLOPT_URL, request.url)
+        text(CURLOPT_CUSTOMREQUEST, request.method)
+        text(CURLOPT_PROTOCOLS_STR, "http,https")
+        text(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        long(CURLOPT_FOLLOWLOCATION, 1)
+        long(CURLOPT_MAXREDIRS, 5)
+        long(CURLOPT_NOSIGNAL, 1)
+        long(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        long(CURLOPT_TIMEOUT_MS, Int(settings.timeout.components.seconds * 1000))
+        long(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
+        // A response that trickles for ever: under 10 bytes a second for 30 s ends it.
+        long(CURLOPT_LOW_SPEED_LIMIT, 10)
+        long(CURLOPT_LOW_SPEED_TIME, max(1, min(30, Int(settings.timeout.components.seconds))))
+        long(CURLOPT_SSL_VERIFYPEER, 1)
+        long(CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile = settings.caFile { text(CURLOPT_CAINFO, caFile) }
+        if let username = settings.username {
+            text(CURLOPT_USERNAME, username)
+            text(CURLOPT_PASSWORD, settings.password ?? "")
+            long(CURLOPT_HTTPAUTH, settings.digest ? geoalarm_curl_auth_digest() : geoalarm_curl_auth_basic())
+        }
+        text(CURLOPT_ACCEPT_ENCODING, "")
+        // The server's log says who asked.
+        text(CURLOPT_USERAGENT, "geoalarm")
+        // A body (PUT, PROPFIND, REPORT), copied by libcurl, with its size.
+        if !request.body.isEmpty || request.method == "PUT" {
+            if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)) }
+            if failure == CURLE_OK {
+                failure = (request.body.isEmpty ? [0] : request.body).withUnsafeBytes {
+                    geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress)
+                }
+            }
+        }
+        var headers: UnsafeMutablePointer<curl_slist>?
+        for (name, value) in request.headers { headers = curl_slist_append(headers, "\(name): \(value)") }
+        // No "Expect: 100-continue" wait before a body.
+        headers = curl_slist_append(headers, "Expect:")
+        transfer.headerList = headers
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeRawPointer(headers)) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, transfer.errorWords) }
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_write(handle, CURLOPT_WRITEFUNCTION, receiveBody) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_write(handle, CURLOPT_HEADERFUNCTION, receiveHeader) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context) }
+        if failure == CURLE_OK {
+            failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, UnsafeRawPointer(bitPattern: number))
+        }
+        return failure == CURLE_OK ? nil : String(cString: curl_easy_strerror(failure))
+    }
+
+    /// The multi handle, made and given its callbacks the first time.
+    private func multiHandle() -> UnsafeMutableRawPointer? {
+        multi.withLock { multi in
+            if let multi { return multi }
+            guard let made = curl_multi_init() else { return nil }
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            _ = geoalarm_curl_multi_setopt_socket(made, socketChanged)
+            _ = geoalarm_curl_multi_setopt_pointer(made, CURLMOPT_SOCKETDATA, context)
+            _ = geoalarm_curl_multi_setopt_timer(made, timerChanged)
+            _ = geoalarm_curl_multi_setopt_pointer(made, CURLMOPT_TIMERDATA, context)
+            multi = made
+            return made
+        }
+    }
+
+    // MARK: libcurl's wishes
+
+    /// libcurl wants `socket` watched for `what` (or no longer: `CURL_POLL_REMOVE`).
+    fileprivate func watch(_ socket: Int32, _ what: Int32) {
+        if what == CURL_POLL_REMOVE {
+            if let watch = state.value.watches.removeValue(forKey: socket) { loop.unwatch(watch) }
+            return
+        }
+        var interest: EventLoop.Interest = []
+        if what == CURL_POLL_IN || what == CURL_POLL_INOUT { interest.insert(.readable) }
+        if what == CURL_POLL_OUT || what == CURL_POLL_INOUT { interest.insert(.writable) }
+        if let watch = state.value.watches[socket] {
+            loop.update(watch, interest: interest)
+        } else {
+            state.value.watches[socket] = loop.watch(socket, for: interest) { [self] ready in
+                var mask: Int32 = 0
+                if ready.contains(.readable) { mask |= CURL_CSELECT_IN }
+                if ready.contains(.writable) { mask |= CURL_CSELECT_OUT }
+                act(on: socket, mask)
+            }
+        }
+    }
+
+    /// libcurl wants to be called in `milliseconds` (-1: never).
+    fileprivate func wake(in milliseconds: Int) {
+        if let timer = state.value.timer { loop.cancel(timer) }
+        state.value.timer = nil
+        guard milliseconds >= 0 else { return }
+        // Not from inside libcurl's own callback: on the loop, at the earliest at its next turn.
+        state.value.timer = loop.schedule(at: .now + .milliseconds(milliseconds)) { [self] in
+            state.value.timer = nil
+            // CURL_SOCKET_TIMEOUT: no socket, the timers.
+            act(on: -1, 0)
+        }
+    }
+
+    /// Lets libcurl move on `socket` (or its timers), then finishes what it finished.
+    private func act(on socket: Int32, _ mask: Int32) {
+        guard let multi = multi.withLock({ $0 }) else { return }
+        var running: Int32 = 0
+        _ = curl_multi_socket_action(multi, socket, mask, &running)
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+            let result = message.pointee.data.result
+            var pointer: UnsafeMutableRawPointer?
+            _ = geoalarm_curl_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &pointer)
+            let number = UInt(bitPattern: pointer)
+            guard let transfer = state.value.transfers.removeValue(forKey: number) else { continue }
+            let response: WebResponse
+            if transfer.tooLarge {
+                response = .failure("the answer is larger than \(DisplayText.size(transfer.largestBody))")
+            } else if result != CURLE_OK {
+                response = .failure(transfer.reason(result))
+            } else {
+                var status = 0
+                _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+                response = .response(status: status, headers: transfer.headers, body: transfer.body)
+            }
+            count(handle)
+            finish(transfer, number: number, with: response, multi: multi)
+        }
+    }
+
+    /// Adds a finished transfer's requests and bytes to ``traffic``.
+    private func count(_ handle: UnsafeMutableRawPointer) {
+        var requestBytes = 0, headerBytes = 0, redirects = 0
+        var uploaded: curl_off_t = 0, downloaded: curl_off_t = 0
+        _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &requestBytes)
+        _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_HEADER_SIZE, &headerBytes)
+        _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects)
+        _ = geoalarm_curl_easy_getinfo_offset(handle, CURLINFO_SIZE_UPLOAD_T, &uploaded)
+        _ = geoalarm_curl_easy_getinfo_offset(handle, CURLINFO_SIZE_DOWNLOAD_T, &downloaded)
+        counted.withLock { traffic in
+            traffic.requests += 1 + redirects
+            traffic.sent += requestBytes + Int(uploaded)
+            traffic.received += headerBytes + Int(downloaded)
+        }
+    }
+
+    private func finish(_ transfer: Transfer, number: UInt, with response: WebResponse, multi: UnsafeMutableRawPointer?) {
+        if let multi { curl_multi_remove_handle(multi, transfer.handle) }
+        curl_easy_cleanup(transfer.handle)
+        curl_slist_free_all(transfer.headerList)
+        let done = transfer.done
+        transfer.done = nil
+        done?(response)
+    }
+
+    // MARK: What arrives
+
+    fileprivate static func take(body pointer: UnsafeMutablePointer<CChar>, count: Int, into transfer: Transfer) -> Int {
+        guard transfer.body.count + count <= transfer.largestBody else {
+            transfer.tooLarge = true
+            return 0
+        }
+        transfer.body += UnsafeRawBufferPointer(start: pointer, count: count)
+        return count
+    }
+
+    fileprivate static func take(header pointer: UnsafeMutablePointer<CChar>, count: Int, into transfer: Transfer) -> Int {
+        let line = String(decoding: UnsafeRawBufferPointer(start: pointer, count: count), as: UTF8.self)
+        // A new response (after a redirect, or a 401 before the credentials) starts afresh.
+        if line.hasPrefix("HTTP/") {
+            transfer.headers = [:]
+            transfer.body = []
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingWhitespace()
+            // A header given twice (WWW-Authenticate for each scheme) is one, as HTTP joins them.
+            transfer.headers[name] = transfer.headers[name].map { "\($0), \(value)" } ?? value
+        }
+        return count
+    }
+}
+
+private func receiveBody(_ pointer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let pointer, let context else { return 0 }
+    let transfer = Unmanaged<AnyObject>.fromOpaque(context).takeUnretainedValue()
+    return CurlClient.receive(body: pointer, count: size * count, transfer: transfer)
+}
+
+private func receiveHeader(_ pointer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let pointer, let context else { return 0 }
+    let transfer = Unmanaged<AnyObject>.fromOpaque(context).takeUnretainedValue()
+    return CurlClient.receive(header: pointer, count: size * count, transfer: transfer)
+}
+
+private func socketChanged(
+    _ handle: UnsafeMutableRawPointer?, _ socket: curl_socket_t, _ what: Int32, _ context: UnsafeMutableRawPointer?, _ socketContext: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let context else { return 0 }
+    Unmanaged<CurlClient>.fromOpaque(context).takeUnretainedValue().watch(socket, what)
+    return 0
+}
+
+private func timerChanged(_ multi: UnsafeMutableRawPointer?, _ milliseconds: Int, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return 0 }
+    Unmanaged<CurlClient>.fromOpaque(context).takeUnretainedValue().wake(in: milliseconds)
+    return 0
+}
+
+extension CurlClient {
+    fileprivate static func receive(body pointer: UnsafeMutablePointer<CChar>, count: Int, transfer: AnyObject) -> Int {
+        take(body: pointer, count: count, into: transfer as! Transfer)
+    }
+
+    fileprivate static func receive(header pointer: UnsafeMutablePointer<CChar>, count: Int, transfer: AnyObject) -> Int {
+        take(header: pointer, count: count, into: transfer as! Transfer)
+    }
+}

@@ -1,0 +1,197 @@
+import FoundationEssentials
+import Synchronization
+
+/// Where a task list that lives on a server is kept between its syncs: its last good copy (each
+/// object with its ETag, and how the server said the collection stood), and the writes that wait
+/// for the server (Done, uncomplete, add, remove), in order, across restarts. The state file is
+/// one (GeoAlarmStore), so that the agent starts and fires with the server away.
+public protocol TaskListCache: Sendable {
+    /// The copy of the list `name`; nil when it was never fetched.
+    func cachedList(_ name: String) throws -> CachedList?
+    /// Changes the copy of the list `name` as `update` says, in one transaction.
+    func updateCachedList(_ name: String, _ update: CachedList.Update) throws
+    /// Adds a write at the end of the queue; its number.
+    @discardableResult
+    func enqueue(_ write: TaskListWrite) throws -> Int64
+    /// Every write waiting, oldest first.
+    func waitingWrites() throws -> [TaskListWrite]
+    /// Drops a write that was made (or can never be).
+    func dropWrite(_ number: Int64) throws
+}
+
+/// A server's task list as last fetched.
+public struct CachedList: Sendable, Equatable {
+    /// The collection's address.
+    public var url: String
+    /// The collection's `getctag` and `sync-token` when fetched: unchanged, nothing to fetch.
+    public var ctag: String?
+    public var syncToken: String?
+    /// Each object by its address on the server: its ETag and its bytes.
+    public var objects: [String: Object]
+
+    public struct Object: Sendable, Equatable {
+        public var etag: String?
+        public var bytes: [UInt8]
+
+        public init(etag: String?, bytes: [UInt8]) {
+            self.etag = etag
+            self.bytes = bytes
+        }
+    }
+
+    public init(url: String, ctag: String? = nil, syncToken: String? = nil, objects: [String: Object] = [:]) {
+        self.url = url
+        self.ctag = ctag
+        self.syncToken = syncToken
+        self.objects = objects
+    }
+
+    /// A change of the copy: the collection's new state, objects put or removed; with `replacing`,
+    /// every object not put goes.
+    public struct Update: Sendable, Equatable {
+        public var url: String
+        public var ctag: String?
+        public var syncToken: String?
+        public var put: [String: Object]
+        public var removed: [String]
+        public var replacing: Bool
+
+        public init(url: String, ctag: String?, syncToken: String?, put: [String: Object] = [:], removed: [String] = [], replacing: Bool = false) {
+            self.url = url
+            self.ctag = ctag
+            self.syncToken = syncToken
+            self.put = put
+            self.removed = removed
+            self.replacing = replacing
+        }
+    }
+}
+
+/// A change to a task on a server, waiting to be made: made again on the object as the server
+/// has it when it goes out (so that another device's edit meanwhile survives).
+public struct TaskListWrite: Sendable, Equatable {
+    /// Its place in the queue (0 for one not queued yet).
+    public var number: Int64
+    /// The list's name.
+    public var list: String
+    public var kind: Kind
+    public var uid: String
+    /// The object's address on the server.
+    public var href: String
+    /// When it was asked for (a completion's time).
+    public var time: Double
+    /// A new task's object.
+    public var bytes: [UInt8]
+
+    public enum Kind: String, Sendable {
+        case complete, uncomplete, create, delete
+    }
+
+    public init(number: Int64 = 0, list: String, kind: Kind, uid: String, href: String, time: Double, bytes: [UInt8] = []) {
+        self.number = number
+        self.list = list
+        self.kind = kind
+        self.uid = uid
+        self.href = href
+        self.time = time
+        self.bytes = bytes
+    }
+
+    /// `bytes` (the object as cached) with this change made; nil for a deletion, which leaves none.
+    /// A task that is completed already (or open already, to uncomplete) is left as it is: a
+    /// change made twice (by two processes, or again after an answer that was lost) is made once.
+    public func applied(to bytes: [UInt8]) throws(TaskProblem) -> [UInt8]? {
+        switch kind {
+        case .complete:
+            try TaskEdits.isClosed(bytes, uid: uid) ? bytes : TaskEdits.completing(bytes, uid: uid, at: .init(timeIntervalSince1970: time))
+        case .uncomplete:
+            try TaskEdits.isClosed(bytes, uid: uid) ? TaskEdits.uncompleting(bytes, uid: uid, at: .init(timeIntervalSince1970: time)) : bytes
+        case .create: self.bytes
+        case .delete: nil
+        }
+    }
+}
+
+/// The parts of a server's address a task list needs.
+public enum ServerAddress {
+    /// `https://cloud.example.org:8443` of `https://cloud.example.org:8443/dav/ana/tasks/`.
+    public static func origin(of url: String) -> String {
+        let schemeEnd = url.hasPrefix("https://") ? 8 : url.hasPrefix("http://") ? 7 : 0
+        let rest = url.dropFirst(schemeEnd)
+        let end = rest.firstIndex(of: "/") ?? rest.endIndex
+        return String(url[..<end])
+    }
+
+    /// `/dav/ana/tasks/` of the same, ending in `/`.
+    public static func path(of url: String) -> String {
+        let origin = origin(of: url)
+        let path = String(url.dropFirst(origin.count))
+        return path.isEmpty ? "/" : (path.hasSuffix("/") ? path : path + "/")
+    }
+
+    /// A collection's address as the copy keeps it: ending in `/`.
+    public static func collection(_ url: String) -> String {
+        url.hasSuffix("/") ? url : url + "/"
+    }
+
+    /// The absolute address of `href` (a path, or a whole URL) on the server of `url`.
+    public static func resolve(_ href: String, against url: String) -> String {
+        if href.hasPrefix("http://") || href.hasPrefix("https://") { return href }
+        if href.hasPrefix("/") { return origin(of: url) + href }
+        return origin(of: url) + path(of: url) + href
+    }
+}
+
+/// A ``TaskListCache`` in memory: for an agent that runs without a state file, and for a command
+/// that may not write the state file (it reads a copy of it): what it fetches lasts as long as
+/// the process.
+public final class MemoryTaskListCache: TaskListCache {
+    private let held: Mutex<Held>
+
+    private struct Held {
+        var lists: [String: CachedList] = [:]
+        var writes: [TaskListWrite] = []
+        var lastNumber: Int64 = 0
+    }
+
+    /// Starts with `lists` (copied from a state file), and no writes.
+    public init(lists: [String: CachedList] = [:]) {
+        held = Mutex(Held(lists: lists))
+    }
+
+    public func cachedList(_ name: String) -> CachedList? {
+        held.withLock { $0.lists[name] }
+    }
+
+    public func updateCachedList(_ name: String, _ update: CachedList.Update) {
+        held.withLock { held in
+            var list = held.lists[name] ?? CachedList(url: update.url)
+            list.url = update.url
+            list.ctag = update.ctag
+            list.syncToken = update.syncToken
+            if update.replacing { list.objects = [:] }
+            for href in update.removed { list.objects[href] = nil }
+            list.objects.merge(update.put) { _, new in new }
+            held.lists[name] = list
+        }
+    }
+
+    @discardableResult
+    public func enqueue(_ write: TaskListWrite) -> Int64 {
+        held.withLock { held in
+            held.lastNumber += 1
+            var write = write
+            write.number = held.lastNumber
+            held.writes.append(write)
+            return held.lastNumber
+        }
+    }
+
+    public func waitingWrites() -> [TaskListWrite] {
+        held.withLock { $0.writes }
+    }
+
+    public func dropWrite(_ number: Int64) {
+        held.withLock { $0.writes.removeAll { $0.number == number } }
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+@testable import GeoAlarmCalDAV
+import GeoAlarmWebDAV
+import GeoAlarmSystem
+import GeoAlarmTasks
+import GeoAlarmTestSupport
+import Testing
+
+/// The CalDAV client on its own event loop: against Radicale over TLS with a password (the calls
+/// geoalarm makes, a list kept in step with few requests, writes that keep another device's
+/// edit), and against servers that misbehave (each ends in a clear problem, in bounded time,
+/// while the loop goes on serving other requests).
+@Suite(.serialized)
+struct CalDAVClientTests {
+    static let loop: EventLoop = {
+        do {
+            return try EventLoop.startOnNewThread()
+        } catch {
+            fatalError("no event loop: \(error)")
+        }
+    }()
+
+    static let client = CurlClient(loop: loop)
+
+    /// A task at the bakery, as a phone would store it.
+    static func task(_ uid: String, _ title: String) -> [UInt8] {
+        Array("""
+            BEGIN:VCALENDAR\r
+            VERSION:2.0\r
+            PRODID:-//geoalarm tests//EN\r
+            BEGIN:VTODO\r
+            UID:\(uid)\r
+            SUMMARY:\(title)\r
+            GEO:38.7105;-9.1366\r
+            END:VTODO\r
+            END:VCALENDAR\r
+
+            """.utf8)
+    }
+
+    static func collection(_ server: Radicale, password: String? = "secret", caFile: Bool = true) -> CalDAVCollection {
+        CalDAVCollection(
+            client: client, url: server.tasksURL,
+            settings: WebSettings(username: server.user, password: password, caFile: caFile ? server.certificates?.authority : nil))
+    }
+
+    @Test func theCallsGeoalarmMakesOfRadicaleOverTLS() async throws {
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        let tasks = Self.collection(server)
+        let own = try await tasks.describe().get()
+        #expect(own.isCalendar && own.components == ["VTODO"] && own.syncToken != nil, "\(own)")
+        #expect(try await tasks.etags().get().isEmpty)
+        // Made only where nothing is: a second creation is refused as a change.
+        let href = "/ana/tasks/bread.ics"
+        let etag = try await tasks.put(Self.task("bread", "Buy bread"), at: href, ifMatch: nil).get()
+        #expect(await tasks.put(Self.task("bread", "Buy bread"), at: href, ifMatch: nil) == .failure(.changed))
+        // Only over its ETag.
+        #expect(await tasks.put(Self.task("bread", "Buy rye bread"), at: href, ifMatch: "\"not-it\"") == .failure(.changed))
+        let fetched = try await tasks.objects([href]).get()
+        let text = String(decoding: fetched[href]?.bytes ?? [], as: UTF8.self)
+        #expect(text.contains("SUMMARY:Buy bread"), "\(fetched)")
+        if let etag { #expect(fetched[href]?.etag == etag) }
+        let changes = try await tasks.changes(since: try #require(own.syncToken)).get()
+        #expect(changes.changed.map(\.0) == [href] && changes.removed.isEmpty && changes.token != own.syncToken)
+        #expect(await tasks.delete(href, ifMatch: "\"not-it\"").map { "deleted" } == .failure(.changed))
+        #expect(await tasks.delete(href, ifMatch: fetched[href]?.etag).map { "deleted" } == .success("deleted"))
+        #expect(await tasks.object(href).map(\.etag) == .failure(.notFound))
+        // From the server's root, discovery finds the collection.
+        let root = CalDAVCollection(client: Self.client, url: server.url, settings: tasks.settings)
+        #expect(try await root.discover().get().map(\.url) == [server.tasksURL])
+    }
+
+    /// The copy follows the server: the first look fetches everything, an unchanged list costs
+    /// one request, a change costs the sync report and the changed objects only.
+    @Test func aListIsKeptInStepWithFewRequests() async throws {
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        for number in 1...3 { _ = try await Self.collection(server).put(Self.task("t\(number)", "Task \(number)"), at: "/ana/tasks/t\(number).ics", ifMatch: nil).get() }
+        let cache = MemoryTaskListCache()
+        let sync = TaskListSync(name: "Errands", collection: Self.collection(server), cache: cache)
+        let first = try await sync.refresh().get()
+        #expect(first.changed && cache.cachedList("Errands")?.objects.count == 3)
+        let before = Self.client.traffic
+        let unchanged = try await sync.refresh().get()
+        let cost = Self.client.traffic
+        #expect(!unchanged.changed && unchanged.requests == 1 && cost.requests - before.requests == 1, "\(before) \(cost)")
+        #expect(cost.received - before.received < 2048, "one small answer: \(cost.received - before.received) bytes")
+        _ = try server.client(["complete", "t2"])
+        _ = try await Self.collection(server).delete("/ana/tasks/t3.ics", ifMatch: nil).get()
+        let changed = try await sync.refresh().get()
+        #expect(changed.changed && changed.requests == 3, "describe, sync-collection, one multiget: \(changed)")
+        let copy = try #require(cache.cachedList("Errands"))
+        #expect(copy.objects.keys.sorted() == ["/ana/tasks/t1.ics", "/ana/tasks/t2.ics"])
+        let completed = String(decoding: copy.objects["/ana/tasks/t2.ics"]?.bytes ?? [], as: UTF8.self)
+        #expect(completed.contains("STATUS:COMPLETED"))
+    }
+
+    /// Another device edits the task after the copy was taken: the completion, sent over the old
+    /// ETag, is refused (412), made again on the task as the server has it, and both changes stay.
+    @Test func aCompletionKeepsAnotherDevicesEdit() async throws {
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        _ = try server.client(["add-rfc", "post", "Post the letters", "38.7079", "-9.1365", "40"])
+        let cache = MemoryTaskListCache()
+        let sync = TaskListSync(name: "Errands", collection: Self.collection(server), cache: cache)
+        _ = try await sync.refresh().get()
+        let href = try #require(cache.cachedList("Errands")?.objects.keys.first)
+        _ = try server.client(["describe", "post", "Stamps are in the drawer"])
+        try TaskWriter.queue(TaskListWrite(list: "Errands", kind: .complete, uid: "post", href: href, time: 1_795_000_000), in: cache)
+        let (sent, problem) = await sync.sendWrites()
+        #expect(problem == nil && sent.made == 1 && cache.waitingWrites().isEmpty)
+        let after = try server.client(["get", "post"]).stdout
+        #expect(after.contains("STATUS:COMPLETED") && after.contains("Stamps are in the drawer"), "\(after)")
+        #expect(server.requests("PUT", for: href) == 2, "the first over the old ETag, refused; the second made: \(server.log)")
+        // Completed again, it is so already: nothing waits, nothing is sent.
+        try TaskWriter.queue(TaskListWrite(list: "Errands", kind: .complete, uid: "post", href: href, time: 1_795_000_100), in: cache)
+        #expect(cache.waitingWrites().isEmpty)
+        // Queued by another process that had not heard, it is found made on the server: made once.
+        cache.enqueue(TaskListWrite(list: "Errands", kind: .complete, uid: "post", href: href, time: 1_795_000_200))
+        var stale = try #require(cache.cachedList("Errands"))
+        stale.objects[href]?.etag = "\"an-old-one\""
+        cache.updateCachedList("Errands", CachedList.Update(url: stale.url, ctag: stale.ctag, syncToken: stale.syncToken, put: stale.objects))
+        #expect(await sync.sendWrites().0.made == 1)
+        #expect(server.requests("PUT", for: href) == 3, "one more, refused over the old ETag; none after")
+        #expect(try server.client(["get", "post"]).stdout == after)
+    }
+
+    /// Credentials refused, an authority not given, a certificate for another name: each is said.
+    @Test func refusalsAndCertificatesAreSaid() async throws {
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        #expect(await Self.collection(server, password: "wrong").describe().map(\.href) == .failure(.refused(401)))
+        let unknownAuthority = await Self.collection(server, caFile: false).describe().map(\.href)
+        guard case .failure(.unreachable(let reason)) = unknownAuthority else { Issue.record("\(unknownAuthority)"); return }
+        #expect(reason.contains("certificate"), "\(reason)")
+        let elsewhere = try Radicale(password: "secret", tls: true, certificateNames: "DNS:other.example")
+        let mismatch = await Self.collection(elsewhere).describe().map(\.href)
+        guard case .failure(.unreachable(let why)) = mismatch else { Issue.record("\(mismatch)"); return }
+        #expect(why.contains("localhost") || why.contains("name"), "\(why)")
+    }
+
+    // MARK: Hostile servers
+
+    /// A server of `hostile_dav.py` in `mode`.
+    static func hostile(_ mode: String) throws -> (Background, String) {
+        let server = try Background(
+            [Command.root.appendingPathComponent("Tests/Tasks/hostile_dav.py").path, mode], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        guard server.waitUntil({ $0.stdout.hasPrefix("listening ") }), let port = Int(server.stdoutLines.first?.dropFirst(10) ?? "") else {
+            throw POSIXError(.ECHILD)
+        }
+        return (server, "http://127.0.0.1:\(port)/tasks/")
+    }
+
+    static func bounded(_ url: String) -> CalDAVCollection {
+        var settings = WebSettings()
+        settings.largestBody = 1 << 20
+        settings.timeout = .seconds(4)
+        return CalDAVCollection(client: client, url: url, settings: settings)
+    }
+
+    /// Each misbehaviour ends in its problem.
+    @Test(arguments: [
+        ("redirect-loop", "redirect"), ("status:401", "credentials"), ("status:403", "credentials"), ("status:503", "503"),
+        ("huge:3000000", "larger than 1 MiB"), ("endless-xml", "larger than 1 MiB"), ("trickle", "time"), ("malformed", "line"),
+        ("not-xml", "not a multistatus"),
+    ])
+    func aMisbehavingServerEndsInAProblem(mode: String, said: String) async throws {
+        let (server, url) = try Self.hostile(mode)
+        defer { server.stop() }
+        let result = await Self.bounded(url).describe()
+        guard case .failure(let problem) = result else { Issue.record("\(mode): \(result)"); return }
+        #expect(problem.description.lowercased().contains(said.lowercased()), "\(mode): \(problem)")
+        if mode == "redirect-loop" { #expect(server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("PROPFIND") }.count <= 6) }
+    }
+
+    /// A collection that lists more tasks than a list may hold is refused before any is fetched.
+    @Test func thousandsUponThousandsOfTasksAreRefused() async throws {
+        let (server, url) = try Self.hostile("many:\(Vdir.mostObjects + 1)")
+        defer { server.stop() }
+        var collection = Self.bounded(url)
+        collection.settings.largestBody = 64 << 20
+        let result = await TaskListSync(name: "L", collection: collection, cache: MemoryTaskListCache()).refresh()
+        #expect(result.map(\.changed) == .failure(.malformed("more than \(Vdir.mostObjects) tasks")))
+        #expect(!server.stderr.contains("calendar-multiget"))
+    }
+
+    /// An ETag that never matches: the write is tried a bounded number of times, then said.
+    @Test func anETagThatNeverMatchesEndsTheWrite() async throws {
+        let (server, url) = try Self.hostile("etag-never-matches")
+        defer { server.stop() }
+        let cache = MemoryTaskListCache()
+        let sync = TaskListSync(name: "L", collection: Self.bounded(url), cache: cache)
+        _ = try await sync.refresh().get()
+        try TaskWriter.queue(TaskListWrite(list: "L", kind: .complete, uid: "task-1", href: "/tasks/task-1.ics", time: 1_795_000_000), in: cache)
+        let (sent, problem) = await sync.sendWrites()
+        #expect(sent.made == 0 && problem == .status(412), "\(String(describing: problem))")
+        #expect(cache.waitingWrites().count == 1, "it waits for the next look")
+        #expect(server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("PUT") }.count == TaskListSync.tries)
+    }
+
+    /// While one server trickles, another request on the same loop is answered at once.
+    @Test func aSlowServerHoldsNothingElseUp() async throws {
+        let (slow, url) = try Self.hostile("trickle")
+        defer { slow.stop() }
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        async let stalled = Self.bounded(url).describe()
+        #expect(slow.waitUntil { $0.stderr.contains("PROPFIND") })
+        let quick = await Self.collection(server).describe()
+        #expect((try? quick.get())?.isCalendar == true)
+        // The trickle is still going when the quick one is answered.
+        #expect(slow.isRunning)
+        _ = await stalled
+    }
+}

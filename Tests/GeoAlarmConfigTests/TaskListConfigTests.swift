@@ -1,0 +1,95 @@
+import Foundation
+import GeoAlarmConfig
+import GeoAlarmTasks
+import Testing
+
+/// `[[tasklist]]`: a vdir, or a CalDAV collection with its credentials; every mistake named
+/// with its line.
+struct TaskListConfigTests {
+    static func load(_ table: String) throws -> Config {
+        try ConfigLoader.parse("[[tasklist]]\nname = \"Errands\"\n" + table, path: "/home/ana/.config/geoalarm/config.toml")
+    }
+
+    /// The problems of `table`, one per line.
+    static func problems(_ table: String) -> String {
+        do {
+            _ = try load(table)
+            return ""
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func aServersListWithItsSettings() throws {
+        let config = try Self.load("""
+            url = "https://cloud.example.org/remote.php/dav/calendars/ana/tasks/"
+            username = "ana"
+            password_command = ["secret-tool", "lookup", "service", "nextcloud"]
+            poll = "5m"
+            """)
+        let list = try #require(config.taskListSettings.first)
+        guard case .server(let server) = list.source else { Issue.record("\(list.source)"); return }
+        #expect(server.url == "https://cloud.example.org/remote.php/dav/calendars/ana/tasks/" && server.username == "ana")
+        #expect(server.passwordCommand == ["secret-tool", "lookup", "service", "nextcloud"] && server.poll == 300)
+        #expect(config.hasPasswordCommands && config.serverTaskLists.count == 1 && list.folder == nil)
+        let plain = try Self.load("url = \"http://127.0.0.1:5232/ana/tasks/\"\n")
+        guard case .server(let defaults) = plain.taskListSettings.first?.source else { Issue.record("no server"); return }
+        #expect(defaults.poll == ServerSettings.defaultPoll && defaults.username == nil && !plain.hasPasswordCommands)
+    }
+
+    @Test func aPasswordFileIsTheUsersOwnAndBesideTheConfig() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-pw-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "secret\n".write(toFile: folder + "/pw", atomically: true, encoding: .utf8)
+        chmod(folder + "/pw", 0o644)
+        let table = "[[tasklist]]\nname = \"E\"\nurl = \"https://dav.example/t/\"\nusername = \"ana\"\npassword_file = \"pw\"\n"
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(table, path: folder + "/config.toml") }
+        do {
+            _ = try ConfigLoader.parse(table, path: folder + "/config.toml")
+        } catch {
+            #expect("\(error)".contains("config.toml:5") && "\(error)".contains("chmod 600"), "\(error)")
+        }
+        chmod(folder + "/pw", 0o600)
+        let config = try ConfigLoader.parse(table, path: folder + "/config.toml")
+        guard case .server(let server) = config.taskListSettings.first?.source else { Issue.record("no server"); return }
+        #expect(server.passwordFile == folder + "/pw")
+        // A file not there yet (it is read at each use) is no mistake of the config.
+        try FileManager.default.removeItem(atPath: folder + "/pw")
+        #expect(throws: Never.self) { try ConfigLoader.parse(table, path: folder + "/config.toml") }
+    }
+
+    @Test(arguments: [
+        ("url = \"ftp://dav.example/t/\"", "url", "https://"),
+        ("url = \"https://ana:secret@dav.example/t/\"", "url", "must not hold credentials"),
+        ("url = \"https:///t/\"", "url", "no host"),
+        ("url = \"https://dav.example/my tasks/\"", "url", "%20"),
+        ("url = \"https://dav.example/t/\"\nvdir = \"/tmp\"", "url", "not both"),
+        ("url = \"https://dav.example/t/\"\npassword = \"x\"", "password", "not written in the config"),
+        ("url = \"https://dav.example/t/\"\npassword_command = \"pass nextcloud\"", "password_command", "array of strings"),
+        ("url = \"https://dav.example/t/\"\npassword_command = [\"pass\"]", "username", "needs a username"),
+        ("url = \"https://dav.example/t/\"\nusername = \"a\"\npassword_command = [\"pass\"]\npassword_file = \"pw\"", "password_command", "not both"),
+        ("url = \"https://dav.example/t/\"\npoll = \"2s\"", "poll", "at least 10s"),
+        ("url = \"http://dav.example/t/\"\ncafile = \"/etc/hostname\"", "cafile", "https://"),
+        ("url = \"https://dav.example/t/\"\ncafile = \"/nowhere/ca.crt\"", "cafile", "no such file"),
+        ("vdir = \"/tmp\"\nusername = \"ana\"", "username", "only applies to a list on a server"),
+        ("geo_tasks = \"arrive\"", "vdir", "or its CalDAV collection (url)"),
+    ])
+    func eachMistakeIsNamed(table: String, key: String, said: String) {
+        let problems = Self.problems(table)
+        #expect(problems.contains("\(key): ") && problems.contains(said), "\(table): \(problems)")
+        #expect(problems.hasPrefix("/home/ana/.config/geoalarm/config.toml:"), "\(problems)")
+    }
+
+    /// A password command runs as a hook does: a config that others could change is refused.
+    @Test func aPasswordCommandInAConfigOthersCanChangeIsRefused() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-\(UUID().uuidString).toml").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "[[tasklist]]\nname = \"E\"\nurl = \"https://dav.example/t/\"\nusername = \"a\"\npassword_command = [\"pass\"]\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o666)
+        #expect(throws: ConfigError.self) { try ConfigLoader.read(path: path) }
+        chmod(path, 0o600)
+        #expect(try ConfigLoader.read(path: path).hasPasswordCommands)
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// Task lists kept in step by geoalarm itself over CalDAV: Radicale on loopback over TLS (an
+/// authority the test makes, given as cafile) with a password, the `caldav` library as the other
+/// device, the demo walk through gpsd, and the pop-up's Done pressed for real (dunst).
+@Suite(.serialized)
+struct CalDAVLiveTests {
+    static let bakery = TaskListLiveTests.bakery, bakeryLon = TaskListLiveTests.bakeryLon
+    static let postOffice = TaskListLiveTests.postOffice
+    static let ferry = TaskListLiveTests.ferry
+
+    /// A config with the list "Errands" on `server`, its password in a file of its own (0600).
+    static func config(_ server: Radicale, poll: String, password: String = "secret") throws -> (config: String, passwordFile: String) {
+        let passwordFile = try Command.temporaryFile(password + "\n", named: "password-\(UUID().uuidString)")
+        chmod(passwordFile, 0o600)
+        let config = try Command.temporaryFile("""
+            [defaults]
+            radius = "50m"
+            hysteresis = "20m"
+            max_error = "60m"
+
+            [[tasklist]]
+            name = "Errands"
+            url = "\(server.tasksURL)"
+            username = "\(server.user)"
+            password_file = "\(passwordFile)"
+            cafile = "\(server.certificates?.authority ?? "")"
+            poll = "\(poll)"
+
+            """)
+        return (config, passwordFile)
+    }
+
+    static func server(_ tasks: [(String, String, (String, String), String)]) throws -> Radicale {
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        for (uid, title, place, radius) in tasks { _ = try server.client(["add-rfc", uid, title, place.0, place.1, radius]) }
+        return server
+    }
+
+    /// A desktop whose dunst presses Done on the pop-up for `title`.
+    static func desktopPressingDone(on title: String) throws -> DesktopSession {
+        let picker = try Command.temporaryFile("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F '\(title)'\n", named: "pick-\(UUID().uuidString)")
+        chmod(picker, 0o755)
+        return try DesktopSession(
+            dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
+    }
+
+    static func walk(_ epochs: Range<Int>, _ name: String) throws -> String {
+        try Command.temporaryFile(try LiveAgentTests.walkEpochs(epochs), named: name)
+    }
+
+    /// The task fires on the walk; meanwhile another device edited it (after the agent's copy was
+    /// taken: the next look is an hour away). Done goes to the server over the copy's ETag, is
+    /// refused (412), is made again on the task as the server has it, and both changes stay.
+    @Test func doneReachesTheServerAndAnotherDevicesEditSurvives() throws {
+        let server = try Self.server([("rfc-bread", "Buy bread", (Self.bakery, Self.bakeryLon), "30")])
+        let (config, _) = try Self.config(server, poll: "1h")
+        let desktop = try Self.desktopPressingDone(on: "Buy bread")
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(try Self.walk(0..<500, "to-the-bakery.nmea"))
+        let agent = try Background(["run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
+                                   environment: desktop.environment)
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminders") }, "the first look: \(agent.stderr)")
+        _ = try server.client(["describe", "rfc-bread", "The rye one"])
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stdout.contains("arrive  errands/rfcbread  \"Buy bread\""), "\(agent.stdout)")
+        #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
+        #expect(try desktop.dunstctl(["context"]).status == 0)
+        #expect(agent.waitUntil { $0.stderr.contains("Errands (\(server.tasksURL)): 1 change sent to the server") }, "\(agent.stderr)")
+        let object = try server.client(["get", "rfc-bread"]).stdout
+        #expect(object.contains("STATUS:COMPLETED") && object.contains("DESCRIPTION:The rye one"), "\(object)")
+        #expect(server.requests("PUT", for: "/ana/tasks/rfc-bread.ics") == 2, "refused over the old ETag, then made: \(server.log)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
+    /// Done pressed while the server is away waits in the state file; the agent is killed (-9);
+    /// started again with the server still away, it fires from its copy of the list and says once
+    /// that the server does not answer; once the server is back the completion arrives, once.
+    @Test func doneWhileTheServerIsAwayArrivesOnceAcrossAKill() throws {
+        let server = try Self.server([
+            ("rfc-bread", "Buy bread", (Self.bakery, Self.bakeryLon), "30"), ("rfc-post", "Post the letters", Self.postOffice, "40"),
+        ])
+        let (config, _) = try Self.config(server, poll: "10s")
+        let state = Command.scratchState()
+        let desktop = try Self.desktopPressingDone(on: "Buy bread")
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(try Self.walk(0..<500, "to-the-bakery.nmea"))
+        let agent = try Background(["run", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsd.port)"], environment: desktop.environment)
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 2 reminders") }, "\(agent.stderr)")
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
+        server.stop()
+        #expect(try desktop.dunstctl(["context"]).status == 0)
+        #expect(agent.waitUntil { $0.stderr.contains("completed errands/rfcbread in task list Errands: goes to the server") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("does not answer") }, "\(agent.stderr)")
+        agent.signal(SIGKILL)
+        _ = agent.exitStatus()
+        // Started again, the server still away: the post office fires from the copy.
+        let gpsdAgain = try GPSFake()
+        defer { gpsdAgain.stop() }
+        try gpsdAgain.load(try Self.walk(500..<900, "to-the-post-office.nmea"))
+        let again = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsdAgain.port)"])
+        #expect(again.waitUntil { $0.stderr.contains("does not answer") }, "\(again.stderr)")
+        #expect(try gpsdAgain.playThrough(to: again), "\(again.stderr)")
+        #expect(again.stdout.contains("arrive  errands/rfcpost  \"Post the letters\""), "\(again.stdout)")
+        #expect(!again.stdout.contains("rfcbread"), "completed, even before the server heard: \(again.stdout)")
+        try server.start()
+        #expect(again.waitUntil { $0.stderr.contains("the server answers again") }, "\(again.stderr)")
+        #expect(again.stderr.components(separatedBy: "does not answer").count == 2, "said once: \(again.stderr)")
+        #expect(again.stderr.contains("1 change sent to the server"), "\(again.stderr)")
+        again.signal(SIGTERM)
+        #expect(again.exitStatus() == 0)
+        #expect(try server.client(["get", "rfc-bread"]).stdout.contains("STATUS:COMPLETED"))
+        // Nothing waits any more: another look sends nothing.
+        let list = try Command.run(["list", "-c", config, "--state", state])
+        #expect(list.status == 0 && !list.stderr.contains("sent"), "\(list.stderr)")
+        #expect(server.requests("PUT", for: "/ana/tasks/rfc-bread.ics") == 1, "the completion arrived once: \(server.log)")
+    }
+
+    /// A wrong password is said once; the file fixed while the agent runs takes at its next look:
+    /// the list is fetched and its task fires.
+    @Test func aPasswordFileFixedWhileRunningTakes() throws {
+        let server = try Self.server([("rfc-bread", "Buy bread", (Self.bakery, Self.bakeryLon), "30")])
+        let (config, passwordFile) = try Self.config(server, poll: "10s", password: "wrong")
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(try Self.walk(0..<500, "to-the-bakery.nmea"))
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil { $0.stderr.contains("refuses the credentials (401)") }, "\(agent.stderr)")
+        #expect(agent.stderr.contains("not fetched from its server yet"), "\(agent.stderr)")
+        try "secret\n".write(toFile: passwordFile, atomically: false, encoding: .utf8)
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminders") }, "\(agent.stderr)")
+        #expect(agent.stderr.contains("the server answers again"))
+        #expect(agent.stderr.components(separatedBy: "refuses the credentials").count == 2, "said once: \(agent.stderr)")
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stdout.contains("arrive  errands/rfcbread  \"Buy bread\""), "\(agent.stdout)")
+    }
+
+    /// Another device completes a task and adds one: after the next look the first is silent and
+    /// the new one fires.
+    @Test func theAgentFollowsTheServerAtEachLook() throws {
+        let server = try Self.server([
+            ("rfc-bread", "Buy bread", (Self.bakery, Self.bakeryLon), "30"), ("rfc-post", "Post the letters", Self.postOffice, "40"),
+        ])
+        let (config, _) = try Self.config(server, poll: "10s")
+        let gpsd = try GPSFake()
+        try gpsd.load(try Self.walk(0..<300, "start.nmea"))
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 2 reminders") }, "\(agent.stderr)")
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        _ = try server.client(["complete", "rfc-post"])
+        _ = try server.client(["add-rfc", "rfc-ferry", "Ferry times", Self.ferry.0, Self.ferry.1, "80"])
+        #expect(agent.waitUntil { $0.stderr.components(separatedBy: "reloaded \(config): 2 reminders").count == 3 }, "\(agent.stderr)")
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(300...), named: "rest.nmea"))
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        let events = agent.stdoutLines.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().prefix(2).joined(separator: " ") }
+        #expect(events == ["arrive errands/rfcbread", "arrive errands/rfcferry"], "\(agent.stdout)")
+    }
+
+    /// `doctor` names what is wrong with a server's list: the credentials, the authority, an
+    /// address that is the server rather than the collection (with the collection found there).
+    @Test func doctorSaysWhatIsWrongWithTheServer() throws {
+        let server = try Self.server([("rfc-bread", "Buy bread", (Self.bakery, Self.bakeryLon), "30")])
+        let (config, passwordFile) = try Self.config(server, poll: "1m")
+        let state = Command.scratchState()
+        func doctor() throws -> String {
+            let run = try Command.run(["doctor", "-c", config, "--state", state, "--headless", "--wait", "0", "--gpsd", "localhost:1"])
+            return run.stdoutLines.first { $0.contains("tasklist Errands") } ?? run.stdout
+        }
+        let good = try doctor()
+        #expect(good.hasPrefix("ok") && good.contains("the credentials are accepted") && good.contains("1 reminders"), "\(good)")
+        try "wrong\n".write(toFile: passwordFile, atomically: false, encoding: .utf8)
+        let refused = try doctor()
+        #expect(refused.hasPrefix("FAIL") && refused.contains("401") && refused.contains("its last copy serves 1 reminders"), "\(refused)")
+        try "secret\n".write(toFile: passwordFile, atomically: false, encoding: .utf8)
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        try text.replacingOccurrences(of: "url = \"\(server.tasksURL)\"", with: "url = \"\(server.url)\"").write(toFile: config, atomically: true, encoding: .utf8)
+        let root = try doctor()
+        #expect(root.hasPrefix("FAIL") && root.contains("found there: \(server.tasksURL)"), "the collection found there: \(root)")
+        #expect(root.contains("there is no copy of it yet"), "a copy of another address is not its: \(root)")
+        try text.replacingOccurrences(of: "cafile = ", with: "# cafile = ").write(toFile: config, atomically: true, encoding: .utf8)
+        let authority = try doctor()
+        #expect(authority.hasPrefix("FAIL") && authority.contains("certificate") && authority.contains("cafile"), "\(authority)")
+    }
+}

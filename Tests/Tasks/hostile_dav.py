@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""A CalDAV server that misbehaves in one way, for geoalarm's tests of bad servers.
+
+    hostile_dav.py MODE
+
+Listens on a loopback port of its own and prints `listening PORT`; answers every request as
+MODE says, and logs `METHOD PATH` of each request on stderr:
+
+    redirect-loop       302 to the same address, for ever
+    status:N            status N (401, 403, 500, 503...) with a short body
+    huge:BYTES          a 207 whose body is BYTES long
+    endless-xml         a 207 that streams nested elements for ever
+    trickle             a 207 that promises a body and sends one byte every two seconds
+    malformed           a 207 whose body is broken XML
+    not-xml             a 207 whose body is an HTML login page
+    many:N              a collection whose calendar-query lists N tasks
+    etag-never-matches  a collection of one task; every PUT answers 412
+"""
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODE = sys.argv[1]
+TASK = (
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VTODO\r\nUID:task-1\r\nSUMMARY:Buy bread\r\n"
+    "GEO:38.7105;-9.1366\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
+)
+
+
+def multistatus(responses):
+    return '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" ' \
+        'xmlns:cs="http://calendarserver.org/ns/">' + "".join(responses) + "</d:multistatus>"
+
+
+def response(href, props):
+    return f"<d:response><d:href>{href}</d:href><d:propstat><d:prop>{props}</d:prop>" \
+        "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+
+
+COLLECTION = response(
+    "/tasks/",
+    "<cs:getctag>1</cs:getctag><d:resourcetype><d:collection/><c:calendar/></d:resourcetype>"
+    '<c:supported-calendar-component-set><c:comp name="VTODO"/></c:supported-calendar-component-set>')
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):
+        pass
+
+    def answer(self, status, body, content_type="application/xml; charset=utf-8", headers=()):
+        data = body.encode() if isinstance(body, str) else body
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def handle_any(self):
+        print(f"{self.command} {self.path}", file=sys.stderr, flush=True)
+        length = int(self.headers.get("Content-Length") or 0)
+        request = self.rfile.read(length).decode(errors="replace") if length else ""
+        if MODE == "redirect-loop":
+            return self.answer(302, "", headers=[("Location", self.path)])
+        if MODE.startswith("status:"):
+            return self.answer(int(MODE.split(":")[1]), "no", content_type="text/plain")
+        if MODE.startswith("huge:"):
+            size = int(MODE.split(":")[1])
+            self.send_response(207)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            chunk = b"<x>" * 21845
+            sent = 0
+            try:
+                while sent < size:
+                    part = chunk[: size - sent]
+                    self.wfile.write(part)
+                    sent += len(part)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
+        if MODE == "endless-xml":
+            self.send_response(207)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"<d:multistatus xmlns:d='DAV:'>" + b"<d:response>" * 20000
+            try:
+                while True:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            except (BrokenPipeError, ConnectionResetError):
+                return
+        if MODE == "trickle":
+            self.send_response(207)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(2)
+            except (BrokenPipeError, ConnectionResetError):
+                return
+        if MODE == "malformed":
+            return self.answer(207, "<d:multistatus xmlns:d='DAV:'><d:response><d:href>/a</d:multistatus>")
+        if MODE == "not-xml":
+            return self.answer(207, "<html><body><form>Log in</form></body></html>", content_type="text/html")
+        if MODE.startswith("many:"):
+            count = int(MODE.split(":")[1])
+            if self.command == "PROPFIND":
+                return self.answer(207, multistatus([COLLECTION]))
+            items = (response(f"/tasks/{n}.ics", f'<d:getetag>"{n}"</d:getetag>') for n in range(count))
+            return self.answer(207, multistatus(items))
+        if MODE == "etag-never-matches":
+            if self.command == "PROPFIND":
+                return self.answer(207, multistatus([COLLECTION]))
+            if self.command == "REPORT" and "calendar-multiget" in request:
+                data = TASK.replace("\r", "&#13;")
+                return self.answer(207, multistatus(
+                    [response("/tasks/task-1.ics", f'<d:getetag>"{time.time()}"</d:getetag><c:calendar-data>{data}</c:calendar-data>')]))
+            if self.command == "REPORT":
+                return self.answer(207, multistatus([response("/tasks/task-1.ics", f'<d:getetag>"{time.time()}"</d:getetag>')]))
+            if self.command == "GET":
+                return self.answer(200, TASK, content_type="text/calendar", headers=[("ETag", f'"{time.time()}"')])
+            if self.command == "PUT":
+                return self.answer(412, "changed", content_type="text/plain")
+        return self.answer(500, "unknown mode", content_type="text/plain")
+
+    do_GET = do_PUT = do_DELETE = do_PROPFIND = do_REPORT = handle_any
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print(f"listening {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+main()
