@@ -69,6 +69,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A look at a CalDAV task list of 1,000 tasks against vdirsyncer's sync; idle wake-ups with a list.
+        .executableTarget(
+            name: "TaskListPoll", dependencies: ["Workload", .product(name: "GeoAlarmTestSupport", package: "geoalarm")]
+        ),
         // A task list of 10,000 tasks read by `geoalarm check`, against todoman on the same folder.
         .executableTarget(
             name: "TaskListLoad", dependencies: ["Workload", .product(name: "GeoAlarmTestSupport", package: "geoalarm")]

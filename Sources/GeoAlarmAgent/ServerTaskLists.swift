@@ -28,6 +28,11 @@ public final class ServerTaskLists: Sendable {
         client = CurlClient(loop: loop)
     }
 
+    /// Ends the looks under way (the agent stops).
+    public func stop() {
+        client.cancelAll("the agent is stopping")
+    }
+
     /// What one look at a list came to.
     public struct Outcome: Sendable {
         /// Whether the copy changed (its reminders are to be read again).

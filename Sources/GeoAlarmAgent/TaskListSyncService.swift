@@ -70,6 +70,8 @@ public final class TaskListSyncService: Service {
                     guard case .server(let server) = list.source else { continue }
                     if wake == .due, let next = due[list.name], next > .now { continue }
                     let outcome = await servers.sync(list)
+                    // A look the stop ended says nothing.
+                    if Task.isShuttingDownGracefully { break }
                     due[list.name] = .now + .milliseconds(Int64(server.poll * 1000))
                     report(outcome, of: list, troubles: &troubles)
                     if outcome.changed { channel.continuation.yield(.tasksChanged) }
@@ -78,8 +80,9 @@ public final class TaskListSyncService: Service {
                     timer = loop.schedule(at: next) { [wakeUp] in wakeUp.yield(.due) }
                 }
             }
-        } onGracefulShutdown: { [wakeUp] in
+        } onGracefulShutdown: { [wakeUp, servers] in
             wakeUp.finish()
+            servers.stop()
         }
         if let timer { loop.cancel(timer) }
     }

@@ -156,6 +156,19 @@ public final class CurlClient: Sendable {
         }
     }
 
+    /// Ends every request under way, each answered with `reason` (the agent stops: it does not
+    /// wait for a server that is slow to answer).
+    public func cancelAll(_ reason: String) {
+        loop.execute { [self] in
+            let multi = multi.withLock { $0 }
+            let transfers = state.value.transfers
+            state.value.transfers = [:]
+            for (number, transfer) in transfers.sorted(by: { $0.key < $1.key }) {
+                finish(transfer, number: number, with: .failure(reason), multi: multi)
+            }
+        }
+    }
+
     // MARK: Requests
 
     private func start(_ request: WebRequest, settings: WebSettings, done: @escaping @Sendable (WebResponse) -> Void) {

@@ -167,6 +167,25 @@ struct CalDAVLiveTests {
         #expect(events == ["arrive errands/rfcbread", "arrive errands/rfcferry"], "\(agent.stdout)")
     }
 
+    /// SIGTERM while a server trickles its answer: the agent ends the request and stops, rather
+    /// than wait for the request's own bound (a minute).
+    @Test func theAgentStopsAtOnceWhileAServerTrickles() throws {
+        let server = try Background(
+            [Command.root.appendingPathComponent("Tests/Tasks/hostile_dav.py").path, "trickle"], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        defer { server.stop() }
+        #expect(server.waitUntil { $0.stdout.hasPrefix("listening ") })
+        let port = try #require(Int(server.stdoutLines.first?.dropFirst(10) ?? ""))
+        let config = try Command.temporaryFile("[[tasklist]]\nname = \"Errands\"\nurl = \"http://127.0.0.1:\(port)/tasks/\"\n")
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:1"])
+        #expect(server.waitUntil { $0.stderr.contains("trickled 2") }, "\(server.stderr) \(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+        #expect(server.waitUntil { $0.stderr.contains("gone after") }, "\(server.stderr)")
+        let trickled = server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("trickled ") }.count
+        #expect(trickled < 10, "the request ended with the agent, not at its bound: \(trickled) bytes")
+        #expect(!agent.stderr.contains("does not answer"), "a look the stop ended says nothing: \(agent.stderr)")
+    }
+
     /// `doctor` names what is wrong with a server's list: the credentials, the authority, an
     /// address that is the server rather than the collection (with the collection found there).
     @Test func doctorSaysWhatIsWrongWithTheServer() throws {

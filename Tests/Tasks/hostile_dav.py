@@ -10,7 +10,8 @@ MODE says, and logs `METHOD PATH` of each request on stderr:
     status:N            status N (401, 403, 500, 503...) with a short body
     huge:BYTES          a 207 whose body is BYTES long
     endless-xml         a 207 that streams nested elements for ever
-    trickle             a 207 that promises a body and sends one byte every two seconds
+    trickle             a 207 that promises a body and sends one byte every two seconds (saying
+                        `trickled N` each time, and `gone after N bytes` when the client left)
     malformed           a 207 whose body is broken XML
     not-xml             a 207 whose body is an HTML login page
     many:N              a collection whose calendar-query lists N tasks
@@ -99,12 +100,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/xml")
             self.send_header("Content-Length", "1000000")
             self.end_headers()
+            sent = 0
             try:
                 while True:
                     self.wfile.write(b" ")
                     self.wfile.flush()
+                    sent += 1
+                    print(f"trickled {sent}", file=sys.stderr, flush=True)
                     time.sleep(2)
             except (BrokenPipeError, ConnectionResetError):
+                print(f"gone after {sent} bytes", file=sys.stderr, flush=True)
                 return
         if MODE == "malformed":
             return self.answer(207, "<d:multistatus xmlns:d='DAV:'><d:response><d:href>/a</d:multistatus>")

@@ -174,3 +174,44 @@ public final class EventCounter: EventSink {
 
     public func announce(_ announcement: Announcement) { count.withLock { $0 += 1 } }
 }
+
+/// A program run under `perf stat -I 1000`, which counts context switches and CPU time of all its
+/// threads (also those that come and go), a second at a time.
+public struct Measured {
+    public let perf: Background
+    let output: String
+
+    public init(_ program: URL, _ arguments: [String]) throws {
+        output = FileManager.default.temporaryDirectory.appendingPathComponent("perf-\(UUID().uuidString).csv").path
+        perf = try Background(
+            ["stat", "-I", "1000", "-x", ",", "-e", "context-switches,task-clock", "-o", output, "--", program.path] + arguments,
+            executable: URL(fileURLWithPath: "/usr/bin/perf"))
+    }
+
+    /// The measured program's process id (perf's child).
+    public var pid: pid_t {
+        let children = procFile("/proc/\(perf.pid)/task/\(perf.pid)/children")
+        return pid_t(children.split(separator: " ").first ?? "") ?? perf.pid
+    }
+
+    /// Stops the program (SIGINT, as a terminal would) and waits for perf's last lines.
+    public func stop() {
+        kill(pid, SIGINT)
+        _ = perf.exitStatus(within: 15)
+        perf.stop()
+    }
+
+    /// Context switches and CPU seconds in the intervals that ended after `from` and by `to` seconds.
+    public func counts(from: Double, to: Double) -> (switches: Double, cpuSeconds: Double) {
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        var switches = 0.0, cpu = 0.0
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count >= 4, let time = Double(fields[0].trimmingCharacters(in: .whitespaces)),
+                  time > from, time <= to + 0.5, let value = Double(fields[1]) else { continue }
+            if fields[3] == "context-switches" { switches += value }
+            if fields[3] == "task-clock" { cpu += value / 1000 }
+        }
+        return (switches, cpu)
+    }
+}
