@@ -3,6 +3,7 @@ import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
 import GeoAlarmScanners
+import GeoAlarmSystem
 import Glibc
 import Synchronization
 
@@ -21,8 +22,9 @@ final class MapHandler: Sendable {
     /// The user the codes are for: the one running the map.
     private let owner: uid_t
 
-    /// How long a one-time code works.
-    static let codeLifetime: Duration = .seconds(120)
+    /// How long a one-time code works: long enough for a browser's cold start on a slow machine
+    /// (a Pi's, or one busy with other work); it works once, and for this user only, all the same.
+    static let codeLifetime: Duration = .seconds(600)
 
     init(model: MapModel, page: MapPage, leafletFolder: String, owner: uid_t = geteuid()) {
         self.model = model

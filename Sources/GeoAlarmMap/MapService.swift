@@ -105,6 +105,6 @@ public struct MapAddress: Sendable {
     /// open or copy, in as many browsers as they like.
     public let withToken: String
     /// Makes an address that opens the map once, for this user's browser on this machine, with a
-    /// code that works for two minutes: for a command line, which every local user can read.
+    /// code that works for ten minutes: for a command line, which every local user can read.
     public let oneTimeLink: @Sendable () -> String
 }

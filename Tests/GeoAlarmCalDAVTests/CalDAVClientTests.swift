@@ -206,7 +206,7 @@ struct CalDAVClientTests {
         let server = try Radicale(password: "secret", tls: true)
         _ = try server.client(["make-list"])
         async let stalled = Self.bounded(url).describe()
-        #expect(slow.waitUntil { $0.stderr.contains("PROPFIND") })
+        #expect(await EventWait.onOwnThread { slow.waitUntil { $0.stderr.contains("PROPFIND") } })
         let quick = await Self.collection(server).describe()
         #expect((try? quick.get())?.isCalendar == true)
         // The trickle is still going when the quick one is answered.

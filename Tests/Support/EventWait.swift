@@ -60,6 +60,17 @@ public struct EventWait {
     }
 }
 
+extension EventWait {
+    /// Runs a blocking wait on a thread of its own, so that an async test waiting for another
+    /// process leaves Swift's cooperative threads (as many as cores, two here) to the tasks that
+    /// must run for the event to come.
+    public static func onOwnThread<T: Sendable>(_ wait: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: wait()) }.start()
+        }
+    }
+}
+
 /// A loopback TCP port held for a server the test starts: sockets bound to 127.0.0.1 and ::1
 /// that do not listen, with `SO_REUSEADDR`, so that the server (gpsd and mosquitto set it too)
 /// can bind and listen on the port, while the kernel hands it to no other socket that asks for
