@@ -1,6 +1,7 @@
 # geoalarm: location reminders for Linux.
 #   make demo      build, then play the demo walk through a private gpsd (gpsfake) into `geoalarm run`
 #   make test      install what is missing, build, run every test and a short pass of every fuzz target
+#   make check     the pure modules' tests only (core, config, pipeline, store, scanners, ...): the loop while working
 #   make fuzz      fuzz every parser for FUZZ_SECONDS each (libFuzzer; crashes land in .build-fuzz/crashes)
 #   make install   build for release and install (PREFIX=/usr/local, DESTDIR for staging)
 #   make deb       build geoalarm_VERSION_ARCH.deb (the Swift runtime linked in) and check it with lintian
@@ -36,7 +37,7 @@ APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libjs-leaflet chromium python3-venv \
 	radicale vdirsyncer todoman util-linux
 
-.PHONY: all deps build test demo replay-demo install clean fuzz fuzz-build deb test-package
+.PHONY: all deps build test check demo replay-demo install clean fuzz fuzz-build deb test-package
 
 all: build
 
@@ -62,6 +63,14 @@ test: deps
 	$(TIMED) $(MAKE) --no-print-directory swift-test
 	$(TIMED) $(MAKE) test-package
 	$(TIMED) $(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+
+# The tests of the modules that start no other program (no gpsd, broker, browser or Debian
+# root): a few minutes, for the loop while working. `make test` runs them too, with the rest.
+CHECK_TARGETS = GeoAlarmCoreTests GeoAlarmConfigTests GeoAlarmPipelineTests GeoAlarmStoreTests GeoAlarmScannersTests \
+	GeoAlarmEncodingTests GeoAlarmOwnTracksTests GeoAlarmSecretBoxTests GeoAlarmAgentTests GeoAlarmOutputTests GeoAlarmTasksTests
+check: deps
+	$(TIMED) $(SWIFT) build --build-tests
+	$(TIMED) $(SWIFT) test --skip-build --filter '^($(shell echo $(CHECK_TARGETS) | tr ' ' '|'))\.'
 
 # A failure is printed where it happens, among hundreds of lines of other tests; the lines that
 # say what failed are printed again at the end, so that the tail of a log names them.
@@ -161,6 +170,9 @@ clean:
 # valgrind counts instructions; the Python peers get pynmea2, shapely and NumPy from PyPI in a venv.
 BENCH_PACKAGES = valgrind binutils python3-venv linux-perf
 BENCH_VENV = Benchmarks/.work/venv
+# The OwnTracks Recorder's binary (built from github.com/owntracks/recorder; in no Debian package),
+# the peer of MQTTIngest: RECORDER=/path/to/ot-recorder make bench. Without it, geoalarm alone.
+RECORDER ?=
 .PHONY: bench bench-deps
 bench-deps: deps
 	@missing=$$(for p in $(BENCH_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
@@ -179,6 +191,7 @@ bench: bench-deps browser-deps
 	Benchmarks/.build/release/Instructions
 	Benchmarks/.build/release/StartupMemory
 	Benchmarks/.build/release/TaskListLoad
+	Benchmarks/.build/release/TaskListPoll
 	Benchmarks/.build/release/LiveLatency
 	Benchmarks/.build/release/StopLatency .build/release/geoalarm
 	$(STATIC_BUILD)
@@ -186,6 +199,7 @@ bench: bench-deps browser-deps
 	Benchmarks/.build/release/Wakeups .build/release/geoalarm .build-static/geoalarm-packaged
 	taskset -c 0 Benchmarks/.build/release/MQTTScale .build/release/geoalarm
 	taskset -c 0 Benchmarks/.build/release/MQTTScale .build/release/geoalarm --dwell 2
+	Benchmarks/.build/release/MQTTIngest .build/release/geoalarm $(RECORDER)
 	$(BENCH_VENV)/bin/python Benchmarks/peers/peers.py .build/release/geoalarm Benchmarks/.work/reminders-100.toml \
 		Benchmarks/.work/walk-100k.nmea:Benchmarks/.work/walk-1m.nmea Benchmarks/.work/walk-100k.json:Benchmarks/.work/walk-1m.json
 	$(BROWSER_VENV)/bin/python3 Benchmarks/peers/map_page.py .build/release/geoalarm Benchmarks/.work/map

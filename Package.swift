@@ -19,7 +19,7 @@ let package = Package(
             name: "GeoAlarmParsers",
             targets: [
                 "GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig", "GeoAlarmOwnTracks", "GeoAlarmMap", "GeoAlarmTasks",
-                "GeoAlarmWebDAV",
+                "GeoAlarmWebDAV", "GeoAlarmTOML",
             ]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
@@ -42,10 +42,15 @@ let package = Package(
         // Task lists as a second source of reminders: the iCalendar model, its reader and
         // line-preserving writer, and the vdir (a folder of .ics files).
         .target(name: "GeoAlarmTasks", dependencies: ["GeoAlarmCore", "GeoAlarmSystem"]),
+        // TOML 1.0, read for config files (never trapping, keeping where everything was written),
+        // and the rules every reader of the file's tables shares (typed values, problems with lines).
+        .target(name: "GeoAlarmTOML", dependencies: ["GeoAlarmCore"]),
         // Adapter: the TOML reminders file, the collection files and the task lists it names.
         .target(
             name: "GeoAlarmConfig",
-            dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem", "GeoAlarmTasks"]
+            dependencies: [
+                "GeoAlarmCore", "GeoAlarmMQTT", "GeoAlarmScanners", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmTOML",
+            ]
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
         .target(name: "GeoAlarmReplay", dependencies: ["GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem"]),
@@ -62,12 +67,12 @@ let package = Package(
         .target(
             name: "GeoAlarmAgent",
             dependencies: [
-                "GeoAlarmCalDAV", "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmPipeline", "GeoAlarmStore",
-                "GeoAlarmSystem", "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmCalDAV", "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmPipeline",
+                "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // libnotify and the bit of GLib it needs, through a shim of flat C functions.
+        // libnotify and the bit of GLib it needs: a header that includes it and checks its API version.
         .systemLibrary(name: "CLibNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
         // Adapter: desktop pop-ups as an event sink.
         .target(
@@ -88,9 +93,14 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // libsodium, through a header that only includes it and checks its version.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // OwnTracks' messages as the apps publish them, and which device a topic names: read by the
-        // MQTT source, and fuzzed without a broker library.
-        .target(name: "GeoAlarmOwnTracks", dependencies: ["GeoAlarmCore", "GeoAlarmScanners"]),
+        // OwnTracks: its messages read (as the apps publish them) and written (transitions,
+        // locations, regions, the will), sealed and opened with the secrets, which device a topic
+        // names, and its keys of [mqtt]; pure but for libsodium's secretbox, and fuzzed without a
+        // broker library.
+        .target(
+            name: "GeoAlarmOwnTracks",
+            dependencies: ["GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmScanners", "GeoAlarmSecretBox", "GeoAlarmSystem", "GeoAlarmTOML"]
+        ),
         // Adapter: OwnTracks' payload encryption (libsodium's secretbox).
         .target(name: "GeoAlarmSecretBox", dependencies: ["CSodium"]),
         // libcurl, through a header that includes it, checks its version and gives typed forms of
@@ -102,14 +112,15 @@ let package = Package(
         // Adapter: CalDAV task lists over HTTP (libcurl on the event loop), their changes and writes.
         .target(
             name: "GeoAlarmCalDAV",
-            dependencies: ["CCurl", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmWebDAV"]
+            dependencies: ["CCurl", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmWebDAV"]
         ),
-        // Adapter: an MQTT broker as an event sink (OwnTracks, Home Assistant) and as a fix source (OwnTracks).
+        // Adapter: an MQTT broker, its keys of [mqtt], and what goes through it: an outbox, the
+        // OwnTracks and Home Assistant sinks over one link, and OwnTracks devices as a fix source.
         .target(
             name: "GeoAlarmMQTT",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmSecretBox", "GeoAlarmStore",
-                "GeoAlarmSystem", "CMosquitto", .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTOML", "CMosquitto",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -154,7 +165,7 @@ let package = Package(
                 "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig", "GeoAlarmTestSupport"]),
+        .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig", "GeoAlarmTOML", "GeoAlarmTestSupport"]),
         // The iCalendar reader and writer, the vdir, and task lists as reminders.
         .testTarget(
             name: "GeoAlarmTasksTests",
@@ -169,6 +180,13 @@ let package = Package(
             dependencies: ["GeoAlarmCalDAV", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmTestSupport", "GeoAlarmWebDAV"]
         ),
         // The system-call layer and the event loop.
+        .testTarget(
+            name: "GeoAlarmAgentTests",
+            dependencies: ["GeoAlarmAgent", "GeoAlarmCore", "GeoAlarmPipeline", "GeoAlarmStore", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(name: "GeoAlarmEncodingTests", dependencies: ["GeoAlarmEncoding"]),
+        .testTarget(name: "GeoAlarmSecretBoxTests", dependencies: ["GeoAlarmSecretBox"]),
+        .testTarget(name: "GeoAlarmOwnTracksTests", dependencies: ["GeoAlarmOwnTracks", "GeoAlarmCore", "GeoAlarmSecretBox"]),
         .testTarget(name: "GeoAlarmSystemTests", dependencies: ["GeoAlarmSystem"]),
         .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),
         .testTarget(name: "GeoAlarmScannersTests", dependencies: ["GeoAlarmScanners", "GeoAlarmTestSupport"]),

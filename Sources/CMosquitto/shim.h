@@ -6,8 +6,10 @@
 #define GEOALARM_CMOSQUITTO_SHIM_H
 
 #include <mosquitto.h>
+#include <mqtt_protocol.h>
 
-/* mosquitto_int_option (MQTT 3.1.1 chosen explicitly) and mosquitto_connack_string need 1.6. */
+/* mosquitto_int_option (the protocol chosen explicitly, a receive maximum), mosquitto_connect_bind_v5
+   and mosquitto_connack_string need 1.6. */
 #if LIBMOSQUITTO_VERSION_NUMBER < 1006000
 #error "geoalarm needs libmosquitto 1.6 or later"
 #endif

@@ -55,16 +55,28 @@ public struct SourceService<Source: FixSource>: Service {
 /// Changes to the config file and the state file into the agent's channel (inotify), until
 /// graceful shutdown.
 public struct WatcherService: Service {
-    private let watcher: FileWatcher<AgentInput>?
+    private let configPath: String
+    private let statePath: String?
+    private let taskFolders: [String]
     private let channel: AgentChannel
     private let loop: EventLoop
+    private let logger: Logger
 
     /// Watches `configPath`, the `.ics` files of `taskFolders` (and `statePath`'s write-ahead log
-    /// and the file itself, when state is kept in a file);
+    /// and the file itself, when state is kept in a file), once run;
     /// what cannot be watched is logged, and SIGHUP still reloads.
     public init(
         configPath: String, statePath: String?, taskFolders: [String] = [], channel: AgentChannel, loop: EventLoop, logger: Logger
     ) {
+        self.configPath = configPath
+        self.statePath = statePath
+        self.taskFolders = taskFolders
+        self.channel = channel
+        self.loop = loop
+        self.logger = logger
+    }
+
+    public func run() async throws {
         var files = [FileWatcher.Watch(path: configPath, events: .replaced, report: AgentInput.configChanged)]
         // vdirsyncer writes a task under a temporary name and renames it; a deletion removes it.
         for folder in taskFolders {
@@ -77,15 +89,11 @@ public struct WatcherService: Service {
             files.append(FileWatcher.Watch(path: statePath + "-wal", events: .replaced, report: .stateChanged))
             files.append(FileWatcher.Watch(path: statePath, events: .removed, report: .stateChanged))
         }
-        watcher = FileWatcher(files)
-        self.channel = channel
-        self.loop = loop
-        if watcher == nil { logger.warning("cannot watch \(configPath) for changes; reload with SIGHUP") }
-        for path in watcher?.unwatched ?? [] { logger.warning("cannot watch \(path) for changes (is its folder there?); reload with SIGHUP") }
-    }
-
-    public func run() async throws {
-        guard let watcher else { return try await gracefulShutdown() }
+        guard let watcher = FileWatcher(files) else {
+            logger.warning("cannot watch \(configPath) for changes; reload with SIGHUP")
+            return try await gracefulShutdown()
+        }
+        for path in watcher.unwatched { logger.warning("cannot watch \(path) for changes (is its folder there?); reload with SIGHUP") }
         let watch = watcher.start(on: loop) { [channel] in channel.continuation.yield($0) }
         try? await gracefulShutdown()
         watcher.stop(watch, on: loop)

@@ -2,6 +2,7 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmOwnTracks
 import GeoAlarmPipeline
 import GeoAlarmStore
 import GeoAlarmSystem
@@ -26,7 +27,7 @@ public final class AlarmAgent: Service {
     private let configPath: String
     private let initialConfig: Config
     private let sinks: [any EventSink]
-    private let state: StateKeeper
+    private let keeper: StateKeeper
     private let logger: Logger
     /// Records, per fix, the time from the source reading it to its events being emitted.
     private let latency: (@Sendable (Duration) -> Void)?
@@ -36,7 +37,7 @@ public final class AlarmAgent: Service {
     /// How long without a usable fix before the silence is logged.
     static let silenceBeforeNotice: Duration = .seconds(10)
     /// How often the last fix is written for `geoalarm status` and the map (besides with each change of side).
-    static let lastFixInterval: Duration = .seconds(10)
+    static let lastFixInterval: TimeInterval = 10
 
     /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each
     /// fix's delay; `taskSync` hears of the writes a pop-up's Done leaves for a server, and of the
@@ -50,7 +51,7 @@ public final class AlarmAgent: Service {
         eventLoop = loop
         sourceName = source.name
         usesUndatedFixes = source.usesUndatedFixes
-        self.state = state
+        keeper = state
         configPath = config.path
         initialConfig = config
         self.logger = logger
@@ -59,64 +60,68 @@ public final class AlarmAgent: Service {
     }
 
     public func run() async throws {
-        var loop = AgentState(
+        var current = AgentState(
             config: initialConfig,
-            pipeline: FixPipeline(watching: initialConfig.reminderSet, state: state, sinks: sinks, timeZone: SystemTimeZone()))
-        logger.info("watching \(Self.describe(loop.pipeline.engine)) from \(configPath)")
-        loop.pipeline.fireDueAlarms(now: Date())
-        state.pruneHistory(keep: initialConfig.historyKeep, now: Date())
-        rearmTimer(&loop)
+            pipeline: FixPipeline(watching: initialConfig.reminderSet, state: keeper, sinks: sinks, timeZone: SystemTimeZone()),
+            devices: TrackedDevices(limits: Self.deviceLimits(initialConfig)))
+        current.pipeline.lastFixInterval = Self.lastFixInterval
+        logger.info("watching \(Self.describe(current.pipeline.engine)) from \(configPath)")
+        current.pipeline.fireDueAlarms(now: Date())
+        keeper.pruneHistory(keep: initialConfig.historyKeep, now: Date())
+        rearmTimer(&current)
         // Graceful shutdown ends the channel: what is in it already is still handled. (Not
         // `cancelOnGracefulShutdown()`, whose merge runs a task off the loop.)
         await withGracefulShutdownHandler {
             for await input in channel.stream {
-                handle(input, state: &loop)
+                handle(input, &current)
             }
         } onGracefulShutdown: { [channel] in
             channel.continuation.finish()
         }
-        if let timer = loop.timer { eventLoop.cancel(timer) }
-        state.flush()
-        if !loop.trackers.isEmpty || !loop.ignored.isEmpty { logger.info("\(Self.describeTracking(loop))") }
+        if let timer = current.timer { eventLoop.cancel(timer) }
+        keeper.flush()
+        if current.devices.count > 0 || !current.ignored.isEmpty { logger.info("\(Self.describeTracking(current))") }
         logger.info("stopped")
     }
 
-    private func handle(_ input: AgentInput, state loop: inout AgentState) {
+    private func handle(_ input: AgentInput, _ current: inout AgentState) {
         switch input {
         case .source(.connected):
-            if loop.connection != .connected { logger.info("connected to \(sourceName)") }
-            loop.connection = .connected
+            if current.connection != .connected { logger.info("connected to \(sourceName)") }
+            current.connection = .connected
         case .source(.unavailable(let reason)):
-            if loop.connection != .unavailable(reason) { logger.warning("\(sourceName) unavailable: \(reason); retrying") }
-            loop.connection = .unavailable(reason)
+            if current.connection != .unavailable(reason) { logger.warning("\(sourceName) unavailable: \(reason); retrying") }
+            current.connection = .unavailable(reason)
         case .source(.failed(let reason)):
             logger.error("\(sourceName): \(reason)")
+        case .source(.warning(let text)):
+            logger.warning("\(sourceName): \(text)")
         case .source(.ignored(let kind, let reason, let device)):
             // The first of each kind is logged, the others counted: a flood of junk must not flood
             // the log. A device's own fault is said once for each device (up to a bound).
             if let device {
-                if loop.devicesWarned.count < Self.trackersShown, loop.devicesWarned.insert(device).inserted {
+                if current.devicesWarned.count < Self.trackersShown, current.devicesWarned.insert(device).inserted {
                     logger.warning("\(sourceName): ignored \(reason) (\(kind): said once for each device, every one counted in the summary at the end)")
                 }
-            } else if loop.ignored[kind, default: 0] == 0 {
+            } else if current.ignored[kind, default: 0] == 0 {
                 logger.warning("\(sourceName): ignored \(reason) (\(kind): the first is logged, every one counted in the summary at the end)")
             }
-            loop.ignored[kind, default: 0] += 1
+            current.ignored[kind, default: 0] += 1
         case .source(.fixes(let fixes, let readAt)):
-            for fix in fixes { handle(fix, readAt: readAt, state: &loop) }
+            handle(fixes, readAt: readAt, &current)
         case .timer:
-            loop.timer = nil
-            if let due = loop.idleDue, ContinuousClock.now >= due { letIdleDevicesGo(&loop) }
-            if loop.silentSince == nil, let last = loop.lastUsable, ContinuousClock.now - last.at >= Self.silenceBeforeNotice {
-                noticeSilence(&loop)
+            current.timer = nil
+            if let due = current.devices.idleDue, ContinuousClock.now >= due { letIdleDevicesGo(&current) }
+            if current.silentSince == nil, let last = current.lastUsable, ContinuousClock.now - last.at >= Self.silenceBeforeNotice {
+                noticeSilence(&current)
             }
-            loop.pipeline.fireDueAlarms(now: Date())
-            rearmTimer(&loop)
+            current.pipeline.fireDueAlarms(now: Date())
+            rearmTimer(&current)
         case .reminderAction(let action, let id):
             // A task is completed where it lives: its file, which its app and every device that syncs it read.
-            if case .complete(let time) = action, let task = loop.config.taskOrigin(of: id) {
+            if case .complete(let time) = action, let task = current.config.taskOrigin(of: id) {
                 do {
-                    try TaskWriter.complete(task, at: time, cache: state.taskListCache)
+                    try TaskWriter.complete(task, at: time, cache: keeper.taskListCache)
                     if task.isOnServer {
                         logger.info("completed \(id) in task list \(task.list): goes to the server (\(task.path))")
                         taskSync?.writeWaits()
@@ -127,58 +132,87 @@ public final class AlarmAgent: Service {
                     logger.error("cannot complete \(id) in task list \(task.list) (\(task.path)): \(error); it stays open there")
                 }
             }
-            let lifecycles = loop.pipeline.apply(action, to: id)
-            for tracked in loop.trackers.values { tracked.takeLifecycles(lifecycles) }
-            loop.pipeline.fireDueAlarms(now: Date())
-            rearmTimer(&loop)
+            let lifecycles = current.pipeline.apply(action, to: id)
+            for tracked in current.devices.pipelines.values { tracked.takeLifecycles(lifecycles) }
+            current.pipeline.fireDueAlarms(now: Date())
+            rearmTimer(&current)
         case .stateChanged:
             // Commands (complete, snooze...) write the store; one may have fetched a server's task
             // list into it, or left a write for the server.
-            if !loop.config.serverTaskLists.isEmpty {
-                reload(&loop)
-                if let waiting = try? state.taskListCache.waitingWrites(), !waiting.isEmpty { taskSync?.writeWaits() }
+            if !current.config.serverTaskLists.isEmpty {
+                reload(&current)
+                if let waiting = try? keeper.taskListCache.waitingWrites(), !waiting.isEmpty { taskSync?.writeWaits() }
             }
-            if let lifecycles = loop.pipeline.refreshLifecycles() {
-                for tracked in loop.trackers.values { tracked.takeLifecycles(lifecycles) }
+            if let lifecycles = current.pipeline.refreshLifecycles() {
+                for tracked in current.devices.pipelines.values { tracked.takeLifecycles(lifecycles) }
             }
-            loop.pipeline.fireDueAlarms(now: Date())
-            rearmTimer(&loop)
+            current.pipeline.fireDueAlarms(now: Date())
+            rearmTimer(&current)
         case .reload:
-            reload(&loop)
+            reload(&current)
         case .configChanged:
             logger.info("\(configPath) changed")
-            reload(&loop)
+            reload(&current)
         case .tasksChanged:
             logger.info("a task list changed")
-            reload(&loop)
+            reload(&current)
         }
     }
 
-    private func handle(_ fix: Fix, readAt: ContinuousClock.Instant, state loop: inout AgentState) {
-        if let tracker = fix.tracker { return handle(fix, of: tracker, readAt: readAt, state: &loop) }
-        let result = loop.pipeline.process(fix, receivedAt: Date(), undatedUsable: usesUndatedFixes)
-        for (event, silence) in result.silenced {
-            logger.info("\(event.kind.rawValue) \(event.reminder.id) not announced: \(silence)")
+    /// A report's fixes: each through its pipeline (this machine's, or its tracked device's), their
+    /// records committed in one transaction, then their events given to the sinks.
+    private func handle(_ fixes: [Fix], readAt: ContinuousClock.Instant, _ current: inout AgentState) {
+        let receivedAt = Date()
+        let now = ContinuousClock.now
+        let idleWasDue = current.devices.idleDue != nil
+        var staged: [StagedFix] = []
+        for fix in fixes {
+            guard let device = fix.tracker else {
+                staged.append(current.pipeline.stage(fix, receivedAt: receivedAt, undatedUsable: usesUndatedFixes))
+                continue
+            }
+            switch current.devices.stage(fix, of: device, base: current.pipeline, receivedAt: receivedAt, now: now) {
+            case .staged(let fix, let isNew):
+                staged.append(fix)
+                if isNew, current.devices.count <= Self.trackersShown {
+                    let restored = current.devices.pipelines[device]?.engine.keptStates ?? 0
+                    logger.info("tracking \(DisplayText.escaped(device)) (\(restored) sides restored)")
+                }
+            case .notKept(let result):
+                noteAhead(fix, result, receivedAt: receivedAt, &current)
+            case .refused(let first):
+                refused(device, first: first, &current)
+            }
         }
-        latency?(ContinuousClock.now - readAt)
+        FixPipeline.commitAndDeliver(staged, to: keeper)
+        // The first device heard sets when the quietest one is due to be let go.
+        if !idleWasDue, current.devices.idleDue != nil { rearmTimer(&current) }
+        for fix in staged {
+            let device = fix.fix.tracker
+            for (event, silence) in fix.result.silenced {
+                let whose = device.map { " for \(DisplayText.escaped($0))" } ?? ""
+                logger.info("\(event.kind.rawValue) \(event.reminder.id)\(whose) not announced: \(silence)")
+            }
+            latency?(ContinuousClock.now - readAt)
+            if device == nil { noteOwn(fix.fix, fix.result, &current) } else { noteAhead(fix.fix, fix.result, receivedAt: receivedAt, &current) }
+        }
+    }
+
+    /// What this machine's fix says of the receiver: back from a silence, silent, or stamped in the future.
+    private func noteOwn(_ fix: Fix, _ result: FixResult, _ current: inout AgentState) {
         switch result.outcome {
         case .accepted:
-            // Every so often, and with every change of side: the map shows you where that happened.
-            if !result.outcome.changes.isEmpty || loop.lastFixSaved.map({ ContinuousClock.now - $0 >= Self.lastFixInterval }) ?? true {
-                state.saveLastFix(fix)
-                loop.lastFixSaved = ContinuousClock.now
-            }
-            if loop.silentSince != nil { logger.info("fixes are back at \(Self.clock(fix.time))") }
-            loop.futureNoticed = false
-            let wasWatching = loop.lastUsable != nil && loop.silentSince == nil
-            loop.silentSince = nil
-            loop.lastUsable = (ContinuousClock.now, fix.time)
+            if current.silentSince != nil { logger.info("fixes are back at \(Self.clock(fix.time))") }
+            current.futureNoticed = false
+            let wasWatching = current.lastUsable != nil && current.silentSince == nil
+            current.silentSince = nil
+            current.lastUsable = (ContinuousClock.now, fix.time)
             // The silence timer is set when fixes start; while they flow it only moves on when it fires.
-            if !wasWatching { rearmTimer(&loop) }
-        case .rejected(.noFix) where loop.silentSince == nil && loop.lastUsable != nil:
-            noticeSilence(&loop)
-        case .rejected(.future) where !loop.futureNoticed:
-            loop.futureNoticed = true
+            if !wasWatching { rearmTimer(&current) }
+        case .rejected(.noFix) where current.silentSince == nil && current.lastUsable != nil:
+            noticeSilence(&current)
+        case .rejected(.future) where !current.futureNoticed:
+            current.futureNoticed = true
             logger.warning("""
                 fixes stamped \(fix.time.map(Timestamp.iso8601) ?? "?"), more than a day ahead of this system's clock, \
                 are ignored: the receiver's date (or gpsd's GPS week rollover guess) is wrong, or the system clock is
@@ -188,118 +222,62 @@ public final class AlarmAgent: Service {
         }
     }
 
-    /// A tracked device's fix (OwnTracks): through that device's own pipeline, made when its
-    /// first fix comes and kept only when that fix is usable (a name that never sent a usable
-    /// location holds no place). A device named in `[mqtt.device_secrets]` always has a place;
-    /// the others, `max_devices` at most. Rejections (repeated, out of order, inaccurate) are
-    /// counted, not logged.
-    private func handle(_ fix: Fix, of tracker: String, readAt: ContinuousClock.Instant, state loop: inout AgentState) {
-        let pipeline: FixPipeline
-        let isNew = loop.trackers[tracker] == nil
-        if let known = loop.trackers[tracker] {
-            pipeline = known
-        } else {
-            // Every device costs memory for the agent's life: made-up names must not take it all,
-            // nor the places of the devices the config names.
-            let most = initialConfig.mqtt?.maxDevices ?? MQTTSettings.defaultMaxDevices
-            guard isNamed(tracker) || loop.unnamedTracked < most else {
-                refuse(tracker, most: most, state: &loop)
-                return
-            }
-            pipeline = loop.pipeline.pipeline(forTracker: tracker)
-        }
-        let receivedAt = Date()
-        let result = pipeline.process(fix, receivedAt: receivedAt, undatedUsable: false)
-        // Said once a device (for so many devices at most: made-up names must not flood the log).
-        if case .rejected(.future) = result.outcome, let time = fix.time, loop.aheadNoticed.count < Self.trackersShown,
-           loop.aheadNoticed.insert(tracker).inserted {
-            logger.warning("""
-                \(DisplayText.escaped(tracker)): a location stamped \(Timestamp.iso8601(time)), \
-                \(Span.describe(time.timeIntervalSince(receivedAt))) ahead of this system's clock, is set aside \
-                (the device's clock or its message is wrong); more such are only counted
-                """)
-        }
-        if isNew {
-            guard case .accepted = result.outcome else {
-                loop.tracked.count(result)
-                return
-            }
-            loop.trackers[tracker] = pipeline
-            if !isNamed(tracker) { loop.unnamedTracked += 1 }
-            if loop.trackers.count <= Self.trackersShown {
-                logger.info("tracking \(DisplayText.escaped(tracker)) (\(pipeline.engine.keptStates) sides restored)")
-            }
-        }
-        let heardAt = ContinuousClock.now
-        loop.lastHeard[tracker] = heardAt
-        if loop.idleDue == nil {
-            loop.idleDue = heardAt + .seconds(deviceIdle)
-            rearmTimer(&loop)
-        }
-        for (event, silence) in result.silenced {
-            logger.info("\(event.kind.rawValue) \(event.reminder.id) for \(DisplayText.escaped(tracker)) not announced: \(silence)")
-        }
-        latency?(ContinuousClock.now - readAt)
-        loop.tracked.count(result)
+    /// A tracked device's location stamped ahead of the clock: said once a device (for so many
+    /// devices at most: made-up names must not flood the log).
+    private func noteAhead(_ fix: Fix, _ result: FixResult, receivedAt: Date, _ current: inout AgentState) {
+        guard case .rejected(.future) = result.outcome, let time = fix.time, let device = fix.tracker,
+              current.devices.isNewlyAhead(device) else { return }
+        logger.warning("""
+            \(DisplayText.escaped(device)): a location stamped \(Timestamp.iso8601(time)), \
+            \(Span.describe(time.timeIntervalSince(receivedAt))) ahead of this system's clock, is set aside \
+            (the device's clock or its message is wrong); more such are only counted
+            """)
     }
 
-    /// Whether `[mqtt.device_secrets]` names the device: it always has a place.
-    private func isNamed(_ tracker: String) -> Bool {
-        initialConfig.mqtt?.deviceSecrets[tracker] != nil
-    }
-
-    /// Refuses a new device beyond `max_devices`: said once, naming it; the names refused are
-    /// kept (the first ones) for the summary, and every refusal counted.
-    private func refuse(_ tracker: String, most: Int, state loop: inout AgentState) {
-        if loop.ignored[Self.beyondMaxDevices, default: 0] == 0 {
+    /// A new device refused beyond `max_devices`: said the first time, counted for the summary.
+    private func refused(_ device: String, first: Bool, _ current: inout AgentState) {
+        if first {
             logger.warning("""
-                \(sourceName): \(most) devices are tracked, max_devices: \(DisplayText.escaped(tracker)) and any other new \
-                device are refused (a device named in [mqtt.device_secrets] always has a place); the names refused are \
-                listed and counted in the summary at the end
+                \(sourceName): \(current.devices.limits.most) devices are tracked, max_devices: \(DisplayText.escaped(device)) and any \
+                other new device are refused (a device named in [mqtt.device_secrets] always has a place); the names refused \
+                are listed and counted in the summary at the end
                 """)
         }
-        loop.ignored[Self.beyondMaxDevices, default: 0] += 1
-        if loop.refusedDevices.count < Self.refusedShown, !loop.refusedDevices.contains(tracker) {
-            loop.refusedDevices.append(tracker)
-        }
+        current.ignored[Self.beyondMaxDevices, default: 0] += 1
+    }
+
+    /// The limits of the tracked devices, as `[mqtt]` gives them.
+    static func deviceLimits(_ config: Config) -> TrackedDevices.Limits {
+        let settings = config.mqtt?.ownTracks ?? OwnTracksSettings()
+        return TrackedDevices.Limits(most: settings.maxDevices, named: Set(settings.deviceSecrets.keys), idle: .seconds(settings.deviceIdle))
     }
 
     /// How many tracked devices were seen, and what their messages came to: "3 devices tracked:
     /// 12 fixes, 12 used, 2 events; 3 messages ignored (1 encrypted without a secret, 2 malformed)".
-    static func describeTracking(_ loop: AgentState) -> String {
-        var text = "\(loop.trackers.count) devices tracked: \(loop.tracked.describe())"
-        if !loop.ignored.isEmpty {
-            let kinds = loop.ignored.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
-            text += "; \(loop.ignored.values.reduce(0, +)) messages ignored (\(kinds.joined(separator: ", ")))"
+    static func describeTracking(_ current: AgentState) -> String {
+        var text = "\(current.devices.count) devices tracked: \(current.devices.tally.describe())"
+        if !current.ignored.isEmpty {
+            let kinds = current.ignored.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+            text += "; \(current.ignored.values.reduce(0, +)) messages ignored (\(kinds.joined(separator: ", ")))"
         }
-        if !loop.refusedDevices.isEmpty {
-            let more = loop.refusedDevices.count == refusedShown ? ", and maybe more" : ""
-            text += "; refused beyond max_devices: \(loop.refusedDevices.map(DisplayText.escaped).joined(separator: ", "))\(more)"
+        let refused = current.devices.refusedNames
+        if !refused.isEmpty {
+            let more = refused.count == TrackedDevices.refusedShown ? ", and maybe more" : ""
+            text += "; refused beyond max_devices: \(refused.map(DisplayText.escaped).joined(separator: ", "))\(more)"
         }
         return text
     }
 
-    /// Seconds without a message after which a tracked device leaves memory.
-    private var deviceIdle: Double { initialConfig.mqtt?.deviceIdle ?? 3600 }
-
     /// Lets go of the tracked devices silent for `device_idle`: their state stays in the state
-    /// file, and their next message brings it back. Sets when to look again.
-    private func letIdleDevicesGo(_ loop: inout AgentState) {
-        let now = ContinuousClock.now
-        let idle = Duration.seconds(deviceIdle)
-        let quiet = loop.lastHeard.filter { now - $0.value >= idle }.map(\.key)
-        for device in quiet {
-            if loop.trackers.removeValue(forKey: device) != nil, !isNamed(device) { loop.unnamedTracked -= 1 }
-            loop.lastHeard[device] = nil
-            loop.aheadNoticed.remove(device)
-        }
+    /// file, and their next message brings it back.
+    private func letIdleDevicesGo(_ current: inout AgentState) {
+        let quiet = current.devices.letIdleGo(now: ContinuousClock.now)
         if !quiet.isEmpty {
             logger.info("""
-                let go of \(quiet.count) devices silent for \(Span.describe(deviceIdle)) (their state stays in the \
-                state file); \(loop.trackers.count) tracked
+                let go of \(quiet.count) devices silent for \(Span.describe(current.devices.limits.idle / .seconds(1))) (their state \
+                stays in the state file); \(current.devices.count) tracked
                 """)
         }
-        loop.idleDue = loop.lastHeard.values.min().map { $0 + idle }
     }
 
     /// The kind of ignored message of a device beyond `max_devices`.
@@ -307,40 +285,38 @@ public final class AlarmAgent: Service {
 
     /// How many new tracked devices are logged one by one.
     static let trackersShown = 20
-    /// How many names of refused devices the summary lists.
-    static let refusedShown = 50
 
     /// Sets the one timer for what is due next: the silence notice (10 s after the last usable
     /// fix, while fixes were flowing) or the next time alarm or snooze end, whichever is first.
-    private func rearmTimer(_ loop: inout AgentState) {
-        if let timer = loop.timer { eventLoop.cancel(timer) }
-        loop.timer = nil
+    private func rearmTimer(_ current: inout AgentState) {
+        if let timer = current.timer { eventLoop.cancel(timer) }
+        current.timer = nil
         var delays: [Duration] = []
-        if loop.silentSince == nil, let last = loop.lastUsable {
+        if current.silentSince == nil, let last = current.lastUsable {
             delays.append(last.at + Self.silenceBeforeNotice - ContinuousClock.now)
         }
-        if let due = loop.pipeline.nextDue() {
+        if let due = current.pipeline.nextDue() {
             delays.append(.milliseconds(Int64(max(0, min(due.timeIntervalSinceNow, 86400 * 365)) * 1000)))
         }
-        if let due = loop.idleDue { delays.append(due - ContinuousClock.now) }
+        if let due = current.devices.idleDue { delays.append(due - ContinuousClock.now) }
         guard let delay = delays.min() else { return }
-        loop.timer = eventLoop.schedule(at: .now + max(delay, .zero)) { [channel] in channel.continuation.yield(.timer) }
+        current.timer = eventLoop.schedule(at: .now + max(delay, .zero)) { [channel] in channel.continuation.yield(.timer) }
     }
 
-    private func noticeSilence(_ loop: inout AgentState) {
-        loop.silentSince = ContinuousClock.now
-        logger.warning("no fix since \(Self.clock(loop.lastUsable?.fixTime)); holding the last known state")
+    private func noticeSilence(_ current: inout AgentState) {
+        current.silentSince = ContinuousClock.now
+        logger.warning("no fix since \(Self.clock(current.lastUsable?.fixTime)); holding the last known state")
     }
 
-    private func reload(_ loop: inout AgentState) {
+    private func reload(_ current: inout AgentState) {
         do {
-            let config = try ConfigLoader.load(path: configPath, taskCache: state.taskListCache)
+            let config = try ConfigLoader.load(path: configPath, taskCache: keeper.taskListCache)
             Self.logSources(of: config, to: logger)
             taskSync?.follow(config.serverTaskLists.map(\.settings))
-            loop.config = config
-            loop.pipeline.reload(config.reminderSet)
-            for tracked in loop.trackers.values { tracked.reload(following: loop.pipeline) }
-            let engine = loop.pipeline.engine
+            current.config = config
+            current.pipeline.reload(config.reminderSet)
+            for tracked in current.devices.pipelines.values { tracked.reload(following: current.pipeline) }
+            let engine = current.pipeline.engine
             logger.info("reloaded \(configPath): \(Self.describe(engine)), \(engine.keptStates) kept their state")
             let waiting = initialConfig.restartOnlyChanges(in: config)
             if !waiting.isEmpty {
@@ -349,9 +325,9 @@ public final class AlarmAgent: Service {
                     restarts (systemctl --user restart geoalarm)
                     """)
             }
-            state.pruneHistory(keep: config.historyKeep, now: Date())
-            loop.pipeline.fireDueAlarms(now: Date())
-            rearmTimer(&loop)
+            keeper.pruneHistory(keep: config.historyKeep, now: Date())
+            current.pipeline.fireDueAlarms(now: Date())
+            rearmTimer(&current)
         } catch {
             logger.error("reload of \(configPath) failed; the previous config stays in force:")
             for diagnostic in error.diagnostics { logger.error("\(diagnostic.description)") }
@@ -395,7 +371,7 @@ public final class AlarmAgent: Service {
     }
 }
 
-/// What the agent's loop keeps between inputs.
+/// What the agent keeps between inputs.
 struct AgentState {
     enum Connection: Equatable {
         case connecting, connected
@@ -405,8 +381,6 @@ struct AgentState {
     /// The config as last loaded (its task lists say where each task lives).
     var config: Config
     var pipeline: FixPipeline
-    /// When the last fix was written for `geoalarm status`.
-    var lastFixSaved: ContinuousClock.Instant?
     var connection = Connection.connecting
     /// When the last usable fix was handled, and its fix time.
     var lastUsable: (at: ContinuousClock.Instant, fixTime: Date?)?
@@ -416,22 +390,10 @@ struct AgentState {
     var timer: EventLoop.Timer?
     /// Set once fixes from the future were logged, until a usable fix comes.
     var futureNoticed = false
-    /// The pipeline of each tracked device (``Fix/tracker``) seen so far.
-    var trackers: [String: FixPipeline] = [:]
-    /// How many of them `[mqtt.device_secrets]` does not name: those `max_devices` bounds.
-    var unnamedTracked = 0
-    /// What the tracked devices' fixes came to.
-    var tracked = FixTally()
-    /// The tracked devices whose fixes from the future were logged (once each).
-    var aheadNoticed: Set<String> = []
-    /// When each tracked device last sent a message, by the agent's clock.
-    var lastHeard: [String: ContinuousClock.Instant] = [:]
-    /// When the quietest tracked device will have been idle for `device_idle`.
-    var idleDue: ContinuousClock.Instant?
+    /// The devices tracked (`--source owntracks`), each through a pipeline of its own.
+    var devices: TrackedDevices
     /// How many messages of the source carried no usable fix, by kind.
     var ignored: [String: Int] = [:]
     /// The devices whose own fault (a location in the clear despite a secret) was said.
     var devicesWarned: Set<String> = []
-    /// The new device names refused beyond `max_devices` (the first ones), for the summary.
-    var refusedDevices: [String] = []
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GeoAlarmCore
+import GeoAlarmEncoding
 import GeoAlarmTasks
 import GeoAlarmWebDAV
 
@@ -78,7 +79,7 @@ public struct CalDAVCollection: Sendable {
     public func changes(since token: String) async -> Result<(changed: [(String, String?)], removed: [String], token: String?), CalDAVProblem> {
         let body = """
             <?xml version="1.0" encoding="utf-8"?>
-            <d:sync-collection xmlns:d="DAV:"><d:sync-token>\(Self.escaped(token))</d:sync-token><d:sync-level>1</d:sync-level>
+            <d:sync-collection xmlns:d="DAV:"><d:sync-token>\(MarkupText.escaped(token))</d:sync-token><d:sync-level>1</d:sync-level>
             <d:prop><d:getetag/></d:prop></d:sync-collection>
             """
         switch await multistatus("REPORT", url, depth: nil, body: body) {
@@ -123,7 +124,7 @@ public struct CalDAVCollection: Sendable {
                 <?xml version="1.0" encoding="utf-8"?>
                 <c:calendar-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">
                 <d:prop><d:getetag/><c:calendar-data/></d:prop>
-                \(chunk.map { "<d:href>\(Self.escaped($0))</d:href>" }.joined())
+                \(chunk.map { "<d:href>\(MarkupText.escaped($0))</d:href>" }.joined())
                 </c:calendar-multiget>
                 """
             switch await multistatus("REPORT", url, depth: "1", body: body) {
@@ -260,19 +261,5 @@ public struct CalDAVCollection: Sendable {
         case 404, 410: .notFound
         default: .status(status)
         }
-    }
-
-    /// Text for an XML element.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }

@@ -1,6 +1,8 @@
 import GeoAlarmCore
+import GeoAlarmMQTT
 import GeoAlarmSystem
 import GeoAlarmTasks
+import GeoAlarmTOML
 
 /// Everything a valid reminders file says.
 public struct Config: Sendable {
@@ -31,7 +33,7 @@ public struct Config: Sendable {
     /// `[history] keep`: seconds of event history to keep; nil keeps everything.
     public var historyKeep: Double?
     /// `[mqtt]`, when given: the broker events and positions go to, and locations come from.
-    public var mqtt: MQTTSettings?
+    public var mqtt: MQTTSetup?
     /// `[map]`: the tiles `geoalarm map` draws under the reminders.
     public var map: MapSettings = .openStreetMap
     /// Every `[[tasklist]]`, in file order.
@@ -101,30 +103,6 @@ extension Config {
     /// The task lists on servers: what the agent keeps in step, and what commands fetch.
     public var serverTaskLists: [(settings: TaskListSettings, server: ServerSettings)] {
         taskListSettings.compactMap { if case .server(let server) = $0.source { ($0, server) } else { nil } }
-    }
-}
-
-/// One problem found in a config file, worded for the person who wrote it.
-public struct ConfigDiagnostic: Sendable, Equatable, CustomStringConvertible {
-    public var file: String
-    /// 1-based line of the problem, when known; with `column` for a syntax error.
-    public var line: Int?
-    public var column: Int?
-    /// The table the problem is in, e.g. `reminder "parcel" (#1)` or `defaults`.
-    public var context: String?
-    /// The key the problem is about.
-    public var key: String?
-    public var message: String
-
-    /// `FILE:LINE:COL: message` for syntax errors, `FILE:LINE: context: key: message` for
-    /// problems of meaning (`FILE: ...` when no line is known).
-    /// Control characters from the file (in keys, values, paths) are shown escaped.
-    public var description: String {
-        if let line, let column {
-            return DisplayText.escaped("\(file):\(line):\(column): \(message)")
-        }
-        let place = line.map { "\(file):\($0)" } ?? file
-        return DisplayText.escaped(([place] + [context, key].compactMap { $0 } + [message]).joined(separator: ": "))
     }
 }
 

@@ -1,6 +1,7 @@
 import Glibc
 import GeoAlarmCore
 import GeoAlarmSystem
+import GeoAlarmTOML
 
 /// Edits the reminders file by the TOML parser's own spans, so that every byte the user wrote
 /// (comments, order, spacing) outside the edited reminder stays as it was.

@@ -1,7 +1,9 @@
 import FoundationEssentials
 import GeoAlarmCore
+import GeoAlarmMQTT
 import GeoAlarmSystem
 import GeoAlarmTasks
+import GeoAlarmTOML
 
 /// Reads and validates a reminders file, collecting every problem rather than stopping at the first.
 public enum ConfigLoader {
@@ -67,19 +69,15 @@ struct ReminderDefaults {
 }
 
 /// Walks the parsed TOML tables, building the config and recording diagnostics.
-struct ConfigReader {
+struct ConfigReader: TableReading {
     let file: String
     /// The parsed file, for the lines problems are reported at.
     let document: TOMLDocument
-    private(set) var diagnostics: [ConfigDiagnostic] = []
+    var diagnostics: [ConfigDiagnostic] = []
 
     static let topLevelKeys = ["defaults", "places", "reminder", "collection", "tasklist", "gpsd", "output", "history", "mqtt", "map"]
     static let taskListKeys = ["name", "vdir", "url", "username", "password_file", "password_command", "cafile", "poll", "geo_tasks"]
     static let mapKeys = ["tiles", "attribution"]
-    static let mqttKeys = [
-        "url", "cafile", "username", "password_file", "client_id", "owntracks_topic", "tid", "homeassistant", "discovery_prefix",
-        "qos", "subscribe", "location_interval", "outbox_limit", "secret_file", "device_secrets", "max_devices", "device_idle",
-    ]
     static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
     static let outputKeys = ["notify", "hook_timeout"]
@@ -208,7 +206,7 @@ struct ConfigReader {
             }
         }
         if let table = table(root, "mqtt", context: "top level") {
-            config.mqtt = readMQTT(table)
+            config.mqtt = MQTTSetup.read(table, file: file, reader: &self)
         }
         if let table = table(root, "map", context: "top level") {
             checkKeys(of: table, allowed: Self.mapKeys, context: "map")
@@ -229,125 +227,6 @@ struct ConfigReader {
     }
 
     // MARK: Sections
-
-    /// `[mqtt]`: nil (with diagnostics) when it cannot be used.
-    private mutating func readMQTT(_ table: TOMLTable) -> MQTTSettings? {
-        let context = "mqtt"
-        checkKeys(of: table, allowed: Self.mqttKeys, context: context)
-        if table["password"] != nil {
-            report(in: table, context, "password", "a password is not written in the config: put it in a file only you can read and name it with password_file")
-        }
-        guard let url = string(table, "url", context: context) else {
-            if table["url"] == nil { report(in: table, context, "url", "missing: give the broker as url = \"mqtt://HOST:PORT\"") }
-            return nil
-        }
-        var settings: MQTTSettings
-        switch MQTTSettings.parseURL(url) {
-        case .success(let parsed):
-            settings = MQTTSettings(host: parsed.host, port: parsed.port, usesTLS: parsed.tls)
-        case .failure(let problem):
-            report(in: table, context, "url", "\(DisplayText.escaped(url)) \(problem.message)")
-            return nil
-        }
-        func resolve(_ path: String) -> String { PathParts.resolve(path, besides: file) }
-        if let cafile = string(table, "cafile", context: context) {
-            if !settings.usesTLS { report(in: table, context, "cafile", "only applies to an mqtts:// url") }
-            let resolved = resolve(cafile)
-            if ((try? System.fileStatus(resolved)) ?? nil) == nil {
-                report(in: table, context, "cafile", "\(resolved): no such file")
-            } else if let problem = FileSafety.notRegularFileProblem(resolved) {
-                // A named pipe would hold the MQTT thread for ever when OpenSSL reads it.
-                report(in: table, context, "cafile", "\(resolved) \(problem)")
-            }
-            settings.caFile = resolved
-        }
-        if let username = string(table, "username", context: context) {
-            if let problem = MQTTText.stringProblem(username) { report(in: table, context, "username", problem) } else { settings.username = username }
-        }
-        if let passwordFile = string(table, "password_file", context: context) {
-            let resolved = resolve(passwordFile)
-            switch PasswordFile.read(resolved) {
-            case .success(let password): settings.password = password
-            case .failure(let problem): report(in: table, context, "password_file", "\(resolved): \(problem.message)")
-            }
-            if settings.username == nil { report(in: table, context, "password_file", "needs a username") }
-        }
-        if let secretFile = string(table, "secret_file", context: context) {
-            settings.secret = secret(in: resolve(secretFile), table: table, context: context, key: "secret_file")
-        }
-        if let devices = typed(table, "device_secrets", context: context, expected: "a table ([mqtt.device_secrets])", { $0.table }) {
-            for device in devices.keys.sorted() {
-                let deviceContext = "mqtt.device_secrets"
-                if device.isEmpty || device.contains("+") || device.contains("#") || device.hasPrefix("/") || device.hasSuffix("/") {
-                    report(in: devices, deviceContext, device, "must name a device as its topic does: \"USER/DEVICE\"")
-                } else if let file = string(devices, device, context: deviceContext) {
-                    settings.deviceSecrets[device] = secret(in: resolve(file), table: devices, context: deviceContext, key: device)
-                }
-            }
-        }
-        if let clientID = string(table, "client_id", context: context) {
-            // The source connects as CLIENT_ID-source.
-            if clientID.isEmpty || clientID.utf8.count > MQTTText.longest - 7 {
-                report(in: table, context, "client_id", "must be 1 to \(MQTTText.longest - 7) bytes")
-            } else if let problem = MQTTText.stringProblem(clientID) {
-                report(in: table, context, "client_id", problem)
-            } else {
-                settings.clientID = clientID
-            }
-        }
-        if let topic = string(table, "owntracks_topic", context: context) {
-            // Transitions and waypoints go to levels below it.
-            if let problem = MQTTText.topicProblem(topic, room: "/waypoints".utf8.count) {
-                report(in: table, context, "owntracks_topic", problem)
-            } else {
-                settings.owntracksTopic = topic
-            }
-        }
-        if let tid = string(table, "tid", context: context) {
-            if (1...2).contains(tid.count), tid.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) }) {
-                settings.trackerID = tid
-            } else {
-                report(in: table, context, "tid", "must be one or two letters or digits, as the OwnTracks apps show it")
-            }
-        }
-        settings.homeAssistant = bool(table, "homeassistant", context: context) ?? false
-        if let prefix = string(table, "discovery_prefix", context: context) {
-            if let problem = MQTTText.topicProblem(prefix) { report(in: table, context, "discovery_prefix", problem) } else { settings.discoveryPrefix = prefix }
-        }
-        if let qos = typed(table, "qos", context: context, expected: "0, 1 or 2", { $0.int }) {
-            if (0...2).contains(qos) { settings.qos = qos } else { report(in: table, context, "qos", "\(qos) is not 0, 1 or 2") }
-        }
-        if let filter = string(table, "subscribe", context: context) {
-            if let problem = MQTTText.filterProblem(filter) {
-                report(in: table, context, "subscribe", "\(problem): give a topic filter such as \"owntracks/+/+\"")
-            } else {
-                settings.subscribe = filter
-            }
-        }
-        if let idle = span(table, "device_idle", context: context) {
-            if idle >= 1 { settings.deviceIdle = idle } else { report(in: table, context, "device_idle", "must be at least 1s") }
-        }
-        if let interval = span(table, "location_interval", context: context) {
-            if interval >= 1 { settings.locationInterval = interval } else { report(in: table, context, "location_interval", "must be at least 1s") }
-        }
-        if let limit = typed(table, "outbox_limit", context: context, expected: "a number of events", { $0.int }) {
-            if (1...10_000_000).contains(limit) { settings.outboxLimit = limit } else { report(in: table, context, "outbox_limit", "\(limit) is not 1-10000000") }
-        }
-        if let most = typed(table, "max_devices", context: context, expected: "a number of devices", { $0.int }) {
-            if (1...10_000_000).contains(most) { settings.maxDevices = most } else { report(in: table, context, "max_devices", "\(most) is not 1-10000000") }
-        }
-        return settings
-    }
-
-    /// The OwnTracks secret in `path`, a file only its owner can read; nil, reported, when it cannot be used.
-    private mutating func secret(in path: String, table: TOMLTable, context: String, key: String) -> String? {
-        switch PasswordFile.read(path) {
-        case .success(let secret): return secret
-        case .failure(let problem):
-            report(in: table, context, key, "\(path): \(problem.message)")
-            return nil
-        }
-    }
 
     private mutating func readDefaults(
         _ table: TOMLTable, settings: inout EngineSettings, defaults: inout ReminderDefaults
@@ -909,102 +788,7 @@ struct ConfigReader {
         }
         if let int = value.int { return Double(int) }
         if let double = value.double { return double }
-        report(in: table, context, key, "must be a number, not \(describe(value))")
+        report(in: table, context, key, "must be a number, not \(value.typeDescription)")
         return nil
-    }
-
-    private mutating func length(_ table: TOMLTable, _ key: String, context: String) -> Double? {
-        guard let value = table[key] else { return nil }
-        let metres: Double
-        if let int = value.int {
-            metres = Double(int)
-        } else if let double = value.double {
-            metres = double
-        } else if let text = value.string {
-            do {
-                metres = try Length.parse(text)
-            } catch {
-                report(in: table, context, key, error.description)
-                return nil
-            }
-        } else {
-            report(in: table, context, key, "must be metres or a string like \"150m\", not \(describe(value))")
-            return nil
-        }
-        guard metres.isFinite, metres >= 0 else {
-            report(in: table, context, key, "must not be negative")
-            return nil
-        }
-        guard metres <= Length.maximum else {
-            report(in: table, context, key, "\(metres) m is more than 20000 km")
-            return nil
-        }
-        return metres
-    }
-
-    private mutating func span(_ table: TOMLTable, _ key: String, context: String) -> Double? {
-        guard let value = table[key] else { return nil }
-        if let int = value.int, int >= 0 {
-            guard Double(int) <= Span.maximum else {
-                report(in: table, context, key, "\(int) s is more than a year (365d)")
-                return nil
-            }
-            return Double(int)
-        }
-        guard let text = value.string else {
-            report(in: table, context, key, "must be a duration like \"90s\", \"2m\" or \"1h\", not \(describe(value))")
-            return nil
-        }
-        do {
-            return try Span.parse(text)
-        } catch {
-            report(in: table, context, key, error.description)
-            return nil
-        }
-    }
-
-    private mutating func string(_ table: TOMLTable, _ key: String, context: String) -> String? {
-        typed(table, key, context: context, expected: "a string") { $0.string }
-    }
-
-    private mutating func bool(_ table: TOMLTable, _ key: String, context: String) -> Bool? {
-        typed(table, key, context: context, expected: "true or false") { $0.bool }
-    }
-
-    private mutating func table(_ root: TOMLTable, _ key: String, context: String) -> TOMLTable? {
-        typed(root, key, context: context, expected: "a table ([\(key)])") { $0.table }
-    }
-
-    /// The value at `key` converted by `convert`; nil when absent, reported when of another type.
-    private mutating func typed<T>(
-        _ table: TOMLTable, _ key: String, context: String, expected: String, _ convert: (TOMLValue) -> T?
-    ) -> T? {
-        guard let value = table[key] else { return nil }
-        guard let converted = convert(value) else {
-            report(in: table, context, key, "must be \(expected), not \(describe(value))")
-            return nil
-        }
-        return converted
-    }
-
-    private mutating func checkKeys(of table: TOMLTable, allowed: [String], context: String) {
-        for key in table.keys.sorted() where !allowed.contains(key) {
-            var message = "unknown key"
-            if let near = Suggestion.closest(to: key, among: allowed) { message += " (did you mean \"\(near)\"?)" }
-            report(in: table, context, key, message)
-        }
-    }
-
-    private func describe(_ value: TOMLValue) -> String { value.typeDescription }
-
-    /// Records a problem, at the line of `key` in `table` when it is there, else at the table's start.
-    private mutating func report(in table: TOMLTable?, _ context: String?, _ key: String?, _ message: String) {
-        report(at: table.map { table in key.flatMap { table[$0]?.keyOffset } ?? table.start }, context, key, message)
-    }
-
-    /// Records a problem at the line of a byte offset of the file, when known.
-    private mutating func report(at offset: Int?, _ context: String?, _ key: String?, _ message: String) {
-        let line = offset.map { document.position(of: $0).line }
-        diagnostics.append(ConfigDiagnostic(file: file, line: line, context: context, key: key, message: message))
     }
 }

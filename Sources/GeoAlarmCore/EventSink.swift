@@ -27,8 +27,37 @@ public protocol EventSink: Sendable {
     func lifecyclesChanged(_ lifecycles: [String: Lifecycle])
     /// A fix was used (after its events were delivered): for a sink that reports the position.
     func positionUsed(_ fix: Fix)
-    /// The config was reloaded: these are now the reminders and collections watched.
-    func remindersChanged(_ reminders: [Reminder], collections: [ReminderCollection])
+    /// What the pipeline holds, when it starts and after each reload of the config: a sink that
+    /// shows state shows this, then follows the changes (it keeps no state of its own beside
+    /// the pipeline's, so that every output agrees from the first fix).
+    func stateReset(_ state: ShownState)
+}
+
+/// The pipeline's state for a sink that shows it (see ``EventSink/stateReset(_:)``): the
+/// reminders and collections watched, this machine's confirmed side of each reminder, the
+/// collection places it is inside, each reminder's proximity where one is known, and the
+/// lifecycles.
+public struct ShownState: Sendable {
+    public var reminders: [Reminder]
+    public var collections: [ReminderCollection]
+    /// Each reminder's confirmed side (``Presence/unknown`` before one is confirmed).
+    public var sides: [String: Presence]
+    /// The collection places this machine is inside, by id (as their collection's reminder).
+    public var placesInside: [String: Reminder]
+    public var proximities: [String: Proximity]
+    public var lifecycles: [String: Lifecycle]
+
+    public init(
+        reminders: [Reminder], collections: [ReminderCollection], sides: [String: Presence] = [:], placesInside: [String: Reminder] = [:],
+        proximities: [String: Proximity] = [:], lifecycles: [String: Lifecycle] = [:]
+    ) {
+        self.reminders = reminders
+        self.collections = collections
+        self.sides = sides
+        self.placesInside = placesInside
+        self.proximities = proximities
+        self.lifecycles = lifecycles
+    }
 }
 
 extension EventSink {
@@ -37,5 +66,5 @@ extension EventSink {
     public func reminderCompleted(_ id: String) {}
     public func lifecyclesChanged(_ lifecycles: [String: Lifecycle]) {}
     public func positionUsed(_ fix: Fix) {}
-    public func remindersChanged(_ reminders: [Reminder], collections: [ReminderCollection]) {}
+    public func stateReset(_ state: ShownState) {}
 }

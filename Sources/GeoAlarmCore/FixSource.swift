@@ -13,6 +13,8 @@ public enum SourceReport: Sendable {
     case ignored(kind: String, reason: String, device: String? = nil)
     /// The source cannot go on (a recording that cannot be read further); why, for the log.
     case failed(String)
+    /// Something the source saw that may cost fixes (a broker that dropped messages): for the log.
+    case warning(String)
 }
 
 /// Where fixes come from: gpsd, a recorded track, and later others, behind one seam.

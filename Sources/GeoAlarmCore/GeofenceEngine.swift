@@ -174,29 +174,8 @@ public struct GeofenceEngine: Sendable {
     public private(set) var keptStates = 0
     /// How many area edges the fixes so far were tested against (for the benchmarks).
     public private(set) var edgesTested = 0
-    /// How the device moves, from the last minute's fixes: for approaches and proximities.
-    private var motion = MotionEstimator()
-    /// Whether this engine gives out proximity changes: this machine's own does; a tracked
-    /// device's does not (nothing shows them), and reads proximities only for approaches.
-    private var showsProximity = true
-    /// The fix time every reminder's proximity was last read at: they are read every
-    /// ``proximityReadingInterval`` of fix time, those with an approach at every fix.
-    private var lastProximityReading: Date?
-    /// The approaches the reminders ask for (`approach_within`, `approach_eta`), in slot order.
-    private var approaches: [(slot: Int, watch: ApproachWatch)]
-    /// The slots of the reminders with an approach, in order.
-    private let approachSlots: [Int]
-    /// Each reminder's direction of travel at the last dated fix, by slot.
-    private var directions: [Proximity.Direction]
-    /// Each reminder's proximity as last given out in a ``ProximityChange``, by slot (nil before
-    /// the first dated fix; collection places have none): smaller changes are not given out.
-    public private(set) var proximities: [Proximity?]
-    /// Each reminder's geometry and its ``FenceGeometry/circumradius``, by slot, kept apart from
-    /// the reminders so that reading their proximities touches little memory.
-    private let geometries: [FenceGeometry]
-    private let sizes: [Double]
-    /// Each reminder's ``Reminder/fenceKey``, by slot, made once: proximity changes carry it.
-    private let fenceKeys: [String]
+    /// The reminders' proximities and approaches (collection places have neither).
+    private var approachTracker: ApproachTracker
 
     /// Tracks the enabled ones of `reminders` and `collections`, all starting undecided.
     public init(reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings = EngineSettings()) {
@@ -229,16 +208,7 @@ public struct GeofenceEngine: Sendable {
         }
         unsettled = Set(minimumCapacity: shapes.count)
         for slot in shapes.indices { unsettled.insert(Int32(slot)) }
-        approaches = reminders.indices.flatMap { slot in
-            [reminders[slot].approach.within.map(ApproachWatch.Threshold.distance), reminders[slot].approach.eta.map(ApproachWatch.Threshold.eta)]
-                .compactMap { $0.map { (slot: slot, watch: ApproachWatch($0)) } }
-        }
-        proximities = Array(repeating: nil, count: reminders.count)
-        directions = Array(repeating: .unknown, count: reminders.count)
-        geometries = reminders.map(\.geometry)
-        sizes = geometries.map(\.circumradius)
-        fenceKeys = reminders.map(\.fenceKey)
-        approachSlots = reminders.indices.filter { !reminders[$0].approach.isEmpty }
+        approachTracker = ApproachTracker(reminders: reminders)
     }
 
     /// An engine for a new set of reminders and collections (a reloaded config) that keeps what
@@ -270,8 +240,7 @@ public struct GeofenceEngine: Sendable {
         var copy = self
         copy.trackers = .sparse(reminders: reminders.count, collectionStarts: collectionStarts)
         copy.futureTolerance = Self.trackedFutureTolerance
-        copy.showsProximity = false
-        copy.reset()
+        copy.reset(showingProximity: false)
         copy.restore(saved)
         return copy
     }
@@ -284,8 +253,7 @@ public struct GeofenceEngine: Sendable {
         if previous.trackers.isSparse {
             copy.trackers = .sparse(reminders: reminders.count, collectionStarts: collectionStarts)
         }
-        copy.showsProximity = previous.showsProximity
-        copy.reset()
+        copy.reset(showingProximity: previous.approachTracker.showsProximity)
         copy.adoptState(from: previous, renamed: renamed)
         return copy
     }
@@ -294,8 +262,8 @@ public struct GeofenceEngine: Sendable {
     /// it keeps apart): for the tests and benchmarks of memory.
     public var storedTrackers: Int { trackers.storedCount }
 
-    /// Every fence undecided, no fix seen.
-    private mutating func reset() {
+    /// Every fence undecided, no fix seen; proximity shown or not.
+    private mutating func reset(showingProximity: Bool) {
         trackers.reset()
         // A sparse engine's places far from every fix follow their collection's shared tracker.
         let visited = trackers.isSparse ? reminders.count : shapes.count
@@ -305,30 +273,18 @@ public struct GeofenceEngine: Sendable {
         lastFixTime = nil
         keptStates = 0
         edgesTested = 0
-        motion = MotionEstimator()
-        lastProximityReading = nil
-        approaches = approaches.map { (slot: $0.slot, watch: ApproachWatch($0.watch.threshold)) }
-        proximities = showsProximity ? Array(repeating: nil, count: reminders.count) : []
-        directions = Array(repeating: .unknown, count: reminders.count)
+        approachTracker.reset(showingProximity: showingProximity)
     }
 
     /// `renamed` gives, by new id, the id a reminder had in `previous` (a task whose list was renamed).
     private mutating func adoptState(from previous: GeofenceEngine, renamed: [String: String]) {
         lastFixTime = previous.lastFixTime
         futureTolerance = previous.futureTolerance
-        motion = previous.motion
-        lastProximityReading = previous.lastProximityReading
+        approachTracker.adoptMotion(from: previous.approachTracker)
         for (slot, reminder) in self.reminders.enumerated() {
             guard let old = previous.reminderSlots[renamed[reminder.id] ?? reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
             else { continue }
-            if showsProximity, old < previous.proximities.count { proximities[slot] = previous.proximities[old] }
-            if old < previous.directions.count { directions[slot] = previous.directions[old] }
-            // An approach of an unchanged fence goes on where its threshold is the same.
-            for index in approaches.indices where approaches[index].slot == slot {
-                if let kept = previous.approaches.first(where: { $0.slot == old && $0.watch.threshold == approaches[index].watch.threshold }) {
-                    approaches[index].watch = kept.watch
-                }
-            }
+            approachTracker.adopt(old, of: previous.approachTracker, at: slot)
             keep(previous.trackers[old], at: slot)
         }
         for (number, collection) in self.collections.enumerated() {
@@ -389,6 +345,34 @@ public struct GeofenceEngine: Sendable {
     /// The confirmed side of the reminder or collection place with this id, or nil for an unknown id.
     public func presence(of id: String) -> Presence? {
         slot(of: id).map { trackers[$0].presence }
+    }
+
+    /// What this engine holds, as a sink that shows state starts from it (see ``ShownState``):
+    /// each reminder's side and proximity, and the collection places it is inside.
+    public func shownState(lifecycles: [String: Lifecycle]) -> ShownState {
+        var sides: [String: Presence] = [:]
+        var proximitiesByID: [String: Proximity] = [:]
+        for slot in reminders.indices {
+            sides[reminders[slot].id] = trackers[slot].presence
+            if let proximity = approachTracker.shown(at: slot) { proximitiesByID[reminders[slot].id] = proximity }
+        }
+        // A place inside is never settled outside: the unsettled ones are all there is to look at.
+        var inside: [String: Reminder] = [:]
+        for slot in unsettled where Int(slot) >= reminders.count && trackers[Int(slot)].presence == .inside {
+            let place = reminder(atSlot: Int(slot))
+            inside[place.id] = place
+        }
+        return ShownState(
+            reminders: reminders, collections: collections, sides: sides, placesInside: inside, proximities: proximitiesByID,
+            lifecycles: lifecycles)
+    }
+
+    /// Takes the proximities kept from before a restart, of the reminders whose fence is the same
+    /// (``SavedProximity/fenceKey``): they are what the state shows until the next dated fix.
+    public mutating func restoreProximities(_ saved: [String: SavedProximity]) {
+        for (id, kept) in saved {
+            if let slot = reminderSlots[id], kept.fenceKey == reminders[slot].fenceKey { approachTracker.show(kept.proximity, at: slot) }
+        }
     }
 
     /// The reminders and collection places whose fence meets `box` (a map's view), in slot
@@ -547,7 +531,9 @@ public struct GeofenceEngine: Sendable {
             trackers.observeFar(at: fix.time, dwell: { collections[$0].template.dwell }, confirmations: settings.confirmations)
         }
         var proximityChanges: [ProximityChange] = []
-        if let time = fix.time { events += approach(fix, at: time, changes: &proximityChanges) }
+        if let time = fix.time {
+            events += approachTracker.observe(fix, at: time, reminders: reminders, index: index, changes: &proximityChanges)
+        }
         if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
             // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).
             var compact = Set<Int32>(minimumCapacity: unsettled.count)
@@ -555,46 +541,5 @@ public struct GeofenceEngine: Sendable {
             unsettled = compact
         }
         return .accepted(events, changes: changes, proximities: proximityChanges)
-    }
-}
-
-extension GeofenceEngine {
-    /// How often, in fix time, every reminder's proximity is read (those with an approach are
-    /// read at every fix): what shows proximity lags by this much at most (Home Assistant's own
-    /// proximity follows a phone's reports, minutes apart), and a hundred reminders cost a tenth
-    /// as much at one fix a second, a hundredth at ten.
-    public static let proximityReadingInterval: TimeInterval = 10
-
-    /// Moves the motion estimate on with a dated fix; when due, reads the reminders' proximities
-    /// (adding to `changes` those that changed noticeably), and returns the approaches fired.
-    fileprivate mutating func approach(_ fix: Fix, at time: Date, changes: inout [ProximityChange]) -> [GeofenceEvent] {
-        guard !reminders.isEmpty, showsProximity || !approaches.isEmpty else { return [] }
-        motion.record(fix, time: time.timeIntervalSince1970)
-        let readsAll = showsProximity
-            && lastProximityReading.map { time.timeIntervalSince($0) >= Self.proximityReadingInterval || time < $0 } ?? true
-        guard readsAll || !approaches.isEmpty else { return [] }
-        if readsAll { lastProximityReading = time }
-        let frame = LocalFrame(at: fix.coordinate)
-        let moving = motion.motion(in: frame)
-        var events: [GeofenceEvent] = []
-        var nextApproach = approaches.startIndex
-        for slot in readsAll ? Array(reminders.indices) : approachSlots {
-            let proximity = Proximity(geometries[slot], size: sizes[slot], in: frame, moving: moving, previous: directions[slot])
-            directions[slot] = proximity.direction
-            if showsProximity, proximity.differsNoticeably(from: proximities[slot]) {
-                proximities[slot] = proximity
-                changes.append(ProximityChange(
-                    reminderID: reminders[slot].id, fenceKey: fenceKeys[slot], proximity: proximity, time: time, device: fix.tracker))
-            }
-            // Both the slots and the approaches are in slot order.
-            while nextApproach < approaches.endIndex, approaches[nextApproach].slot <= slot {
-                if approaches[nextApproach].slot == slot, approaches[nextApproach].watch.update(proximity) {
-                    events.append(GeofenceEvent(
-                        kind: .approach, reminder: reminders[slot], fix: fix, distance: proximity.distance, proximity: proximity))
-                }
-                nextApproach += 1
-            }
-        }
-        return events
     }
 }

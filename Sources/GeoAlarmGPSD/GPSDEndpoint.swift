@@ -1,3 +1,5 @@
+import GeoAlarmSystem
+
 /// Where gpsd listens.
 public struct GPSDEndpoint: Sendable, Equatable, CustomStringConvertible {
     public static let defaultPort = 2947
@@ -12,22 +14,14 @@ public struct GPSDEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads `HOST`, `HOST:PORT`, `[IPv6]:PORT` or a bare IPv6 address; nil when the port is not 1-65535.
     public init?(parsing text: String) {
-        var host = text
+        guard case .success(let parts) = HostAndPort.split(Substring(text)) else { return nil }
         var port = Self.defaultPort
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-            host = String(text[text.index(after: text.startIndex)..<close])
-            let rest = text[text.index(after: close)...]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else { return nil }
-                port = number
-            }
-        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
-            host = String(text[..<colon])
-            guard let number = Int(text[text.index(after: colon)...]) else { return nil }
+        if let portText = parts.port {
+            guard let number = Int(portText) else { return nil }
             port = number
         }
-        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
-        self.init(host: host, port: port)
+        guard !parts.host.isEmpty, (1...65535).contains(port) else { return nil }
+        self.init(host: String(parts.host), port: port)
     }
 
     /// The endpoint in force: `--gpsd`, else `[gpsd]` in the config, else `GPSD_HOST`/`GPSD_PORT`, else localhost:2947.
@@ -43,6 +37,6 @@ public struct GPSDEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        "\(IPAddress.shown(host)):\(port)"
     }
 }

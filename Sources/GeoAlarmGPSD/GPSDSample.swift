@@ -29,7 +29,7 @@ public struct GPSDSample: Sendable {
             switch report {
             case .connected:
                 sample.unreachable = nil
-            case .ignored:
+            case .ignored, .warning:
                 break
             case .unavailable(let reason), .failed(let reason):
                 sample.unreachable = reason

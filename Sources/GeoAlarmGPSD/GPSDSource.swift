@@ -132,7 +132,7 @@ final class GPSConnection: Sendable {
     func open(_ endpoint: GPSDEndpoint, device: String?) -> String? {
         resources.withLock { resources in
             guard gps_open(endpoint.host, String(endpoint.port), resources.data) == 0 else {
-                return String(cString: gps_errstr(errno))
+                return String(cString: gps_errstr(System.lastError))
             }
             guard LibGPS.watch(resources.data, device: device) >= 0 else {
                 gps_close(resources.data)

@@ -10,10 +10,9 @@ import GeoAlarmEncoding
 /// Every config carries an `origin` (the software that made it), as Home Assistant asks.
 ///
 /// Topics: configs under `PREFIX/COMPONENT/NODE/OBJECT/config` (retained), states under
-/// `geoalarm/NODE/...` (retained). Availability comes from two topics, the latest message of
-/// either deciding: `geoalarm/NODE/availability` (`online` retained on connect, `offline` at a
-/// clean stop) and the agent's OwnTracks topic, where the broker publishes the connection's will,
-/// an OwnTracks `lwt`, when the agent is lost (any other message there means it is up).
+/// `geoalarm/NODE/...` (retained). Availability is the link's `geoalarm/NODE/availability`:
+/// `online` (retained) once connected, `offline` at a clean stop and, by the connection's will,
+/// when the agent is lost.
 struct HomeAssistantDiscovery {
     let prefix: String
     /// The agent's id in topics and unique ids: its client id with only `[A-Za-z0-9_-]` kept.
@@ -22,14 +21,14 @@ struct HomeAssistantDiscovery {
     /// host are two devices with two names.
     let deviceName: String
     let softwareVersion: String
-    /// The agent's own OwnTracks topic, where its will is published.
-    let owntracksTopic: String
+    /// `online` or `offline`, retained (see ``MQTTLink``).
+    let availabilityTopic: String
 
-    init(prefix: String, clientID: String, owntracksTopic: String, softwareVersion: String) {
+    init(prefix: String, clientID: String, availabilityTopic: String, softwareVersion: String) {
         self.prefix = prefix
         node = Self.objectID(clientID)
         deviceName = clientID
-        self.owntracksTopic = owntracksTopic
+        self.availabilityTopic = availabilityTopic
         self.softwareVersion = softwareVersion
     }
 
@@ -48,11 +47,6 @@ struct HomeAssistantDiscovery {
         return title.isEmpty ? collection.id : title
     }
 
-    /// `online`, retained, on connect; `offline` at a clean stop.
-    var availabilityTopic: String { "geoalarm/\(node)/availability" }
-
-    /// The availability topic of the agent connecting as `clientID`, with or without discovery.
-    static func availabilityTopic(clientID: String) -> String { "geoalarm/\(objectID(clientID))/availability" }
     /// Where Home Assistant says it (re)started: discovery is published again then.
     var statusTopic: String { "\(prefix)/status" }
     /// The device tracker's attributes: latitude, longitude, gps_accuracy.
@@ -148,17 +142,9 @@ struct HomeAssistantDiscovery {
         var payload = JSONObject()
         payload.add("name", name)
         payload.add("unique_id", "geoalarm_\(node)_\(object)")
-        var status = JSONObject()
-        status.add("topic", availabilityTopic)
-        status.add("payload_available", "online")
-        status.add("payload_not_available", "offline")
-        var will = JSONObject()
-        will.add("topic", owntracksTopic)
-        will.add("value_template", Self.willTemplate)
-        will.add("payload_available", "online")
-        will.add("payload_not_available", "offline")
-        payload.add("availability", raw: "[" + status.text + "," + will.text + "]")
-        payload.add("availability_mode", "latest")
+        payload.add("availability_topic", availabilityTopic)
+        payload.add("payload_available", "online")
+        payload.add("payload_not_available", "offline")
         var device = JSONObject()
         device.add("identifiers", raw: "[" + JSONText.quote("geoalarm_\(node)") + "]")
         device.add("name", deviceName)
@@ -172,10 +158,6 @@ struct HomeAssistantDiscovery {
         payload.add("origin", raw: origin.text)
         return payload
     }
-
-    /// Reads a message on the OwnTracks topic as availability: the will (`lwt`) says the agent
-    /// is lost, anything else that it is up.
-    static let willTemplate = "{{ 'offline' if value_json._type == 'lwt' else 'online' }}"
 
     /// A reminder's presence sensor's attributes: what it is (id, title, circle or area), how far
     /// the last fix that changed its side was (null before any), and its lifecycle (times in

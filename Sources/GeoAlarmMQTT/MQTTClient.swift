@@ -1,6 +1,5 @@
 internal import CMosquitto
 import FoundationEssentials
-import GeoAlarmConfig
 import GeoAlarmSystem
 import Glibc
 import Synchronization
@@ -30,8 +29,8 @@ public enum MQTTClientEvent: Sendable {
     case unavailable(String)
     /// The broker acknowledged the message with this id (QoS 1).
     case acknowledged(Int32)
-    /// A message on a subscribed topic.
-    case received(MQTTMessage)
+    /// Messages on subscribed topics: every one that was waiting when the loop woke, in order.
+    case received([MQTTMessage])
 }
 
 /// A connection to an MQTT broker through libmosquitto, driven by an ``EventLoop``: the one
@@ -47,7 +46,10 @@ public enum MQTTClientEvent: Sendable {
 /// 3.1.1), so messages the broker never acknowledged are the caller's to publish again on
 /// ``MQTTClientEvent/connected``; a persistent session (a reader's) has the broker keep its
 /// subscriptions, and the messages for them at QoS 1 or 2, while the client is away, to deliver
-/// when it returns.
+/// when it returns. A reader that gives a receive maximum speaks MQTT 5, so that the broker sends
+/// it that many unacknowledged messages at once rather than its default (20 for mosquitto) and
+/// queues none of a burst for it, where its queue's bound (1,000) would drop some; a broker that
+/// speaks no MQTT 5 is spoken to in 3.1.1 from then on.
 ///
 /// ``publish(_:)`` and the handler run on the loop's thread; ``start()`` and ``stop()`` may be
 /// called from anywhere.
@@ -59,6 +61,7 @@ public final class MQTTClient: Sendable {
     private let will: MQTTMessage?
     private let subscriptions: [String]
     private let persistentSession: Bool
+    private let receiveMaximum: Int?
     private let handler: @Sendable (MQTTClientEvent) -> Void
     private let loop: EventLoop
     private let session: Confined<Session>
@@ -78,6 +81,8 @@ public final class MQTTClient: Sendable {
         var lastWrite = ContinuousClock.now
         /// ``stop()``s waiting for the goodbye to be written.
         var goodbyes: [@Sendable (Bool) -> Void] = []
+        /// Whether to speak MQTT 5 (a receive maximum was asked for, and the broker speaks it).
+        var version5 = false
     }
 
     private enum Phase {
@@ -95,16 +100,18 @@ public final class MQTTClient: Sendable {
     /// across disconnections; `handler` hears every event, on the loop's thread.
     public init(
         settings: MQTTSettings, clientID: String, will: MQTTMessage? = nil, subscriptions: [String] = [],
-        persistentSession: Bool = false, loop: EventLoop, handler: @escaping @Sendable (MQTTClientEvent) -> Void
+        persistentSession: Bool = false, receiveMaximum: Int? = nil, loop: EventLoop,
+        handler: @escaping @Sendable (MQTTClientEvent) -> Void
     ) {
         self.settings = settings
         self.clientID = clientID
         self.will = will
         self.subscriptions = subscriptions
         self.persistentSession = persistentSession
+        self.receiveMaximum = receiveMaximum
         self.loop = loop
         self.handler = handler
-        session = Confined(Session(), on: loop)
+        session = Confined(Session(version5: receiveMaximum != nil), on: loop)
     }
 
     /// "mqtt://localhost:1883", for logs.
@@ -194,7 +201,7 @@ public final class MQTTClient: Sendable {
         guard Self.libraryReady else { return handler(.unavailable("libmosquitto could not be initialised")) }
         let callbacks = CallbackBox(client: self)
         guard let handle = mosquitto_new(clientID, !persistentSession, Unmanaged.passUnretained(callbacks).toOpaque()) else {
-            return lost("cannot make a libmosquitto client: \(String(cString: strerror(errno)))")
+            return lost("cannot make a libmosquitto client: \(SystemError(call: "mosquitto_new", code: System.lastError).reason)")
         }
         if let problem = configure(handle) {
             mosquitto_destroy(handle)
@@ -206,9 +213,16 @@ public final class MQTTClient: Sendable {
         // The handle goes to the connecting thread and comes back with its result: the loop
         // leaves it alone while the phase is `connecting`.
         let address = UInt(bitPattern: handle)
+        let version5 = session.value.version5, keepsSession = persistentSession
         do {
-            try loop.runOnThread(named: "mqtt connect", { [settings] in
-                mosquitto_connect(OpaquePointer(bitPattern: address), settings.host, Int32(settings.port), Self.keepalive)
+            try loop.runOnThread(named: "mqtt connect", { [settings] () -> Int32 in
+                let handle = OpaquePointer(bitPattern: address)
+                guard version5 else { return mosquitto_connect(handle, settings.host, Int32(settings.port), Self.keepalive) }
+                // In MQTT 5 a session outlasts the connection only for its expiry interval: never, for a reader's.
+                var properties: OpaquePointer?
+                if keepsSession { _ = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), UInt32.max) }
+                defer { mosquitto_property_free_all(&properties) }
+                return mosquitto_connect_bind_v5(handle, settings.host, Int32(settings.port), Self.keepalive, nil, properties)
             }) { [self] result in connectFinished(result) }
         } catch {
             endConnection()
@@ -228,6 +242,7 @@ public final class MQTTClient: Sendable {
             endConnection()
             return lost(reason)
         }
+
         session.value.phase = .connected
         session.value.lastRead = .now
         session.value.lastWrite = .now
@@ -235,12 +250,29 @@ public final class MQTTClient: Sendable {
         armKeepalive()
     }
 
-    /// Reads what the broker sent (a TLS handshake under way goes on there too), writes what
-    /// waits, and acts on what the callbacks noted.
+    /// How many packets one wake of the loop reads at most before it turns to other work (and
+    /// comes back at once: the socket is still readable).
+    static let packetsPerWake = 1000
+
+    /// Reads what the broker sent (a TLS handshake under way goes on there too): every packet
+    /// waiting, so that a burst is taken as fast as the broker hands it over rather than left to
+    /// fill the broker's queue for this client; writes what waits, and acts on what the
+    /// callbacks noted.
     private func serve() {
         guard let handle = session.value.handle, let callbacks = session.value.callbacks else { return }
         var result = mosquitto_loop_read(handle, 1)
+        var packets = 1
+        while result == MOSQ_ERR_SUCCESS.rawValue, packets < Self.packetsPerWake, session.value.handle != nil {
+            // The acknowledgements of what was read go at once: the broker sends a QoS 1
+            // subscriber only so many unacknowledged messages (20 by default) at a time.
+            if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 64) }
+            guard result == MOSQ_ERR_SUCCESS.rawValue, System.isReadable(mosquitto_socket(handle)) else { break }
+            result = mosquitto_loop_read(handle, 1)
+            packets += 1
+        }
         session.value.lastRead = .now
+        let received = callbacks.takeReceived()
+        if !received.isEmpty { handler(.received(received)) }
         // Subscribed here, once libmosquitto has left its connect callback and made the session
         // active: what is published from inside that callback is not acknowledged as usual. Told
         // once the broker has acknowledged every subscription, so that a message published after
@@ -258,10 +290,14 @@ public final class MQTTClient: Sendable {
         guard session.value.handle != nil else { return }
         if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle) < 0 {
             // Lost, or (after a stop's DISCONNECT was written) closed by libmosquitto.
-            let reason = callbacks.reason(for: result)
+            var reason = callbacks.reason(for: result)
             let stopping = session.value.phase == .stopping
             endConnection()
             if stopping { return finishGoodbyes(written: true) }
+            if callbacks.refusedVersion, session.value.version5 {
+                session.value.version5 = false
+                reason += "; speaking MQTT 3.1.1 to it from now on"
+            }
             return lost(reason)
         }
         if let watch = session.value.watch { loop.update(watch, interest: interest(of: handle)) }
@@ -331,7 +367,12 @@ public final class MQTTClient: Sendable {
 
     /// Sets credentials, TLS, the will and the protocol; why it failed, or nil.
     private func configure(_ handle: OpaquePointer) -> String? {
-        _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+        if session.value.version5, let receiveMaximum {
+            _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
+            _ = mosquitto_int_option(handle, MOSQ_OPT_RECEIVE_MAXIMUM, Int32(receiveMaximum))
+        } else {
+            _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+        }
         // Packets published are queued, and written by the loop: never from inside `publish`,
         // where a callback could run while its caller holds a lock.
         _ = mosquitto_threaded_set(handle, true)
@@ -373,7 +414,7 @@ public final class MQTTClient: Sendable {
 
     /// libmosquitto's words for a result code (the system's for an errno one).
     static func describe(_ code: Int32) -> String {
-        if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
+        if code == MOSQ_ERR_ERRNO.rawValue { return SystemError(call: "libmosquitto", code: System.lastError).reason }
         if code == MOSQ_ERR_NO_CONN.rawValue || code == MOSQ_ERR_CONN_LOST.rawValue { return "connection lost" }
         // "A TLS error occurred." without its full stop, as it goes inside a sentence.
         var words = String(cString: mosquitto_strerror(code))
@@ -401,9 +442,14 @@ public final class MQTTClient: Sendable {
             Unmanaged<CallbackBox>.fromOpaque(context!).takeUnretainedValue()
         }
 
+        /// Set when the broker refused the protocol's version (it speaks no MQTT 5).
+        var refusedVersion = false
+
         func connected(_ code: Int32) {
             guard code == 0 else {
                 refusal = "the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))"
+                // 1: MQTT 3.1.1's unacceptable protocol version; 132: MQTT 5's unsupported one.
+                refusedVersion = code == 1 || code == 132
                 return
             }
             newlyAccepted = true
@@ -440,12 +486,20 @@ public final class MQTTClient: Sendable {
             return true
         }
 
+        /// Messages read in this wake, handed on together once the reading is done.
+        private var inbox: [MQTTMessage] = []
+
         func received(_ message: mosquitto_message) {
             guard let topic = message.topic else { return }
             let count = Int(max(0, message.payloadlen))
             let payload = count == 0 || message.payload == nil
                 ? [] : Array(UnsafeRawBufferPointer(start: message.payload, count: count))
-            client.handler(.received(MQTTMessage(topic: String(cString: topic), payload: payload, retain: message.retain)))
+            inbox.append(MQTTMessage(topic: String(cString: topic), payload: payload, retain: message.retain))
+        }
+
+        func takeReceived() -> [MQTTMessage] {
+            defer { inbox = [] }
+            return inbox
         }
     }
 }

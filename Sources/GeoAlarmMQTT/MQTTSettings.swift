@@ -1,4 +1,72 @@
-/// The `[mqtt]` table: which broker, as whom, and what goes to it.
+import FoundationEssentials
+import GeoAlarmCore
+import GeoAlarmOwnTracks
+import GeoAlarmSystem
+import GeoAlarmTOML
+
+/// The `[mqtt]` table: the broker, what goes to it for OwnTracks (``OwnTracksSettings``), and
+/// Home Assistant's discovery when asked for. Read from the table the config's reader hands over.
+public struct MQTTSetup: Sendable, Equatable {
+    public var broker: MQTTSettings
+    public var ownTracks: OwnTracksSettings
+    /// `homeassistant = true`: discovery and states for Home Assistant.
+    public var homeAssistant: HomeAssistantSettings?
+
+    public init(broker: MQTTSettings, ownTracks: OwnTracksSettings = OwnTracksSettings(), homeAssistant: HomeAssistantSettings? = nil) {
+        self.broker = broker
+        self.ownTracks = ownTracks
+        self.homeAssistant = homeAssistant
+    }
+
+    /// Every key of `[mqtt]`.
+    public static let keys = MQTTSettings.keys + OwnTracksSettings.keys + HomeAssistantSettings.keys
+
+    /// The `[mqtt]` table `table` of the config file `file`: nil (every problem reported through
+    /// `reader`) when it cannot be used.
+    public static func read(_ table: TOMLTable, file: String, reader: inout some TableReading) -> MQTTSetup? {
+        let context = "mqtt"
+        // "password" has its own message.
+        reader.checkKeys(of: table, allowed: keys + ["password"], context: context)
+        if table["password"] != nil {
+            reader.report(in: table, context, "password", "a password is not written in the config: put it in a file only you can read and name it with password_file")
+        }
+        let broker = MQTTSettings.read(table, context: context, file: file, reader: &reader)
+        let ownTracks = OwnTracksSettings.read(table, context: context, reader: &reader) { PathParts.resolve($0, besides: file) }
+        var homeAssistant: HomeAssistantSettings?
+        if reader.bool(table, "homeassistant", context: context) == true { homeAssistant = HomeAssistantSettings() }
+        if let prefix = reader.string(table, "discovery_prefix", context: context) {
+            if let problem = MQTTText.topicProblem(prefix) {
+                reader.report(in: table, context, "discovery_prefix", problem)
+            } else {
+                homeAssistant?.discoveryPrefix = prefix
+            }
+        }
+        return broker.map { MQTTSetup(broker: $0, ownTracks: ownTracks, homeAssistant: homeAssistant) }
+    }
+
+    /// The config keys whose values differ in `other` (secrets named, never shown).
+    public func changedKeys(in other: MQTTSetup) -> [String] {
+        var changed = broker.changedKeys(in: other.broker) + ownTracks.changedKeys(in: other.ownTracks)
+        if (homeAssistant == nil) != (other.homeAssistant == nil) { changed.append("homeassistant") }
+        if let ours = homeAssistant, let theirs = other.homeAssistant, ours != theirs { changed.append("discovery_prefix") }
+        return changed
+    }
+}
+
+/// Home Assistant's keys of `[mqtt]`.
+public struct HomeAssistantSettings: Sendable, Equatable {
+    /// `discovery_prefix`: Home Assistant's discovery topic prefix.
+    public var discoveryPrefix = "homeassistant"
+
+    public static let keys = ["homeassistant", "discovery_prefix"]
+
+    public init(discoveryPrefix: String = "homeassistant") {
+        self.discoveryPrefix = discoveryPrefix
+    }
+}
+
+/// The broker's keys of `[mqtt]`: where it is, as whom, at which QoS, and how many events may
+/// wait for it.
 public struct MQTTSettings: Sendable, Equatable {
     /// The broker's host name or address.
     public var host: String
@@ -13,46 +81,19 @@ public struct MQTTSettings: Sendable, Equatable {
     public var password: String?
     /// `client_id`; nil: `geoalarm-HOSTNAME`.
     public var clientID: String?
-    /// `owntracks_topic`; nil: `owntracks/USER/HOSTNAME`.
-    public var owntracksTopic: String?
-    /// `tid`: the OwnTracks tracker id this machine's messages carry; nil: the last two letters
-    /// or digits of the device level of the OwnTracks topic, as the apps make it.
-    public var trackerID: String?
-    /// Read from `secret_file`: the OwnTracks encryption secret this machine's messages are
-    /// sealed with, and the one for every tracked device without a secret of its own.
-    public var secret: String?
-    /// Read from the files `[mqtt.device_secrets]` names: the secret of each tracked device
-    /// (`USER/DEVICE`, as its topic names it), as the Recorder and Home Assistant keep them.
-    public var deviceSecrets: [String: String] = [:]
-    /// `homeassistant`: publish Home Assistant discovery and presence.
-    public var homeAssistant: Bool
-    /// `discovery_prefix`: Home Assistant's discovery topic prefix.
-    public var discoveryPrefix: String
     /// `qos`: 0, 1 or 2 for everything published and subscribed.
     public var qos: Int
-    /// `subscribe`: the topic filter `run --source owntracks` reads locations from.
-    public var subscribe: String
-    /// `location_interval`: seconds between location messages while no event happens.
-    public var locationInterval: Double
     /// `outbox_limit`: how many events wait for the broker at most; the oldest go first.
     public var outboxLimit: Int
-    /// `max_devices`: how many devices `--source owntracks` tracks at most; new ones beyond are refused.
-    public var maxDevices: Int = defaultMaxDevices
-    /// `device_idle`: seconds without a message after which a tracked device leaves memory (its
-    /// state stays in the state file, and comes back with its next message).
-    public var deviceIdle: Double = 3600
 
     public static let defaultPort = 1883
     public static let defaultTLSPort = 8883
     public static let defaultOutboxLimit = 10_000
-    public static let defaultMaxDevices = 10_000
+    public static let keys = ["url", "cafile", "username", "password_file", "client_id", "qos", "outbox_limit"]
 
     public init(
         host: String, port: Int = defaultPort, usesTLS: Bool = false, caFile: String? = nil, username: String? = nil,
-        password: String? = nil, clientID: String? = nil, owntracksTopic: String? = nil, trackerID: String? = nil,
-        homeAssistant: Bool = false,
-        discoveryPrefix: String = "homeassistant", qos: Int = 1, subscribe: String = "owntracks/+/+",
-        locationInterval: Double = 60, outboxLimit: Int = defaultOutboxLimit
+        password: String? = nil, clientID: String? = nil, qos: Int = 1, outboxLimit: Int = defaultOutboxLimit
     ) {
         self.host = host
         self.port = port
@@ -61,35 +102,23 @@ public struct MQTTSettings: Sendable, Equatable {
         self.username = username
         self.password = password
         self.clientID = clientID
-        self.owntracksTopic = owntracksTopic
-        self.trackerID = trackerID
-        self.homeAssistant = homeAssistant
-        self.discoveryPrefix = discoveryPrefix
         self.qos = qos
-        self.subscribe = subscribe
-        self.locationInterval = locationInterval
         self.outboxLimit = outboxLimit
     }
 
-    /// The config keys whose values differ in `other` (secrets named, never shown).
+    /// The keys whose values differ in `other` (the password named, never shown).
     public func changedKeys(in other: MQTTSettings) -> [String] {
         let pairs: [(String, Bool)] = [
             ("url", url != other.url), ("cafile", caFile != other.caFile), ("username", username != other.username),
-            ("password_file", password != other.password), ("client_id", clientID != other.clientID),
-            ("owntracks_topic", owntracksTopic != other.owntracksTopic), ("tid", trackerID != other.trackerID),
-            ("secret_file", secret != other.secret), ("device_secrets", deviceSecrets != other.deviceSecrets),
-            ("homeassistant", homeAssistant != other.homeAssistant), ("discovery_prefix", discoveryPrefix != other.discoveryPrefix),
-            ("qos", qos != other.qos), ("subscribe", subscribe != other.subscribe),
-            ("location_interval", locationInterval != other.locationInterval), ("outbox_limit", outboxLimit != other.outboxLimit),
-            ("max_devices", maxDevices != other.maxDevices), ("device_idle", deviceIdle != other.deviceIdle),
+            ("password_file", password != other.password), ("client_id", clientID != other.clientID), ("qos", qos != other.qos),
+            ("outbox_limit", outboxLimit != other.outboxLimit),
         ]
         return pairs.filter(\.1).map(\.0)
     }
 
     /// "mqtt://host:port" or "mqtts://host:port".
     public var url: String {
-        let shownHost = host.contains(":") ? "[\(host)]" : host
-        return "\(usesTLS ? "mqtts" : "mqtt")://\(shownHost):\(port)"
+        "\(usesTLS ? "mqtts" : "mqtt")://\(IPAddress.shown(host)):\(port)"
     }
 
     /// The client id to connect with: the configured one, else `geoalarm-HOSTNAME`.
@@ -97,15 +126,67 @@ public struct MQTTSettings: Sendable, Equatable {
         clientID ?? "geoalarm-\(hostName)"
     }
 
-    /// Where this agent's OwnTracks messages go: the configured topic, else `owntracks/USER/HOSTNAME`.
-    public func owntracksTopic(user: String, hostName: String) -> String {
-        owntracksTopic ?? "owntracks/\(Self.topicLevel(user))/\(Self.topicLevel(hostName))"
-    }
-
-    /// `text` made fit for one topic level: no `/`, `+`, `#` or NUL.
-    static func topicLevel(_ text: String) -> String {
-        let cleaned = String(text.map { "/+#\u{0}".contains($0) ? "_" : $0 })
-        return cleaned.isEmpty ? "unknown" : cleaned
+    /// Reads the broker's keys of `table`; nil (reported) when they cannot be used.
+    static func read(_ table: TOMLTable, context: String, file: String, reader: inout some TableReading) -> MQTTSettings? {
+        guard let url = reader.string(table, "url", context: context) else {
+            if table["url"] == nil { reader.report(in: table, context, "url", "missing: give the broker as url = \"mqtt://HOST:PORT\"") }
+            return nil
+        }
+        var settings: MQTTSettings
+        switch parseURL(url) {
+        case .success(let parsed):
+            settings = MQTTSettings(host: parsed.host, port: parsed.port, usesTLS: parsed.tls)
+        case .failure(let problem):
+            reader.report(in: table, context, "url", "\(DisplayText.escaped(url)) \(problem.message)")
+            return nil
+        }
+        if let cafile = reader.string(table, "cafile", context: context) {
+            if !settings.usesTLS { reader.report(in: table, context, "cafile", "only applies to an mqtts:// url") }
+            let resolved = PathParts.resolve(cafile, besides: file)
+            if ((try? System.fileStatus(resolved)) ?? nil) == nil {
+                reader.report(in: table, context, "cafile", "\(resolved): no such file")
+            } else if let problem = FileSafety.notRegularFileProblem(resolved) {
+                // A named pipe would hold the MQTT thread for ever when OpenSSL reads it.
+                reader.report(in: table, context, "cafile", "\(resolved) \(problem)")
+            }
+            settings.caFile = resolved
+        }
+        if let username = reader.string(table, "username", context: context) {
+            if let problem = MQTTText.stringProblem(username) {
+                reader.report(in: table, context, "username", problem)
+            } else {
+                settings.username = username
+            }
+        }
+        if let passwordFile = reader.string(table, "password_file", context: context) {
+            let resolved = PathParts.resolve(passwordFile, besides: file)
+            switch PasswordFile.read(resolved) {
+            case .success(let password): settings.password = password
+            case .failure(let problem): reader.report(in: table, context, "password_file", "\(resolved): \(problem.message)")
+            }
+            if settings.username == nil { reader.report(in: table, context, "password_file", "needs a username") }
+        }
+        if let clientID = reader.string(table, "client_id", context: context) {
+            // The source connects as CLIENT_ID-source, the will's watch as CLIENT_ID-lwt.
+            if clientID.isEmpty || clientID.utf8.count > MQTTText.longest - 7 {
+                reader.report(in: table, context, "client_id", "must be 1 to \(MQTTText.longest - 7) bytes")
+            } else if let problem = MQTTText.stringProblem(clientID) {
+                reader.report(in: table, context, "client_id", problem)
+            } else {
+                settings.clientID = clientID
+            }
+        }
+        if let qos = reader.typed(table, "qos", context: context, expected: "0, 1 or 2", { $0.int }) {
+            if (0...2).contains(qos) { settings.qos = qos } else { reader.report(in: table, context, "qos", "\(qos) is not 0, 1 or 2") }
+        }
+        if let limit = reader.typed(table, "outbox_limit", context: context, expected: "a number of events", { $0.int }) {
+            if (1...10_000_000).contains(limit) {
+                settings.outboxLimit = limit
+            } else {
+                reader.report(in: table, context, "outbox_limit", "\(limit) is not 1-10000000")
+            }
+        }
+        return settings
     }
 
     /// Reads `mqtt://host[:port]` or `mqtts://host[:port]` (an IPv6 address in brackets):
@@ -124,21 +205,10 @@ public struct MQTTSettings: Sendable, Equatable {
         if authority.hasSuffix("/") { authority = authority.dropLast() }
         if authority.contains("@") { return .failure(URLProblem("must not hold credentials: use username and password_file")) }
         if authority.contains("/") || authority.contains("?") { return .failure(URLProblem("must not have a path")) }
-        var host: Substring
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return .failure(URLProblem("has an unclosed [")) }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { return .failure(URLProblem("has text after ]")) }
-                portText = after.dropFirst()
-            }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
-        } else {
-            host = authority
+        let host: Substring, portText: Substring?
+        switch HostAndPort.split(authority) {
+        case .success(let parts): (host, portText) = (parts.host, parts.port)
+        case .failure(let problem): return .failure(URLProblem(problem.description))
         }
         guard !host.isEmpty else { return .failure(URLProblem("has no host")) }
         guard host.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
@@ -158,59 +228,5 @@ public struct MQTTSettings: Sendable, Equatable {
     public struct URLProblem: Error, Sendable, Equatable {
         public var message: String
         init(_ message: String) { self.message = message }
-    }
-}
-
-/// The rules libmosquitto applies to the strings it sends (topics, filters, client ids, user
-/// names), checked when the config is read so that nothing is refused later, one message at a time.
-public enum MQTTText {
-    /// The most bytes an MQTT string holds (a 16-bit length).
-    public static let longest = 65535
-
-    /// Why `text` cannot be sent as an MQTT string, or nil: at most 65,535 bytes of UTF-8, without
-    /// NUL, control characters (U+0001-U+001F, U+007F-U+009F) or Unicode noncharacters.
-    public static func stringProblem(_ text: String) -> String? {
-        if text.utf8.count > longest { return "is \(text.utf8.count) bytes, more than MQTT's \(longest)" }
-        for scalar in text.unicodeScalars {
-            let value = scalar.value
-            if value < 0x20 || (0x7F...0x9F).contains(value) {
-                return "holds the control character U+\(String(value, radix: 16, uppercase: true).leftPadded(to: 4))"
-            }
-            if scalar.properties.isNoncharacterCodePoint {
-                return "holds the noncharacter U+\(String(value, radix: 16, uppercase: true).leftPadded(to: 4))"
-            }
-        }
-        return nil
-    }
-
-    /// Why `topic` cannot be published to, or nil; `room` bytes are kept for the levels added
-    /// to it (`/event`, `/waypoints`).
-    public static func topicProblem(_ topic: String, room: Int = 0) -> String? {
-        if topic.isEmpty { return "must not be empty" }
-        if topic.contains("+") || topic.contains("#") { return "must not hold the wildcards + or #" }
-        if topic.hasSuffix("/") { return "must not end with /" }
-        if topic.utf8.count + room > longest, room > 0 {
-            return "is \(topic.utf8.count) bytes: with the levels added to it, more than MQTT's \(longest)"
-        }
-        return stringProblem(topic)
-    }
-
-    /// Why `filter` cannot be subscribed to, or nil: a topic whose `+` levels are whole levels
-    /// and whose `#` is a whole last level, as `mosquitto_sub_topic_check` has them.
-    public static func filterProblem(_ filter: String) -> String? {
-        if filter.isEmpty { return "must not be empty" }
-        let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
-        for (index, level) in levels.enumerated() {
-            if level.contains("+"), level != "+" { return "has \"\(level)\": + must be a whole level" }
-            if level.contains("#"), level != "#" || index != levels.count - 1 { return "has # that is not the whole last level" }
-        }
-        return stringProblem(filter)
-    }
-}
-
-extension String {
-    /// The text with zeros before it up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

@@ -1,4 +1,3 @@
-import GeoAlarmScanners
 import GeoAlarmSystem
 import Glibc
 

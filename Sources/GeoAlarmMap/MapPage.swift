@@ -1,4 +1,5 @@
 import GeoAlarmConfig
+import GeoAlarmEncoding
 
 /// The page: its HTML (with the tiles to draw), its script and style (embedded in the binary),
 /// and the headers that keep it to itself.
@@ -32,8 +33,8 @@ struct MapPage: Sendable {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>geoalarm map</title>
-        <meta name="geoalarm-tiles" content="\(Self.escaped(settings.tiles ?? ""))">
-        <meta name="geoalarm-attribution" content="\(Self.escaped(settings.attribution))">
+        <meta name="geoalarm-tiles" content="\(MarkupText.escaped(settings.tiles ?? ""))">
+        <meta name="geoalarm-attribution" content="\(MarkupText.escaped(settings.attribution))">
         <link rel="stylesheet" href="/leaflet/leaflet.css">
         <link rel="stylesheet" href="/map.css">
         </head>
@@ -56,21 +57,5 @@ struct MapPage: Sendable {
         </html>
 
         """
-    }
-
-    /// Text for an HTML attribute or element.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 }

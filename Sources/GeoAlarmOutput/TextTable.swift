@@ -1,9 +1,9 @@
 import GeoAlarmCore
 
 /// Rows of cells as aligned columns, two spaces apart, without trailing spaces.
-enum TextTable {
+public enum TextTable {
     /// Every cell is shown with its control characters escaped (titles come from the user).
-    static func lines(_ rows: [[String]]) -> [String] {
+    public static func lines(_ rows: [[String]]) -> [String] {
         let rows = rows.map { $0.map(DisplayText.escaped) }
         guard let header = rows.first else { return [] }
         let widths = (0..<header.count).map { column in rows.map { $0[column].count }.max() ?? 0 }

@@ -3,14 +3,15 @@ import GeoAlarmCore
 import GeoAlarmEncoding
 
 /// The OwnTracks messages geoalarm publishes, following the OwnTracks JSON booklet: a
-/// `transition` per crossing of a region, and `location` for the position.
-enum OwnTracksJSON {
+/// `transition` per crossing of a region, `location` for the position, `waypoints` for the
+/// regions, and the connection's `lwt`.
+public enum OwnTracksMessages {
     /// An OwnTracks `transition` for a crossing: `enter` or `leave` as the region's side
     /// became inside or outside; `wtst` names the region (its waypoint's `tst`: when geoalarm
     /// first saw the reminder). `unknownError` stands in for `acc` when the fix has no error
     /// estimate (OwnTracks' consumers take `acc` 0 as "no accuracy"). `t` is `c`, a circular
     /// region's trigger, for an area too: OwnTracks knows no other kind of region geoalarm has.
-    static func transition(_ crossing: PresenceChange, wtst: Date, tid: String, unknownError: Double) -> String {
+    public static func transition(_ crossing: PresenceChange, wtst: Date, tid: String, unknownError: Double) -> String {
         var object = JSONObject()
         object.add("_type", "transition")
         object.add("event", crossing.presence == .inside ? "enter" : "leave")
@@ -29,7 +30,7 @@ enum OwnTracksJSON {
     /// An OwnTracks `location` of this machine: `trigger` is `c` for one sent with an event, `t`
     /// for one sent on the interval; `inside` lists the reminders the position is inside
     /// (`inregions` their titles, `inrids` their ids).
-    static func location(_ fix: Fix, tid: String, trigger: String, inside: [(id: String, title: String)], unknownError: Double) -> String {
+    public static func location(_ fix: Fix, tid: String, trigger: String, inside: [(id: String, title: String)], unknownError: Double) -> String {
         var object = JSONObject()
         object.add("_type", "location")
         object.add("lat", number: fix.coordinate.latitude)
@@ -48,7 +49,7 @@ enum OwnTracksJSON {
     }
 
     /// The connection's will, an OwnTracks `lwt`: `tst` is when the agent first connected.
-    static func lastWill(connectedAt time: Date) -> String {
+    public static func lastWill(connectedAt time: Date) -> String {
         var object = JSONObject()
         object.add("_type", "lwt")
         object.add("tst", number: time.timeIntervalSince1970.rounded(.down))
@@ -56,7 +57,7 @@ enum OwnTracksJSON {
     }
 
     /// `acc`: whole metres, rounded up, at least 1 (OwnTracks reads 0 as unknown).
-    static func accuracy(of fix: Fix, unknown: Double) -> Double {
+    public static func accuracy(of fix: Fix, unknown: Double) -> Double {
         let error = fix.horizontalError.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } ?? unknown
         return max(1, error.rounded(.up))
     }
@@ -65,7 +66,7 @@ enum OwnTracksJSON {
     /// `lat`, `lon`, `rad` in metres, `rid` and `tst` the time of the first fix that placed it,
     /// which is the `wtst` of its transitions); a reminder no fix has placed yet is left out. An
     /// area is given as the circle around its middle that holds it.
-    static func waypoints(_ reminders: [Reminder], firstSeen: [String: Date]) -> String {
+    public static func waypoints(_ reminders: [Reminder], firstSeen: [String: Date]) -> String {
         let members = reminders.compactMap { reminder -> String? in
             // A region is named by its tst: one not placed by a fix yet waits for it.
             guard let seen = firstSeen[reminder.id] else { return nil }
@@ -87,7 +88,7 @@ enum OwnTracksJSON {
     }
 
     /// OwnTracks' default tracker id: the last two characters of the device's name.
-    static func trackerID(of device: String) -> String {
+    public static func trackerID(of device: String) -> String {
         let letters = device.filter { $0.isLetter || $0.isNumber }
         return letters.isEmpty ? "GA" : String(letters.suffix(2))
     }

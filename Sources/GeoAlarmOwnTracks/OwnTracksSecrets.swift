@@ -1,7 +1,5 @@
-import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
-import GeoAlarmOwnTracks
 import GeoAlarmSecretBox
 
 /// The OwnTracks secrets of this machine and of the tracked devices: reads their messages as
@@ -25,7 +23,7 @@ public struct OwnTracksSecrets: Sendable {
 
     /// `text` as published for `tracker` (nil: this machine): sealed in an `encrypted` message
     /// when it has a secret, else as it is.
-    func payload(_ text: String, for tracker: String?) -> [UInt8] {
+    public func payload(_ text: String, for tracker: String?) -> [UInt8] {
         guard let box = box(of: tracker), let sealed = box.seal(Array(text.utf8)) else { return Array(text.utf8) }
         var object = JSONObject()
         object.add("_type", "encrypted")

@@ -1,6 +1,15 @@
 import FoundationEssentials
 import GeoAlarmCore
 
+/// A fix through a pipeline's engine and announcer, its record made, waiting for its commit and
+/// its sinks (``FixPipeline/commitAndDeliver(_:to:)``).
+public struct StagedFix {
+    let pipeline: FixPipeline
+    public let fix: Fix
+    public let result: FixResult
+    let record: FixRecord
+}
+
 /// What one fix did in the pipeline.
 public struct FixResult: Sendable {
     /// The engine's outcome; `.rejected(.noDate)` for an undated position the pipeline held back.
@@ -73,19 +82,37 @@ public final class FixPipeline {
         self.sinks = sinks
         state.follow(taskKeys: watched.taskKeys)
         engine = state.engine(reminders: watched.reminders, collections: watched.collections, settings: watched.settings)
+        engine.restoreProximities(state.savedProximities())
         announcer = Announcer(timeZone: timeZone, lifecycles: state.lifecycles())
         alarms = watched.alarms
         taskKeys = watched.taskKeys
         announcer.reopen(taskIDs)
+        let shown = engine.shownState(lifecycles: announcer.lifecycles)
+        for sink in sinks { sink.stateReset(shown) }
     }
 
-    /// Runs one fix through; `receivedAt` is the system clock when it arrived (a fix far ahead of
-    /// it is set aside, see ``GeofenceEngine/futureTolerance``). A position without a time is
-    /// used only where the source says so (``FixSource/usesUndatedFixes``, `undatedUsable`).
+    /// Every how many seconds (of the clock fixes arrive by) an accepted fix is kept as the last
+    /// one used, besides every fix that changed a side; nil: never (a tracked device's, replay's).
+    public var lastFixInterval: TimeInterval?
+    /// When the last fix was kept.
+    private var lastFixKept: Date?
+
+    /// Runs one fix through: ``stage(_:receivedAt:undatedUsable:)``, its commit, then the sinks.
     @discardableResult
     public func process(_ fix: Fix, receivedAt: Date, undatedUsable: Bool) -> FixResult {
+        let staged = stage(fix, receivedAt: receivedAt, undatedUsable: undatedUsable)
+        Self.commitAndDeliver([staged], to: state)
+        return staged.result
+    }
+
+    /// Runs one fix through the engine and the announcer and makes its record, without committing
+    /// it or telling the sinks (see ``commitAndDeliver(_:to:)``); `receivedAt` is the system clock
+    /// when it arrived (a fix far ahead of it is set aside, see ``GeofenceEngine/futureTolerance``).
+    /// A position without a time is used only where the source says so
+    /// (``FixSource/usesUndatedFixes``, `undatedUsable`).
+    public func stage(_ fix: Fix, receivedAt: Date, undatedUsable: Bool) -> StagedFix {
         if fix.time == nil, fix.mode >= .twoD, fix.coordinate.isValid, !undatedUsable {
-            return FixResult(outcome: .rejected(.noDate), announced: [], silenced: [])
+            return StagedFix(pipeline: self, fix: fix, result: FixResult(outcome: .rejected(.noDate), announced: [], silenced: []), record: FixRecord())
         }
         let outcome = engine.process(fix, receivedAt: receivedAt)
         var result = FixResult(outcome: outcome, announced: [], silenced: [])
@@ -96,23 +123,46 @@ public final class FixPipeline {
                 result.announced.append(event)
             }
         }
-        state.save(outcome, announced: result.announced, announcer: announcer)
+        var record = FixRecord(changes: outcome.changes, events: result.announced, device: fix.tracker)
+        for event in result.announced {
+            if let time = announcer.lifecycles[event.reminder.id]?.completedAt { record.completed[event.reminder.id] = time }
+        }
+        // Proximities and the last fix are kept for this machine only: `status` and the map show its own.
+        if fix.tracker == nil { record.proximities = outcome.proximities }
+        if case .accepted = outcome, let interval = lastFixInterval,
+           !outcome.changes.isEmpty || lastFixKept.map({ receivedAt.timeIntervalSince($0) >= interval }) ?? true {
+            record.lastFix = fix
+            lastFixKept = receivedAt
+        }
+        return StagedFix(pipeline: self, fix: fix, result: result, record: record)
+    }
+
+    /// Commits the records of `staged` (fixes of this machine and of tracked devices, in the order
+    /// they came) in one transaction of `ledger`, then gives each fix's changes and events to its
+    /// pipeline's sinks, in order: nothing is shown before it is kept.
+    public static func commitAndDeliver(_ staged: [StagedFix], to ledger: any StateLedger) {
+        ledger.commit(staged.map(\.record))
+        for fix in staged { fix.pipeline.deliver(fix) }
+    }
+
+    /// Gives a committed fix's changes and events to the sinks.
+    private func deliver(_ staged: StagedFix) {
+        let outcome = staged.result.outcome
         for change in outcome.changes {
             for sink in sinks { sink.presenceChanged(change) }
         }
         for change in outcome.proximities {
             for sink in sinks { sink.proximityChanged(change) }
         }
-        for event in result.announced {
+        for event in staged.result.announced {
             for sink in sinks { sink.announce(.crossing(event)) }
         }
-        if !result.announced.isEmpty {
+        if !staged.result.announced.isEmpty {
             for sink in sinks { sink.lifecyclesChanged(announcer.lifecycles) }
         }
         if case .accepted = outcome {
-            for sink in sinks { sink.positionUsed(fix) }
+            for sink in sinks { sink.positionUsed(staged.fix) }
         }
-        return result
     }
 
     /// Drives every report of `source` through the pipeline, as `replay` and the benchmarks do
@@ -150,7 +200,8 @@ public final class FixPipeline {
         // A task completed in its list is no reminder; one that comes back was reopened there.
         taskKeys = watched.taskKeys
         announcer.reopen(taskIDs)
-        for sink in sinks { sink.remindersChanged(engine.reminders, collections: engine.collections) }
+        let shown = engine.shownState(lifecycles: announcer.lifecycles)
+        for sink in sinks { sink.stateReset(shown) }
     }
 
     /// Takes the lifecycles commands and pop-up buttons wrote to the state file (complete,

@@ -145,6 +145,30 @@ enum Schema {
                     PRIMARY KEY (list, href)
                 ) WITHOUT ROWID;
                 """),
+        // Schema 1 kept a fence's side and a reminder's lifecycle in one row, a lifecycle without
+        // a side (a time alarm's, a snooze before any fix) as a row with an unknown side and no
+        // fence. Each goes to a table of its own; the placeholders are no side at all.
+        SchemaChange(
+            identifier: "11: this machine's sides and the reminders' lifecycles in tables of their own",
+            sql: """
+                CREATE TABLE side (
+                    reminder TEXT PRIMARY KEY NOT NULL,
+                    presence TEXT NOT NULL,
+                    confirmed_at REAL,
+                    fence TEXT NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE lifecycle (
+                    reminder TEXT PRIMARY KEY NOT NULL,
+                    completed_at REAL,
+                    snoozed_until REAL,
+                    last_fired REAL
+                ) WITHOUT ROWID;
+                INSERT INTO side SELECT reminder, presence, confirmed_at, fence FROM reminder_state
+                    WHERE presence != 'unknown' OR fence != '';
+                INSERT INTO lifecycle SELECT reminder, completed_at, snoozed_until, last_fired FROM reminder_state
+                    WHERE completed_at IS NOT NULL OR snoozed_until IS NOT NULL OR last_fired IS NOT NULL;
+                DROP TABLE reminder_state;
+                """),
     ]
 
     /// The names of the changes `db` has, known to this build or not.

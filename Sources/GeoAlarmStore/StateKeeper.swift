@@ -42,8 +42,12 @@ public final class StateKeeper: StateLedger {
     /// Whether state is being written to disk (its file is open now).
     public var isPersisting: Bool { file.store != nil }
 
-    /// The open store, for a sink that keeps more in it (a durable queue); nil in memory.
-    public var sharedStore: StateStore? { file.store }
+    /// Runs `body` on the store open now (another one once the file was replaced); nil when the
+    /// keeper runs in memory: for a sink that keeps more in the file (the MQTT outbox).
+    public func withStore<T>(_ body: (StateStore) throws(StoreError) -> T) throws(StoreError) -> T? {
+        guard let store = file.store else { return nil }
+        return try body(store)
+    }
 
     /// The copies of the task lists on servers and the writes waiting for them: in the state
     /// file while it is open (so that they outlast the agent), else in memory.
@@ -62,7 +66,8 @@ public final class StateKeeper: StateLedger {
 
     /// This machine's saved proximity of each reminder (none in memory).
     public func savedProximities() -> [String: SavedProximity] {
-        file.read([:]) { store throws(StoreError) in try store.savedProximities() }
+        guard device == nil else { return [:] }
+        return file.read([:]) { store throws(StoreError) in try store.savedProximities() }
     }
 
     /// An engine for `reminders` and `collections` that starts from the saved side of every
@@ -95,17 +100,11 @@ public final class StateKeeper: StateLedger {
         file.readLifecycles()
     }
 
-    /// Writes what one fix changed: its changes of side, the events announced for it, and the
-    /// completions those caused (as `announcer` has them).
-    public func save(_ outcome: FixOutcome, announced: [GeofenceEvent], announcer: Announcer) {
-        // Proximities are kept for this machine only: `status` and the map show its own.
-        let proximities = device == nil ? outcome.proximities : []
-        guard !outcome.changes.isEmpty || !announced.isEmpty || !proximities.isEmpty else { return }
-        var completed: [String: Date] = [:]
-        for event in announced {
-            if let time = announcer.lifecycles[event.reminder.id]?.completedAt { completed[event.reminder.id] = time }
-        }
-        file.write(.fix(FixRecord(changes: outcome.changes, events: announced, completed: completed, device: device, proximities: proximities)))
+    /// Writes what fixes changed, in one transaction (with every write still waiting before it).
+    public func commit(_ records: [FixRecord]) {
+        let writes = records.filter { !$0.isEmpty }.map(StateWrite.fix)
+        guard !writes.isEmpty else { return }
+        file.write(writes)
     }
 
     /// Writes a time alarm's firing (history and last fired).
@@ -119,11 +118,6 @@ public final class StateKeeper: StateLedger {
         case .complete(let time): file.write(.completed(id, at: time))
         case .snooze(let until): file.write(.snoozed(id, until: until))
         }
-    }
-
-    /// Notes the last fix used (for `geoalarm status`).
-    public func saveLastFix(_ fix: Fix) {
-        file.write(.lastFix(fix))
     }
 
     /// Tries once more to write what is still only in memory (at the agent's stop); says what
@@ -170,7 +164,7 @@ private final class StateFile: Sendable {
         var held = Held()
         if let path {
             do {
-                held.store = try StateStore(path: path)
+                held.store = try StateStore(path: path, busyWait: StateStore.agentBusyWait)
             } catch {
                 held.trouble = error.reason
                 logger.error("\(error); running in memory until it can be written (tried again with each change)")
@@ -240,15 +234,22 @@ private final class StateFile: Sendable {
     /// Notes `write` in what the agent holds, then makes it, with every write still waiting
     /// before it; what the file does not take waits for the next write.
     func write(_ write: StateWrite) {
+        self.write([write])
+    }
+
+    /// Notes `writes` in what the agent holds, then makes them in one transaction, with every
+    /// write still waiting before them.
+    func write(_ writes: [StateWrite]) {
         guard path != nil else { return }
         held.withLock { held in
-            held.remember(write)
-            // Only the newest last fix matters: a long trouble does not pile them up.
-            if case .lastFix = write { held.waiting.removeAll { if case .lastFix = $0 { true } else { false } } }
-            held.waiting.append(write)
+            for write in writes {
+                held.remember(write)
+                held.waiting.append(write)
+            }
             if held.waiting.count > Self.mostWaiting {
-                held.waiting.removeFirst(held.waiting.count - Self.mostWaiting)
-                held.dropped += 1
+                let excess = held.waiting.count - Self.mostWaiting
+                held.waiting.removeFirst(excess)
+                held.dropped += excess
             }
         }
         if reopenIfMoved() { return }
@@ -314,7 +315,7 @@ private final class StateFile: Sendable {
         guard let path else { return nil }
         let store: StateStore
         do {
-            store = try StateStore(path: path)
+            store = try StateStore(path: path, busyWait: StateStore.agentBusyWait)
         } catch {
             note(error)
             return nil
@@ -356,6 +357,7 @@ extension StateFile.Held {
             }
             for event in record.events { lifecycles[event.reminder.id, default: Lifecycle()].lastFired = event.fix.time }
             for (id, time) in record.completed { lifecycles[id, default: Lifecycle()].completedAt = time }
+            if let fix = record.lastFix { lastFix = fix }
         case .alarm(let firing):
             lifecycles[firing.alarm.id, default: Lifecycle()].lastFired = firing.time
         case .completed(let id, let time):

@@ -47,8 +47,9 @@ public final class StateStore: Sendable {
     ///
     /// Several processes may open a new file at once (the agent and a command): the schema is
     /// brought up to date under an exclusive `flock` on the file, so one of them migrates and the
-    /// others find it done.
-    public init(path: String) throws(StoreError) {
+    /// others find it done. A write waits up to `busyWait` milliseconds for another process's
+    /// lock (a command writing), then fails as busy.
+    public init(path: String, busyWait: Int32 = StateStore.commandBusyWait) throws(StoreError) {
         self.path = path
         do {
             try System.makeDirectories(PathParts.split(path).folder, mode: 0o700)
@@ -84,7 +85,7 @@ public final class StateStore: Sendable {
         let opened: SQLiteConnection
         let unknown: [String]
         do throws(SQLiteError) {
-            opened = try SQLiteConnection(path: path, mode: .readWrite, busyMilliseconds: Self.busyMilliseconds)
+            opened = try SQLiteConnection(path: path, mode: .readWrite, busyMilliseconds: busyWait)
             // Write-ahead logging: the agent writes while commands read. NORMAL syncs at each
             // checkpoint, not each commit: a power cut may lose the last commits, never the
             // file's consistency.
@@ -135,22 +136,25 @@ public final class StateStore: Sendable {
         fileSchemaVersion = applied
     }
 
-    /// How long a connection waits for another process's lock before it fails: 10 s.
-    private static let busyMilliseconds: Int32 = 10_000
+    /// How long a command's connection waits for another process's lock before it fails: 10 s.
+    public static let commandBusyWait: Int32 = 10_000
+    /// How long the agent's connection waits, on its event loop: 250 ms. A write that finds the
+    /// file locked longer stays in memory and is tried again with the next (see ``StateKeeper``).
+    public static let agentBusyWait: Int32 = 250
 
     /// A read-only connection that can read the file now. A WAL file whose folder the user
     /// cannot write, closed cleanly (no -shm left), SQLite can read only as immutable: a
     /// snapshot of the file as it is.
     private static func openForReading(_ path: String) throws(SQLiteError) -> SQLiteConnection {
         do {
-            let plain = try SQLiteConnection(path: path, mode: .readOnly(uri: false), busyMilliseconds: busyMilliseconds)
+            let plain = try SQLiteConnection(path: path, mode: .readOnly(uri: false), busyMilliseconds: commandBusyWait)
             _ = try plain.transaction(writing: false) { (db: SQLiteConnection) throws(SQLiteError) in
                 try db.fetchOne("SELECT count(*) FROM sqlite_master", as: Int.self)
             }
             return plain
         } catch {
             return try SQLiteConnection(
-                path: "file:\(uriEscaped(path))?immutable=1", mode: .readOnly(uri: true), busyMilliseconds: busyMilliseconds)
+                path: "file:\(uriEscaped(path))?immutable=1", mode: .readOnly(uri: true), busyMilliseconds: commandBusyWait)
         }
     }
 
@@ -194,7 +198,7 @@ public final class StateStore: Sendable {
     public func lifecycles() throws(StoreError) -> [String: Lifecycle] {
         try reading { db throws(SQLiteError) in
             var result: [String: Lifecycle] = [:]
-            try db.execute("SELECT reminder, completed_at, snoozed_until, last_fired FROM reminder_state") {
+            try db.execute("SELECT reminder, completed_at, snoozed_until, last_fired FROM lifecycle") {
                 (row: borrowing SQLiteRow) throws(SQLiteError) in
                 result[try row.value("reminder", as: String.self)] = Lifecycle(
                     completedAt: row.optional("completed_at").map(Date.init(timeIntervalSince1970:)),
@@ -216,7 +220,8 @@ public final class StateStore: Sendable {
     @discardableResult
     public func forget(_ id: String) throws(StoreError) -> Int {
         try writing { db throws(SQLiteError) in
-            try db.execute("DELETE FROM reminder_state WHERE reminder = ?", [id])
+            try db.execute("DELETE FROM side WHERE reminder = ?", [id])
+            try db.execute("DELETE FROM lifecycle WHERE reminder = ?", [id])
             try db.execute("DELETE FROM device_state WHERE reminder = ?", [id])
             try db.execute("DELETE FROM region_first_seen WHERE reminder = ?", [id])
             return try db.fetchOne("SELECT count(*) FROM history WHERE reminder = ?", [id], as: Int.self) ?? 0
@@ -258,7 +263,7 @@ public final class StateStore: Sendable {
             if let device {
                 try db.execute("SELECT reminder, presence, confirmed_at, fence FROM device_state WHERE device = ?", [device], row: keep)
             } else {
-                try db.execute("SELECT reminder, presence, confirmed_at, fence FROM reminder_state", row: keep)
+                try db.execute("SELECT reminder, presence, confirmed_at, fence FROM side", row: keep)
             }
             return saved
         }
@@ -303,6 +308,12 @@ public final class StateStore: Sendable {
         }
     }
 
+    private static func saveLastFix(_ db: SQLiteConnection, _ fix: Fix) throws(SQLiteError) {
+        try db.execute(
+            "INSERT OR REPLACE INTO last_fix (id, time, lat, lon, error) VALUES (1, ?, ?, ?, ?)",
+            [fix.time?.timeIntervalSince1970, fix.coordinate.latitude, fix.coordinate.longitude, fix.horizontalError])
+    }
+
     private static func make(_ write: StateWrite, in db: SQLiteConnection) throws(SQLiteError) {
         switch write {
         case .fix(let record):
@@ -325,10 +336,8 @@ public final class StateStore: Sendable {
                     db, time: event.fix.time, kind: event.kind, id: event.reminder.id, title: event.reminder.title,
                     coordinate: event.fix.coordinate, distance: event.distance, device: record.device)
             }
-            // Each completed reminder's row exists: its event's history row made it (with its last firing).
-            for (id, time) in record.completed {
-                try db.execute("UPDATE reminder_state SET completed_at = ? WHERE reminder = ?", [time.timeIntervalSince1970, id])
-            }
+            for (id, time) in record.completed { try setLifecycle(db, id, column: "completed_at", to: time) }
+            if let fix = record.lastFix { try saveLastFix(db, fix) }
         case .alarm(let firing):
             try insertHistory(
                 db, time: firing.time, kind: .alarm, id: firing.alarm.id, title: firing.alarm.title, coordinate: nil,
@@ -338,9 +347,7 @@ public final class StateStore: Sendable {
         case .snoozed(let id, let until):
             try setLifecycle(db, id, column: "snoozed_until", to: until)
         case .lastFix(let fix):
-            try db.execute(
-                "INSERT OR REPLACE INTO last_fix (id, time, lat, lon, error) VALUES (1, ?, ?, ?, ?)",
-                [fix.time?.timeIntervalSince1970, fix.coordinate.latitude, fix.coordinate.longitude, fix.horizontalError])
+            try saveLastFix(db, fix)
         case .sides(let device, let sides):
             for (id, side) in sides { try setSide(db, device: device, id: id, side) }
         case .proximities(let proximities):
@@ -358,8 +365,7 @@ public final class StateStore: Sendable {
             for (id, lifecycle) in lifecycles {
                 try db.execute(
                     """
-                    INSERT INTO reminder_state (reminder, presence, fence, completed_at, snoozed_until, last_fired)
-                    VALUES (?, 'unknown', '', ?, ?, ?)
+                    INSERT INTO lifecycle (reminder, completed_at, snoozed_until, last_fired) VALUES (?, ?, ?, ?)
                     ON CONFLICT(reminder) DO UPDATE SET
                         completed_at = coalesce(completed_at, excluded.completed_at),
                         snoozed_until = coalesce(snoozed_until, excluded.snoozed_until),
@@ -383,9 +389,7 @@ public final class StateStore: Sendable {
         } else {
             try db.execute(
                 """
-                INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
-                ON CONFLICT(reminder) DO UPDATE SET
-                    presence = excluded.presence, confirmed_at = excluded.confirmed_at, fence = excluded.fence
+                INSERT OR REPLACE INTO side (reminder, presence, confirmed_at, fence) VALUES (?, ?, ?, ?)
                 """,
                 [id, side.presence.rawValue, side.time?.timeIntervalSince1970, side.fenceKey])
         }
@@ -395,7 +399,7 @@ public final class StateStore: Sendable {
     private static func setLifecycle(_ db: SQLiteConnection, _ id: String, column: String, to value: Date?) throws(SQLiteError) {
         try db.execute(
             """
-            INSERT INTO reminder_state (reminder, presence, fence, \(column)) VALUES (?, 'unknown', '', ?)
+            INSERT INTO lifecycle (reminder, \(column)) VALUES (?, ?)
             ON CONFLICT(reminder) DO UPDATE SET \(column) = excluded.\(column)
             """,
             [id, value?.timeIntervalSince1970])
@@ -417,7 +421,7 @@ public final class StateStore: Sendable {
              finite(distance), device])
         try db.execute(
             """
-            INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES (?, 'unknown', '', ?)
+            INSERT INTO lifecycle (reminder, last_fired) VALUES (?, ?)
             ON CONFLICT(reminder) DO UPDATE SET last_fired = excluded.last_fired
             """,
             [id, time?.timeIntervalSince1970])
@@ -439,7 +443,7 @@ public final class StateStore: Sendable {
             var renamed: [String: String] = [:]
             for (key, id) in keys {
                 if let old = known[key], old != id {
-                    for table in ["reminder_state", "proximity", "region_first_seen"] {
+                    for table in ["side", "lifecycle", "proximity", "region_first_seen"] {
                         try db.execute("UPDATE OR IGNORE \(table) SET reminder = ? WHERE reminder = ?", [id, old])
                         try db.execute("DELETE FROM \(table) WHERE reminder = ?", [old])
                     }
@@ -670,27 +674,6 @@ public enum StateWrite: Sendable {
     case proximities([String: SavedProximity])
     /// Lifecycles for the reminders the file has none of (a column the file has set stays).
     case lifecyclesWhereNone([String: Lifecycle])
-}
-
-/// What one fix changed (``StateStore/record(_:events:completed:device:proximities:)``).
-public struct FixRecord: Sendable {
-    public var changes: [PresenceChange]
-    public var events: [GeofenceEvent]
-    /// The completions the events caused, by reminder id.
-    public var completed: [String: Date]
-    /// The tracked device it was of; nil for this machine's own.
-    public var device: String?
-    public var proximities: [ProximityChange]
-
-    public init(
-        changes: [PresenceChange], events: [GeofenceEvent], completed: [String: Date], device: String?, proximities: [ProximityChange]
-    ) {
-        self.changes = changes
-        self.events = events
-        self.completed = completed
-        self.device = device
-        self.proximities = proximities
-    }
 }
 
 /// The device and inode of a file: which file a path held when it was opened.

@@ -50,3 +50,46 @@ extension System {
         return name.isEmpty ? nil : name
     }
 }
+
+/// An address as it is written before a connection: `HOST`, `HOST:PORT`, `[IPv6]`,
+/// `[IPv6]:PORT`, or a bare IPv6 address (more than one colon, no brackets: all of it is the
+/// host). The one reading of that form for gpsd's endpoint, the broker's URL and `map --listen`.
+public struct HostAndPort: Sendable, Equatable {
+    public var host: Substring
+    /// The text after the port's colon; nil when there is none.
+    public var port: Substring?
+
+    /// Why a text is not one.
+    public enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        case unclosedBracket
+        case textAfterBracket
+
+        public var description: String {
+            switch self {
+            case .unclosedBracket: "has an unclosed ["
+            case .textAfterBracket: "has text after ]"
+            }
+        }
+    }
+
+    public init(host: Substring, port: Substring?) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Splits `text`; the host may be empty and the port any text: the caller checks both.
+    public static func split(_ text: Substring) -> Result<HostAndPort, Problem> {
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return .failure(.unclosedBracket) }
+            let host = text[text.index(after: text.startIndex)..<close]
+            let after = text[text.index(after: close)...]
+            if after.isEmpty { return .success(HostAndPort(host: host, port: nil)) }
+            guard after.hasPrefix(":") else { return .failure(.textAfterBracket) }
+            return .success(HostAndPort(host: host, port: after.dropFirst()))
+        }
+        guard let colon = text.firstIndex(of: ":"), text[text.index(after: colon)...].firstIndex(of: ":") == nil else {
+            return .success(HostAndPort(host: text, port: nil))
+        }
+        return .success(HostAndPort(host: text[..<colon], port: text[text.index(after: colon)...]))
+    }
+}

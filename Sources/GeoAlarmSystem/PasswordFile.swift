@@ -1,4 +1,3 @@
-import GeoAlarmSystem
 import Glibc
 
 /// A secret kept in a file of its own (`[mqtt] password_file`, `secret_file`), never in the config.
@@ -8,7 +7,7 @@ public enum PasswordFile {
         public var message: String
         /// Whether it is the file's owner or mode (others could read or change it), rather than
         /// its absence or contents.
-        var isAboutRights = false
+        public var isAboutRights = false
     }
 
     /// The file's first line, when the file is a regular file of this user's that nobody else

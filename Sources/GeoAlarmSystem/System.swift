@@ -8,6 +8,8 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The errno value.
     public var code: Int32
 
+    public typealias Code = Int32
+
     public init(call: String, code: Int32) {
         self.call = call
         self.code = code
@@ -22,6 +24,10 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Thin wrappers over the system calls geoalarm makes: each retries on EINTR and turns a
 /// failure into a ``SystemError``, so that no caller reads errno itself.
 public enum System {
+    /// The errno a C library's call that failed left: for the libraries that report a failure
+    /// through it (libgps, libmosquitto), so that no adapter reads errno itself.
+    public static var lastError: SystemError.Code { errno }
+
     /// Runs `body` until it does not fail with EINTR; a result of -1 becomes a ``SystemError``.
     @inline(__always)
     static func retrying<T: FixedWidthInteger>(_ call: String, _ body: () -> T) throws(SystemError) -> T {
@@ -86,6 +92,16 @@ public enum System {
             return nil
         }
         return info
+    }
+
+    /// Whether something is at `path` (following links); false also when it cannot be looked at.
+    public static func exists(_ path: String) -> Bool {
+        ((try? fileStatus(path)) ?? nil) != nil
+    }
+
+    /// Whether this process may write to `path` (`access` with `W_OK`).
+    public static func isWritable(_ path: String) -> Bool {
+        access(path, W_OK) == 0
     }
 
     /// `lstat` of a path: a symbolic link itself, not what it points to; nil when nothing is there.
@@ -284,6 +300,13 @@ public enum System {
             throw SystemError(call: "poll", code: errno)
         }
         return Int(result)
+    }
+
+    /// Whether `descriptor` has something to read now (or is at its end), without waiting.
+    public static func isReadable(_ descriptor: Int32) -> Bool {
+        guard descriptor >= 0 else { return false }
+        var polled = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+        return ((try? poll(&polled, milliseconds: 0)) ?? 0) > 0 && polled[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
     }
 
     /// `poll`'s timeout for waking at `deadline`: the whole milliseconds left, rounded up so that

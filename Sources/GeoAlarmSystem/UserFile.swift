@@ -1,6 +1,5 @@
 import Glibc
 import GeoAlarmCore
-import GeoAlarmSystem
 
 /// Reads files the user named (the config, collection files), failing with the system's own
 /// reason. Only regular files are read, up to a size given by the caller, so that a config or

@@ -1,7 +1,7 @@
 /// "Did you mean" for near misses of a known word.
-enum Suggestion {
+public enum Suggestion {
     /// The known word closest to `word` by edit distance, when close enough to be a typo.
-    static func closest(to word: String, among known: [String]) -> String? {
+    public static func closest(to word: String, among known: [String]) -> String? {
         let threshold = max(1, min(3, word.count / 3))
         let scored = known.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
         guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= threshold else { return nil }

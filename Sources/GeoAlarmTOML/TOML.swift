@@ -55,13 +55,13 @@ public struct TOMLDocument {
         Self.position(of: offset, in: bytes, lineStarts: lineStarts)
     }
 
-    static func lineStarts(of bytes: [UInt8]) -> [Int] {
+    public static func lineStarts(of bytes: [UInt8]) -> [Int] {
         var starts = [0]
         for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") { starts.append(offset + 1) }
         return starts
     }
 
-    static func position(of offset: Int, in bytes: [UInt8], lineStarts: [Int]) -> (line: Int, column: Int) {
+    public static func position(of offset: Int, in bytes: [UInt8], lineStarts: [Int]) -> (line: Int, column: Int) {
         var low = 0, high = lineStarts.count - 1
         while low < high {
             let middle = (low + high + 1) / 2
@@ -134,7 +134,7 @@ public final class TOMLTable {
 public final class TOMLArray {
     public private(set) var elements: [TOMLValue]
     /// True for an array of tables made by `[[header]]`, which later headers append to.
-    let isTableArray: Bool
+    public let isTableArray: Bool
 
     init(elements: [TOMLValue], isTableArray: Bool) {
         self.elements = elements

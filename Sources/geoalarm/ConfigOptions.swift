@@ -3,6 +3,7 @@ import FoundationEssentials
 import GeoAlarmAgent
 import GeoAlarmConfig
 import GeoAlarmStore
+import GeoAlarmSystem
 import GeoAlarmTasks
 
 /// The `--config` option shared by every command that reads reminders.
@@ -30,7 +31,7 @@ struct ConfigOptions: ParsableArguments {
     func resolvedPathQuietly() throws -> String {
         try ConfigLocation.resolve(
             explicit: config, environment: ProcessInfo.processInfo.environment,
-            exists: { FileManager.default.fileExists(atPath: $0) })
+            exists: { System.exists($0) })
     }
 
     /// Loads and validates the config, printing every problem and failing when there are any.

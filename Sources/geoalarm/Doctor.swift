@@ -176,7 +176,7 @@ struct Doctor: AsyncParsableCommand {
     /// The broker of `[mqtt]`: whether it takes a connection with the config's credentials and TLS.
     private func checkMQTT(config: Config?) async -> Finding {
         guard let config else { return Finding(.skip, "mqtt", "no valid config to read [mqtt] from") }
-        guard let settings = config.mqtt else { return Finding(.skip, "mqtt", "no [mqtt] table: no broker is used") }
+        guard let settings = config.mqtt?.broker else { return Finding(.skip, "mqtt", "no [mqtt] table: no broker is used") }
         let (answers, answered) = AsyncStream.makeStream(of: MQTTClientEvent.self)
         let clientID = settings.clientID(hostName: ProcessInfo.processInfo.shortHostName) + "-doctor"
         let client = MQTTClient(settings: settings, clientID: clientID, loop: .main) { answered.yield($0) }
@@ -212,7 +212,7 @@ struct Doctor: AsyncParsableCommand {
         guard let folder = ConfigLocation.hooksDirectory(environment: environment) else {
             return Finding(.skip, "hooks", "no home folder, so no hooks folder")
         }
-        guard FileManager.default.fileExists(atPath: folder) else { return Finding(.ok, "hooks", "none (\(folder) does not exist)") }
+        guard System.exists(folder) else { return Finding(.ok, "hooks", "none (\(folder) does not exist)") }
         if let problem = FileSafety.hooksFolderProblem(folder) { return Finding(.fail, "hooks", problem) }
         let hooks = HookRunner.hooks(in: folder)
         let running = hooks.executable.isEmpty ? "none runs" : "\(hooks.executable.joined(separator: ", ")) run"

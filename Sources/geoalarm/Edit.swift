@@ -92,10 +92,10 @@ struct Add: AsyncParsableCommand {
     private func target() throws -> (path: String, creating: String?) {
         let environment = ProcessInfo.processInfo.environment
         if let explicit = options.config {
-            return (explicit, FileManager.default.fileExists(atPath: explicit) ? nil : ConfigLocation.newConfigHeader)
+            return (explicit, System.exists(explicit) ? nil : ConfigLocation.newConfigHeader)
         }
         if let found = try? ConfigLocation.resolve(
-            explicit: nil, environment: environment, exists: { FileManager.default.fileExists(atPath: $0) }) {
+            explicit: nil, environment: environment, exists: { System.exists($0) }) {
             return (found, nil)
         }
         guard let path = ConfigLocation.userPath(environment: environment) else { return (try options.resolvedPath(), nil) }
@@ -111,7 +111,7 @@ struct Add: AsyncParsableCommand {
 
     func run() async throws {
         // Where --here is comes first: when there is no position, nothing is created.
-        let existing = (try? options.resolvedPathQuietly()).flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+        let existing = (try? options.resolvedPathQuietly()).flatMap { System.exists($0) ? $0 : nil }
         let at = here ? try await herePosition(config: existing).description : at
         if let list { return try await addTask(to: list, at: at) }
         let (path, creating) = try target()
@@ -284,7 +284,7 @@ struct Remove: AsyncParsableCommand {
 
     /// Forgets the removed reminder's state, when there is a state file.
     private func forgetState() {
-        guard FileManager.default.fileExists(atPath: stateOptions.path) else { return }
+        guard System.exists(stateOptions.path) else { return }
         do {
             let kept = try StateStore(path: stateOptions.path).forget(id)
             try Console.line("forgot its state in \(stateOptions.path)" + (kept > 0 ? "; its \(kept) past events stay in the history" : ""))

@@ -35,7 +35,7 @@ struct Map: AsyncParsableCommand {
         let store = openStore(logger: logger)
         // A server's task list is drawn from the copy the agent keeps; its changes wait there for the agent.
         let config = try options.load(taskCache: store)
-        guard FileManager.default.fileExists(atPath: MapService.leafletFolder + "/leaflet.js") else {
+        guard System.exists(MapService.leafletFolder + "/leaflet.js") else {
             Diagnostics.error("Leaflet is not installed in \(MapService.leafletFolder): install Debian's libjs-leaflet")
             throw ExitCode.failure
         }
@@ -100,18 +100,9 @@ struct ListenAddress: ExpressibleByArgument {
 
     /// "PORT", "ADDRESS:PORT", "[IPv6]:PORT"; `localhost` is 127.0.0.1.
     init?(argument: String) {
-        let (host, portText): (String, Substring)
-        if argument.hasPrefix("["), let close = argument.firstIndex(of: "]") {
-            host = String(argument[argument.index(after: argument.startIndex)..<close])
-            guard argument[close...].hasPrefix("]:") else { return nil }
-            portText = argument[argument.index(close, offsetBy: 2)...]
-        } else if let colon = argument.lastIndex(of: ":") {
-            host = String(argument[..<colon])
-            portText = argument[argument.index(after: colon)...]
-        } else {
-            host = "127.0.0.1"
-            portText = Substring(argument)
-        }
+        guard case .success(let parts) = HostAndPort.split(Substring(argument)) else { return nil }
+        // A port alone is one on 127.0.0.1.
+        let (host, portText) = parts.port.map { (String(parts.host), $0) } ?? ("127.0.0.1", parts.host)
         guard let port = UInt16(portText) else { return nil }
         let resolved = host == "localhost" ? "127.0.0.1" : host
         guard IPAddress(resolved) != nil else { return nil }

@@ -86,16 +86,25 @@ struct Run: AsyncParsableCommand {
         let hostName = ProcessInfo.processInfo.shortHostName
         var ownTopic: String?
         if let mqtt = config.mqtt {
-            let publisher = MQTTPublisher(
-                settings: mqtt, user: environment["USER"] ?? "user", hostName: hostName,
-                softwareVersion: GeoAlarm.configuration.version, reminders: config.reminders.filter(\.isEnabled),
-                collections: config.collections.filter(\.template.isEnabled), savedPresence: keeper.savedPresence(),
-                savedProximities: keeper.savedProximities(), lifecycles: keeper.lifecycles(), ownPosition: source == .gpsd, unknownError: config.settings.maxError ?? 100,
-                store: keeper.sharedStore, loop: loop, logger: logger)
-            // After the pop-ups (seen at once), before the hooks.
-            sinks.append(publisher)
-            services.append(publisher)
-            ownTopic = publisher.ownTopic
+            let clientID = mqtt.broker.clientID(hostName: hostName)
+            let unknownError = config.settings.maxError ?? 100
+            let outbox = MQTTOutbox(limit: mqtt.broker.outboxLimit, qos: mqtt.broker.qos, keeper: keeper, loop: loop, logger: logger)
+            let ownTracks = OwnTracksSink(
+                settings: mqtt.ownTracks, topic: mqtt.ownTracks.topic(user: environment["USER"] ?? "user", hostName: hostName),
+                unknownError: unknownError, outbox: outbox, keeper: keeper, loop: loop, logger: logger)
+            let homeAssistant = mqtt.homeAssistant.map { settings in
+                HomeAssistantSink(
+                    settings: settings, clientID: clientID, softwareVersion: GeoAlarm.configuration.version, ownPosition: source == .gpsd,
+                    locationInterval: mqtt.ownTracks.locationInterval, unknownError: unknownError, keeper: keeper, loop: loop, logger: logger)
+            }
+            // After the pop-ups (seen at once), before the hooks; Home Assistant's state before the
+            // OwnTracks location that names the same regions.
+            if let homeAssistant { sinks.append(homeAssistant) }
+            sinks.append(ownTracks)
+            services.append(MQTTLink(
+                settings: mqtt.broker, clientID: clientID, outbox: outbox, ownTracks: ownTracks, homeAssistant: homeAssistant, loop: loop,
+                logger: logger))
+            ownTopic = ownTracks.topic
         }
         let hooks = HookRunner(
             directory: ConfigLocation.hooksDirectory(environment: environment), timeout: config.hookTimeout, loop: loop,
@@ -111,7 +120,8 @@ struct Run: AsyncParsableCommand {
                 Diagnostics.error("\(config.path): --source owntracks needs an [mqtt] table with the broker's url")
                 throw ExitCode.failure
             }
-            let fixes = OwnTracksSource(settings: mqtt, hostName: hostName, skipping: Set(ownTopic.map { [$0] } ?? []), loop: loop)
+            let fixes = OwnTracksSource(
+                broker: mqtt.broker, settings: mqtt.ownTracks, hostName: hostName, skipping: Set(ownTopic.map { [$0] } ?? []), loop: loop)
             services += agentServices(source: fixes, channel: channel, config: config, keeper: keeper, sinks: sinks)
         }
         // Shut down in reverse order: the source stops first, then the agent, the hooks, MQTT and

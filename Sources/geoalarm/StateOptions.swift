@@ -40,17 +40,17 @@ extension StateOptions {
     func inspect() -> Finding {
         guard let status = (try? System.fileStatus(path)) ?? nil else {
             var folder = PathParts.split(path).folder
-            while !folder.isEmpty, folder != "/", !FileManager.default.fileExists(atPath: folder) {
+            while !folder.isEmpty, folder != "/", !System.exists(folder) {
                 folder = PathParts.split(folder).folder
             }
-            guard FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) else {
+            guard System.isWritable(folder.isEmpty ? "." : folder) else {
                 return Finding(.fail, "state", "\(path) does not exist and \(folder) is not writable",
                                advice: "give --state a path you can write, or make \(folder) yours")
             }
             return Finding(.ok, "state", "\(path) does not exist yet; the agent creates it (0600) at its first fix")
         }
         let mode = String(status.st_mode & 0o777, radix: 8)
-        guard FileManager.default.isWritableFile(atPath: path) else {
+        guard System.isWritable(path) else {
             return Finding(.fail, "state", "\(path) (mode \(mode)) is not writable: the agent could not record anything",
                            advice: "chown it to the user the agent runs as, or chmod u+w \(path)")
         }

@@ -3,6 +3,7 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmOutput
 import GeoAlarmSystem
 
 /// `geoalarm status`: where the agent thinks you are, reminder by reminder.

@@ -31,7 +31,7 @@ struct OptionTests {
         #expect(try Command.run(["replay", "-c", "config/demo.toml", "--state", state, "config/demo/walk.nmea"]).status == 0)
         let good = try Command.run(["check", "-c", "config/demo.toml", "--state", state])
         #expect(good.status == 0)
-        #expect(good.stdoutLines.last == "ok    state: \(state): mode 600, writable, schema 10 of 10")
+        #expect(good.stdoutLines.last == "ok    state: \(state): mode 600, writable, schema 11 of 11")
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: state)
         let open = try Command.run(["check", "-c", "config/demo.toml", "--state", state])
         #expect(open.status == 1)

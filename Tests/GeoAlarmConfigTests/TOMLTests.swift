@@ -2,6 +2,7 @@ import Foundation
 @testable import GeoAlarmConfig
 import GeoAlarmTestSupport
 import Testing
+import GeoAlarmTOML
 
 /// The TOML reader: values, tables and their spans, and errors with their positions.
 struct TOMLTests {

@@ -57,7 +57,7 @@ struct ApproachEngineTests {
         #expect(parked <= 2, "\(parked)")
         // 600 s at 50 km/h is 8.3 km: one change per 50 m at most, plus the turns of direction and estimate.
         #expect(driving > 0 && driving <= Int(600 * Self.speed / 50) + 10, "\(driving) changes from 6000 fixes")
-        #expect(engine.proximities.first??.direction == .towards)
+        #expect(engine.shownState(lifecycles: [:]).proximities["home"]?.direction == .towards)
     }
 
     @Test func anApproachDoesNotCompleteAOnceReminderNorCountAsItsFiring() {
@@ -110,5 +110,67 @@ struct ApproachEngineTests {
             kinds += engine.process(fix).events.map(\.kind)
         }
         #expect(kinds == [.approach, .approach, .arrive])
+    }
+
+    /// The proximities the state shows (`status`, Home Assistant) against brute force, each read
+    /// afresh at the last fix: every one is within what the engine documents (see
+    /// `ApproachTracker`): one noticeable change (50 m or 5 %), plus the way travelled since it
+    /// was last read, which is the last reading for every reminder of a usual config and for a
+    /// place that reading's fix was inside, and at most `ceil(count / 8)` readings back for the
+    /// others among more than a thousand.
+    @Test(arguments: [(UInt64(1), 300), (2, 3_000), (3, 3_000)])
+    func theProximitiesShownAreTheBruteForceOnesWithinTheirStaleness(seed: UInt64, count: Int) throws {
+        var random = SplitMix(seed: seed)
+        let start = Coordinate(latitude: 47, longitude: 8)
+        let degreesPerMetre = 1 / 111_195.0
+        // A walk at walking to driving pace, one fix a second, for longer than a whole turn takes.
+        let turns = (count + 7) / 8
+        var position = start
+        var heading = random.double(in: 0...(2 * .pi))
+        let fixes = (0..<(turns + 30) * 10).map { second -> Fix in
+            heading += random.double(in: -0.3...0.3)
+            let step = random.double(in: 0...20) * degreesPerMetre
+            position.latitude += step * cos(heading)
+            position.longitude += step * sin(heading) / cos(position.latitude * .pi / 180)
+            return Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: position, horizontalError: 5)
+        }
+        // Reminders 100-300 m wide: 20 around the fixes of the walk's last minutes (one of which
+        // a reading reads), the rest scattered over 40 x 40 km around its start.
+        let reminders = (0..<count).map { index -> Reminder in
+            let near = index < 20 ? fixes[fixes.count - 1 - index].coordinate : start
+            let reach = index < 20 ? 50.0 : 20_000
+            let centre = Coordinate(
+                latitude: near.latitude + random.double(in: -reach...reach) * degreesPerMetre,
+                longitude: near.longitude + random.double(in: -reach...reach) * degreesPerMetre / cos(near.latitude * .pi / 180))
+            return Reminder(id: "r\(index)", title: "R\(index)", geometry: .circle(center: centre, radius: random.double(in: 100...300)))
+        }
+        var engine = GeofenceEngine(reminders: reminders)
+        for fix in fixes { _ = engine.process(fix) }
+        let shown = engine.shownState(lifecycles: [:]).proximities
+        // The readings, as documented: the first dated fix, then each 10 s of fix time on.
+        var readings: [Int] = []
+        for (index, fix) in fixes.enumerated() {
+            if let last = readings.last, fix.time!.timeIntervalSince(fixes[last].time!) < 10 { continue }
+            readings.append(index)
+        }
+        /// Metres walked from the fix at `index` to the last.
+        func walked(since index: Int) -> Double {
+            zip(fixes[index...], fixes[(index + 1)...]).reduce(0) { $0 + Haversine.distance($1.0.coordinate, $1.1.coordinate) }
+        }
+        let last = try #require(fixes.last).coordinate
+        let lastReading = try #require(readings.last)
+        let sinceLastReading = walked(since: lastReading)
+        let sinceATurn = walked(since: readings[max(0, readings.count - 1 - turns)])
+        var checked = (near: 0, far: 0)
+        for reminder in reminders {
+            let proximity = try #require(shown[reminder.id], "\(reminder.id) shows no proximity")
+            let truth = max(0, reminder.distance(from: last) - reminder.geometry.circumradius)
+            let isNear = count <= 1_000 || reminder.distance(from: fixes[lastReading].coordinate) <= reminder.geometry.circumradius
+            let stale = isNear ? sinceLastReading : sinceATurn
+            let bound = max(50, proximity.distance / 20) + stale + truth * 0.005 + 1
+            #expect(abs(proximity.distance - truth) <= bound, "\(reminder.id): shows \(proximity.distance) m, is \(truth) m, bound \(bound) m")
+            if isNear { checked.near += 1 } else { checked.far += 1 }
+        }
+        #expect(checked.near > 0)
     }
 }

@@ -161,7 +161,7 @@ struct FirstUseTests {
         #expect(result.status == 1)
         #expect(result.stdoutLines.contains { $0.hasPrefix("FAIL  config: 1 problem(s); the first: \(config)") && $0.contains("Do: geoalarm check") },
                 "\(result.stdout)")
-        #expect(result.stdoutLines.contains("FAIL  state: \(state) (mode 644, schema 10 of 10) is readable by others: it holds where you have been. Do: chmod 600 \(state)"))
+        #expect(result.stdoutLines.contains("FAIL  state: \(state) (mode 644, schema 11 of 11) is readable by others: it holds where you have been. Do: chmod 600 \(state)"))
     }
 
     @Test func doctorNamesTheNotificationServerAndItsButtons() throws {

@@ -127,13 +127,15 @@ struct MQTTTests {
         // One OwnTracks transition per crossing, in order, with the booklet's members.
         let transitions = lines.objects(on: Self.ownTopic + "/event")
         #expect(transitions.map { "\($0["event"] ?? "") \($0["rid"] ?? "")" } == Self.demoCrossings)
-        // The reminders as regions, retained: each transition's wtst is its region's tst, in the past.
-        let waypoints = try #require(lines.objects(on: Self.ownTopic + "/waypoints").last?["waypoints"] as? [[String: Any]])
+        // The reminders as regions, retained, published once (every reminder, never an empty list):
+        // each transition's wtst is its region's tst, when the agent first knew the reminder.
+        let published = lines.objects(on: Self.ownTopic + "/waypoints")
+        #expect(published.count == 1, "\(published)")
+        let waypoints = try #require(published.first?["waypoints"] as? [[String: Any]])
         let regionTimes = Dictionary(waypoints.map { ($0["rid"] as? String ?? "", $0["tst"] as? Int ?? -1) }, uniquingKeysWith: { $1 })
         #expect(regionTimes.count == 5)
         for transition in transitions {
             #expect(transition["wtst"] as? Int == regionTimes[transition["rid"] as? String ?? ""], "\(transition)")
-            #expect((transition["wtst"] as? Int ?? .max) <= (transition["tst"] as? Int ?? 0), "a region is older than its transitions")
             #expect(transition["_type"] as? String == "transition")
             #expect(Set(transition.keys) == ["_type", "event", "desc", "rid", "lat", "lon", "acc", "tst", "wtst", "tid", "t"])
             #expect((transition["acc"] as? Double ?? 0) >= 1, "acc is never 0")
@@ -142,6 +144,19 @@ struct MQTTTests {
         #expect(transitions.first?["desc"] as? String == "Water the plants before you go")
         // 2026-11-21T08:06:39Z, the bakery's arrival in the log.
         #expect(transitions.first { $0["rid"] as? String == "bread" }?["tst"] as? Int == 1_795_248_399)
+
+        // Every location names the regions Home Assistant's presence says the device is inside, as
+        // the broker hands them over in order, from the first fix on.
+        var present: Set<String> = []
+        for message in lines.messages {
+            let prefix = "geoalarm/\(Self.clientID)/reminder/", suffix = "/state"
+            if message.topic.hasPrefix(prefix), message.topic.hasSuffix(suffix) {
+                let id = String(message.topic.dropFirst(prefix.count).dropLast(suffix.count))
+                if message.payload == "ON" { present.insert(id) } else { present.remove(id) }
+            } else if message.topic == Self.ownTopic, let object = try? Self.object(message.payload) {
+                #expect(Set(object["inrids"] as? [String] ?? []) == present, "\(object) while Home Assistant says \(present)")
+            }
+        }
 
         // The position with each event, naming the reminders it is inside.
         let locations = lines.objects(on: Self.ownTopic)
@@ -166,9 +181,7 @@ struct MQTTTests {
         let bread = try #require(lines.objects(on: "homeassistant/binary_sensor/\(Self.clientID)/bread/config").first)
         #expect(bread["device_class"] as? String == "presence")
         #expect(bread["unique_id"] as? String == "geoalarm_\(Self.clientID)_reminder_bread")
-        let availability = try #require(bread["availability"] as? [[String: Any]])
-        #expect(availability.compactMap { $0["topic"] as? String } == ["geoalarm/\(Self.clientID)/availability", Self.ownTopic])
-        #expect(bread["availability_mode"] as? String == "latest")
+        #expect(bread["availability_topic"] as? String == "geoalarm/\(Self.clientID)/availability")
         #expect((bread["device"] as? [String: Any])?["identifiers"] as? [String] == ["geoalarm_\(Self.clientID)"])
         let breadState = try #require(bread["state_topic"] as? String)
         #expect(Self.changes(lines.payloads(on: breadState)) == ["OFF", "ON", "OFF"],
@@ -198,9 +211,10 @@ struct MQTTTests {
         #expect(MQTTLines(late.stdout).messages.contains { $0.topic.hasSuffix("/bread/config") })
     }
 
-    /// The connection's will is an OwnTracks `lwt` on the agent's own topic, as the apps leave
-    /// one; Home Assistant reads it as the agent's availability going offline.
-    @Test func aKilledAgentLeavesAnOwnTracksLastWill() throws {
+    /// A killed agent leaves an OwnTracks `lwt` on its own topic, as the apps leave one, and its
+    /// status topic says `offline`, retained: a Home Assistant (or anyone) reading it later is not
+    /// told the agent is up.
+    @Test func aKilledAgentLeavesAnOwnTracksLastWillAndItsStatusSaysOffline() throws {
         let broker = try Mosquitto()
         let subscriber = try broker.subscribe(["geoalarm/#", Self.ownTopic])
         let started = Int(Date().timeIntervalSince1970)
@@ -216,7 +230,63 @@ struct MQTTTests {
         #expect(will["_type"] as? String == "lwt")
         let connected = try #require(will["tst"] as? Int, "tst: when the agent first connected")
         #expect(connected >= started && connected <= Int(Date().timeIntervalSince1970))
-        #expect(MQTTLines(subscriber.stdout).payloads(on: availability) == ["online"], "a crash says nothing more there")
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: availability) == ["online", "offline"] }, "\(subscriber.stdout)")
+        let later = try broker.subscribe([availability])
+        #expect(later.waitUntil { MQTTLines($0.stdout).payloads(on: availability) == ["offline"] }, "retained: \(later.stdout)")
+    }
+
+    static func object(_ text: String) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    /// Started again where the state file says it is inside the bakery: its first location names
+    /// the bakery, as Home Assistant's presence (restored, ON) says.
+    @Test func theFirstLocationAfterARestartNamesTheRegionsItIsIn() throws {
+        let broker = try Mosquitto()
+        let config = try Self.demoConfig(broker)
+        let state = Command.scratchState()
+        let gpsd = try GPSFake()
+        try gpsd.load(Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<420), named: "to-the-bakery.nmea"))
+        let first = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(try gpsd.playThrough(to: first), "\(first.stderr)")
+        #expect(first.stdout.contains("arrive  bread"), "\(first.stdout)")
+        first.signal(SIGTERM)
+        #expect(first.exitStatus() == 0)
+        let subscriber = try broker.subscribe(["geoalarm/#", Self.ownTopic])
+        try gpsd.load(Command.temporaryFile(try LiveAgentTests.walkEpochs(420..<440), named: "still-there.nmea"))
+        let again = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsd.port)"])
+        #expect(again.waitUntil { $0.stderr.contains("connected to \(broker.url)") }, "\(again.stderr)")
+        #expect(try gpsd.playThrough(to: again), "\(again.stderr)")
+        #expect(subscriber.waitUntil { !MQTTLines($0.stdout).objects(on: Self.ownTopic).isEmpty })
+        again.signal(SIGTERM)
+        #expect(again.exitStatus() == 0)
+        let lines = MQTTLines(subscriber.stdout)
+        #expect(lines.payloads(on: "geoalarm/\(Self.clientID)/reminder/bread/state").first == "ON", "restored")
+        let location = try #require(lines.objects(on: Self.ownTopic).first)
+        #expect(location["inrids"] as? [String] == ["bread"], "\(location)")
+        #expect(again.stdoutLines.isEmpty, "still inside: nothing announced again")
+    }
+
+    /// Three phones flush 2,430 locations each at once (a broker restart, a tunnel's end), at
+    /// mosquitto's default queue of 1,000 a client: the agent takes them as fast as the broker
+    /// hands them over, none is lost, and each phone's arrival is announced.
+    @Test func aBurstOfThreePhonesLosesNoLocation() throws {
+        let broker = try Mosquitto()
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker),
+                                    "--state", Command.scratchState()])
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
+        let phones = ["alice/phone", "bob/phone", "carol/phone"]
+        // From 2.4 km north, a metre a second, to the bakery and a little past its middle.
+        let walk = (0..<2430).map { step in Self.location(north: 2400 - Double(step), at: Self.start + step) }
+        let publishers = try phones.map { try broker.publisher("owntracks/\($0)", lines: walk) }
+        for publisher in publishers { #expect(publisher.exitStatus() == 0, "\(publisher.stderr)") }
+        #expect(try Self.settled(agent, broker: broker, seconds: 300), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(agent.stderr.contains("4 devices tracked: \(3 * walk.count + 1) fixes"), "every location taken: \(agent.stderr)")
+        #expect(!broker.log.contains("dropped"), "\(broker.log)")
+        let arrivals = agent.stdoutLines.filter { $0.contains("arrive  bakery") }
+        #expect(Set(arrivals.compactMap { $0.components(separatedBy: "device ").last }) == Set(phones), "\(agent.stdout)")
     }
 
     @Test func aBrokerOutageMidTrackLosesNoEvent() throws {
@@ -480,7 +550,7 @@ struct MQTTTests {
 
     @Test func aRemovedReminderIsClearedFromHomeAssistantAndDiscoveryFollowsItsRestart() throws {
         let broker = try Mosquitto()
-        let subscriber = try broker.subscribe(["homeassistant/#"])
+        let subscriber = try broker.subscribe(["homeassistant/#", "geoalarm/#"])
         let config = try Self.bakeryConfig(broker, extra: "homeassistant = true")
         let nothingListens = try GPSFake()
         let state = Command.scratchState()
@@ -493,6 +563,12 @@ struct MQTTTests {
         try removed.write(toFile: config, atomically: true, encoding: .utf8)
         #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: station) == [MQTTLines($0.stdout).payloads(on: station)[0], ""] },
                 "an empty retained config removes the entity")
+        // Its state and attributes are cleared after the config, once Home Assistant dropped the
+        // entity: cleared first, they would reach an entity still there ("Erroneous JSON").
+        let attributes = "geoalarm/\(Self.clientID)/reminder/station/attributes"
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: attributes).last == "" }, "\(subscriber.stdout)")
+        let order = MQTTLines(subscriber.stdout).messages.enumerated().filter { $0.element.payload.isEmpty }.map(\.element.topic)
+        #expect(order.firstIndex(of: station).map { $0 < (order.firstIndex(of: attributes) ?? -1) } == true, "\(order)")
         let bakery = "homeassistant/binary_sensor/\(Self.clientID)/bakery/config"
         let before = MQTTLines(subscriber.stdout).payloads(on: bakery).count
         try broker.publish("homeassistant/status", "online")

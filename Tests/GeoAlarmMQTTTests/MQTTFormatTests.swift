@@ -3,10 +3,11 @@ import GeoAlarmConfig
 import GeoAlarmCore
 @testable import GeoAlarmMQTT
 import GeoAlarmOwnTracks
-import GeoAlarmSecretBox
 import GeoAlarmStore
 import GeoAlarmTestSupport
+import GeoAlarmSystem
 import Logging
+import Synchronization
 import Testing
 
 /// The messages the MQTT adapter writes and reads, without a broker.
@@ -21,7 +22,7 @@ struct MQTTFormatTests {
     @Test func aTransitionHasTheBookletsMembersAndNeverAZeroAccuracy() throws {
         let time = Date(timeIntervalSince1970: 1_795_248_399.6)
         let fix = Fix(time: time, coordinate: Coordinate(latitude: 47.0001, longitude: 8), horizontalError: 0.2)
-        let enter = try Self.object(OwnTracksJSON.transition(
+        let enter = try Self.object(OwnTracksMessages.transition(
             PresenceChange(reminder: Self.bakery, presence: .inside, fix: fix, distance: 11, isInitial: false),
             wtst: Date(timeIntervalSince1970: 1_795_000_000.5), tid: "pi", unknownError: 100))
         #expect(enter["_type"] as? String == "transition")
@@ -34,7 +35,7 @@ struct MQTTFormatTests {
         #expect(enter["wtst"] as? Int == 1_795_000_000, "when the reminder was first seen")
         var unknown = fix
         unknown.horizontalError = nil
-        let leave = try Self.object(OwnTracksJSON.transition(
+        let leave = try Self.object(OwnTracksMessages.transition(
             PresenceChange(reminder: Self.bakery, presence: .outside, fix: unknown, distance: 200, isInitial: false),
             wtst: Date(timeIntervalSince1970: 1_795_000_000), tid: "pi", unknownError: 60))
         #expect(leave["event"] as? String == "leave")
@@ -49,12 +50,12 @@ struct MQTTFormatTests {
         var park = Self.bakery
         park.id = "park"
         park.geometry = .area(area)
-        let text = OwnTracksJSON.waypoints([Self.bakery, park], firstSeen: ["bakery": Date(timeIntervalSince1970: 1_790_000_000)])
+        let text = OwnTracksMessages.waypoints([Self.bakery, park], firstSeen: ["bakery": Date(timeIntervalSince1970: 1_790_000_000)])
         let object = try Self.object(text)
         #expect(object["_type"] as? String == "waypoints")
         let list = try #require(object["waypoints"] as? [[String: Any]])
         #expect(list.map { $0["rid"] as? String } == ["bakery"], "the park, never placed by a fix, waits")
-        let both = try #require(try Self.object(OwnTracksJSON.waypoints(
+        let both = try #require(try Self.object(OwnTracksMessages.waypoints(
             [Self.bakery, park], firstSeen: ["bakery": Date(timeIntervalSince1970: 1), "park": Date(timeIntervalSince1970: 2)]))["waypoints"] as? [[String: Any]])
         #expect(both.map { $0["rid"] as? String } == ["bakery", "park"])
         #expect(list[0]["_type"] as? String == "waypoint" && list[0]["rad"] as? Int == 100 && list[0]["tst"] as? Int == 1_790_000_000)
@@ -65,7 +66,7 @@ struct MQTTFormatTests {
     @Test func aLocationNamesTheRegionsItIsInside() throws {
         let fix = Fix(time: Date(timeIntervalSince1970: 1_795_248_399), coordinate: Coordinate(latitude: 47, longitude: 8),
                       horizontalError: 12.3, speed: 2, course: 91.6)
-        let location = try Self.object(OwnTracksJSON.location(
+        let location = try Self.object(OwnTracksMessages.location(
             fix, tid: "pi", trigger: "t", inside: [("bakery", "Buy bread"), ("home", "Home")], unknownError: 100))
         #expect(location["_type"] as? String == "location")
         #expect(location["acc"] as? Int == 13)
@@ -73,13 +74,13 @@ struct MQTTFormatTests {
         #expect(location["cog"] as? Int == 92)
         #expect(location["inregions"] as? [String] == ["Buy bread", "Home"])
         #expect(location["inrids"] as? [String] == ["bakery", "home"])
-        let outside = try Self.object(OwnTracksJSON.location(fix, tid: "pi", trigger: "c", inside: [], unknownError: 100))
+        let outside = try Self.object(OwnTracksMessages.location(fix, tid: "pi", trigger: "c", inside: [], unknownError: 100))
         #expect(outside["inregions"] == nil)
     }
 
     @Test func discoveryGivesEachReminderAPresenceSensorOfOneDevice() throws {
         let discovery = HomeAssistantDiscovery(
-            prefix: "homeassistant", clientID: "geoalarm-pi", owntracksTopic: "owntracks/me/pi", softwareVersion: "0.2.0")
+            prefix: "homeassistant", clientID: "geoalarm-pi", availabilityTopic: "geoalarm/geoalarm-pi/availability", softwareVersion: "0.2.0")
         let odd = Reminder(id: "a.b", title: "Dots", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
         let underscore = Reminder(id: "a_b", title: "Underscore", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
         let configs = discovery.configs(reminders: [Self.bakery, odd, underscore], collections: [])
@@ -87,11 +88,10 @@ struct MQTTFormatTests {
         let bakery = try Self.object(configs["homeassistant/binary_sensor/geoalarm-pi/bakery/config"])
         #expect(bakery["state_topic"] as? String == "geoalarm/geoalarm-pi/reminder/bakery/state")
         #expect(bakery["device_class"] as? String == "presence")
-        // Available as the latest of the agent's own status and its OwnTracks will says.
-        let availability = try #require(bakery["availability"] as? [[String: Any]])
-        #expect(availability.map { $0["topic"] as? String } == [discovery.availabilityTopic, "owntracks/me/pi"])
-        #expect(availability.last?["value_template"] as? String == "{{ 'offline' if value_json._type == 'lwt' else 'online' }}")
-        #expect(bakery["availability_mode"] as? String == "latest")
+        // Available as the agent's own status says (the broker says `offline` by its will after a crash).
+        #expect(bakery["availability_topic"] as? String == "geoalarm/geoalarm-pi/availability")
+        #expect(bakery["payload_available"] as? String == "online" && bakery["payload_not_available"] as? String == "offline")
+        #expect(bakery["availability"] == nil)
         let device = try #require(bakery["device"] as? [String: Any])
         #expect(device["identifiers"] as? [String] == ["geoalarm_geoalarm-pi"])
         #expect(device["sw_version"] as? String == "0.2.0")
@@ -135,7 +135,7 @@ struct MQTTFormatTests {
         #expect(HomeAssistantDiscovery.name(of: collection("{name}")) == "cameras")
         #expect(HomeAssistantDiscovery.name(of: collection("Cameras")) == "Cameras")
         let discovery = HomeAssistantDiscovery(
-            prefix: "homeassistant", clientID: "geoalarm-pi", owntracksTopic: "owntracks/me/pi", softwareVersion: "0.2.0")
+            prefix: "homeassistant", clientID: "geoalarm-pi", availabilityTopic: "geoalarm/geoalarm-pi/availability", softwareVersion: "0.2.0")
         let configs = discovery.configs(reminders: [], collections: [collection("{name}")])
         let sensor = try Self.object(configs["homeassistant/sensor/geoalarm-pi/collection_cameras/config"])
         #expect(sensor["name"] as? String == "cameras")
@@ -175,114 +175,23 @@ struct MQTTFormatTests {
             CollectionPlace(geometry: .circle(center: Coordinate(latitude: 47.001, longitude: 8), radius: 50), name: "north"),
             CollectionPlace(geometry: .circle(center: Coordinate(latitude: 47.002, longitude: 8), radius: 50), name: "far"),
         ])
-        var state = PublisherState(reminders: [Self.bakery], collections: [cameras], store: nil)
+        var regions = OwnTracksRegions()
+        regions.take(ShownState(reminders: [Self.bakery], collections: [cameras], sides: ["bakery": .outside]))
         func change(_ reminder: Reminder, _ presence: Presence) -> PresenceChange {
             PresenceChange(reminder: reminder, presence: presence, fix: Fix(time: nil, coordinate: reminder.center),
                            distance: 0, isInitial: false)
         }
-        _ = state.note(change(Self.bakery, .inside))
-        _ = state.note(change(cameras.member(0), .inside))
-        #expect(state.insideReminders().map(\.id) == ["bakery", "cameras/1"])
-        #expect(state.insideReminders().map(\.title) == ["Buy \"bread\"", "Camera north"])
-        _ = state.note(change(cameras.member(0), .outside))
-        _ = state.note(change(Self.bakery, .outside))
-        #expect(state.insideReminders().isEmpty)
-    }
-
-    @Test func anOwnTracksLocationBecomesAFixOfItsDevice() throws {
-        let payload = #"{"_type":"location","lat":47.5,"lon":8.25,"tst":1795248399,"acc":8,"vel":36,"cog":180,"tid":"ph","batt":80}"#
-        let fix = try Self.fix(payload, of: "alice/phone")
-        #expect(fix.coordinate == Coordinate(latitude: 47.5, longitude: 8.25))
-        #expect(fix.time == Date(timeIntervalSince1970: 1_795_248_399))
-        #expect(fix.horizontalError == 8)
-        #expect(fix.speed == 10, "36 km/h")
-        #expect(fix.tracker == "alice/phone")
-        #expect(fix.trackerLabel == "ph")
-        let written = #"{"_type":"location","lat":"47.5","lon":" 8.25 ","tst":1795248399}"#
-        #expect(try Self.fix(written, of: "a/b").coordinate == Coordinate(latitude: 47.5, longitude: 8.25),
-                "coordinates as strings, as the Recorder takes them")
-        // A point of interest's photo rides along in `image`: read up to 1 MiB in all.
-        let thumbnail = String(repeating: "/9j/4AAQSkZJRgABAQ", count: 40_000)
-        let poi = #"{"_type":"location","lat":47.5,"lon":8.25,"tst":1795248399,"poi":"Bakery","image":"\#(thumbnail)"}"#
-        #expect(poi.utf8.count > 700_000)
-        #expect(try Self.fix(poi, of: "a/b").coordinate == Coordinate(latitude: 47.5, longitude: 8.25))
-        let refused: [(String, String, OwnTracksLocation.Kind)] = [
-            ("", "malformed JSON", .malformed), ("{", "malformed JSON", .malformed), (#"{"lat":1}"#, "without _type", .malformed),
-            (#"{"_type":"location","lon":8,"tst":1795248399}"#, "without lat and lon", .invalid),
-            (#"{"_type":"location","lat":"47 N","lon":8,"tst":1795248399}"#, "without lat and lon", .invalid),
-            (#"{"_type":"location","lat":91,"lon":8,"tst":1795248399}"#, "out of range", .invalid),
-            (#"{"_type":"location","lat":47,"lon":8,"tst":-5}"#, "valid tst", .invalid),
-            (#"{"_type":"location","lat":47,"lon":8,"tst":1795248399} x"#, "malformed JSON", .malformed),
-            (#"{"_type":"teleport","lat":47,"lon":8,"tst":1795248399}"#, "_type \"teleport\"", .unknownType),
-            (#"{"_type":"encrypted"}"#, "without data", .malformed),
-            (#"{"_type":"location","image":"\#(String(repeating: "A", count: 1 << 20))"}"#, "bytes", .oversized),
-            (#"{"_type":"lwt","tst":1}"#, "not a location", .otherType),
-            (#"{"_type":"transition","event":"enter"}"#, "not a location", .otherType),
-        ]
-        for (text, reason, kind) in refused {
-            guard case .failure(let problem) = OwnTracksLocation.parse(Array(text.utf8), tracker: "a/b") else {
-                Issue.record("\(text.prefix(80)) was taken")
-                continue
-            }
-            #expect(problem.description.contains(reason), "\(text.prefix(80)): \(problem)")
-            #expect(problem.kind == kind, "\(text.prefix(80))")
-        }
-    }
-
-    static func fix(_ payload: String, of tracker: String) throws -> Fix {
-        let message = try OwnTracksLocation.parse(Array(payload.utf8), tracker: tracker).get()
-        guard case .location(let fix) = message else { throw OwnTracksLocation.Problem(.otherType, "\(message)") }
-        return fix
-    }
-
-    /// Sealed as the apps seal it (the secret's bytes, zero-padded to 32, as the key; base64 of
-    /// nonce and ciphertext in `data`), a location is read with the device's secret, and refused
-    /// with the kind of why without one or with another.
-    @Test func encryptedLocationsOpenWithTheirDevicesSecret() throws {
-        let location = #"{"_type":"location","lat":47.5,"lon":8.25,"tst":1795248399,"tid":"al"}"#
-        let sealed = try #require(SecretBox(secret: "alice's secret").seal(Array(location.utf8)))
-        let message = #"{"_type":"encrypted","data":"\#(sealed)"}"#
-        let shared = OwnTracksSecrets(secret: "alice's secret", deviceSecrets: [:])
-        #expect(try shared.fix(in: Array(message.utf8), tracker: "alice/phone").get().trackerLabel == "al")
-        let perDevice = OwnTracksSecrets(secret: "other", deviceSecrets: ["alice/phone": "alice's secret"])
-        #expect(try perDevice.fix(in: Array(message.utf8), tracker: "alice/phone").get().coordinate.latitude == 47.5)
-        let cases: [(OwnTracksSecrets, String, String, OwnTracksLocation.Kind)] = [
-            (OwnTracksSecrets(secret: nil, deviceSecrets: [:]), message, "alice/phone", .encryptedWithoutKey),
-            // Bob has no secret of his own: the shared one is tried, and does not open Alice's message.
-            (perDevice, message, "bob/phone", .undecryptable),
-            (shared, #"{"_type":"encrypted","data":"not base64!"}"#, "alice/phone", .undecryptable),
-            (shared, #"{"_type":"encrypted","data":"AAAA"}"#, "alice/phone", .undecryptable),
-        ]
-        for (secrets, text, tracker, kind) in cases {
-            guard case .failure(let problem) = secrets.fix(in: Array(text.utf8), tracker: tracker) else {
-                Issue.record("\(text) was opened")
-                continue
-            }
-            #expect(problem.kind == kind, "\(problem)")
-        }
-        // What the agent publishes for a device with a secret opens with it, and only with it.
-        let published = OwnTracksSecrets(secret: "mine", deviceSecrets: [:]).payload(location, for: nil)
-        #expect(String(decoding: published, as: UTF8.self).hasPrefix(#"{"_type":"encrypted","data":""#))
-        #expect(try OwnTracksSecrets(secret: "mine", deviceSecrets: [:]).fix(in: published, tracker: "me/pi").get().trackerLabel == "al")
-        guard case .failure(let wrong) = OwnTracksSecrets(secret: "yours", deviceSecrets: [:]).fix(in: published, tracker: "me/pi") else {
-            Issue.record("another secret opened it")
-            return
-        }
-        #expect(wrong.kind == .undecryptable)
-        #expect(OwnTracksSecrets(secret: nil, deviceSecrets: [:]).payload(location, for: nil) == Array(location.utf8))
-    }
-
-    @Test func topicsNameDevicesBelowTheSubscriptionsPrefix() {
-        let standard = OwnTracksTopics(subscription: "owntracks/+/+")
-        #expect(standard.tracker(of: "owntracks/alice/phone") == "alice/phone")
-        #expect(standard.tracker(of: "owntracks/alice/phone/event") == nil)
-        #expect(standard.tracker(of: "other/alice/phone") == nil)
-        #expect(standard.eventTopic(of: "alice/phone") == "owntracks/alice/phone/event")
-        let fleet = OwnTracksTopics(subscription: "fleet/#")
-        #expect(fleet.tracker(of: "fleet/truck7") == "truck7")
-        #expect(fleet.eventTopic(of: "truck7") == "fleet/truck7/event")
-        let one = OwnTracksTopics(subscription: "owntracks/alice/phone")
-        #expect(one.tracker(of: "owntracks/alice/phone") == "phone")
+        regions.note(change(Self.bakery, .inside))
+        regions.note(change(cameras.member(0), .inside))
+        #expect(regions.inside.map(\.id) == ["bakery", "cameras/1"])
+        #expect(regions.inside.map(\.title) == ["Buy \"bread\"", "Camera north"])
+        regions.note(change(cameras.member(0), .outside))
+        regions.note(change(Self.bakery, .outside))
+        #expect(regions.inside.isEmpty)
+        // The pipeline's state at a start (a reload) is where they start from: inside already.
+        regions.take(ShownState(reminders: [Self.bakery], collections: [cameras], sides: ["bakery": .inside],
+                                placesInside: ["cameras/2": cameras.member(1)]))
+        #expect(regions.inside.map(\.id) == ["bakery", "cameras/2"])
     }
 
     @Test func anMQTTTableIsCheckedKeyByKey() throws {
@@ -304,9 +213,10 @@ struct MQTTFormatTests {
             outbox_limit = 50
             """, path: "c.toml")
         let mqtt = try #require(good.mqtt)
-        #expect(mqtt.host == "::1" && mqtt.port == 8884 && mqtt.usesTLS && mqtt.qos == 2 && mqtt.homeAssistant)
-        #expect(mqtt.locationInterval == 300 && mqtt.outboxLimit == 50 && mqtt.url == "mqtts://[::1]:8884")
-        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://broker\"", path: "c.toml").mqtt?.port == 1883)
+        #expect(mqtt.broker.host == "::1" && mqtt.broker.port == 8884 && mqtt.broker.usesTLS && mqtt.broker.qos == 2)
+        #expect(mqtt.homeAssistant?.discoveryPrefix == "ha")
+        #expect(mqtt.ownTracks.locationInterval == 300 && mqtt.broker.outboxLimit == 50 && mqtt.broker.url == "mqtts://[::1]:8884")
+        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://broker\"", path: "c.toml").mqtt?.broker.port == 1883)
         #expect(diagnostics("url = \"http://x\"") == ["c.toml:2: mqtt: url: http://x must start with mqtt:// or mqtts://"])
         #expect(diagnostics("url = \"mqtt://u:p@x\"").first?.contains("use username and password_file") == true)
         #expect(diagnostics("url = \"mqtt://x:99999\"").first?.contains("is not 1-65535") == true)
@@ -332,7 +242,7 @@ struct MQTTFormatTests {
         }
         #expect(diagnostics("url = \"mqtt://x\"\nsubscribe = \"owntracks/+/+\"") == [])
         #expect(diagnostics("url = \"mqtt://x\"\nsubscribe = \"fleet/#\"") == [])
-        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://x\"\ntid = \"p1\"", path: "c.toml").mqtt?.trackerID == "p1")
+        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://x\"\ntid = \"p1\"", path: "c.toml").mqtt?.ownTracks.trackerID == "p1")
         for bad in ["", "abc", "a b", "a\\u0007"] {
             #expect(diagnostics("url = \"mqtt://x\"\ntid = \"\(bad)\"").first?.contains("tid: must be one or two letters or digits") == true, "\(bad)")
         }
@@ -346,7 +256,7 @@ struct MQTTFormatTests {
             try ConfigLoader.load(path: try Command.temporaryFile("[mqtt]\nurl = \"mqtt://x\"\nusername = \"u\"\npassword_file = \"\(file)\""))
         }
         _ = FileManager.default.createFile(atPath: file, contents: Data("s3cret\nignored\n".utf8), attributes: [.posixPermissions: 0o600])
-        #expect(try load().mqtt?.password == "s3cret")
+        #expect(try load().mqtt?.broker.password == "s3cret")
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
         do {
             _ = try load()
@@ -379,8 +289,8 @@ struct MQTTFormatTests {
             [mqtt.device_secrets]
             "alice/phone" = "\(folder)/alice.key"
             """))
-        #expect(good.mqtt?.secret == "pi secret")
-        #expect(good.mqtt?.deviceSecrets == ["alice/phone": "alice secret"])
+        #expect(good.mqtt?.ownTracks.secret == "pi secret")
+        #expect(good.mqtt?.ownTracks.deviceSecrets == ["alice/phone": "alice secret"])
         let bad = """
             [mqtt]
             url = "mqtt://x"
@@ -399,35 +309,41 @@ struct MQTTFormatTests {
         }
     }
 
-    /// The publisher sends from its copy of the outbox; the file must hold the same messages
-    /// whatever the order of sends, acknowledgements and drops, with or without a file.
+    /// The outbox keeps its messages in the state file before anything is sent: beyond its limit
+    /// the oldest go, in the file too; a restart reads what waits.
     @Test(arguments: [true, false])
-    func thePublishersCopyOfTheOutboxFollowsTheFile(withFile: Bool) throws {
+    func theOutboxFollowsTheFile(withFile: Bool) throws {
         let path = Command.scratchState()
         let logger = Logger(label: "test")
-        func message(_ text: String) -> OutboxMessage { OutboxMessage(topic: "t", payload: Array(text.utf8)) }
-        func texts(_ messages: some Sequence<OutboxMessage>) -> [String] { messages.map { String(decoding: $0.payload, as: UTF8.self) } }
-        var state = PublisherState(reminders: [], collections: [], store: withFile ? try StateStore(path: path) : nil)
-        for text in ["a", "b", "c", "d"] { state.append(message(text), limit: 3, logger: logger) }
-        #expect(texts(state.pending(after: 0, limit: 10)) == ["b", "c", "d"])
-        #expect(state.dropped == 1)
-        let sent = Array(state.pending(after: 0, limit: 2))
-        #expect(texts(state.pending(after: sent[1].number, limit: 10)) == ["d"])
-        // Acknowledged out of order, and once more after it went: nothing else is touched.
-        state.remove(sent[1].number, logger: logger)
-        state.remove(sent[1].number, logger: logger)
-        state.remove(sent[0].number, logger: logger)
-        #expect(texts(state.pending(after: 0, limit: 10)) == ["d"])
-        state.remove(state.pending(after: 0, limit: 1)[0].number, logger: logger)
-        // Emptied, it goes on numbering upwards, so a message is never taken as sent already.
-        state.append(message("e"), limit: 3, logger: logger)
-        #expect(texts(state.pending(after: sent[1].number, limit: 10)) == ["e"])
+        let keeper = withFile ? StateKeeper(path: path, logger: logger) : nil
+        let loop = try EventLoop.startOnNewThread()
+        defer { loop.stop() }
+        let outbox = MQTTOutbox(limit: 3, qos: 1, keeper: keeper, loop: loop, logger: logger)
+        let waiting = try Self.onLoop(loop) {
+            outbox.load()
+            for text in ["a", "b", "c", "d"] { outbox.append(topic: "t", payload: Array(text.utf8)) }
+            return outbox.waiting
+        }
+        #expect(waiting == 3)
         guard withFile else { return }
-        #expect(try StateStore(path: path).queue(named: PublisherState.outboxQueue).all().map(\.number)
-                    == state.pending(after: 0, limit: 10).map(\.number))
-        var restarted = PublisherState(reminders: [], collections: [], store: try StateStore(path: path))
-        restarted.loadOutbox(logger: logger)
-        #expect(texts(restarted.pending(after: 0, limit: 10)) == ["e"])
+        #expect(try StateStore(path: path).queue(named: MQTTOutbox.queue).all().map { String(decoding: $0.payload, as: UTF8.self) } == ["b", "c", "d"])
+        let restarted = MQTTOutbox(limit: 3, qos: 1, keeper: StateKeeper(path: path, logger: logger), loop: loop, logger: logger)
+        #expect(try Self.onLoop(loop) {
+            restarted.load()
+            return restarted.waiting
+        } == 3)
+    }
+
+    /// Runs `body` on `loop`'s thread (where sinks and the outbox live) and returns what it gave.
+    static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<T?>(nil)
+        loop.execute {
+            result.withLock { $0 = body() }
+            done.signal()
+        }
+        done.wait()
+        return try #require(result.withLock { $0 })
     }
 
     @Test func eachTrackedDeviceKeepsItsOwnSideInTheStateFile() throws {

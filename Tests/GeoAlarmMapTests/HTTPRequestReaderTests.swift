@@ -1,4 +1,4 @@
-import GeoAlarmScanners
+import GeoAlarmMap
 import Testing
 
 /// The map server's reading of requests: whole ones, partial ones, and the ones it refuses.

@@ -49,18 +49,4 @@ struct EventFormatTests {
         #expect(EventFormat.json.line(for: .crossing(event)).hasPrefix(#"{"time":null,"#))
         #expect(EventFormat.json.line(for: .crossing(event)).hasSuffix(#","initial":true}"#))
     }
-
-    @Test(arguments: [
-        (0.0, "1970-01-01T00:00:00Z"), (951_825_600.5, "2000-02-29T12:00:00.500Z"), (-1, "1969-12-31T23:59:59Z"),
-        (1_795_248_390.9996, "2026-11-21T08:06:31Z"), (4_102_444_800, "2100-01-01T00:00:00Z"),
-    ])
-    func timestamps(seconds: Double, text: String) {
-        #expect(Timestamp.iso8601(Date(timeIntervalSince1970: seconds)) == text)
-    }
-
-    @Test func jsonStrings() {
-        #expect(JSONText.quote("a\u{1}b\tc\\") == #""a\u0001b\tc\\""#)
-        #expect(JSONText.number(.infinity) == "null")
-        #expect(JSONText.number(12) == "12")
-    }
 }

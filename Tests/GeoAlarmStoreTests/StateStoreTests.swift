@@ -37,6 +37,7 @@ struct StateStoreTests {
             "8: each reminder's proximity (distance to its edge, direction of travel, time to arrival)",
             "9: the ids of task lists' reminders by their tasks' UIDs, so that their state follows a renamed list or a moved task",
             "10: the last good copy of task lists on CalDAV servers",
+            "11: this machine's sides and the reminders' lifecycles in tables of their own",
         ])
     }
 
@@ -216,18 +217,15 @@ struct StateStoreTests {
         let path = Self.path()
         let log = CapturingLog()
         let keeper = StateKeeper(path: path, logger: log.logger)
-        func outcome(_ proximity: Proximity, second: Double, device: String? = nil) -> FixOutcome {
+        func outcome(_ proximity: Proximity, second: Double) -> FixOutcome {
             .accepted([], changes: [], proximities: [ProximityChange(
                 reminderID: "office", fenceKey: Self.office.fenceKey, proximity: proximity,
-                time: Date(timeIntervalSince1970: 1_800_000_000 + second), device: device)])
+                time: Date(timeIntervalSince1970: 1_800_000_000 + second), device: nil)])
         }
-        keeper.save(outcome(Proximity(distance: 5000, direction: .unknown), second: 0), announced: [], announcer: Announcer(timeZone: .utc))
-        keeper.save(
-            outcome(Proximity(distance: 4200, direction: .towards, closingSpeed: 14, eta: 300), second: 60), announced: [],
-            announcer: Announcer(timeZone: .utc))
-        keeper.scoped(to: "alice/phone").save(
-            outcome(Proximity(distance: 10, direction: .awayFrom), second: 61, device: "alice/phone"), announced: [],
-            announcer: Announcer(timeZone: .utc))
+        keeper.commit([FixRecord(proximities: outcome(Proximity(distance: 5000, direction: .unknown), second: 0).proximities)])
+        keeper.commit([FixRecord(proximities: outcome(Proximity(distance: 4200, direction: .towards, closingSpeed: 14, eta: 300), second: 60).proximities)])
+        // A tracked device's record carries none (FixPipeline keeps this machine's only): its side is kept under its name.
+        keeper.scoped(to: "alice/phone").commit([FixRecord(device: "alice/phone")])
         let saved = try #require(try StateStore(readingFrom: path)).savedProximities()
         #expect(saved == ["office": SavedProximity(
             proximity: Proximity(distance: 4200, direction: .towards, eta: 300), time: Date(timeIntervalSince1970: 1_800_000_060),
@@ -244,7 +242,7 @@ struct StateStoreTests {
         for second in 0..<2 {
             let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094))
             let outcome = engine.process(fix)
-            first.save(outcome, announced: outcome.events, announcer: Announcer(timeZone: .utc))
+            first.commit([FixRecord(changes: outcome.changes, events: outcome.events)])
         }
         #expect(engine.presence(of: "office") == .inside && engine.presence(of: "moved") == .outside)
         var movedAgain = moved
@@ -265,6 +263,28 @@ struct StateStoreTests {
     /// `history`, the map): each question has its answer, and the file is left unchanged.
     @Test(arguments: 1..<Schema.changes.count)
     func anOlderFileIsReadAsItIs(schema: Int) throws {
+        let path = try Self.olderFile(schema: schema)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let store = try #require(try StateStore(readingFrom: path))
+        #expect(store.schemaVersion() == schema)
+        try Self.expectOlderFilesState(store)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the file is not changed")
+        let applied = try Command.run([path, "SELECT count(*) FROM grdb_migrations;"], executable: "/usr/bin/sqlite3")
+        #expect(applied.stdout == "\(schema)\n")
+    }
+
+    /// A file of every earlier schema opened to write is brought up to date, keeping everything
+    /// it held: sides, lifecycles (one without a side among them) and history.
+    @Test(arguments: 1..<Schema.changes.count)
+    func anOlderFileIsMigratedKeepingItsState(schema: Int) throws {
+        let path = try Self.olderFile(schema: schema)
+        let store = try StateStore(path: path)
+        #expect(store.schemaVersion() == Schema.changes.count)
+        try Self.expectOlderFilesState(store)
+    }
+
+    /// A file of `schema` holding a side with its lifecycle, a lifecycle alone and an event.
+    static func olderFile(schema: Int) throws -> String {
         let path = Self.path()
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         var script = "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);\n"
@@ -272,20 +292,25 @@ struct StateStoreTests {
             let quoted = change.identifier.replacingOccurrences(of: "'", with: "''")
             script += change.sql + ";\nINSERT INTO grdb_migrations VALUES ('\(quoted)');\n"
         }
-        script += "INSERT INTO reminder_state (reminder, presence, confirmed_at, fence) VALUES ('office', 'inside', 1800000000, 'k');\n"
+        script += "INSERT INTO reminder_state (reminder, presence, confirmed_at, fence, last_fired) VALUES ('office', 'inside', 1800000000, 'k', 1800000001);\n"
+        // A lifecycle without a side, as schema 1 to 10 kept it (a time alarm's).
+        script += "INSERT INTO reminder_state (reminder, presence, fence, last_fired) VALUES ('call', 'unknown', '', 1800000002);\n"
         script += "INSERT INTO history (time, event, reminder, title, lat, lon, distance_m) VALUES (1800000000, 'arrive', 'office', 'Office', 38.7, -9.1, 12);\n"
         let made = try Command.run([path], stdin: script, executable: "/usr/bin/sqlite3")
         #expect(made.status == 0, "\(made.stderr)")
-        let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        let store = try #require(try StateStore(readingFrom: path))
-        #expect(store.schemaVersion() == schema)
+        return path
+    }
+
+    /// What ``olderFile(schema:)`` holds, as `store` answers it.
+    static func expectOlderFilesState(_ store: StateStore) throws {
         #expect(try store.savedPresence()["office"]?.presence == .inside)
         #expect(try store.history().map(\.reminderID) == ["office"])
-        #expect(try store.savedProximities().isEmpty && store.lifecycles()["office"] != nil)
+        #expect(try store.savedProximities().isEmpty)
+        #expect(try store.lifecycles().mapValues(\.lastFired) == [
+            "office": Date(timeIntervalSince1970: 1_800_000_001), "call": Date(timeIntervalSince1970: 1_800_000_002),
+        ])
+        #expect(try store.savedPresence().keys.sorted() == ["office"], "a lifecycle's placeholder row is no side")
         _ = try store.lastFix()
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the file is not changed")
-        let applied = try Command.run([path, "SELECT count(*) FROM grdb_migrations;"], executable: "/usr/bin/sqlite3")
-        #expect(applied.stdout == "\(schema)\n")
     }
 
     /// The state file deleted while the keeper writes: the next write makes a new file at the
@@ -301,7 +326,7 @@ struct StateStoreTests {
         keeper.apply(.snooze(until: Date(timeIntervalSince1970: 1_900_000_000)), to: "home")
         for second in 0..<2 {
             let outcome = engine.process(Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094)))
-            keeper.save(outcome, announced: outcome.events, announcer: Announcer(timeZone: .utc))
+            keeper.commit([FixRecord(changes: outcome.changes, events: outcome.events)])
         }
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         // A command completes a reminder meanwhile: it makes a new file at the path.
@@ -310,14 +335,14 @@ struct StateStoreTests {
         let lifecycles = keeper.lifecycles()
         #expect(lifecycles["office"]?.completedAt == Date(timeIntervalSince1970: 1_800_000_100), "the command's completion is read")
         #expect(lifecycles["home"]?.snoozedUntil == Date(timeIntervalSince1970: 1_900_000_000), "the keeper's snooze carried over")
-        keeper.saveLastFix(Fix(time: Date(timeIntervalSince1970: 1_800_000_200), coordinate: Coordinate(latitude: 38.7, longitude: -9.1)))
+        keeper.commit([FixRecord(lastFix: Fix(time: Date(timeIntervalSince1970: 1_800_000_200), coordinate: Coordinate(latitude: 38.7, longitude: -9.1)))])
         let store = try #require(try StateStore(readingFrom: path))
         #expect(try store.savedPresence()["office"]?.presence == .inside && store.savedPresence()["home"]?.presence == .outside)
         #expect(try store.lastFix()?.time == Date(timeIntervalSince1970: 1_800_000_200))
         #expect(log.messages.filter { $0.contains("was deleted or replaced") }.count == 1, "\(log.messages)")
         // Deleted again, with nothing made in its place: the next write makes it.
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        keeper.saveLastFix(Fix(time: Date(timeIntervalSince1970: 1_800_000_300), coordinate: Coordinate(latitude: 38.7, longitude: -9.1)))
+        keeper.commit([FixRecord(lastFix: Fix(time: Date(timeIntervalSince1970: 1_800_000_300), coordinate: Coordinate(latitude: 38.7, longitude: -9.1)))])
         let again = try #require(try StateStore(readingFrom: path))
         #expect(try again.savedPresence()["office"]?.presence == .inside && again.lifecycles()["office"]?.completedAt != nil)
         #expect(try again.lastFix()?.time == Date(timeIntervalSince1970: 1_800_000_300))

@@ -47,6 +47,24 @@ public final class Mosquitto: @unchecked Sendable {
         try start()
     }
 
+    /// What the broker logged (its warnings: "Outgoing messages are being dropped for client ...").
+    public var log: String { broker?.stderr ?? "" }
+
+    /// Waits until the broker has logged `text` (woken by its log growing).
+    public func waitUntilLogged(_ text: String, seconds: Double = Deadline.failure) -> Bool {
+        broker?.waitUntil(seconds: seconds) { $0.stderr.contains(text) } ?? false
+    }
+
+    /// Starts `mosquitto_pub` publishing each of `lines` as a message on `topic` at QoS 1, as
+    /// fast as the broker takes them (a phone flushing its queue).
+    public func publisher(_ topic: String, lines: [String]) throws -> Background {
+        let file = folder.appendingPathComponent("lines-\(UUID().uuidString)").path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        return try Background(
+            ["-c", "exec /usr/bin/mosquitto_pub \(clientArguments.joined(separator: " ")) -q 1 -t '\(topic)' -l < '\(file)'"],
+            executable: URL(fileURLWithPath: "/bin/sh"))
+    }
+
     /// "mqtt://127.0.0.1:PORT", or "mqtts://localhost:PORT" (the name its certificate holds).
     public var url: String { certificates == nil ? "mqtt://127.0.0.1:\(port)" : "mqtts://localhost:\(port)" }
 

@@ -13,6 +13,7 @@ import GeoAlarmReplay
 import GeoAlarmScanners
 import GeoAlarmTasks
 import GeoAlarmWebDAV
+import GeoAlarmTOML
 
 /// The parsers that can be fuzzed, by the name given on the command line.
 enum FuzzTarget: String, CaseIterable {

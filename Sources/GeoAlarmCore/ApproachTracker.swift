@@ -1,0 +1,176 @@
+import FoundationEssentials
+
+/// The engine's second machine, beside the fences' crossings: how the device moves, each
+/// reminder's ``Proximity`` read from that motion, and the approaches (`approach_within`,
+/// `approach_eta`) that fire on those readings. The engine owns one and hands it every dated
+/// fix after the crossings.
+///
+/// Which proximities a fix reads:
+/// - those of the reminders with an approach, at every dated fix;
+/// - at a *reading*, every ``readingInterval`` of fix time: with up to ``readsAllUpTo``
+///   reminders, all of them; with more, those the engine's grid index files near the fix (the
+///   fences whose reach's box covers the fix's cell: every one the fix is inside, and those
+///   within about twice a typical fence's reach) and the next ``farTurn`` of the others in turn.
+///
+/// So what shows proximity (the state file, `status`, Home Assistant) is at most one reading old
+/// for every reminder of a usual config and for a place at the fix, and for another among very
+/// many at most `ceil(count / farTurn)` readings old: its distance then is off by at most the
+/// way travelled since. A million reminders cost a fix a fraction of a microsecond.
+struct ApproachTracker: Sendable {
+    /// Seconds of fix time between readings. What shows proximity lags by this much at most
+    /// (Home Assistant's own proximity follows a phone's reports, minutes apart).
+    static let readingInterval: TimeInterval = 10
+    /// Up to this many reminders, a reading reads every one.
+    static let readsAllUpTo = 1_000
+    /// How many of the other reminders a reading reads, in turn.
+    static let farTurn = 8
+
+    /// What is kept of one reminder's proximity: plain values, so that a million of them copy
+    /// as one block of memory.
+    struct Entry: Sendable {
+        /// The direction its last reading gave.
+        var direction = Proximity.Direction.unknown
+        /// Its proximity as last given out in a ``ProximityChange``; nil before its first reading.
+        var shown: Proximity?
+    }
+
+    /// Each reminder's geometry's ``FenceGeometry/circumradius`` (an area's takes a pass over its
+    /// points), by slot: never changed, so shared by every copy of the engine.
+    private let sizes: [Double]
+    /// Each reminder's ``Reminder/fenceKey``, by slot, made once: proximity changes carry it, and
+    /// making it formats three numbers.
+    private let fenceKeys: [String]
+    /// The slots of the reminders with an approach, in order.
+    private let approachSlots: [Int]
+    /// Their approaches: one watch a threshold (`approach_within`, `approach_eta`), in slot order.
+    private var approaches: [(slot: Int, watch: ApproachWatch)]
+    /// Every reminder's entry by slot, or, where proximity is not shown, only those of
+    /// `approachSlots`, in their order.
+    private(set) var entries: [Entry]
+    /// Whether proximity changes are given out: this machine's engine does; a tracked device's
+    /// does not (nothing shows them), and reads proximities only for its approaches.
+    private(set) var showsProximity = true
+    private var motion = MotionEstimator()
+    private var lastReading: Date?
+    /// The slot the next turn of far reminders starts at.
+    private var nextInTurn = 0
+
+    init(reminders: [Reminder]) {
+        sizes = reminders.map(\.geometry.circumradius)
+        fenceKeys = reminders.map(\.fenceKey)
+        approachSlots = reminders.indices.filter { !reminders[$0].approach.isEmpty }
+        approaches = approachSlots.flatMap { slot in
+            [reminders[slot].approach.within.map(ApproachWatch.Threshold.distance), reminders[slot].approach.eta.map(ApproachWatch.Threshold.eta)]
+                .compactMap { $0.map { (slot: slot, watch: ApproachWatch($0)) } }
+        }
+        entries = Array(repeating: Entry(), count: reminders.count)
+    }
+
+    /// The proximity shown for the reminder in `slot`, where proximity is shown.
+    func shown(at slot: Int) -> Proximity? {
+        showsProximity ? entries[slot].shown : nil
+    }
+
+    /// No fix seen: every reminder's direction unknown, nothing shown, every approach learning;
+    /// proximity given out or not as `showsProximity` says.
+    mutating func reset(showingProximity showsProximity: Bool) {
+        self.showsProximity = showsProximity
+        entries = Array(repeating: Entry(), count: showsProximity ? sizes.count : approachSlots.count)
+        approaches = approaches.map { (slot: $0.slot, watch: ApproachWatch($0.watch.threshold)) }
+        motion = MotionEstimator()
+        lastReading = nil
+        nextInTurn = 0
+    }
+
+    /// Goes on with the motion and the readings of `previous` (the engine's before a reload).
+    mutating func adoptMotion(from previous: ApproachTracker) {
+        motion = previous.motion
+        lastReading = previous.lastReading
+    }
+
+    /// Takes what `previous` knew of the reminder in its `old` slot, now in `slot` with the same
+    /// fence: its direction, the proximity shown, and each approach whose threshold is unchanged.
+    mutating func adopt(_ old: Int, of previous: ApproachTracker, at slot: Int) {
+        if let from = previous.position(of: old), let to = position(of: slot) {
+            entries[to].direction = previous.entries[from].direction
+            if showsProximity, previous.showsProximity { entries[to].shown = previous.entries[from].shown }
+        }
+        for index in approaches.indices where approaches[index].slot == slot {
+            if let kept = previous.approaches.first(where: { $0.slot == old && $0.watch.threshold == approaches[index].watch.threshold }) {
+                approaches[index].watch = kept.watch
+            }
+        }
+    }
+
+    /// Shows `proximity` for the reminder in `slot` until its next reading (one kept from before a restart).
+    mutating func show(_ proximity: Proximity, at slot: Int) {
+        if showsProximity { entries[slot].shown = proximity }
+    }
+
+    /// Where `slot`'s entry is in `entries`; nil when it has none.
+    private func position(of slot: Int) -> Int? {
+        if showsProximity { return slot }
+        var (low, high) = (0, approachSlots.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if approachSlots[middle] < slot { low = middle + 1 } else { high = middle }
+        }
+        return low < approachSlots.count && approachSlots[low] == slot ? low : nil
+    }
+
+    /// Moves the motion on with a dated fix and reads the proximities due (see the type's note),
+    /// adding to `changes` those that changed noticeably; returns the approaches fired. `reminders`
+    /// and `index` are the engine's (the index files the reminders first, by slot).
+    mutating func observe(
+        _ fix: Fix, at time: Date, reminders: [Reminder], index: GridIndex, changes: inout [ProximityChange]
+    ) -> [GeofenceEvent] {
+        guard !reminders.isEmpty, showsProximity || !approachSlots.isEmpty else { return [] }
+        motion.record(fix, time: time.timeIntervalSince1970)
+        let isReading = showsProximity
+            && lastReading.map { time.timeIntervalSince($0) >= Self.readingInterval || time < $0 } ?? true
+        guard isReading || !approachSlots.isEmpty else { return [] }
+        var slots = approachSlots
+        if isReading {
+            lastReading = time
+            slots = slotsOfReading(near: fix.coordinate, index: index)
+        }
+        let frame = LocalFrame(at: fix.coordinate)
+        let moving = motion.motion(in: frame)
+        var events: [GeofenceEvent] = []
+        var nextApproach = approaches.startIndex
+        for (number, slot) in slots.enumerated() {
+            // Without proximity shown, the slots are the approaches' and the entries theirs.
+            let position = showsProximity ? slot : number
+            let proximity = Proximity(
+                reminders[slot].geometry, size: sizes[slot], in: frame, moving: moving, previous: entries[position].direction)
+            entries[position].direction = proximity.direction
+            if showsProximity, proximity.differsNoticeably(from: entries[position].shown) {
+                entries[position].shown = proximity
+                changes.append(ProximityChange(
+                    reminderID: reminders[slot].id, fenceKey: fenceKeys[slot], proximity: proximity, time: time, device: fix.tracker))
+            }
+            // Both the slots and the approaches are in slot order.
+            while nextApproach < approaches.endIndex, approaches[nextApproach].slot <= slot {
+                if approaches[nextApproach].slot == slot, approaches[nextApproach].watch.update(proximity) {
+                    events.append(GeofenceEvent(
+                        kind: .approach, reminder: reminders[slot], fix: fix, distance: proximity.distance, proximity: proximity))
+                }
+                nextApproach += 1
+            }
+        }
+        return events
+    }
+
+    /// The slots a reading at `point` reads, in order: every one, or (among many) those with an
+    /// approach, those near `point` and the next turn of the others.
+    private mutating func slotsOfReading(near point: Coordinate, index: GridIndex) -> [Int] {
+        let count = sizes.count
+        guard count > Self.readsAllUpTo else { return Array(0..<count) }
+        // The index files the reminders first, by slot; the places of collections after them.
+        var slots = approachSlots + index.candidates(near: point).lazy.map(Int.init).filter { $0 < count }
+        for step in 0..<Self.farTurn { slots.append((nextInTurn + step) % count) }
+        nextInTurn = (nextInTurn + Self.farTurn) % count
+        slots.sort()
+        return slots.enumerated().compactMap { $0.offset > 0 && slots[$0.offset - 1] == $0.element ? nil : $0.element }
+    }
+}

@@ -1,0 +1,186 @@
+import GeoAlarmCore
+import GeoAlarmStore
+import GeoAlarmSystem
+import Logging
+
+/// The messages that must reach the broker (OwnTracks transitions): written to the state file
+/// before anything is sent, sent in order with at most ``window`` in flight, forgotten once the
+/// broker acknowledged them, and sent again from the oldest after a reconnect; so that none is
+/// lost while the broker is away or the agent restarts. At most `outbox_limit` wait: beyond,
+/// the oldest go, said once and then every thousandth.
+///
+/// Kept on the loop (``Confined``): no lock, and the state file written from the loop's thread.
+public final class MQTTOutbox: MQTTParticipant {
+    private let limit: Int
+    private let qos: Int
+    private let keeper: StateKeeper?
+    private let logger: Logger
+    private let state: Confined<State>
+
+    /// The state file's queue that holds the outbox.
+    static let queue = "mqtt-outbox"
+    /// How many messages are in flight (sent, not yet acknowledged) at once.
+    static let window = 64
+
+    private struct State {
+        /// The waiting messages, oldest first: a copy of what the file holds (read once, at start).
+        var messages: [Message] = []
+        var nextNumber: Int64 = 1
+        /// The connection messages go out on, while connected.
+        var link: MQTTLink?
+        /// Numbers by the message id they were sent with.
+        var inFlight: [Int32: Int64] = [:]
+        /// The number sent last on this connection.
+        var lastSent: Int64 = 0
+        var dropped = 0
+        var refused = 0
+        /// Whether the file keeps them (false once it failed, or without a file).
+        var isKept = true
+    }
+
+    /// A message waiting: numbered in memory (in order), with its row in the file's queue.
+    struct Message {
+        var number: Int64
+        var row: Int64?
+        var topic: String
+        var payload: [UInt8]
+    }
+
+    /// An outbox of at most `limit` messages, sent at `qos`, kept in `keeper`'s state file (none:
+    /// in memory only).
+    public init(limit: Int, qos: Int, keeper: StateKeeper?, loop: EventLoop, logger: Logger) {
+        self.limit = limit
+        self.qos = qos
+        self.keeper = keeper
+        self.logger = logger
+        state = Confined(State(isKept: keeper != nil), on: loop)
+    }
+
+    /// How many messages wait.
+    var waiting: Int { state.value.messages.count }
+
+    /// Reads what the file holds (left by a broker outage or a stop).
+    func load() {
+        guard state.value.isKept, let keeper else { return }
+        do {
+            let stored = try keeper.withStore { store throws(StoreError) in try store.queue(named: Self.queue).all() } ?? []
+            state.value.messages = stored.enumerated().map { index, message in
+                Message(number: Int64(index + 1), row: message.number, topic: message.key, payload: message.payload)
+            }
+            state.value.nextNumber = Int64(stored.count + 1)
+        } catch {
+            logger.error("\(error); the mqtt outbox is kept in memory from now on")
+            state.value.isKept = false
+        }
+        if waiting > 0 { logger.info("mqtt outbox: \(waiting) events wait for the broker") }
+    }
+
+    /// Adds a message, kept in the file first, then sends what it can.
+    func append(topic: String, payload: [UInt8]) {
+        var message = Message(number: state.value.nextNumber, row: nil, topic: topic, payload: payload)
+        state.value.nextNumber += 1
+        if state.value.isKept, let keeper {
+            do {
+                message.row = try keeper.withStore { store throws(StoreError) in
+                    try store.queue(named: Self.queue).append(QueuedMessage(key: topic, payload: payload), limit: limit).number
+                }
+            } catch {
+                logger.error("\(error); the mqtt outbox is kept in memory from now on")
+                state.value.isKept = false
+            }
+        }
+        state.value.messages.append(message)
+        // The file dropped the same oldest messages.
+        let excess = state.value.messages.count - limit
+        if excess > 0 {
+            state.value.messages.removeFirst(excess)
+            noteDropped(excess)
+        }
+        pump()
+    }
+
+    /// A connection is up: everything not acknowledged goes again, oldest first.
+    func connected(_ link: MQTTLink) {
+        state.value.link = link
+        state.value.inFlight = [:]
+        state.value.lastSent = 0
+        pump()
+    }
+
+    /// The connection is gone: nothing is in flight any more.
+    func disconnected() {
+        state.value.link = nil
+        state.value.inFlight = [:]
+    }
+
+    /// The broker has the message sent with `id`.
+    func acknowledged(_ id: Int32) {
+        guard let number = state.value.inFlight.removeValue(forKey: id) else { return }
+        remove(number)
+        pump()
+    }
+
+    /// At a stop: the events dropped, said.
+    func stopping() {
+        if state.value.dropped > 0 { logger.warning("mqtt outbox: \(state.value.dropped) events were dropped as it was full") }
+    }
+
+    /// Sends the next messages, up to ``window`` in flight.
+    private func pump() {
+        guard let link = state.value.link, state.value.inFlight.count < Self.window else { return }
+        let first = position(after: state.value.lastSent)
+        let last = min(first + Self.window - state.value.inFlight.count, state.value.messages.endIndex)
+        for message in state.value.messages[first..<last] {
+            switch link.publish(MQTTMessage(topic: message.topic, payload: message.payload)) {
+            case .notConnected:
+                return
+            case .refused(let reason):
+                // Never sendable: kept, it would hold every message after it for ever.
+                state.value.lastSent = message.number
+                remove(message.number)
+                state.value.refused += 1
+                logger.warning("""
+                    mqtt: dropped a message for \(DisplayText.excerpt(message.topic.utf8)) that cannot be sent \
+                    (\(reason)); \(state.value.refused) so far
+                    """)
+            case .sent(let id):
+                state.value.lastSent = message.number
+                // At QoS 0 nothing is acknowledged: sent is done.
+                if qos == 0 { remove(message.number) } else { state.value.inFlight[id] = message.number }
+            }
+        }
+    }
+
+    /// Forgets an acknowledged message, in the file too.
+    private func remove(_ number: Int64) {
+        let index = position(after: number - 1)
+        guard index < state.value.messages.endIndex, state.value.messages[index].number == number else { return }
+        let message = state.value.messages.remove(at: index)
+        guard state.value.isKept, let keeper, let row = message.row else { return }
+        do {
+            _ = try keeper.withStore { store throws(StoreError) in try store.queue(named: Self.queue).remove(row) }
+        } catch {
+            logger.error("\(error); an acknowledged message stays in the mqtt outbox")
+        }
+    }
+
+    private func noteDropped(_ count: Int) {
+        state.value.dropped += count
+        let dropped = state.value.dropped
+        // Once, then every thousandth: a long outage must not flood the log.
+        if dropped == count || dropped % 1000 < count {
+            logger.warning("mqtt outbox full (\(limit) events): dropped the oldest, \(dropped) so far")
+        }
+    }
+
+    /// The index of the first message numbered after `number` (the messages are in number order).
+    private func position(after number: Int64) -> Int {
+        let messages = state.value.messages
+        var low = messages.startIndex, high = messages.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if messages[middle].number <= number { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}

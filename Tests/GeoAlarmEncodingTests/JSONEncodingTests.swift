@@ -1,0 +1,45 @@
+import Foundation
+import GeoAlarmEncoding
+import Testing
+
+/// What every sink writes: the times of events and the JSON of their lines and payloads, read
+/// back by Foundation's parser where it is JSON.
+struct JSONEncodingTests {
+    @Test(arguments: [
+        (0.0, "1970-01-01T00:00:00Z"), (951_825_600.5, "2000-02-29T12:00:00.500Z"), (-1, "1969-12-31T23:59:59Z"),
+        (1_795_248_390.9996, "2026-11-21T08:06:31Z"), (4_102_444_800, "2100-01-01T00:00:00Z"),
+    ])
+    func timestamps(seconds: Double, text: String) {
+        #expect(Timestamp.iso8601(Date(timeIntervalSince1970: seconds)) == text)
+    }
+
+    @Test func stringsAndNumbers() {
+        #expect(JSONText.quote("a\u{1}b\tc\\") == #""a\u0001b\tc\\""#)
+        #expect(JSONText.number(.infinity) == "null")
+        #expect(JSONText.number(.nan) == "null")
+        #expect(JSONText.number(12) == "12")
+        #expect(JSONText.number(-0.25) == "-0.25")
+        #expect(JSONText.number(1e20) == "1e+20")
+    }
+
+    /// Members in the order added, each kind as JSON has it, and any text read back as written.
+    @Test(arguments: ["plain", "quote \" and \\ backslash", "line\nbreak\u{0}nul", "Açaí 🥐", "\u{7f}\u{2028}"])
+    func anObjectReadsBackAsWritten(text: String) throws {
+        var object = JSONObject()
+        object.add("text", text)
+        object.add("none", nil)
+        object.add("number", number: 38.7105)
+        object.add("infinite", number: .infinity)
+        object.add("flag", true)
+        var more = JSONObject()
+        more.add("list", raw: "[1,2]")
+        object.add(contentsOf: more)
+        #expect(object.text.hasPrefix(#"{"text":"#) && object.text.hasSuffix(#","list":[1,2]}"#))
+        let read = try #require(try JSONSerialization.jsonObject(with: Data(object.text.utf8)) as? [String: Any])
+        #expect(read["text"] as? String == text)
+        #expect(read["none"] is NSNull && read["infinite"] is NSNull)
+        #expect(read["number"] as? Double == 38.7105)
+        #expect(read["flag"] as? Bool == true)
+        #expect(read["list"] as? [Int] == [1, 2])
+    }
+}
