@@ -20,6 +20,9 @@ public protocol EventSink: Sendable {
     func presenceChanged(_ change: PresenceChange)
     /// A reminder's proximity changed noticeably (see ``Proximity/differsNoticeably(from:)``).
     func proximityChanged(_ change: ProximityChange)
+    /// Whether this sink shows proximities: the engine reads them only when a sink or the
+    /// ledger wants them (``StateLedger/keepsProximities``), approaches aside.
+    var followsProximity: Bool { get }
     /// The reminder was just completed (by a command or a button): what it showed can go.
     func reminderCompleted(_ id: String)
     /// The reminders' lifecycles as they now are (completed, snoozed, last announced): after an
@@ -63,6 +66,7 @@ public struct ShownState: Sendable {
 extension EventSink {
     public func presenceChanged(_ change: PresenceChange) {}
     public func proximityChanged(_ change: ProximityChange) {}
+    public var followsProximity: Bool { false }
     public func reminderCompleted(_ id: String) {}
     public func lifecyclesChanged(_ lifecycles: [String: Lifecycle]) {}
     public func positionUsed(_ fix: Fix) {}

@@ -219,6 +219,7 @@ public struct GeofenceEngine: Sendable {
         carryingStateFrom previous: GeofenceEngine, renamed: [String: String] = [:]
     ) {
         self.init(reminders: reminders, collections: collections, settings: settings)
+        if !previous.showsProximity { approachTracker.reset(showingProximity: false) }
         adoptState(from: previous, renamed: renamed)
     }
 
@@ -256,6 +257,18 @@ public struct GeofenceEngine: Sendable {
         copy.reset(showingProximity: previous.approachTracker.showsProximity)
         copy.adoptState(from: previous, renamed: renamed)
         return copy
+    }
+
+    /// Whether this engine gives out proximity changes: this machine's does where something keeps
+    /// or shows them; a tracked device's never does. Either way it reads the proximities its
+    /// reminders' approaches need.
+    public var showsProximity: Bool { approachTracker.showsProximity }
+
+    /// Gives out proximity changes, or not, from now on (before the first fix: a change starts
+    /// the motion estimate and the approaches afresh).
+    public mutating func showProximity(_ shows: Bool) {
+        guard shows != approachTracker.showsProximity else { return }
+        approachTracker.reset(showingProximity: shows)
     }
 
     /// How many fence trackers this engine stores (all of them, or for a tracked device those

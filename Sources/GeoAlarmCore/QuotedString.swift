@@ -25,3 +25,17 @@ public enum QuotedString {
         return out + "\""
     }
 }
+
+extension String {
+    /// This text with each character that `replacement` gives text for replaced by it (an empty
+    /// text drops the character): the one loop behind the escapers of each syntax geoalarm
+    /// writes (markup, iCalendar TEXT and parameters, `file:` URIs).
+    public func replacingCharacters(_ replacement: (Character) -> String?) -> String {
+        var out = ""
+        out.reserveCapacity(utf8.count)
+        for character in self {
+            if let replaced = replacement(character) { out += replaced } else { out.append(character) }
+        }
+        return out
+    }
+}

@@ -8,8 +8,11 @@ import FoundationEssentials
 public protocol StateLedger: AnyObject, Sendable {
     /// The ledger of a tracked device's sides in the same place (lifecycles are one for every device).
     func scoped(to device: String) -> any StateLedger
-    /// An engine for these fences that starts from the kept side of every fence that is unchanged.
-    func engine(reminders: [Reminder], collections: [ReminderCollection], settings: EngineSettings) -> GeofenceEngine
+    /// Says how many fences took up their kept side (an engine made from ``savedPresence()``).
+    func restored(_ count: Int)
+    /// Whether it keeps this machine's proximities for others to read (a state file's `status`
+    /// and map): in memory alone, nothing would read them.
+    var keepsProximities: Bool { get }
     /// Follows task lists' reminders to their ids now (`keys`: each one's state key, its task's
     /// UID, to its id): one whose id changed takes its state along.
     func follow(taskKeys keys: [String: String])

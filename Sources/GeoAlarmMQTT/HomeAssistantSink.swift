@@ -117,6 +117,9 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
         publishPlace(ofCollection: collection.id)
     }
 
+    /// Home Assistant's distance and direction sensors follow each reminder's proximity.
+    public var followsProximity: Bool { true }
+
     public func proximityChanged(_ change: ProximityChange) {
         guard change.device == nil else { return }
         let id = change.reminderID

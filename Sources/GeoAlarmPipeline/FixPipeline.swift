@@ -81,7 +81,11 @@ public final class FixPipeline {
         self.state = state
         self.sinks = sinks
         state.follow(taskKeys: watched.taskKeys)
-        engine = state.engine(reminders: watched.reminders, collections: watched.collections, settings: watched.settings)
+        engine = GeofenceEngine(
+            reminders: watched.reminders, collections: watched.collections, settings: watched.settings, restoring: state.savedPresence())
+        state.restored(engine.keptStates)
+        // Proximities are read where something keeps or shows them (replay without a state file: nothing does).
+        engine.showProximity(state.keepsProximities || sinks.contains { $0.followsProximity })
         engine.restoreProximities(state.savedProximities())
         announcer = Announcer(timeZone: timeZone, lifecycles: state.lifecycles())
         alarms = watched.alarms

@@ -70,16 +70,13 @@ public final class StateKeeper: StateLedger {
         return file.read([:]) { store throws(StoreError) in try store.savedProximities() }
     }
 
-    /// An engine for `reminders` and `collections` that starts from the saved side of every
-    /// fence that is unchanged.
-    public func engine(
-        reminders: [Reminder], collections: [ReminderCollection] = [], settings: EngineSettings
-    ) -> GeofenceEngine {
-        let saved = savedPresence()
-        let engine = GeofenceEngine(reminders: reminders, collections: collections, settings: settings, restoring: saved)
-        if engine.keptStates > 0, let path = file.path { file.logger.info("restored the state of \(engine.keptStates) reminders from \(path)") }
-        return engine
+    /// Logs how many fences took up their saved side.
+    public func restored(_ count: Int) {
+        if count > 0, let path = file.path { file.logger.info("restored the state of \(count) reminders from \(path)") }
     }
+
+    /// Whether it keeps a file (which `status` and the map read), even one it cannot write now.
+    public var keepsProximities: Bool { file.path != nil && device == nil }
 
     /// Deletes history older than `keep` seconds before `now` (nothing when `keep` is nil).
     public func pruneHistory(keep: Double?, now: Date) {

@@ -160,16 +160,14 @@ public final class StateStore: Sendable {
 
     /// `path` as the path of a `file:` URI: the characters a URI gives a meaning escaped.
     private static func uriEscaped(_ path: String) -> String {
-        var escaped = ""
-        for character in path {
+        path.replacingCharacters { character in
             switch character {
-            case "%": escaped += "%25"
-            case "?": escaped += "%3f"
-            case "#": escaped += "%23"
-            default: escaped.append(character)
+            case "%": "%25"
+            case "?": "%3f"
+            case "#": "%23"
+            default: nil
             }
         }
-        return escaped
     }
 
     /// How many schema changes this build knows (the newest schema's number).

@@ -295,17 +295,15 @@ public enum ICalendarText {
 
     /// `text` as a TEXT value: backslashes, commas, semicolons and newlines escaped.
     public static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
+        text.replacingCharacters { character in
             switch character {
-            case "\\": out += "\\\\"
-            case ",": out += "\\,"
-            case ";": out += "\\;"
-            case "\n", "\r\n": out += "\\n"
-            case "\r": break
-            default: out.append(character)
+            case "\\": "\\\\"
+            case ",": "\\,"
+            case ";": "\\;"
+            case "\n", "\r\n": "\\n"
+            case "\r": ""
+            default: nil
             }
         }
-        return out
     }
 }

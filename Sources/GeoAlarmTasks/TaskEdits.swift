@@ -113,16 +113,15 @@ public enum TaskEdits {
 
     /// A parameter value as written: quoted (RFC 6868's carets escaping what a quote cannot hold).
     private static func appleParameter(_ text: String) -> String {
-        var out = "\""
-        for character in text {
+        let escaped = text.replacingCharacters { character in
             switch character {
-            case "^": out += "^^"
-            case "\"": out += "^'"
-            case "\n", "\r\n": out += "^n"
-            case "\r": break
-            default: out.append(character)
+            case "^": "^^"
+            case "\"": "^'"
+            case "\n", "\r\n": "^n"
+            case "\r": ""
+            default: nil
             }
         }
-        return out + "\""
+        return "\"" + escaped + "\""
     }
 }

@@ -238,7 +238,7 @@ struct StateStoreTests {
         let log = CapturingLog()
         let first = StateKeeper(path: path, logger: log.logger)
         let moved = Reminder(id: "moved", title: "Moved", geometry: .circle(center: Coordinate(latitude: 38.73, longitude: -9.1094), radius: 100))
-        var engine = first.engine(reminders: [Self.office, moved], settings: EngineSettings())
+        var engine = Self.engine([Self.office, moved], from: first)
         for second in 0..<2 {
             let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094))
             let outcome = engine.process(fix)
@@ -248,7 +248,7 @@ struct StateStoreTests {
         var movedAgain = moved
         movedAgain.geometry = .circle(center: Coordinate(latitude: 38.74, longitude: -9.1094), radius: 100)
         let second = StateKeeper(path: path, logger: log.logger)
-        let restored = second.engine(reminders: [Self.office, movedAgain], settings: EngineSettings())
+        let restored = Self.engine([Self.office, movedAgain], from: second)
         #expect(restored.presence(of: "office") == .inside)
         #expect(restored.presence(of: "moved") == .unknown, "its place changed: it starts over")
         #expect(log.messages.contains("info: restored the state of 1 reminders from \(path)"))
@@ -256,7 +256,14 @@ struct StateStoreTests {
         let broken = StateKeeper(path: "/proc/nowhere/state.sqlite", logger: log.logger)
         #expect(!broken.isPersisting)
         #expect(log.messages.last?.hasSuffix("running in memory until it can be written (tried again with each change)") == true)
-        #expect(broken.engine(reminders: [Self.office], settings: EngineSettings()).presence(of: "office") == .unknown)
+        #expect(Self.engine([Self.office], from: broken).presence(of: "office") == .unknown)
+    }
+
+    /// An engine for `reminders` from what `keeper` kept, as the pipeline makes one.
+    static func engine(_ reminders: [Reminder], from keeper: StateKeeper) -> GeofenceEngine {
+        let engine = GeofenceEngine(reminders: reminders, settings: EngineSettings(), restoring: keeper.savedPresence())
+        keeper.restored(engine.keptStates)
+        return engine
     }
 
     /// A file of every earlier schema is read as it is by the read-only commands (`status`,
@@ -321,7 +328,7 @@ struct StateStoreTests {
         let log = CapturingLog()
         let keeper = StateKeeper(path: path, logger: log.logger)
         let home = Reminder(id: "home", title: "Home", geometry: .circle(center: Coordinate(latitude: 38.75, longitude: -9.1), radius: 100))
-        var engine = keeper.engine(reminders: [Self.office, home], settings: EngineSettings())
+        var engine = Self.engine([Self.office, home], from: keeper)
         _ = keeper.lifecycles()
         keeper.apply(.snooze(until: Date(timeIntervalSince1970: 1_900_000_000)), to: "home")
         for second in 0..<2 {

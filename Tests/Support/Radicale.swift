@@ -127,29 +127,36 @@ public final class Radicale: @unchecked Sendable {
         return try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]] ?? []
     }
 
+    /// A vdirsyncer config keeping the collection at `url` and the folder `vdir` in step, its
+    /// status in `status` (for a server that asks no password: any will do).
+    public static func vdirsyncerConfig(status: String, vdir: String, url: String, user: String) -> String {
+        """
+        [general]
+        status_path = "\(status)/"
+
+        [pair tasks]
+        a = "local"
+        b = "server"
+        collections = null
+
+        [storage local]
+        type = "filesystem"
+        path = "\(vdir)/"
+        fileext = ".ics"
+
+        [storage server]
+        type = "caldav"
+        url = "\(url)"
+        username = "\(user)"
+        password = "x"
+        item_types = ["VTODO"]
+
+        """
+    }
+
     private func writeSyncConfig() throws {
-        try """
-            [general]
-            status_path = "\(folder.path)/status/"
-
-            [pair tasks]
-            a = "local"
-            b = "server"
-            collections = null
-
-            [storage local]
-            type = "filesystem"
-            path = "\(vdir)/"
-            fileext = ".ics"
-
-            [storage server]
-            type = "caldav"
-            url = "\(url)\(user)/tasks/"
-            username = "\(user)"
-            password = "x"
-            item_types = ["VTODO"]
-
-            """.write(to: folder.appendingPathComponent("vdirsyncer.conf"), atomically: true, encoding: .utf8)
+        try Self.vdirsyncerConfig(status: folder.path + "/status", vdir: vdir, url: "\(url)\(user)/tasks/", user: user)
+            .write(to: folder.appendingPathComponent("vdirsyncer.conf"), atomically: true, encoding: .utf8)
         // todoman reads every folder the glob matches as a list: here the one vdir.
         try """
             path = "\(vdir)*"
