@@ -69,6 +69,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A burst of OwnTracks locations taken by the agent, against the OwnTracks Recorder.
+        .executableTarget(
+            name: "MQTTIngest",
+            dependencies: [
+                "Workload", .product(name: "GeoAlarmKit", package: "geoalarm"), .product(name: "GeoAlarmTestSupport", package: "geoalarm"),
+            ]
+        ),
         // A look at a CalDAV task list of 1,000 tasks against vdirsyncer's sync; idle wake-ups with a list.
         .executableTarget(
             name: "TaskListPoll", dependencies: ["Workload", .product(name: "GeoAlarmTestSupport", package: "geoalarm")]

@@ -9,6 +9,7 @@ import GeoAlarmGPSD
 import GeoAlarmOutput
 import GeoAlarmPipeline
 import GeoAlarmStore
+import GeoAlarmSystem
 import Logging
 import Workload
 

@@ -137,17 +137,19 @@ let listener = MQTTClient(
 ) { event in
     switch event {
     case .connected: ready.signal()
-    case .received(let message):
+    case .received(let messages):
         let arrival = now()
-        let device = message.topic.split(separator: "/")[2].dropFirst()
-        guard let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any],
-              let tst = object["tst"] as? Int, let index = Int(device) else { return }
-        let k = (tst - firstTime) / 10
-        heard.withLock { heard in
-            heard.transitions += 1
-            heard.lastArrival = arrival
-            guard index < heard.published.count, k < heard.published[index].count else { return heard.unmatched += 1 }
-            heard.delays.append(Double(arrival - heard.published[index][k]) / 1e6)
+        for message in messages {
+            let device = message.topic.split(separator: "/")[2].dropFirst()
+            guard let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any],
+                  let tst = object["tst"] as? Int, let index = Int(device) else { continue }
+            let k = (tst - firstTime) / 10
+            heard.withLock { heard in
+                heard.transitions += 1
+                heard.lastArrival = arrival
+                guard index < heard.published.count, k < heard.published[index].count else { return heard.unmatched += 1 }
+                heard.delays.append(Double(arrival - heard.published[index][k]) / 1e6)
+            }
         }
     default: break
     }

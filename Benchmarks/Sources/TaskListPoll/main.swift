@@ -81,28 +81,8 @@ let oursChanged = try measure("geoalarm") { try run(["list", "-c", config, "--st
 
 // vdirsyncer on the same collection, into a vdir.
 let vdir = "\(workDirectory)/tasklist-vdir-\(UUID().uuidString)"
-let vdirsyncerConfig = try writeWorkFile("vdirsyncer-poll.conf", """
-    [general]
-    status_path = "\(vdir)-status/"
-
-    [pair tasks]
-    a = "local"
-    b = "server"
-    collections = null
-
-    [storage local]
-    type = "filesystem"
-    path = "\(vdir)/"
-    fileext = ".ics"
-
-    [storage server]
-    type = "caldav"
-    url = "\(relayedURL)"
-    username = "\(server.user)"
-    password = "x"
-    item_types = ["VTODO"]
-
-    """)
+let vdirsyncerConfig = try writeWorkFile(
+    "vdirsyncer-poll.conf", Radicale.vdirsyncerConfig(status: "\(vdir)-status", vdir: vdir, url: relayedURL, user: server.user))
 try FileManager.default.createDirectory(atPath: vdir, withIntermediateDirectories: true)
 let vdirsyncer = "/usr/bin/vdirsyncer"
 // Its first step, not counted: finding the collection.
