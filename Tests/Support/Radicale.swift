@@ -112,7 +112,7 @@ public final class Radicale: @unchecked Sendable {
         if !FileManager.default.fileExists(atPath: folder.appendingPathComponent("discovered").path) {
             let discover = try Command.run(["-c", config, "discover"], stdin: "y\n", executable: "/usr/bin/vdirsyncer")
             guard discover.status == 0 else { throw Failure(description: "vdirsyncer discover: \(discover.stderr)") }
-            FileManager.default.createFile(atPath: folder.appendingPathComponent("discovered").path, contents: nil)
+            _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("discovered").path, contents: nil)
         }
         let sync = try Command.run(["-c", config, "sync"], executable: "/usr/bin/vdirsyncer")
         guard sync.status == 0 else { throw Failure(description: "vdirsyncer sync: \(sync.stdout) \(sync.stderr)") }

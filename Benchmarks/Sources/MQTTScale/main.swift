@@ -183,6 +183,8 @@ let configPath = try writeWorkFile("mqtt-scale.toml", configText(reminders) + ""
     client_id = "bench-agent"
     owntracks_topic = "bench/agent"
     subscribe = "owntracks/bench/+"
+    # The largest fleet and its marker device: past the default of 10,000 devices.
+    max_devices = 20000
 
     """)
 let config = try ConfigLoader.load(path: configPath)
@@ -292,7 +294,9 @@ for devices in fleets {
     var row = Row(devices: devices)
     // Each device's first side (two messages away) and first arrival, as fast as the broker takes them.
     for _ in 0..<4 { for device in 0..<devices { run.publishNext(device) } }
-    guard run.drain(seconds: 120) != nil else { fail("the first arrivals did not all come") }
+    guard run.drain(seconds: 120) != nil else {
+        fail("the first arrivals did not all come: \(heard.withLock { $0.transitions }) of \(run.expected); the agent said: \(run.agent.stderr.suffix(3000))")
+    }
 
     // Paced: every device once per 10 s, in turn, spread evenly.
     row.pacedRate = max(Double(devices) / 10, 1)
