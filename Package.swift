@@ -26,6 +26,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-numerics.git", from: "1.1.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
@@ -120,6 +121,7 @@ let package = Package(
             name: "GeoAlarmMQTT",
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTOML", "CMosquitto",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -251,8 +251,13 @@ public final class MQTTClient: Sendable {
     }
 
     /// How many packets one wake of the loop reads at most before it turns to other work (and
-    /// comes back at once: the socket is still readable).
-    static let packetsPerWake = 1000
+    /// comes back at once: the socket is still readable): as many as may be in flight the other
+    /// way, so that a burst read in does not outrun what its transitions can send out.
+    static let packetsPerWake = sendMaximum
+
+    /// How many QoS 1 messages this client has in flight to the broker at most (libmosquitto's
+    /// own default is 20, which one round trip a wake would make the ceiling of what is sent).
+    static let sendMaximum = 256
 
     /// Reads what the broker sent (a TLS handshake under way goes on there too): every packet
     /// waiting, so that a burst is taken as fast as the broker hands it over rather than left to
@@ -373,6 +378,7 @@ public final class MQTTClient: Sendable {
         } else {
             _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
         }
+        _ = mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, Int32(Self.sendMaximum))
         // Packets published are queued, and written by the loop: never from inside `publish`,
         // where a callback could run while its caller holds a lock.
         _ = mosquitto_threaded_set(handle, true)

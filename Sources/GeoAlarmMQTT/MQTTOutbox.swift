@@ -1,3 +1,4 @@
+import DequeModule
 import GeoAlarmCore
 import GeoAlarmStore
 import GeoAlarmSystem
@@ -20,11 +21,13 @@ public final class MQTTOutbox: MQTTParticipant {
     /// The state file's queue that holds the outbox.
     static let queue = "mqtt-outbox"
     /// How many messages are in flight (sent, not yet acknowledged) at once.
-    static let window = 64
+    static let window = MQTTClient.sendMaximum
 
     private struct State {
         /// The waiting messages, oldest first: a copy of what the file holds (read once, at start).
-        var messages: [Message] = []
+        /// A deque: an acknowledgement removes one of the first `window`, a full outbox its
+        /// oldest, each without moving the thousands behind it.
+        var messages: Deque<Message> = []
         var nextNumber: Int64 = 1
         /// The connection messages go out on, while connected.
         var link: MQTTLink?
@@ -64,9 +67,9 @@ public final class MQTTOutbox: MQTTParticipant {
         guard state.value.isKept, let keeper else { return }
         do {
             let stored = try keeper.withStore { store throws(StoreError) in try store.queue(named: Self.queue).all() } ?? []
-            state.value.messages = stored.enumerated().map { index, message in
+            state.value.messages = Deque(stored.enumerated().map { index, message in
                 Message(number: Int64(index + 1), row: message.number, topic: message.key, payload: message.payload)
-            }
+            })
             state.value.nextNumber = Int64(stored.count + 1)
         } catch {
             logger.error("\(error); the mqtt outbox is kept in memory from now on")
