@@ -179,12 +179,8 @@ public struct MQTTSettings: Sendable, Equatable {
         if let qos = reader.typed(table, "qos", context: context, expected: "0, 1 or 2", { $0.int }) {
             if (0...2).contains(qos) { settings.qos = qos } else { reader.report(in: table, context, "qos", "\(qos) is not 0, 1 or 2") }
         }
-        if let limit = reader.typed(table, "outbox_limit", context: context, expected: "a number of events", { $0.int }) {
-            if (1...10_000_000).contains(limit) {
-                settings.outboxLimit = limit
-            } else {
-                reader.report(in: table, context, "outbox_limit", "\(limit) is not 1-10000000")
-            }
+        if let limit = reader.integer(table, "outbox_limit", context: context, expected: "a number of events", in: 1...10_000_000) {
+            settings.outboxLimit = limit
         }
         return settings
     }

@@ -113,12 +113,8 @@ public struct OwnTracksSettings: Sendable, Equatable {
                 reader.report(in: table, context, "location_interval", "must be at least 1s")
             }
         }
-        if let most = reader.typed(table, "max_devices", context: context, expected: "a number of devices", { $0.int }) {
-            if (1...10_000_000).contains(most) {
-                settings.maxDevices = most
-            } else {
-                reader.report(in: table, context, "max_devices", "\(most) is not 1-10000000")
-            }
+        if let most = reader.integer(table, "max_devices", context: context, expected: "a number of devices", in: 1...10_000_000) {
+            settings.maxDevices = most
         }
         return settings
     }

@@ -79,6 +79,19 @@ extension TableReading {
         return converted
     }
 
+    /// The integer at `key` when it is in `range`; nil when absent, reported when of another
+    /// type ("must be `expected`") or outside the range ("N is not LOW-HIGH").
+    public mutating func integer(
+        _ table: TOMLTable, _ key: String, context: String, expected: String, in range: ClosedRange<Int>
+    ) -> Int? {
+        guard let number = typed(table, key, context: context, expected: expected, { $0.int }) else { return nil }
+        guard range.contains(number) else {
+            report(in: table, context, key, "\(number) is not \(range.lowerBound)-\(range.upperBound)")
+            return nil
+        }
+        return number
+    }
+
     public mutating func string(_ table: TOMLTable, _ key: String, context: String) -> String? {
         typed(table, key, context: context, expected: "a string") { $0.string }
     }
