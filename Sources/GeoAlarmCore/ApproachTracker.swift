@@ -37,9 +37,9 @@ struct ApproachTracker: Sendable {
     /// Each reminder's geometry's ``FenceGeometry/circumradius`` (an area's takes a pass over its
     /// points), by slot: never changed, so shared by every copy of the engine.
     private let sizes: [Double]
-    /// Each reminder's ``Reminder/fenceKey``, by slot, made once: proximity changes carry it, and
-    /// making it formats three numbers.
-    private let fenceKeys: [String]
+    /// Each reminder's ``Reminder/fenceKey``, by slot, made once: proximity and presence changes
+    /// carry it, and making it formats three numbers.
+    let fenceKeys: [String]
     /// The slots of the reminders with an approach, in order.
     private let approachSlots: [Int]
     /// Their approaches: one watch a threshold (`approach_within`, `approach_eta`), in slot order.

@@ -84,19 +84,24 @@ public struct PresenceChange: Sendable, Equatable {
     /// True for the first side learnt for the fence, false for a crossing.
     public var isInitial: Bool
 
-    public init(reminder: Reminder, presence: Presence, fix: Fix, distance: Double, isInitial: Bool) {
+    /// The fence the side was confirmed for (``Reminder/fenceKey``).
+    public var fenceKey: String
+
+    /// A change of `reminder`'s side; `fenceKey` is its ``Reminder/fenceKey`` when already made
+    /// (an engine makes each once: it formats three numbers, and a fleet's state holds one for
+    /// every device and reminder).
+    public init(reminder: Reminder, presence: Presence, fix: Fix, distance: Double, isInitial: Bool, fenceKey: String? = nil) {
         self.reminder = reminder
         self.presence = presence
         self.fix = fix
         self.distance = distance
         self.isInitial = isInitial
+        self.fenceKey = fenceKey ?? reminder.fenceKey
     }
 
     public var reminderID: String { reminder.id }
     /// Fix time of the confirming fix.
     public var time: Date? { fix.time }
-    /// The fence the side was confirmed for (``Reminder/fenceKey``).
-    public var fenceKey: String { reminder.fenceKey }
 }
 
 /// A side confirmed earlier (kept by a state store), with the fence it was confirmed for.
@@ -533,7 +538,10 @@ public struct GeofenceEngine: Sendable {
             let reminder = reminder(atSlot: slot)
             // An area left from beyond its box: measured now.
             let shown = distance.isFinite ? distance : reminder.distance(from: fix.coordinate)
-            changes.append(PresenceChange(reminder: reminder, presence: after, fix: fix, distance: shown, isInitial: isInitial))
+            changes.append(
+                PresenceChange(
+                    reminder: reminder, presence: after, fix: fix, distance: shown, isInitial: isInitial,
+                    fenceKey: slot < reminders.count ? approachTracker.fenceKeys[slot] : nil))
             if isInitial && !settings.announceInitial { continue }
             let kind: EventKind = after == .inside ? .arrive : .leave
             guard reminder.trigger.announces(kind) else { continue }
