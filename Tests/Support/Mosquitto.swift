@@ -55,6 +55,17 @@ public final class Mosquitto: @unchecked Sendable {
         broker?.waitUntil(seconds: seconds) { $0.stderr.contains(text) } ?? false
     }
 
+    /// Waits until the broker has logged `client`'s subscription to `filter` (with `log_type
+    /// subscribe`: "TIME: CLIENT QOS FILTER"), whatever the QoS: a line of this client, not of an
+    /// earlier one subscribed to the same filter.
+    public func waitUntilSubscribed(_ client: String, to filter: String, seconds: Double = Deadline.failure) -> Bool {
+        broker?.waitUntil(seconds: seconds) { output in
+            output.stderr.split(separator: "\n").contains { line in
+                line.hasSuffix(" \(filter)") && line.contains(": \(client) ")
+            }
+        } ?? false
+    }
+
     /// Starts `mosquitto_pub` publishing each of `lines` as a message on `topic` at QoS 1, as
     /// fast as the broker takes them (a phone flushing its queue).
     public func publisher(_ topic: String, lines: [String]) throws -> Background {

@@ -122,7 +122,8 @@ func geoalarmRun(devices: Int) throws -> Result {
     let agent = try Background(
         ["-c", "1", geoalarm, "run", "--headless", "--source", "owntracks", "-c", try config(devices: devices), "--state", "\(folder)/state.sqlite"],
         executable: URL(fileURLWithPath: "/usr/bin/taskset"))
-    guard mosquitto.waitUntilLogged(" owntracks/+/+") else { fail("the agent did not subscribe: \(agent.stderr)") }
+    // This run's agent's subscription: the broker's log holds the earlier runs' too.
+    guard mosquitto.waitUntilSubscribed("ingest-agent-\(devices)-source", to: "owntracks/+/+") else { fail("the agent did not subscribe: \(agent.stderr)") }
     let first = publish(burst(devices: devices) + sentinelFixes.map { (sentinel, $0) })
     let firstDate = Date()
     let tookSentinel = agent.waitUntil(seconds: sentinelBound) { $0.stdout.contains("arrive  spot") }
@@ -143,9 +144,9 @@ func recorderRun(_ recorder: String, devices: Int) throws -> Result {
     try FileManager.default.createDirectory(atPath: sentinelFolder, withIntermediateDirectories: true)
     let running = try Background(
         ["-c", "1", recorder, "--storage", store, "--norevgeo", "--quiet", "--host", "127.0.0.1", "--port", String(mosquitto.port),
-         "--clientid", "ingest-recorder", "owntracks/#"],
+         "--clientid", "ingest-recorder-\(devices)", "owntracks/#"],
         executable: URL(fileURLWithPath: "/usr/bin/taskset"))
-    guard mosquitto.waitUntilLogged(" owntracks/#") else { fail("the Recorder did not subscribe: \(mosquitto.log)") }
+    guard mosquitto.waitUntilSubscribed("ingest-recorder-\(devices)", to: "owntracks/#") else { fail("the Recorder did not subscribe: \(mosquitto.log)") }
     let first = publish(burst(devices: devices) + sentinelFixes.map { (sentinel, $0) })
     let firstDate = Date()
     func lines(in folder: String) -> Int {
