@@ -162,15 +162,30 @@ struct ApproachTracker: Sendable {
     }
 
     /// The slots a reading at `point` reads, in order: every one, or (among many) those with an
-    /// approach, those near `point` and the next turn of the others.
+    /// approach, those near `point` and the next turn of the others, each once. The three are
+    /// each in slot order (the index files the reminders first, by slot, and the places of
+    /// collections after them), so one pass merges them.
     private mutating func slotsOfReading(near point: Coordinate, index: GridIndex) -> [Int] {
         let count = sizes.count
         guard count > Self.readsAllUpTo else { return Array(0..<count) }
-        // The index files the reminders first, by slot; the places of collections after them.
-        var slots = approachSlots + index.candidates(near: point).lazy.map(Int.init).filter { $0 < count }
-        for step in 0..<Self.farTurn { slots.append((nextInTurn + step) % count) }
-        nextInTurn = (nextInTurn + Self.farTurn) % count
-        slots.sort()
-        return slots.enumerated().compactMap { $0.offset > 0 && slots[$0.offset - 1] == $0.element ? nil : $0.element }
+        let near = index.candidates(near: point).prefix { Int($0) < count }
+        let turnEnd = nextInTurn + Self.farTurn
+        // The turn wraps past the last slot: its start, then its end.
+        let inTurn = turnEnd <= count ? Array(nextInTurn..<turnEnd) : Array(0..<(turnEnd - count)) + Array(nextInTurn..<count)
+        nextInTurn = turnEnd % count
+        var slots: [Int] = []
+        slots.reserveCapacity(approachSlots.count + near.count + inTurn.count)
+        var (approach, nearby, turn) = (approachSlots.startIndex, near.startIndex, inTurn.startIndex)
+        while true {
+            let next = min(
+                approach < approachSlots.endIndex ? approachSlots[approach] : .max,
+                nearby < near.endIndex ? Int(near[nearby]) : .max,
+                turn < inTurn.endIndex ? inTurn[turn] : .max)
+            guard next < .max else { return slots }
+            slots.append(next)
+            if approach < approachSlots.endIndex, approachSlots[approach] == next { approach += 1 }
+            if nearby < near.endIndex, Int(near[nearby]) == next { nearby += 1 }
+            if turn < inTurn.endIndex, inTurn[turn] == next { turn += 1 }
+        }
     }
 }
