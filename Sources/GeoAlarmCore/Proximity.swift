@@ -3,12 +3,14 @@ import RealModule
 
 /// Where you are heading relative to one fence: the distance to its edge, whether that
 /// distance falls (towards), rises (away from) or neither (stationary), how fast it falls, and
-/// the time to the edge at that pace. Home Assistant's proximity sensors name these the same way.
+/// the time to the edge at that pace.
 public struct Proximity: Sendable, Equatable {
-    /// The direction of travel, in Home Assistant's words.
+    /// The direction of travel. Its raw values are geoalarm's words for it (the state file,
+    /// `status` and the map show them); an adapter that speaks another vocabulary (Home
+    /// Assistant's, in the MQTT module) maps them.
     public enum Direction: String, Sendable {
         case towards
-        case awayFrom = "away_from"
+        case away
         case stationary
         /// Inside the fence.
         case arrived
@@ -307,14 +309,14 @@ extension Proximity {
         }
         let fall = edge(from: motion.middle) - edge(from: now)
         let closing = fall / half
-        let goingOn = previous == (closing > 0 ? .towards : .awayFrom)
+        let goingOn = previous == (closing > 0 ? .towards : .away)
         let (tolerance, minimumSpeed) = goingOn ? (rules.tolerance / 2, rules.minimumSpeed / 2) : (rules.tolerance, rules.minimumSpeed)
         guard abs(fall) >= tolerance, abs(closing) >= minimumSpeed else {
             self.init(distance: distance, direction: .stationary, closingSpeed: closing)
             return
         }
         guard closing > 0 else {
-            self.init(distance: distance, direction: .awayFrom, closingSpeed: closing)
+            self.init(distance: distance, direction: .away, closingSpeed: closing)
             return
         }
         // Where the way you move, held straight, passes the fence's centre: ahead of you, and
@@ -406,7 +408,7 @@ public struct ApproachWatch: Sendable, Equatable {
             return proximity.distance > within
         case .eta(let limit):
             switch proximity.direction {
-            case .stationary, .awayFrom: return true
+            case .stationary, .away: return true
             case .towards: return (proximity.eta ?? .infinity) > limit
             case .arrived, .unknown: return false
             }
@@ -428,7 +430,7 @@ public struct ApproachWatch: Sendable, Equatable {
         case .distance(let within):
             return proximity.distance > within + max(100, within / 10)
         case .eta:
-            return proximity.direction == .awayFrom && proximity.distance > firedAt + max(200, firedAt / 5)
+            return proximity.direction == .away && proximity.distance > firedAt + max(200, firedAt / 5)
         }
     }
 }

@@ -65,8 +65,13 @@ struct HomeAssistantDiscovery {
     /// own words (arrived, away_from, stationary, towards), and ``unknownText`` before a minute
     /// of fixes says.
     static func directionState(_ proximity: Proximity?) -> String {
-        guard let direction = proximity?.direction, direction != .unknown else { return unknownText }
-        return direction.rawValue
+        switch proximity?.direction {
+        case .towards: "towards"
+        case .away: "away_from"
+        case .stationary: "stationary"
+        case .arrived: "arrived"
+        case .unknown, nil: unknownText
+        }
     }
 
     /// A proximity's distance as the distance sensor's state: whole metres.

@@ -267,13 +267,19 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// A direction as the file holds it: the core's word, or `away_from`, which files written
+    /// before the core had words of its own hold for ``Proximity/Direction/away``.
+    static func direction(stored word: String) -> Proximity.Direction? {
+        word == "away_from" ? .away : Proximity.Direction(rawValue: word)
+    }
+
     /// This machine's proximity of every reminder, by id, as the agent last noted it.
     public func savedProximities() throws(StoreError) -> [String: SavedProximity] {
         try reading { db throws(SQLiteError) in
             var saved: [String: SavedProximity] = [:]
             try db.execute("SELECT reminder, distance_m, direction, eta_s, time, fence FROM proximity") {
                 (row: borrowing SQLiteRow) throws(SQLiteError) in
-                guard let direction = Proximity.Direction(rawValue: try row.value("direction")) else { return }
+                guard let direction = Self.direction(stored: try row.value("direction")) else { return }
                 saved[try row.value("reminder", as: String.self)] = SavedProximity(
                     proximity: Proximity(distance: try row.value("distance_m"), direction: direction, eta: row.optional("eta_s")),
                     time: Date(timeIntervalSince1970: try row.value("time")), fenceKey: try row.value("fence"))

@@ -90,7 +90,7 @@ struct ProximityTests {
                 (0, -1500)
             }
             #expect(firings.allSatisfy { $0.isEmpty }, "seed \(seed): \(firings)")
-            #expect(!estimates.contains { $0.direction == .towards || $0.direction == .awayFrom }, "seed \(seed)")
+            #expect(!estimates.contains { $0.direction == .towards || $0.direction == .away }, "seed \(seed)")
         }
     }
 

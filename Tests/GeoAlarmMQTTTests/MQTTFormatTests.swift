@@ -120,7 +120,7 @@ struct MQTTFormatTests {
             == ["geoalarm/geoalarm-pi/reminder/bakery/distance"])
         #expect(HomeAssistantDiscovery.directionState(Proximity(distance: 10, direction: .unknown)) == "unknown")
         #expect(HomeAssistantDiscovery.distanceState(nil) == "None")
-        #expect(HomeAssistantDiscovery.directionState(Proximity(distance: 10, direction: .awayFrom)) == "away_from")
+        #expect(HomeAssistantDiscovery.directionState(Proximity(distance: 10, direction: .away)) == "away_from")
         #expect(HomeAssistantDiscovery.distanceState(Proximity(distance: 1234.6, direction: .towards)) == "1235")
     }
 

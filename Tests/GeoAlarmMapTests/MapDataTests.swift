@@ -51,7 +51,7 @@ struct MapDataTests {
         data.state.proximities = [
             "bread": SavedProximity(
                 proximity: Proximity(distance: 6213.4, direction: .towards, eta: 540.2), time: now, fenceKey: bread.fenceKey),
-            "block": SavedProximity(proximity: Proximity(distance: 10, direction: .awayFrom), time: now, fenceKey: "an old fence"),
+            "block": SavedProximity(proximity: Proximity(distance: 10, direction: .away), time: now, fenceKey: "an old fence"),
         ]
         data.state.lastFix = Fix(time: now, coordinate: Coordinate(latitude: 38.71, longitude: -9.135), horizontalError: 12.5)
         let shapes = try Self.object(data.remindersJSON())
