@@ -7,14 +7,17 @@ import Synchronization
 /// Keeps an engine's state in a ``StateStore``, and keeps going when the file fails.
 ///
 /// The agent's memory is the truth, the file its copy: every write is first noted in memory (the
-/// sides, proximities, last fix and lifecycles the agent holds, and every write the file has not
-/// taken yet), then made. A write that fails (a full disk: SQLite's `SQLITE_FULL`) is kept and
-/// made again, in order, with the next write, once the file takes writes again. A state file that
-/// was deleted, or replaced by another (a command made a new one after the deletion, a backup was
-/// put back), is noticed before each write and when another process writes: a store is opened at
-/// the path again (made and brought up to date when needed), what the agent holds is carried over
-/// into it, and a lifecycle the new file already has (`geoalarm complete` wrote it) is kept and
-/// read. Each trouble is said once, and its end too.
+/// proximities, last fix and lifecycles the agent holds, and every write the file has not taken
+/// yet), then made. A write that fails (a full disk: SQLite's `SQLITE_FULL`) is kept and made
+/// again, in order, with the next write, once the file takes writes again; beyond so many, the
+/// oldest go, but the sides they set are kept. A state file that was deleted, or replaced by
+/// another (a command made a new one after the deletion, a backup was put back), is noticed
+/// before each write and when another process writes: a store is opened at the path again (made
+/// and brought up to date when needed), and what the agent holds is carried over into it, with
+/// every device's sides read from the file that left (still open); a lifecycle the new file
+/// already has (`geoalarm complete` wrote it) is kept and read. Each trouble is said once, and its
+/// end too. (The sides are not mirrored in memory: a fleet's are every device's side of every
+/// reminder.)
 ///
 /// Used from one loop at a time (the agent's, or replay's); a lock keeps it safe all the same.
 public final class StateKeeper: StateLedger {
@@ -144,9 +147,10 @@ private final class StateFile: Sendable {
         var dropped = 0
         /// Set while the file fails, with why (said once).
         var trouble: String?
-        /// What the agent holds: the sides of each device (nil: this machine), its proximities,
-        /// its last fix, the lifecycles it read and wrote.
-        var sides: [String?: [String: SavedPresence]] = [:]
+        /// The sides set by the writes dropped from `waiting` (for each device, nil: this
+        /// machine), made before the writes that wait.
+        var droppedSides: [String?: [String: SavedPresence]] = [:]
+        /// What the agent holds: its proximities, its last fix, the lifecycles it read and wrote.
         var proximities: [String: SavedProximity] = [:]
         var lastFix: Fix?
         var lifecycles: [String: Lifecycle] = [:]
@@ -188,11 +192,9 @@ private final class StateFile: Sendable {
         }
     }
 
-    /// The sides saved for `device` (nil: this machine), which the agent now holds.
+    /// The sides saved for `device` (nil: this machine).
     func readSides(of device: String?) -> [String: SavedPresence] {
-        guard let sides = readIfOpen({ store throws(StoreError) in try store.savedPresence(device: device) }) else { return [:] }
-        held.withLock { $0.sides[device, default: [:]].merge(sides) { _, read in read } }
-        return sides
+        read([:]) { store throws(StoreError) in try store.savedPresence(device: device) }
     }
 
     /// The lifecycles saved, which the agent now holds.
@@ -209,7 +211,9 @@ private final class StateFile: Sendable {
         guard let renamed = readIfOpen({ store throws(StoreError) in try store.follow(taskKeys: keys) }), !renamed.isEmpty else { return }
         held.withLock { held in
             for (old, new) in renamed {
-                for device in held.sides.keys { if let side = held.sides[device]?.removeValue(forKey: old) { held.sides[device]?[new] = side } }
+                for device in held.droppedSides.keys {
+                    if let side = held.droppedSides[device]?.removeValue(forKey: old) { held.droppedSides[device]?[new] = side }
+                }
                 if let proximity = held.proximities.removeValue(forKey: old) { held.proximities[new] = proximity }
                 if let lifecycle = held.lifecycles.removeValue(forKey: old) { held.lifecycles[new] = lifecycle }
             }
@@ -245,6 +249,7 @@ private final class StateFile: Sendable {
             }
             if held.waiting.count > Self.mostWaiting {
                 let excess = held.waiting.count - Self.mostWaiting
+                for write in held.waiting.prefix(excess) { held.keepSides(of: write) }
                 held.waiting.removeFirst(excess)
                 held.dropped += excess
             }
@@ -259,10 +264,12 @@ private final class StateFile: Sendable {
 
     /// Makes every waiting write in `store`, in one transaction; says so when that ends a trouble.
     private func makeWaiting(in store: StateStore) {
-        let writes = held.withLock { $0.waiting }
-        guard !writes.isEmpty else { return }
+        let (kept, writes) = held.withLock { held in
+            (held.droppedSides.map { StateWrite.sides(device: $0.key, $0.value) }, held.waiting)
+        }
+        guard !kept.isEmpty || !writes.isEmpty else { return }
         do {
-            try store.apply(writes)
+            try store.apply(kept + writes)
         } catch {
             note(error)
             return
@@ -270,13 +277,14 @@ private final class StateFile: Sendable {
         let (trouble, dropped) = held.withLock { held in
             defer {
                 held.waiting.removeFirst(min(writes.count, held.waiting.count))
+                held.droppedSides = [:]
                 held.trouble = nil
                 held.dropped = 0
             }
             return (held.trouble, held.dropped)
         }
         guard trouble != nil else { return }
-        let lost = dropped > 0 ? "; \(dropped) older ones did not fit in memory and are lost" : ""
+        let lost = dropped > 0 ? "; \(dropped) older ones did not fit in memory and are lost, but for the sides they set" : ""
         logger.info("state file \(store.path) is written again: what was kept in memory meanwhile (\(writes.count) writes) is in it\(lost)")
     }
 
@@ -299,16 +307,24 @@ private final class StateFile: Sendable {
             state file \(store.path) was deleted or replaced while the agent ran: writing to the file now at that path, \
             with the sides, proximities, last fix and lifecycles the agent holds carried over (a lifecycle set in that file stays)
             """)
+        // Read from the file that left, still open: every device's sides it holds.
+        var sides: [String?: [String: SavedPresence]] = [:]
+        do {
+            sides = try store.everySide()
+        } catch {
+            logger.error("\(error); the sides it held are not carried over")
+        }
         held.withLock { held in
             held.store = nil
             held.seenVersion = nil
         }
-        return openAgain() != nil
+        return openAgain(carrying: sides) != nil
     }
 
-    /// Opens the store at the path again and writes into it what the agent holds, then the
-    /// writes that wait; nil (said once) when it cannot be opened.
-    private func openAgain() -> StateStore? {
+    /// Opens the store at the path again and writes into it `sides` (those of the file that
+    /// left) and what the agent holds, then the writes that wait; nil (said once) when it cannot
+    /// be opened.
+    private func openAgain(carrying sides: [String?: [String: SavedPresence]] = [:]) -> StateStore? {
         guard let path else { return nil }
         let store: StateStore
         do {
@@ -318,7 +334,7 @@ private final class StateFile: Sendable {
             return nil
         }
         held.withLock { held in
-            var carried: [StateWrite] = held.sides.map { .sides(device: $0.key, $0.value) }
+            var carried: [StateWrite] = sides.map { .sides(device: $0.key, $0.value) }
             carried.append(.proximities(held.proximities))
             if let fix = held.lastFix { carried.append(.lastFix(fix)) }
             carried.append(.lifecyclesWhereNone(held.lifecycles))
@@ -345,10 +361,6 @@ extension StateFile.Held {
     mutating func remember(_ write: StateWrite) {
         switch write {
         case .fix(let record):
-            for change in record.changes {
-                sides[record.device, default: [:]][change.reminderID] = SavedPresence(
-                    presence: change.presence, time: change.time, fenceKey: change.fenceKey)
-            }
             for change in record.proximities {
                 proximities[change.reminderID] = SavedProximity(proximity: change.proximity, time: change.time, fenceKey: change.fenceKey)
             }
@@ -364,6 +376,21 @@ extension StateFile.Held {
         case .lastFix(let fix):
             lastFix = fix
         case .sides, .proximities, .lifecyclesWhereNone:
+            break
+        }
+    }
+
+    /// Takes the sides `write` sets into ``droppedSides``: it is dropped from the writes that wait.
+    mutating func keepSides(of write: StateWrite) {
+        switch write {
+        case .fix(let record):
+            for change in record.changes {
+                droppedSides[record.device, default: [:]][change.reminderID] = SavedPresence(
+                    presence: change.presence, time: change.time, fenceKey: change.fenceKey)
+            }
+        case .sides(let device, let sides):
+            droppedSides[device, default: [:]].merge(sides) { _, newer in newer }
+        case .alarm, .completed, .snoozed, .lastFix, .proximities, .lifecyclesWhereNone:
             break
         }
     }

@@ -253,10 +253,7 @@ public final class StateStore: Sendable {
         try reading { db throws(SQLiteError) in
             var saved: [String: SavedPresence] = [:]
             let keep = { (row: borrowing SQLiteRow) throws(SQLiteError) in
-                guard let presence = Presence(rawValue: try row.value("presence")) else { return }
-                saved[try row.value("reminder", as: String.self)] = SavedPresence(
-                    presence: presence, time: row.optional("confirmed_at").map(Date.init(timeIntervalSince1970:)),
-                    fenceKey: try row.value("fence"))
+                saved[try row.value("reminder", as: String.self)] = try Self.side(in: row)
             }
             if let device {
                 try db.execute("SELECT reminder, presence, confirmed_at, fence FROM device_state WHERE device = ?", [device], row: keep)
@@ -264,6 +261,30 @@ public final class StateStore: Sendable {
                 try db.execute("SELECT reminder, presence, confirmed_at, fence FROM side", row: keep)
             }
             return saved
+        }
+    }
+
+    /// The side a row of `side` or `device_state` holds; nil for a presence word not known.
+    private static func side(in row: borrowing SQLiteRow) throws(SQLiteError) -> SavedPresence? {
+        guard let presence = Presence(rawValue: try row.value("presence")) else { return nil }
+        return SavedPresence(
+            presence: presence, time: row.optional("confirmed_at").map(Date.init(timeIntervalSince1970:)), fenceKey: try row.value("fence"))
+    }
+
+    /// Every side the file holds: this machine's (under nil) and each tracked device's.
+    public func everySide() throws(StoreError) -> [String?: [String: SavedPresence]] {
+        try reading { db throws(SQLiteError) in
+            var sides: [String?: [String: SavedPresence]] = [:]
+            let keep = { (row: borrowing SQLiteRow, device: String?) throws(SQLiteError) in
+                sides[device, default: [:]][try row.value("reminder", as: String.self)] = try Self.side(in: row)
+            }
+            try db.execute("SELECT reminder, presence, confirmed_at, fence FROM side") { (row: borrowing SQLiteRow) throws(SQLiteError) in
+                try keep(row, nil)
+            }
+            try db.execute("SELECT device, reminder, presence, confirmed_at, fence FROM device_state") {
+                (row: borrowing SQLiteRow) throws(SQLiteError) in try keep(row, try row.value("device", as: String.self))
+            }
+            return sides
         }
     }
 

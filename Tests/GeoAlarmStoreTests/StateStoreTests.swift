@@ -336,6 +336,50 @@ struct StateStoreTests {
         _ = try store.lastFix()
     }
 
+    /// A tracked device's sides are carried into the file made after a deletion: read from the
+    /// file that left (still open), as the keeper keeps no copy of a fleet's sides.
+    @Test func aDeletedFileCarriesEveryDevicesSides() throws {
+        let path = Self.path()
+        let keeper = StateKeeper(path: path, logger: CapturingLog().logger)
+        let time = Date(timeIntervalSince1970: 1_800_000_000)
+        let fix = Fix(time: time, coordinate: Self.office.center)
+        for device in ["alice/phone", "bob/phone"] {
+            keeper.scoped(to: device).commit([FixRecord(
+                changes: [PresenceChange(reminder: Self.office, presence: .inside, fix: fix, distance: 0, isInitial: true)], device: device)])
+        }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        keeper.commit([FixRecord(lastFix: fix)])
+        let store = try #require(try StateStore(readingFrom: path))
+        for device in ["alice/phone", "bob/phone"] {
+            #expect(try store.savedPresence(device: device)["office"] == SavedPresence(presence: .inside, time: time, fenceKey: Self.office.fenceKey))
+        }
+    }
+
+    /// Writes beyond what waits in memory for a file that cannot be written: the oldest go, but
+    /// the sides they set are written once the file can be.
+    @Test func theSidesOfWritesDroppedFromMemoryAreKept() throws {
+        let folder = Command.scratchState() + "-folder"
+        // A file where the state file's folder should be: the store cannot be made.
+        try FileManager.default.createDirectory(
+            atPath: (folder as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: folder, contents: Data()))
+        let path = folder + "/state.sqlite"
+        let log = CapturingLog()
+        let keeper = StateKeeper(path: path, logger: log.logger)
+        let time = Date(timeIntervalSince1970: 1_800_000_000)
+        let fix = Fix(time: time, coordinate: Self.office.center)
+        let side = FixRecord(changes: [PresenceChange(reminder: Self.office, presence: .inside, fix: fix, distance: 0, isInitial: true)])
+        let later = (1...100_000).map { FixRecord(lastFix: Fix(time: time.addingTimeInterval(Double($0)), coordinate: Self.office.center)) }
+        keeper.commit([side] + later)
+        try FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        keeper.commit([FixRecord(lastFix: Fix(time: time.addingTimeInterval(200_000), coordinate: Self.office.center))])
+        let store = try #require(try StateStore(readingFrom: path))
+        #expect(try store.savedPresence()["office"]?.presence == .inside)
+        #expect(try store.lastFix()?.time == time.addingTimeInterval(200_000))
+        #expect(log.messages.contains { $0.contains("2 older ones did not fit in memory and are lost, but for the sides they set") }, "\(log.messages)")
+    }
+
     /// The state file deleted while the keeper writes: the next write makes a new file at the
     /// path with what the keeper holds (sides, lifecycles, last fix), said once; a lifecycle a
     /// command set in that new file stays, and is read.
