@@ -549,17 +549,21 @@ public final class StateStore: Sendable {
         }
     }
 
-    fileprivate func appendToQueue(_ name: String, _ message: QueuedMessage, limit: Int) throws(StoreError) -> (number: Int64, dropped: Int) {
+    fileprivate func appendToQueue(_ name: String, _ messages: [QueuedMessage], limit: Int) throws(StoreError) -> (numbers: [Int64], dropped: Int) {
         try writing { db throws(SQLiteError) in
-            try db.execute("INSERT INTO queue (name, key, payload) VALUES (?, ?, ?)", [name, message.key, message.payload])
-            let number = db.lastInsertedRowID
+            var numbers: [Int64] = []
+            numbers.reserveCapacity(messages.count)
+            for message in messages {
+                try db.execute("INSERT INTO queue (name, key, payload) VALUES (?, ?, ?)", [name, message.key, message.payload])
+                numbers.append(db.lastInsertedRowID)
+            }
             try db.execute(
                 """
                 DELETE FROM queue WHERE name = ?1
                 AND id <= (SELECT id FROM queue WHERE name = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)
                 """,
                 [name, limit])
-            return (number, db.changesCount)
+            return (numbers, db.changesCount)
         }
     }
 
@@ -572,9 +576,9 @@ public final class StateStore: Sendable {
         }
     }
 
-    fileprivate func removeFromQueue(_ name: String, _ number: Int64) throws(StoreError) {
+    fileprivate func removeFromQueue(_ name: String, _ numbers: [Int64]) throws(StoreError) {
         try writing { db throws(SQLiteError) in
-            try db.execute("DELETE FROM queue WHERE name = ? AND id = ?", [name, number])
+            for number in numbers { try db.execute("DELETE FROM queue WHERE name = ? AND id = ?", [name, number]) }
         }
     }
 
@@ -648,11 +652,11 @@ public struct DurableQueue: Sendable {
     /// The queue's name, chosen by its owner.
     public let name: String
 
-    /// Adds a message at the end, then drops the oldest beyond `limit`: the number it was given,
-    /// and how many were dropped.
+    /// Adds messages at the end, in order and in one transaction, then drops the oldest beyond
+    /// `limit`: the numbers they were given, and how many were dropped.
     @discardableResult
-    public func append(_ message: QueuedMessage, limit: Int) throws(StoreError) -> (number: Int64, dropped: Int) {
-        try store.appendToQueue(name, message, limit: limit)
+    public func append(_ messages: [QueuedMessage], limit: Int) throws(StoreError) -> (numbers: [Int64], dropped: Int) {
+        try store.appendToQueue(name, messages, limit: limit)
     }
 
     /// Every message waiting, oldest first.
@@ -660,9 +664,9 @@ public struct DurableQueue: Sendable {
         try store.queued(name)
     }
 
-    /// Deletes a delivered message (one already gone is no matter).
-    public func remove(_ number: Int64) throws(StoreError) {
-        try store.removeFromQueue(name, number)
+    /// Deletes delivered messages, in one transaction (one already gone is no matter).
+    public func remove(_ numbers: [Int64]) throws(StoreError) {
+        try store.removeFromQueue(name, numbers)
     }
 }
 

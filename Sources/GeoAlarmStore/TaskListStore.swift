@@ -38,7 +38,7 @@ extension StateStore: TaskListCache {
 
     @discardableResult
     public func enqueue(_ write: TaskListWrite) throws -> Int64 {
-        try queue(named: Self.writesQueue).append(QueuedMessage(key: write.list, payload: Self.encode(write)), limit: Self.mostWrites).number
+        try queue(named: Self.writesQueue).append([QueuedMessage(key: write.list, payload: Self.encode(write))], limit: Self.mostWrites).numbers[0]
     }
 
     public func waitingWrites() throws -> [TaskListWrite] {
@@ -52,7 +52,7 @@ extension StateStore: TaskListCache {
     }
 
     public func dropWrite(_ number: Int64) throws {
-        try queue(named: Self.writesQueue).remove(number)
+        try queue(named: Self.writesQueue).remove([number])
     }
 
     /// `kind NUL uid NUL href NUL time NUL bytes`: a UID and an address hold no NUL (the

@@ -48,16 +48,21 @@ struct StateStoreTests {
         let outbox = try StateStore(path: path).queue(named: "outbox")
         let other = try StateStore(path: path).queue(named: "other")
         for number in 1...5 {
-            let dropped = try outbox.append(QueuedMessage(key: "t", payload: Array("m\(number)".utf8)), limit: 3).dropped
+            let dropped = try outbox.append([QueuedMessage(key: "t", payload: Array("m\(number)".utf8))], limit: 3).dropped
             #expect(dropped == (number > 3 ? 1 : 0))
-            try other.append(QueuedMessage(key: "o", payload: [UInt8(number)]), limit: 10)
+            try other.append([QueuedMessage(key: "o", payload: [UInt8(number)])], limit: 10)
         }
         let waiting = try StateStore(path: path).queue(named: "outbox").all()
         #expect(waiting.map { String(decoding: $0.payload, as: UTF8.self) } == ["m3", "m4", "m5"])
         #expect(waiting.map(\.number) == waiting.map(\.number).sorted())
-        try outbox.remove(waiting[0].number)
-        try outbox.remove(waiting[0].number)
+        try outbox.remove([waiting[0].number])
+        try outbox.remove([waiting[0].number])
         #expect(try outbox.all().map(\.number) == Array(waiting.dropFirst().map(\.number)))
+        // Several at once, in one transaction each: beyond the limit the oldest of the file go.
+        let appended = try outbox.append(["x", "y", "z"].map { QueuedMessage(key: "t", payload: Array($0.utf8)) }, limit: 3)
+        #expect(appended.numbers.count == 3 && appended.numbers == appended.numbers.sorted() && appended.dropped == 2)
+        try outbox.remove(Array(appended.numbers.prefix(2)))
+        #expect(try outbox.all().map { String(decoding: $0.payload, as: UTF8.self) } == ["z"])
         #expect(try other.all().map(\.payload) == (1...5).map { [UInt8($0)] }, "another queue's limit and removals leave it be")
     }
 
@@ -95,7 +100,7 @@ struct StateStoreTests {
         #expect(carried.map(\.number) == [7, 9])
         #expect(carried.map { String(decoding: $0.payload, as: UTF8.self) } == ["first", "second"])
         #expect(carried.allSatisfy { $0.key == "geoalarm/a/event" })
-        #expect(try outbox.append(QueuedMessage(key: "k", payload: []), limit: 10).number == 21, "after the highest number given")
+        #expect(try outbox.append([QueuedMessage(key: "k", payload: [])], limit: 10).numbers == [21], "after the highest number given")
         #expect(try store.strings(named: "mqtt-discovery")
                 == ["homeassistant/device_tracker/a/config", "homeassistant/sensor/b/config"])
         #expect(try store.schemaVersion() == StateStore.knownSchemaVersion)
