@@ -10,12 +10,22 @@ import Logging
 /// lost while the broker is away or the agent restarts. At most `outbox_limit` wait: beyond,
 /// the oldest go, said once and then every thousandth.
 ///
+/// The file is written once a turn of the loop: the messages a turn appended in one
+/// transaction, the ones the broker acknowledged in another. A burst of thousands of
+/// transitions costs a few transactions, not two each, and is sent as fast as the broker
+/// acknowledges it.
+///
+/// While the broker is connected, a burst that fills half the outbox holds the agent back (see
+/// ``room()``) until a quarter is left, so that a broker slower than the agent's source loses
+/// nothing; `outbox_limit` and its drops are for a broker that is away.
+///
 /// Kept on the loop (``Confined``): no lock, and the state file written from the loop's thread.
 public final class MQTTOutbox: MQTTParticipant {
     private let limit: Int
     private let qos: Int
     private let keeper: StateKeeper?
     private let logger: Logger
+    private let loop: EventLoop
     private let state: Confined<State>
 
     /// The state file's queue that holds the outbox.
@@ -29,6 +39,15 @@ public final class MQTTOutbox: MQTTParticipant {
         /// oldest, each without moving the thousands behind it.
         var messages: Deque<Message> = []
         var nextNumber: Int64 = 1
+        /// The messages numbered up to this one are in the file (or were offered to it): those
+        /// after it wait for the turn's write, and are not sent before.
+        var writtenThrough: Int64 = 0
+        /// The rows of acknowledged messages, deleted from the file at the turn's write.
+        var delivered: [Int64] = []
+        /// Whether the turn's write is due on the loop.
+        var isWriteDue = false
+        /// Those waiting in ``room()``.
+        var waitingForRoom: [CheckedContinuation<Void, Never>] = []
         /// The connection messages go out on, while connected.
         var link: MQTTLink?
         /// Numbers by the message id they were sent with.
@@ -56,6 +75,7 @@ public final class MQTTOutbox: MQTTParticipant {
         self.qos = qos
         self.keeper = keeper
         self.logger = logger
+        self.loop = loop
         state = Confined(State(isKept: keeper != nil), on: loop)
     }
 
@@ -71,6 +91,7 @@ public final class MQTTOutbox: MQTTParticipant {
                 Message(number: Int64(index + 1), row: message.number, topic: message.key, payload: message.payload)
             })
             state.value.nextNumber = Int64(stored.count + 1)
+            state.value.writtenThrough = Int64(stored.count)
         } catch {
             logger.error("\(error); the mqtt outbox is kept in memory from now on")
             state.value.isKept = false
@@ -78,28 +99,22 @@ public final class MQTTOutbox: MQTTParticipant {
         if waiting > 0 { logger.info("mqtt outbox: \(waiting) events wait for the broker") }
     }
 
-    /// Adds a message, kept in the file first, then sends what it can.
+    /// Adds a message: written to the file at the end of the loop's turn, then sent.
     func append(topic: String, payload: [UInt8]) {
-        var message = Message(number: state.value.nextNumber, row: nil, topic: topic, payload: payload)
+        let number = state.value.nextNumber
         state.value.nextNumber += 1
-        if state.value.isKept, let keeper {
-            do {
-                message.row = try keeper.withStore { store throws(StoreError) in
-                    try store.queue(named: Self.queue).append(QueuedMessage(key: topic, payload: payload), limit: limit).number
-                }
-            } catch {
-                logger.error("\(error); the mqtt outbox is kept in memory from now on")
-                state.value.isKept = false
-            }
-        }
-        state.value.messages.append(message)
-        // The file dropped the same oldest messages.
+        state.value.messages.append(Message(number: number, row: nil, topic: topic, payload: payload))
+        // The file drops the same oldest messages when the turn's are written.
         let excess = state.value.messages.count - limit
         if excess > 0 {
             state.value.messages.removeFirst(excess)
             noteDropped(excess)
         }
-        pump()
+        guard state.value.isKept else {
+            state.value.writtenThrough = number
+            return pump()
+        }
+        writeAtTurnEnd()
     }
 
     /// A connection is up: everything not acknowledged goes again, oldest first.
@@ -110,10 +125,26 @@ public final class MQTTOutbox: MQTTParticipant {
         pump()
     }
 
-    /// The connection is gone: nothing is in flight any more.
+    /// The connection is gone: nothing is in flight any more, and the outbox keeps what comes
+    /// (up to its limit) rather than holding the agent back.
     func disconnected() {
         state.value.link = nil
         state.value.inFlight = [:]
+        makeRoom()
+    }
+
+    /// Returns once the outbox has room: at once while the broker is away or less than half of
+    /// the outbox is full, else when a quarter is left or the broker goes.
+    func room() async {
+        guard state.value.link != nil, waiting >= max(1, limit / 2) else { return }
+        await withCheckedContinuation { continuation in state.value.waitingForRoom.append(continuation) }
+    }
+
+    /// Lets those waiting in ``room()`` go.
+    private func makeRoom() {
+        let waiters = state.value.waitingForRoom
+        state.value.waitingForRoom = []
+        for waiter in waiters { waiter.resume() }
     }
 
     /// The broker has the message sent with `id`.
@@ -123,8 +154,10 @@ public final class MQTTOutbox: MQTTParticipant {
         pump()
     }
 
-    /// At a stop: the events dropped, said.
+    /// At a stop: what the turn has not written yet written, and the events dropped, said.
     func stopping() {
+        write()
+        makeRoom()
         if state.value.dropped > 0 { logger.warning("mqtt outbox: \(state.value.dropped) events were dropped as it was full") }
     }
 
@@ -132,7 +165,7 @@ public final class MQTTOutbox: MQTTParticipant {
     private func pump() {
         guard let link = state.value.link, state.value.inFlight.count < Self.window else { return }
         let first = position(after: state.value.lastSent)
-        let last = min(first + Self.window - state.value.inFlight.count, state.value.messages.endIndex)
+        let last = min(first + Self.window - state.value.inFlight.count, position(after: state.value.writtenThrough))
         for message in state.value.messages[first..<last] {
             switch link.publish(MQTTMessage(topic: message.topic, payload: message.payload)) {
             case .notConnected:
@@ -154,17 +187,54 @@ public final class MQTTOutbox: MQTTParticipant {
         }
     }
 
-    /// Forgets an acknowledged message, in the file too.
+    /// Forgets an acknowledged message, in the file too at the end of the loop's turn.
     private func remove(_ number: Int64) {
         let index = position(after: number - 1)
         guard index < state.value.messages.endIndex, state.value.messages[index].number == number else { return }
         let message = state.value.messages.remove(at: index)
-        guard state.value.isKept, let keeper, let row = message.row else { return }
-        do {
-            _ = try keeper.withStore { store throws(StoreError) in try store.queue(named: Self.queue).remove(row) }
-        } catch {
-            logger.error("\(error); an acknowledged message stays in the mqtt outbox")
+        if !state.value.waitingForRoom.isEmpty, waiting <= limit / 4 { makeRoom() }
+        guard state.value.isKept, let row = message.row else { return }
+        state.value.delivered.append(row)
+        writeAtTurnEnd()
+    }
+
+    /// Has ``write()`` run once the loop's turn is over (once, however many messages the turn
+    /// appended or the broker acknowledged).
+    private func writeAtTurnEnd() {
+        guard !state.value.isWriteDue else { return }
+        state.value.isWriteDue = true
+        loop.execute { [self] in write() }
+    }
+
+    /// Deletes the acknowledged messages from the file, then writes the appended ones (the file
+    /// dropping its oldest beyond the limit, as the memory did), then sends what it can.
+    private func write() {
+        state.value.isWriteDue = false
+        let delivered = state.value.delivered
+        state.value.delivered = []
+        let start = position(after: state.value.writtenThrough)
+        let fresh = state.value.messages[start...]
+        if let last = fresh.last { state.value.writtenThrough = last.number }
+        if state.value.isKept, let keeper {
+            do {
+                if !delivered.isEmpty {
+                    _ = try keeper.withStore { store throws(StoreError) in try store.queue(named: Self.queue).remove(delivered) }
+                }
+            } catch {
+                logger.error("\(error); \(delivered.count) acknowledged messages stay in the mqtt outbox")
+            }
+            do {
+                if !fresh.isEmpty, let rows = try keeper.withStore({ store throws(StoreError) in
+                    try store.queue(named: Self.queue).append(fresh.map { QueuedMessage(key: $0.topic, payload: $0.payload) }, limit: limit).numbers
+                }) {
+                    for (offset, row) in rows.enumerated() { state.value.messages[start + offset].row = row }
+                }
+            } catch {
+                logger.error("\(error); the mqtt outbox is kept in memory from now on")
+                state.value.isKept = false
+            }
         }
+        pump()
     }
 
     private func noteDropped(_ count: Int) {

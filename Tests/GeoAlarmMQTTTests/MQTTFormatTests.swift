@@ -325,6 +325,8 @@ struct MQTTFormatTests {
             return outbox.waiting
         }
         #expect(waiting == 3)
+        // The file is written at the end of the loop's turn: a later turn comes after it.
+        try Self.onLoop(loop) {}
         guard withFile else { return }
         #expect(try StateStore(path: path).queue(named: MQTTOutbox.queue).all().map { String(decoding: $0.payload, as: UTF8.self) } == ["b", "c", "d"])
         let restarted = MQTTOutbox(limit: 3, qos: 1, keeper: StateKeeper(path: path, logger: logger), loop: loop, logger: logger)
