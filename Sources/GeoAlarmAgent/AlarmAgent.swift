@@ -74,6 +74,11 @@ public final class AlarmAgent: Service {
         await withGracefulShutdownHandler {
             for await input in channel.stream {
                 handle(input, &current)
+                // A sink short of room (the MQTT outbox, while its broker catches up) holds the
+                // next input back; the reports meanwhile wait in the channel.
+                if case .source(.fixes) = input {
+                    for sink in sinks { await sink.roomForEvents() }
+                }
             }
         } onGracefulShutdown: { [channel] in
             channel.continuation.finish()

@@ -34,6 +34,11 @@ public protocol EventSink: Sendable {
     /// shows state shows this, then follows the changes (it keeps no state of its own beside
     /// the pipeline's, so that every output agrees from the first fix).
     func stateReset(_ state: ShownState)
+    /// Returns once the sink has room for more events: the agent awaits it after each batch of
+    /// fixes, so that a sink whose queue fills faster than it is delivered (a burst of
+    /// transitions for a broker that acknowledges more slowly) holds the source back rather than
+    /// dropping what it queued. A sink without such a queue returns at once.
+    func roomForEvents() async
 }
 
 /// The pipeline's state for a sink that shows it (see ``EventSink/stateReset(_:)``): the
@@ -71,4 +76,5 @@ extension EventSink {
     public func lifecyclesChanged(_ lifecycles: [String: Lifecycle]) {}
     public func positionUsed(_ fix: Fix) {}
     public func stateReset(_ state: ShownState) {}
+    public func roomForEvents() async {}
 }

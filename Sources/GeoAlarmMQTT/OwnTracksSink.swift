@@ -92,6 +92,11 @@ public final class OwnTracksSink: EventSink, MQTTParticipant {
         if !change.isInitial { state.value.locationDue = "c" } else if state.value.locationDue == nil { state.value.locationDue = "t" }
     }
 
+    /// Room in the outbox its transitions go through (``MQTTOutbox/room()``).
+    public func roomForEvents() async {
+        await outbox.room()
+    }
+
     /// This machine's position: at once when its regions changed, else every `location_interval`.
     public func positionUsed(_ fix: Fix) {
         guard fix.tracker == nil else { return }

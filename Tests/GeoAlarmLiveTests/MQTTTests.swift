@@ -289,6 +289,34 @@ struct MQTTTests {
         #expect(Set(arrivals.compactMap { $0.components(separatedBy: "device ").last }) == Set(phones), "\(agent.stdout)")
     }
 
+    /// Transitions made faster than the broker takes them, with the broker there: the outbox
+    /// holds the agent back at half full rather than dropping its oldest (its limit is for a
+    /// broker that is away). Ten phones walk in and out of the bakery 25 times each at once:
+    /// 500 transitions through an outbox of 16.
+    @Test func aBurstOfTransitionsWaitsForTheBrokerRatherThanDropping() throws {
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe(["owntracks/+/+/event"])
+        let agent = try Background(["run", "--headless", "--source", "owntracks", "-c", try Self.bakeryConfig(broker, extra: "outbox_limit = 16"),
+                                    "--state", Command.scratchState()])
+        #expect(agent.waitUntil { $0.stderr.contains("connected to owntracks") }, "\(agent.stderr)")
+        let phones = (0..<10).map { "walker\($0)/phone" }
+        // Two fixes 500 m north, two in the bakery (two confirm a side), 25 times.
+        let walk = (0..<100).map { step in Self.location(north: step % 4 < 2 ? 500 : 0, at: Self.start + 10 * step) }
+        let publishers = try phones.map { try broker.publisher("owntracks/\($0)", lines: walk) }
+        for publisher in publishers { #expect(publisher.exitStatus() == 0, "\(publisher.stderr)") }
+        // Each phone: the first side (outside) is no transition, then 25 arrivals and 24 departures.
+        let expected = phones.count * 49
+        func transitions(_ output: String) -> Int { MQTTLines(output).messages.filter { $0.topic.hasSuffix("/event") }.count }
+        #expect(subscriber.waitUntil(seconds: 120) { transitions($0.stdout) >= expected },
+                "\(transitions(subscriber.stdout)) of \(expected): \(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(!agent.stderr.contains("mqtt outbox full"), "\(agent.stderr)")
+        // Each transition once (QoS 1 may repeat one whose acknowledgement was lost).
+        let distinct = Set(MQTTLines(subscriber.stdout).messages.filter { $0.topic.hasSuffix("/event") }.map { "\($0.topic) \($0.payload)" })
+        #expect(distinct.count == expected, "\(distinct.count) of \(expected)")
+    }
+
     @Test func aBrokerOutageMidTrackLosesNoEvent() throws {
         let broker = try Mosquitto()
         // A persistent session: what is published while it reconnects waits for it at the broker.
