@@ -329,7 +329,10 @@ for devices in fleets {
     let burstStart = now()
     for message in 0..<row.burstMessages { run.publishNext(message % devices) }
     guard let burstEnd = run.drain(seconds: 600) else {
-        fail("burst, \(devices) devices: \(run.expected) transitions expected, \(heard.withLock { $0.transitions }) arrived")
+        fail("""
+            burst, \(devices) devices: \(run.expected) transitions expected, \(heard.withLock { $0.transitions }) arrived; \
+            the agent's warnings: \(run.agent.stderr.split(separator: "\n").filter { !$0.contains(": info: ") }.suffix(20))
+            """)
     }
     row.burstRate = Double(row.burstMessages) / (Double(burstEnd - burstStart) / 1e9)
     let extra = heard.withLock { $0.transitions } - run.expected

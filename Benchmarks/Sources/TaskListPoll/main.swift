@@ -116,6 +116,8 @@ let agents = try [config, without].map { file in
 let settle = 5.0, window = 180.0
 Thread.sleep(forTimeInterval: settle + window + 0.7)
 for agent in agents { agent.stop() }
+// A global is never deinitialised: Radicale would outlive the benchmark.
+server.stop()
 gpsd.signal(SIGTERM)
 _ = gpsd.exitStatus(within: 5)
 gpsd.stop()
