@@ -334,7 +334,12 @@ private final class StateFile: Sendable {
             return nil
         }
         held.withLock { held in
-            var carried: [StateWrite] = sides.map { .sides(device: $0.key, $0.value) }
+            // The sides of writes dropped from memory are newer than the file's that left (that
+            // file never took them): made after them, not before as `makeWaiting` would.
+            var newest = sides
+            for (device, dropped) in held.droppedSides { newest[device, default: [:]].merge(dropped) { _, newer in newer } }
+            held.droppedSides = [:]
+            var carried: [StateWrite] = newest.map { .sides(device: $0.key, $0.value) }
             carried.append(.proximities(held.proximities))
             if let fix = held.lastFix { carried.append(.lastFix(fix)) }
             carried.append(.lifecyclesWhereNone(held.lifecycles))
