@@ -34,12 +34,22 @@ struct ApproachTracker: Sendable {
         var shown: Proximity?
     }
 
-    /// Each reminder's geometry's ``FenceGeometry/circumradius`` (an area's takes a pass over its
-    /// points), by slot: never changed, so shared by every copy of the engine.
-    private let sizes: [Double]
-    /// Each reminder's ``Reminder/fenceKey``, by slot, made once: proximity and presence changes
-    /// carry it, and making it formats three numbers.
-    let fenceKeys: [String]
+    /// How many reminders there are (the slots `0..<count` of the engine's fences).
+    private let count: Int
+    /// The ``FenceGeometry/circumradius`` of each reminder's area (a pass over its points), by
+    /// the area's number in the engine (its reminders' areas are numbered first); a circle's is
+    /// its radius.
+    private let areaSizes: [Double]
+    /// What names a reminder in a change of its proximity or side: its id, and its
+    /// ``Reminder/fenceKey``, made once (it formats three numbers).
+    struct Names: Sendable {
+        var id: String
+        var fenceKey: String
+    }
+
+    /// Each reminder's names, by slot, side by side so that a change reads one place in memory
+    /// rather than the reminder's whole value.
+    let names: [Names]
     /// The slots of the reminders with an approach, in order.
     private let approachSlots: [Int]
     /// Their approaches: one watch a threshold (`approach_within`, `approach_eta`), in slot order.
@@ -55,9 +65,16 @@ struct ApproachTracker: Sendable {
     /// The slot the next turn of far reminders starts at.
     private var nextInTurn = 0
 
-    init(reminders: [Reminder]) {
-        sizes = reminders.map(\.geometry.circumradius)
-        fenceKeys = reminders.map(\.fenceKey)
+    /// `shapes` are the engine's fences, the reminders' first.
+    init(reminders: [Reminder], shapes: [FenceShape]) {
+        count = reminders.count
+        var areaSizes: [Double] = []
+        for (slot, reminder) in reminders.enumerated() where shapes[slot].areaNumber >= 0 {
+            areaSizes.append(reminder.geometry.circumradius)
+            assert(areaSizes.count == Int(shapes[slot].areaNumber) + 1, "the reminders' areas come first, in slot order")
+        }
+        self.areaSizes = areaSizes
+        names = reminders.map { Names(id: $0.id, fenceKey: $0.fenceKey) }
         approachSlots = reminders.indices.filter { !reminders[$0].approach.isEmpty }
         approaches = approachSlots.flatMap { slot in
             [reminders[slot].approach.within.map(ApproachWatch.Threshold.distance), reminders[slot].approach.eta.map(ApproachWatch.Threshold.eta)]
@@ -75,7 +92,7 @@ struct ApproachTracker: Sendable {
     /// proximity given out or not as `showsProximity` says.
     mutating func reset(showingProximity showsProximity: Bool) {
         self.showsProximity = showsProximity
-        entries = Array(repeating: Entry(), count: showsProximity ? sizes.count : approachSlots.count)
+        entries = Array(repeating: Entry(), count: showsProximity ? count : approachSlots.count)
         approaches = approaches.map { (slot: $0.slot, watch: ApproachWatch($0.watch.threshold)) }
         motion = MotionEstimator()
         lastReading = nil
@@ -119,10 +136,13 @@ struct ApproachTracker: Sendable {
     }
 
     /// Moves the motion on with a dated fix and reads the proximities due (see the type's note),
-    /// adding to `changes` those that changed noticeably; returns the approaches fired. `reminders`
-    /// and `index` are the engine's (the index files the reminders first, by slot).
+    /// adding to `changes` those that changed noticeably; returns the approaches fired.
+    /// `reminders`, `shapes`, `areas` and `index` are the engine's (its fences' packed shapes,
+    /// their areas by number, and the index that files the reminders first, by slot): a reading
+    /// reads the packed shapes, not the reminders.
     mutating func observe(
-        _ fix: Fix, at time: Date, reminders: [Reminder], index: GridIndex, changes: inout [ProximityChange]
+        _ fix: Fix, at time: Date, reminders: [Reminder], shapes: [FenceShape], areas: [Area], index: GridIndex,
+        changes: inout [ProximityChange]
     ) -> [GeofenceEvent] {
         guard !reminders.isEmpty, showsProximity || !approachSlots.isEmpty else { return [] }
         motion.record(fix, time: time.timeIntervalSince1970)
@@ -138,16 +158,22 @@ struct ApproachTracker: Sendable {
         let moving = motion.motion(in: frame)
         var events: [GeofenceEvent] = []
         var nextApproach = approaches.startIndex
+        changes.reserveCapacity(changes.count + slots.count)
         for (number, slot) in slots.enumerated() {
             // Without proximity shown, the slots are the approaches' and the entries theirs.
             let position = showsProximity ? slot : number
-            let proximity = Proximity(
-                reminders[slot].geometry, size: sizes[slot], in: frame, moving: moving, previous: entries[position].direction)
+            let shape = shapes[slot]
+            let previous = entries[position].direction
+            let proximity = shape.areaNumber < 0
+                ? Proximity(circle: shape.center, radius: shape.radius, in: frame, moving: moving, previous: previous)
+                : Proximity(
+                    area: areas[Int(shape.areaNumber)], size: areaSizes[Int(shape.areaNumber)], in: frame, moving: moving,
+                    previous: previous)
             entries[position].direction = proximity.direction
             if showsProximity, proximity.differsNoticeably(from: entries[position].shown) {
                 entries[position].shown = proximity
                 changes.append(ProximityChange(
-                    reminderID: reminders[slot].id, fenceKey: fenceKeys[slot], proximity: proximity, time: time, device: fix.tracker))
+                    reminderID: names[slot].id, fenceKey: names[slot].fenceKey, proximity: proximity, time: time, device: fix.tracker))
             }
             // Both the slots and the approaches are in slot order.
             while nextApproach < approaches.endIndex, approaches[nextApproach].slot <= slot {
@@ -166,7 +192,6 @@ struct ApproachTracker: Sendable {
     /// each in slot order (the index files the reminders first, by slot, and the places of
     /// collections after them), so one pass merges them.
     private mutating func slotsOfReading(near point: Coordinate, index: GridIndex) -> [Int] {
-        let count = sizes.count
         guard count > Self.readsAllUpTo else { return Array(0..<count) }
         let near = index.candidates(near: point).prefix { Int($0) < count }
         let turnEnd = nextInTurn + Self.farTurn

@@ -213,7 +213,7 @@ public struct GeofenceEngine: Sendable {
         }
         unsettled = Set(minimumCapacity: shapes.count)
         for slot in shapes.indices { unsettled.insert(Int32(slot)) }
-        approachTracker = ApproachTracker(reminders: reminders)
+        approachTracker = ApproachTracker(reminders: reminders, shapes: shapes)
     }
 
     /// An engine for a new set of reminders and collections (a reloaded config) that keeps what
@@ -541,7 +541,7 @@ public struct GeofenceEngine: Sendable {
             changes.append(
                 PresenceChange(
                     reminder: reminder, presence: after, fix: fix, distance: shown, isInitial: isInitial,
-                    fenceKey: slot < reminders.count ? approachTracker.fenceKeys[slot] : nil))
+                    fenceKey: slot < reminders.count ? approachTracker.names[slot].fenceKey : nil))
             if isInitial && !settings.announceInitial { continue }
             let kind: EventKind = after == .inside ? .arrive : .leave
             guard reminder.trigger.announces(kind) else { continue }
@@ -553,7 +553,8 @@ public struct GeofenceEngine: Sendable {
         }
         var proximityChanges: [ProximityChange] = []
         if let time = fix.time {
-            events += approachTracker.observe(fix, at: time, reminders: reminders, index: index, changes: &proximityChanges)
+            events += approachTracker.observe(
+                fix, at: time, reminders: reminders, shapes: shapes, areas: areas, index: index, changes: &proximityChanges)
         }
         if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
             // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).

@@ -279,20 +279,43 @@ extension Proximity {
         _ geometry: FenceGeometry, size: Double, in frame: LocalFrame, moving motion: Motion?, previous: Direction = .unknown,
         rules: ProximityRules = ProximityRules()
     ) {
-        let centre = frame.offset(of: geometry.center)
-        let range = (centre.east * centre.east + centre.north * centre.north).squareRoot()
-        let radius: Double
-        let distance: Double
         switch geometry {
-        case .circle(let center, let circleRadius):
-            radius = circleRadius
-            // Far off, the flat frame's error would show: measured on the sphere there.
-            distance = max(0, (range < 20_000 ? range : Haversine.distance(frame.origin, center)) - circleRadius)
+        case .circle(let center, let radius):
+            self.init(circle: center, radius: radius, in: frame, moving: motion, previous: previous, rules: rules)
         case .area(let area):
-            radius = 0
-            var tested = 0
-            distance = area.distance(from: frame.origin, tested: &tested)
+            self.init(area: area, size: size, in: frame, moving: motion, previous: previous, rules: rules)
         }
+    }
+
+    /// The proximity of the circle around `center` (see ``init(_:size:in:moving:previous:rules:)``),
+    /// for a caller that keeps its fences packed rather than as geometries.
+    init(
+        circle center: Coordinate, radius: Double, in frame: LocalFrame, moving motion: Motion?, previous: Direction,
+        rules: ProximityRules = ProximityRules()
+    ) {
+        let centre = frame.offset(of: center)
+        let range = (centre.east * centre.east + centre.north * centre.north).squareRoot()
+        // Far off, the flat frame's error would show: measured on the sphere there.
+        let distance = max(0, (range < 20_000 ? range : Haversine.distance(frame.origin, center)) - radius)
+        self.init(distance: distance, centre: centre, radius: radius, size: radius, moving: motion, previous: previous, rules: rules)
+    }
+
+    /// The proximity of `area`, whose ``FenceGeometry/circumradius`` is `size` (see
+    /// ``init(_:size:in:moving:previous:rules:)``).
+    init(area: Area, size: Double, in frame: LocalFrame, moving motion: Motion?, previous: Direction, rules: ProximityRules = ProximityRules()) {
+        var tested = 0
+        let distance = area.distance(from: frame.origin, tested: &tested)
+        self.init(
+            distance: distance, centre: frame.offset(of: area.center), radius: 0, size: size, moving: motion, previous: previous,
+            rules: rules)
+    }
+
+    /// The direction read from the fence's `distance` (from the latest fix, the frame's origin),
+    /// its centre's offset in the frame, and its radius (0 for an area, read from its middle).
+    private init(
+        distance: Double, centre: (east: Double, north: Double), radius: Double, size: Double, moving motion: Motion?,
+        previous: Direction, rules: ProximityRules
+    ) {
         guard distance > 0 else {
             self.init(distance: 0, direction: .arrived)
             return
