@@ -354,9 +354,6 @@ public struct GeofenceEngine: Sendable {
     /// phone's true locations back for longer.
     public static let trackedFutureTolerance: TimeInterval = 300
 
-    /// Metres of one degree of latitude (an arc of the mean radius): a lower bound of distance.
-    private static let metresPerDegree = Haversine.earthRadius * .pi / 180 * (1 - 1e-9)
-
     /// How many fences are tracked: enabled reminders plus the places of enabled collections.
     public var fenceCount: Int { shapes.count }
 
@@ -502,13 +499,13 @@ public struct GeofenceEngine: Sendable {
             let distance: Double
             let evidence: FenceEvidence
             if shape.areaNumber < 0 {
-                // A settled-outside circle that the fix is farther from in latitude alone than
-                // its reach cannot change: skip the haversine.
+                // A settled-outside circle that the fix is certainly beyond the reach of cannot
+                // change: skip the haversine.
                 if trackers[slot].isSettledOutside,
-                   abs(fix.coordinate.latitude - shape.center.latitude) * Self.metresPerDegree > shape.reach {
+                   origin.isCertainlyFarther(than: shape.reach, from: shape.center, cosLatitude: shape.cosLatitude) {
                     continue
                 }
-                distance = origin.distance(to: shape.center)
+                distance = origin.distance(to: shape.center, cosLatitude: shape.cosLatitude)
                 evidence = shape.circleEvidence(distance: distance)
             } else {
                 let area = areas[Int(shape.areaNumber)]

@@ -1,4 +1,5 @@
-import GeoAlarmCore
+@testable import GeoAlarmCore
+import PropertyBased
 import Testing
 
 struct DistanceTests {
@@ -34,6 +35,46 @@ struct DistanceTests {
     @Test func antipodesAreHalfACircumference() {
         let d = Haversine.distance(Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 0, longitude: 180))
         #expect(abs(d - .pi * 6_371_008.8) < 0.001)
+    }
+
+    /// The engine skips a settled fence's haversine when the trigonometry-free bound says the
+    /// fix is beyond its reach: the bound must never say so of a fence within reach (anywhere:
+    /// across the antimeridian, at the poles), and must be tight near the fix, or it saves nothing.
+    @Test func theCertainlyFartherBoundNeverClaimsTooMuchAndIsTightNearby() async {
+        await propertyCheck(
+            input: Gen.double(in: -90...90), Gen.double(in: -180...180), Gen.double(in: -0.1...0.1), Gen.double(in: -0.1...0.1),
+            Gen.double(in: 0.98...1.02)
+        ) { latitude, longitude, northward, eastward, share in
+            let fix = Coordinate(latitude: latitude, longitude: longitude)
+            var east = longitude + eastward
+            if east > 180 { east -= 360 } else if east < -180 { east += 360 }
+            let centre = Coordinate(latitude: min(90, max(-90, latitude + northward)), longitude: east)
+            let origin = Haversine.Origin(fix)
+            let cosLatitude = Double.cos(centre.latitude * .pi / 180)
+            let distance = origin.distance(to: centre)
+            #expect(origin.distance(to: centre, cosLatitude: cosLatitude) == distance)
+            let reach = distance * share
+            if origin.isCertainlyFarther(than: reach, from: centre, cosLatitude: cosLatitude) {
+                #expect(distance > reach)
+            }
+            // Within 10 km, a millionth beyond the reach is enough for the bound to see it.
+            if distance < 10_000 {
+                #expect(origin.isCertainlyFarther(than: distance * (1 - 1e-6), from: centre, cosLatitude: cosLatitude))
+            }
+        }
+    }
+
+    @Test func theBoundHoldsOnTheEdgeAndAcrossTheWorld() {
+        let origin = Haversine.Origin(Coordinate(latitude: 38.72, longitude: -9.14))
+        for centre in [
+            Coordinate(latitude: 38.7209, longitude: -9.14), Coordinate(latitude: -38.72, longitude: 170.86),
+            Coordinate(latitude: 90, longitude: 0), Coordinate(latitude: 38.72, longitude: 179.99),
+        ] {
+            let cosLatitude = Double.cos(centre.latitude * .pi / 180)
+            let distance = origin.distance(to: centre)
+            #expect(!origin.isCertainlyFarther(than: distance, from: centre, cosLatitude: cosLatitude))
+            #expect(!origin.isCertainlyFarther(than: distance.nextUp, from: centre, cosLatitude: cosLatitude))
+        }
     }
 
     @Test func coordinateValidityAndText() {
