@@ -53,7 +53,8 @@ public struct GPSDJSONReader {
         var isTPV = false
         var mode = 0
         var latitude, longitude, eph, epx, epy, speed, course: Double?
-        var time: String?
+        /// The time's UTF-8, parsed only for a TPV with a position.
+        var time: ArraySlice<UInt8>?
         var device: String?
 
         init(_ line: ArraySlice<UInt8>) throws(JSONScanner.Failure) {
@@ -70,7 +71,7 @@ public struct GPSDJSONReader {
                 case "epy": epy = try scanner.numberValue()
                 case "speed": speed = try scanner.numberValue()
                 case "track": course = try scanner.numberValue()
-                case "time": time = try scanner.stringValue()
+                case "time": time = try scanner.utf8Value()
                 case "device": device = try scanner.stringValue()
                 default: try scanner.skipValue()
                 }
@@ -87,8 +88,8 @@ public struct GPSDJSONReader {
             guard coordinate.isValid else { return .failure(Problem(reason: "TPV position out of range")) }
             var date: Date?
             if let time {
-                guard let parsed = ISOTime.parse(time[...]) else {
-                    return .failure(Problem(reason: "TPV time \"\(DisplayText.excerpt(time.utf8))\" is not ISO 8601"))
+                guard let parsed = ISOTime.parse(time) else {
+                    return .failure(Problem(reason: "TPV time \"\(DisplayText.excerpt(time))\" is not ISO 8601"))
                 }
                 date = parsed
             }

@@ -5,7 +5,16 @@ import GeoAlarmCore
 enum ISOTime {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)`; a missing zone is taken as UTC, as GPX files mean it.
     static func parse(_ text: Substring) -> Date? {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8(parse(utf8:))
+    }
+
+    /// ``parse(_:)`` of the UTF-8 `bytes` (a gpsd report's, read without making a String).
+    static func parse(_ bytes: ArraySlice<UInt8>) -> Date? {
+        bytes.withUnsafeBufferPointer(parse(utf8:))
+    }
+
+    private static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count >= 19, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54 || bytes[10] == 0x20,
               bytes[13] == 0x3A, bytes[16] == 0x3A,
               let year = digits(bytes, 0, 4), let month = digits(bytes, 5, 2), let day = digits(bytes, 8, 2),
@@ -48,7 +57,7 @@ enum ISOTime {
         (0x30...0x39).contains(byte) ? Int(byte - 0x30) : nil
     }
 
-    private static func digits(_ bytes: [UInt8], _ start: Int, _ count: Int) -> Int? {
+    private static func digits(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ count: Int) -> Int? {
         var value = 0
         for index in start..<(start + count) {
             guard let digit = digit(bytes[index]) else { return nil }

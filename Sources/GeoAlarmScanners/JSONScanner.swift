@@ -116,7 +116,7 @@ public struct JSONScanner {
         case UInt8(ascii: "["):
             position += 1
             try elements { scanner throws(Failure) in try scanner.skipValue() }
-        case UInt8(ascii: "\""): _ = try string()
+        case UInt8(ascii: "\""): _ = try stringBytes()
         case UInt8(ascii: "t"): try word("true")
         case UInt8(ascii: "f"): try word("false")
         case UInt8(ascii: "n"): try word("null")
@@ -145,7 +145,7 @@ public struct JSONScanner {
     /// clients write coordinates); nil (after passing over it) for any other value.
     public mutating func numberOrNumericString() throws(Failure) -> Double? {
         guard peek() == UInt8(ascii: "\"") else { return try numberValue() }
-        let text = Array(try string().utf8)
+        let text = try stringBytes()
         func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return nil }
         return DecimalText.value(text[first...last])
@@ -153,11 +153,17 @@ public struct JSONScanner {
 
     /// A string, or nil (after passing over it) for any other value.
     public mutating func stringValue() throws(Failure) -> String? {
+        try utf8Value().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A string's UTF-8 (its escapes decoded), or nil (after passing over it) for any other
+    /// value: for a caller that reads the text itself, without making a String of it.
+    public mutating func utf8Value() throws(Failure) -> ArraySlice<UInt8>? {
         guard peek() == UInt8(ascii: "\"") else {
             try skipValue()
             return nil
         }
-        return try string()
+        return try stringBytes()
     }
 
     private mutating func enterContainer() throws(Failure) {
@@ -204,10 +210,6 @@ public struct JSONScanner {
         case 0x30...0x39, UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): true
         default: false
         }
-    }
-
-    private mutating func string() throws(Failure) -> String {
-        String(decoding: try stringBytes(), as: UTF8.self)
     }
 
     /// A string's UTF-8, its escapes decoded.
