@@ -105,7 +105,10 @@ public final class FixPipeline {
     @discardableResult
     public func process(_ fix: Fix, receivedAt: Date, undatedUsable: Bool) -> FixResult {
         let staged = stage(fix, receivedAt: receivedAt, undatedUsable: undatedUsable)
-        Self.commitAndDeliver([staged], to: state)
+        // ``commitAndDeliver(_:to:)`` for one fix, without its two arrays: most fixes change
+        // nothing to keep, and a replay takes a million of them.
+        if !staged.record.isEmpty { state.commit([staged.record]) }
+        deliver(staged)
         return staged.result
     }
 

@@ -102,7 +102,8 @@ public final class StateKeeper: StateLedger {
 
     /// Writes what fixes changed, in one transaction (with every write still waiting before it).
     public func commit(_ records: [FixRecord]) {
-        let writes = records.filter { !$0.isEmpty }.map(StateWrite.fix)
+        var writes: [StateWrite] = []
+        for record in records where !record.isEmpty { writes.append(.fix(record)) }
         guard !writes.isEmpty else { return }
         file.write(writes)
     }
