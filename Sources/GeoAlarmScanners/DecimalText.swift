@@ -8,8 +8,12 @@ public enum DecimalText {
     /// rounded value, as strtod gives. Anything else (a `+`, exponents, more digits) goes to
     /// strtod, before a sixteenth digit could overflow the integer.
     public static func value(_ bytes: ArraySlice<UInt8>) -> Double? {
-        let plain = bytes.withUnsafeBufferPointer(plainDecimal)
-        return plain ?? (bytes.isEmpty ? nil : Double(String(decoding: bytes, as: UTF8.self)))
+        bytes.withUnsafeBufferPointer(value)
+    }
+
+    /// ``value(_:)-(ArraySlice<UInt8>)`` of bytes a reader holds in a buffer.
+    public static func value(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        plainDecimal(bytes) ?? (bytes.isEmpty ? nil : Double(String(decoding: bytes, as: UTF8.self)))
     }
 
     /// The value of an optional `-`, then digits with at most one `.` among them, 15 digits at

@@ -116,7 +116,9 @@ public struct JSONScanner {
         case UInt8(ascii: "["):
             position += 1
             try elements { scanner throws(Failure) in try scanner.skipValue() }
-        case UInt8(ascii: "\""): _ = try stringBytes()
+        case UInt8(ascii: "\""):
+            try expect(UInt8(ascii: "\""))
+            if let end = plainStringEnd() { position = end + 1 } else { _ = try escapedStringBytes() }
         case UInt8(ascii: "t"): try word("true")
         case UInt8(ascii: "f"): try word("false")
         case UInt8(ascii: "n"): try word("null")
@@ -199,9 +201,10 @@ public struct JSONScanner {
     private mutating func number() throws(Failure) -> Double {
         let start = position
         while position < bytes.endIndex, Self.isNumberByte(bytes[position]) { position += 1 }
-        guard position > start, let value = DecimalText.value(bytes[start..<position]) else {
-            throw fail("unexpected character")
-        }
+        // Read in place: a slice of the text would retain and release its storage, for every number.
+        let digits = (start - bytes.startIndex)..<(position - bytes.startIndex)
+        let value = bytes.withUnsafeBufferPointer { DecimalText.value(UnsafeBufferPointer(rebasing: $0[digits])) }
+        guard position > start, let value else { throw fail("unexpected character") }
         return value
     }
 
@@ -216,11 +219,29 @@ public struct JSONScanner {
     private mutating func stringBytes() throws(Failure) -> ArraySlice<UInt8> {
         try expect(UInt8(ascii: "\""))
         // Without escapes (nearly always), the string is the bytes up to the closing quote.
-        if let end = bytes[position...].firstIndex(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\n") }),
-           bytes[end] == UInt8(ascii: "\"") {
+        if let end = plainStringEnd() {
             defer { position = end + 1 }
             return bytes[position..<end]
         }
+        return try escapedStringBytes()
+    }
+
+    /// Where the string whose opening quote was consumed closes, when nothing in it is escaped
+    /// (and no line breaks it); nil otherwise. Consumes nothing.
+    private func plainStringEnd() -> Int? {
+        var end = position
+        while end < bytes.endIndex {
+            switch bytes[end] {
+            case UInt8(ascii: "\""): return end
+            case UInt8(ascii: "\\"), UInt8(ascii: "\n"): return nil
+            default: end += 1
+            }
+        }
+        return nil
+    }
+
+    /// The UTF-8 of the string whose opening quote was consumed, its escapes decoded.
+    private mutating func escapedStringBytes() throws(Failure) -> ArraySlice<UInt8> {
         var utf8: [UInt8] = []
         while position < bytes.endIndex {
             let byte = bytes[position]
