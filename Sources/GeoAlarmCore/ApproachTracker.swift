@@ -40,16 +40,6 @@ struct ApproachTracker: Sendable {
     /// the area's number in the engine (its reminders' areas are numbered first); a circle's is
     /// its radius.
     private let areaSizes: [Double]
-    /// What names a reminder in a change of its proximity or side: its id, and its
-    /// ``Reminder/fenceKey``, made once (it formats three numbers).
-    struct Names: Sendable {
-        var id: String
-        var fenceKey: String
-    }
-
-    /// Each reminder's names, by slot, side by side so that a change reads one place in memory
-    /// rather than the reminder's whole value.
-    let names: [Names]
     /// The slots of the reminders with an approach, in order.
     private let approachSlots: [Int]
     /// Their approaches: one watch a threshold (`approach_within`, `approach_eta`), in slot order.
@@ -74,7 +64,6 @@ struct ApproachTracker: Sendable {
             assert(areaSizes.count == Int(shapes[slot].areaNumber) + 1, "the reminders' areas come first, in slot order")
         }
         self.areaSizes = areaSizes
-        names = reminders.map { Names(id: $0.id, fenceKey: $0.fenceKey) }
         approachSlots = reminders.indices.filter { !reminders[$0].approach.isEmpty }
         approaches = approachSlots.flatMap { slot in
             [reminders[slot].approach.within.map(ApproachWatch.Threshold.distance), reminders[slot].approach.eta.map(ApproachWatch.Threshold.eta)]
@@ -137,12 +126,12 @@ struct ApproachTracker: Sendable {
 
     /// Moves the motion on with a dated fix and reads the proximities due (see the type's note),
     /// adding to `changes` those that changed noticeably; returns the approaches fired.
-    /// `reminders`, `shapes`, `areas` and `index` are the engine's (its fences' packed shapes,
-    /// their areas by number, and the index that files the reminders first, by slot): a reading
-    /// reads the packed shapes, not the reminders.
+    /// `reminders`, `names`, `shapes`, `areas` and `index` are the engine's (its reminders' names,
+    /// its fences' packed shapes, their areas by number, and the index that files the reminders
+    /// first, by slot): a reading reads the names and packed shapes, not the reminders.
     mutating func observe(
-        _ fix: Fix, at time: Date, reminders: [Reminder], shapes: [FenceShape], areas: [Area], index: GridIndex,
-        changes: inout [ProximityChange]
+        _ fix: Fix, at time: Date, reminders: [Reminder], names: [ReminderNames], shapes: [FenceShape], areas: [Area],
+        index: GridIndex, changes: inout [ProximityChange]
     ) -> [GeofenceEvent] {
         guard !reminders.isEmpty, showsProximity || !approachSlots.isEmpty else { return [] }
         motion.record(fix, time: time.timeIntervalSince1970)

@@ -104,6 +104,13 @@ public struct PresenceChange: Sendable, Equatable {
     public var time: Date? { fix.time }
 }
 
+/// What names a reminder in a change of its side or proximity: its id, and its
+/// ``Reminder/fenceKey``, made once (it formats three numbers).
+struct ReminderNames: Sendable {
+    var id: String
+    var fenceKey: String
+}
+
 /// A side confirmed earlier (kept by a state store), with the fence it was confirmed for.
 public struct SavedPresence: Sendable, Equatable {
     public var presence: Presence
@@ -179,6 +186,9 @@ public struct GeofenceEngine: Sendable {
     public private(set) var keptStates = 0
     /// How many area edges the fixes so far were tested against (for the benchmarks).
     public private(set) var edgesTested = 0
+    /// Each reminder's names, by slot, side by side so that a change reads one place in memory
+    /// rather than the reminder's whole value.
+    private let names: [ReminderNames]
     /// The reminders' proximities and approaches (collection places have neither).
     private var approachTracker: ApproachTracker
 
@@ -213,6 +223,7 @@ public struct GeofenceEngine: Sendable {
         }
         unsettled = Set(minimumCapacity: shapes.count)
         for slot in shapes.indices { unsettled.insert(Int32(slot)) }
+        names = reminders.map { ReminderNames(id: $0.id, fenceKey: $0.fenceKey) }
         approachTracker = ApproachTracker(reminders: reminders, shapes: shapes)
     }
 
@@ -300,7 +311,7 @@ public struct GeofenceEngine: Sendable {
         futureTolerance = previous.futureTolerance
         approachTracker.adoptMotion(from: previous.approachTracker)
         for (slot, reminder) in self.reminders.enumerated() {
-            guard let old = previous.reminderSlots[renamed[reminder.id] ?? reminder.id], previous.reminders[old].fenceKey == reminder.fenceKey
+            guard let old = previous.reminderSlots[renamed[reminder.id] ?? reminder.id], previous.names[old].fenceKey == names[slot].fenceKey
             else { continue }
             approachTracker.adopt(old, of: previous.approachTracker, at: slot)
             keep(previous.trackers[old], at: slot)
@@ -386,7 +397,7 @@ public struct GeofenceEngine: Sendable {
     /// (``SavedProximity/fenceKey``): they are what the state shows until the next dated fix.
     public mutating func restoreProximities(_ saved: [String: SavedProximity]) {
         for (id, kept) in saved {
-            if let slot = reminderSlots[id], kept.fenceKey == reminders[slot].fenceKey { approachTracker.show(kept.proximity, at: slot) }
+            if let slot = reminderSlots[id], kept.fenceKey == names[slot].fenceKey { approachTracker.show(kept.proximity, at: slot) }
         }
     }
 
@@ -538,7 +549,7 @@ public struct GeofenceEngine: Sendable {
             changes.append(
                 PresenceChange(
                     reminder: reminder, presence: after, fix: fix, distance: shown, isInitial: isInitial,
-                    fenceKey: slot < reminders.count ? approachTracker.names[slot].fenceKey : nil))
+                    fenceKey: slot < reminders.count ? names[slot].fenceKey : nil))
             if isInitial && !settings.announceInitial { continue }
             let kind: EventKind = after == .inside ? .arrive : .leave
             guard reminder.trigger.announces(kind) else { continue }
@@ -551,7 +562,8 @@ public struct GeofenceEngine: Sendable {
         var proximityChanges: [ProximityChange] = []
         if let time = fix.time {
             events += approachTracker.observe(
-                fix, at: time, reminders: reminders, shapes: shapes, areas: areas, index: index, changes: &proximityChanges)
+                fix, at: time, reminders: reminders, names: names, shapes: shapes, areas: areas, index: index,
+                changes: &proximityChanges)
         }
         if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
             // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).
