@@ -103,7 +103,7 @@ struct StateStoreTests {
         #expect(try outbox.append([QueuedMessage(key: "k", payload: [])], limit: 10).numbers == [21], "after the highest number given")
         #expect(try store.strings(named: "mqtt-discovery")
                 == ["homeassistant/device_tracker/a/config", "homeassistant/sensor/b/config"])
-        #expect(try store.schemaVersion() == StateStore.knownSchemaVersion)
+        #expect(store.schemaVersion() == StateStore.knownSchemaVersion)
     }
 
     /// A reminder's first sighting is kept (OwnTracks names its region by it) until it is removed.
