@@ -288,15 +288,24 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
     sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
 }
 
+/// Fails a `phase` of the run of `devices` whose transitions did not all arrive, with the
+/// agent's warnings (its log without the info lines, the last 20).
+func missingTransitions(_ phase: String, _ devices: Int, _ run: FleetRun) -> Never {
+    let warnings = run.agent.stderr.split(separator: "\n").filter { !$0.contains(": info: ") }.suffix(20)
+    fail("""
+        \(phase), \(devices) devices: \(run.expected) transitions expected, \(heard.withLock { $0.transitions }) arrived; \
+        the agent's warnings:
+        \(warnings.joined(separator: "\n"))
+        """)
+}
+
 var rows: [Row] = []
 for devices in fleets {
     var run = try FleetRun(devices: devices)
     var row = Row(devices: devices)
     // Each device's first side (two messages away) and first arrival, as fast as the broker takes them.
     for _ in 0..<4 { for device in 0..<devices { run.publishNext(device) } }
-    guard run.drain(seconds: 120) != nil else {
-        fail("the first arrivals did not all come: \(heard.withLock { $0.transitions }) of \(run.expected); the agent said: \(run.agent.stderr.suffix(3000))")
-    }
+    guard run.drain(seconds: 120) != nil else { missingTransitions("first arrivals", devices, run) }
 
     // Paced: every device once per 10 s, in turn, spread evenly.
     row.pacedRate = max(Double(devices) / 10, 1)
@@ -311,9 +320,7 @@ for devices in fleets {
         sleep(until: start + UInt64(Double(message) / row.pacedRate * 1e9))
         run.publishNext(message % devices)
     }
-    guard run.awaitTransitions(seconds: 120) else {
-        fail("paced, \(devices) devices: \(run.expected) transitions expected, \(heard.withLock { $0.transitions }) arrived")
-    }
+    guard run.awaitTransitions(seconds: 120) else { missingTransitions("paced", devices, run) }
     // Over the whole time it took, a backlog included.
     row.cpuShare = (run.cpuSeconds - cpuBefore) / (Double(now() - start) / 1e9)
     let paced = heard.withLock { heard in (heard.delays.sorted(), heard.transitions - heardBefore, heard.unmatched) }
@@ -328,12 +335,7 @@ for devices in fleets {
     row.burstMessages = max(4 * devices, 40_000)
     let burstStart = now()
     for message in 0..<row.burstMessages { run.publishNext(message % devices) }
-    guard let burstEnd = run.drain(seconds: 600) else {
-        fail("""
-            burst, \(devices) devices: \(run.expected) transitions expected, \(heard.withLock { $0.transitions }) arrived; \
-            the agent's warnings: \(run.agent.stderr.split(separator: "\n").filter { !$0.contains(": info: ") }.suffix(20))
-            """)
-    }
+    guard let burstEnd = run.drain(seconds: 600) else { missingTransitions("burst", devices, run) }
     row.burstRate = Double(row.burstMessages) / (Double(burstEnd - burstStart) / 1e9)
     let extra = heard.withLock { $0.transitions } - run.expected
     guard extra == 0 else { fail("\(extra) transitions more than expected") }
