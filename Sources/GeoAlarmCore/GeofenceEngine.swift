@@ -513,10 +513,10 @@ public struct GeofenceEngine: Sendable {
                 // A settled-outside circle that the fix is certainly beyond the reach of cannot
                 // change: skip the haversine.
                 if trackers[slot].isSettledOutside,
-                   origin.isCertainlyFarther(than: shape.reach, from: shape.center, cosLatitude: shape.cosLatitude) {
+                   origin.isCertainlyFarther(than: shape.reach, from: shape.center) {
                     continue
                 }
-                distance = origin.distance(to: shape.center, cosLatitude: shape.cosLatitude)
+                distance = origin.distance(to: shape.center)
                 evidence = shape.circleEvidence(distance: distance)
             } else {
                 let area = areas[Int(shape.areaNumber)]

@@ -60,15 +60,13 @@ public struct ReminderAlert: Sendable, Equatable {
 struct FenceShape: Sendable, Equatable {
     /// A circle's centre; an area's middle.
     var center: Coordinate
-    /// The cosine of the centre's latitude, which every distance to it takes.
-    let cosLatitude: Double
     /// Metres from the centre that count as inside; 0 for an area.
     var radius: Double
     /// Radius plus hysteresis: beyond it a fix counts as outside. For an area, the hysteresis:
     /// metres beyond its edge.
     var reach: Double
     /// Seconds a streak inside must last before "arrive", kept in 32 bits (whole seconds are
-    /// exact up to 194 days) so that the shape, with its area number, stays 48 bytes: the
+    /// exact up to 194 days) so that the shape, with its area number, stays 40 bytes: the
     /// per-fix loop of a million fences reads them.
     private var dwellSeconds: Float
     /// The area's number in the engine's list of areas; -1 for a circle.
@@ -81,7 +79,6 @@ struct FenceShape: Sendable, Equatable {
     /// `number(area)`, its place in the engine's list of areas.
     init(_ geometry: FenceGeometry, hysteresis: Double, dwell: Double, number: (Area) -> Int32) {
         center = geometry.center
-        cosLatitude = Double.cos(center.latitude * .pi / 180)
         dwellSeconds = Float(dwell)
         switch geometry {
         case .circle(_, let radius):
