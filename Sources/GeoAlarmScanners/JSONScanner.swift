@@ -1,11 +1,16 @@
 import FoundationEssentials
 /// An object member's key, as UTF-8: matched against string literals (`case "lat":`) without
-/// making a String of every key.
+/// making a String of every key. It points into the text being read (or the key's decoded
+/// escapes), so it is valid only during the call it is given to.
 public struct JSONKey {
-    fileprivate let utf8: ArraySlice<UInt8>
+    @usableFromInline let utf8: UnsafeBufferPointer<UInt8>
 
-    public static func ~= (pattern: StaticString, key: JSONKey) -> Bool {
-        pattern.utf8CodeUnitCount == key.utf8.count && pattern.withUTF8Buffer { key.utf8.elementsEqual($0) }
+    @inlinable public static func ~= (pattern: StaticString, key: JSONKey) -> Bool {
+        guard pattern.utf8CodeUnitCount == key.utf8.count else { return false }
+        return pattern.withUTF8Buffer { literal in
+            for offset in literal.indices where literal[offset] != key.utf8[offset] { return false }
+            return true
+        }
     }
 }
 
@@ -52,12 +57,29 @@ public struct JSONScanner {
         try enterContainer()
         defer { depth -= 1 }
         if peek() == UInt8(ascii: "}") { position += 1; return }
-        while true {
-            let key = JSONKey(utf8: try stringBytes())
-            try expect(UInt8(ascii: ":"))
-            try body(&self, key)
-            if try endOrComma(UInt8(ascii: "}")) { return }
+        // Keys are read in place: a slice of the text for each would retain and release its
+        // storage, for every member. The copy keeps the storage alive for the whole object.
+        let text = bytes
+        try text.withUnsafeBufferPointer { (buffer) throws(Failure) in
+            while true {
+                try expect(UInt8(ascii: "\""))
+                if let end = plainStringEnd() {
+                    let key = JSONKey(utf8: UnsafeBufferPointer(rebasing: buffer[(position - text.startIndex)..<(end - text.startIndex)]))
+                    position = end + 1
+                    try member(key, body)
+                } else {
+                    let decoded = try escapedStringBytes()
+                    try decoded.withUnsafeBufferPointer { (key) throws(Failure) in try member(JSONKey(utf8: key), body) }
+                }
+                if try endOrComma(UInt8(ascii: "}")) { return }
+            }
         }
+    }
+
+    /// Reads the colon after `key` and hands the member to `body`.
+    private mutating func member(_ key: JSONKey, _ body: (inout JSONScanner, JSONKey) throws(Failure) -> Void) throws(Failure) {
+        try expect(UInt8(ascii: ":"))
+        try body(&self, key)
     }
 
     /// Reads the elements of an array whose `[` was consumed, calling `body` at the start of each

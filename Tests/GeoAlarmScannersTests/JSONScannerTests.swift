@@ -1,0 +1,47 @@
+import GeoAlarmScanners
+import Testing
+
+/// Keys are matched in place, or from their decoded escapes; values are read or passed over.
+struct JSONScannerTests {
+    /// The members of a one-level object, as the key each matched ("?" for none) and the number read.
+    static func matched(_ text: String) throws -> [String] {
+        var scanner = JSONScanner(Array(text.utf8)[...])
+        var found: [String] = []
+        try scanner.expect(UInt8(ascii: "{"))
+        try scanner.members { scanner, key throws(JSONScanner.Failure) in
+            let name: String
+            switch key {
+            case "lat": name = "lat"
+            case "lon": name = "lon"
+            case "la": name = "la"
+            case "": name = "(empty)"
+            default: name = "?"
+            }
+            if let number = try scanner.numberValue() {
+                found.append("\(name)=\(number)")
+            } else {
+                found.append(name)
+            }
+        }
+        try scanner.expectEnd()
+        return found
+    }
+
+    @Test func keysMatchWholeAndOnlyWhole() throws {
+        #expect(try Self.matched(#"{"lat": 1, "lon": 2, "la": 3, "lath": 4, "l": 5, "": 6}"#)
+            == ["lat=1.0", "lon=2.0", "la=3.0", "?=4.0", "?=5.0", "(empty)=6.0"])
+    }
+
+    @Test func anEscapedKeyMatchesItsDecodedText() throws {
+        #expect(try Self.matched(#"{"l\u0061t": 1, "lo\n": 2, "\u006c\u006fn": 3}"#) == ["lat=1.0", "?=2.0", "lon=3.0"])
+    }
+
+    @Test func nestedValuesArePassedOverWithTheirOwnKeys() throws {
+        #expect(try Self.matched(#"{"x": {"lat": 9, "y": [1, {"lon": 2}]}, "lat": 7, "s": "lat"}"#) == ["?", "lat=7.0", "?"])
+    }
+
+    @Test func aBrokenObjectNamesItsLine() {
+        let failure = #expect(throws: JSONScanner.Failure.self) { try Self.matched("{\"lat\": 1,\n \"lon\" 2}") }
+        #expect(failure?.line == 2)
+    }
+}
