@@ -11,8 +11,10 @@
 struct CycleDetector {
     /// A sentence type as gpsd's table names it: the three letters after the talker, or a
     /// proprietary tag whole (its first eight bytes).
-    struct SentenceType: Hashable {
+    struct SentenceType: Hashable, Comparable {
         private let bytes: UInt64
+
+        static func < (left: SentenceType, right: SentenceType) -> Bool { left.bytes < right.bytes }
 
         init(_ type: some Collection<UInt8>) {
             var packed: UInt64 = 0
@@ -23,22 +25,29 @@ struct CycleDetector {
 
     /// The sentence types gpsd 3.22 decodes, with the fewest fields (the tag included) it
     /// decodes them from. A report on any other sentence (one gpsd only passes over, like VTG's
-    /// neighbours AAM or RMB) carries no data, so gpsd sends no fix for it.
-    private static let decodedTypes: [SentenceType: Int] = Dictionary(uniqueKeysWithValues: [
+    /// neighbours AAM or RMB) carries no data, so gpsd sends no fix for it. Sorted by type, for a
+    /// binary search (hashing the type cost more than the search, for every sentence).
+    private static let decodedTypes: [(type: SentenceType, fields: Int)] = [
         ("DBT", 7), ("DTM", 2), ("GBS", 7), ("GGA", 13), ("GLL", 7), ("GNS", 13), ("GSA", 18),
         ("GST", 8), ("GSV", 0), ("HDG", 0), ("HDT", 1), ("MWD", 0), ("MWV", 0), ("RMC", 8),
         ("TXT", 5), ("VTG", 5), ("ZDA", 4), ("PGLOR", 2), ("PGRME", 7), ("PGRMF", 15),
         ("PGRMM", 2), ("PGRMZ", 4), ("OHPR", 18), ("PASHR", 3), ("PMGNST", 8), ("PMTK001", 3),
         ("PMTK424", 3), ("PMTK705", 3), ("PSRFEPE", 7), ("PTNTHTM", 9), ("PTNTA", 8), ("PSTI", 2),
-    ].map { (SentenceType($0.0.utf8), $0.1) })
+    ].map { (SentenceType($0.0.utf8), $0.1) }.sorted { $0.type < $1.type }
 
     /// Whether gpsd sends a fix when it reports on a sentence of `type` with `fields` fields.
     static func carriesData(type: SentenceType, fields: Int) -> Bool {
-        decodedTypes[type].map { fields >= $0 } ?? false
+        var (low, high) = (0, decodedTypes.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if decodedTypes[middle].type < type { low = middle + 1 } else { high = middle }
+        }
+        return low < decodedTypes.count && decodedTypes[low].type == type && fields >= decodedTypes[low].fields
     }
 
-    /// The types learnt as ending a cycle.
-    private var enders: Set<SentenceType> = []
+    /// The types learnt as ending a cycle, each once: one or two in a receiver's stream, so a
+    /// list is searched faster than a set is hashed.
+    private var enders: [SentenceType] = []
     /// The type of the last sentence that timed the cycle.
     private var lastTimedType: SentenceType?
     /// The time of day of that sentence.
@@ -52,7 +61,7 @@ struct CycleDetector {
         defer { lastTime = time }
         guard let lastTime, abs(time - lastTime) <= 0.01 else {
             if let lastTimedType, !enders.contains(lastTimedType), !continuesCycles {
-                enders.insert(lastTimedType)
+                enders.append(lastTimedType)
                 endIsKnown = true
             }
             return true
@@ -65,8 +74,8 @@ struct CycleDetector {
     mutating func reports(type: SentenceType, timed: Bool, forced: Bool, changesFix: Bool) -> Bool {
         if forced { endIsKnown = false }
         if !timed, continuesCycles {
-            if let lastTimedType { enders.remove(lastTimedType) }
-            enders.insert(type)
+            enders.removeAll { $0 == lastTimedType || $0 == type }
+            enders.append(type)
             endIsKnown = true
         }
         var reports = forced || ((timed || continuesCycles) && enders.contains(type))
