@@ -123,21 +123,24 @@ public final class FixPipeline {
         }
         let outcome = engine.process(fix, receivedAt: receivedAt)
         var result = FixResult(outcome: outcome, announced: [], silenced: [])
-        for event in outcome.events {
+        guard case .accepted(let events, let changes, let proximities) = outcome else {
+            return StagedFix(pipeline: self, fix: fix, result: result, record: FixRecord())
+        }
+        for event in events {
             if let silence = announcer.decide(event) {
                 result.silenced.append((event, silence))
             } else {
                 result.announced.append(event)
             }
         }
-        var record = FixRecord(changes: outcome.changes, events: result.announced, device: fix.tracker)
+        var record = FixRecord(changes: changes, events: result.announced, device: fix.tracker)
         for event in result.announced {
             if let time = announcer.lifecycles[event.reminder.id]?.completedAt { record.completed[event.reminder.id] = time }
         }
         // Proximities and the last fix are kept for this machine only: `status` and the map show its own.
-        if fix.tracker == nil { record.proximities = outcome.proximities }
-        if case .accepted = outcome, let interval = lastFixInterval,
-           !outcome.changes.isEmpty || lastFixKept.map({ receivedAt.timeIntervalSince($0) >= interval }) ?? true {
+        if fix.tracker == nil { record.proximities = proximities }
+        if let interval = lastFixInterval,
+           !changes.isEmpty || lastFixKept.map({ receivedAt.timeIntervalSince($0) >= interval }) ?? true {
             record.lastFix = fix
             lastFixKept = receivedAt
         }
