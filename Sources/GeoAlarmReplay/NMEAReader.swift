@@ -50,11 +50,16 @@ public struct NMEAReader {
 
     /// The fields of a sentence, as ranges of its bytes: an array of slices would retain and
     /// release the file's storage for every field of every sentence.
+    /// One field of a sentence, read in place: a slice of the line's bytes would retain and
+    /// release their storage, for every field of every sentence.
+    private typealias Field = Slice<UnsafeBufferPointer<UInt8>>
+
+    /// A sentence's fields, valid while the sentence's bytes are held for its decoding.
     private struct Fields {
-        var sentence: ArraySlice<UInt8>
+        var sentence: UnsafeBufferPointer<UInt8>
         var bounds: [Range<Int>]
         var count: Int { bounds.count }
-        subscript(index: Int) -> ArraySlice<UInt8> { sentence[bounds[index]] }
+        subscript(index: Int) -> Field { sentence[bounds[index]] }
     }
 
     /// What the sentences of one epoch said.
@@ -171,17 +176,21 @@ public struct NMEAReader {
         var bounds = fieldBuffer
         fieldBuffer = []
         bounds.removeAll(keepingCapacity: true)
-        var start = body.startIndex
-        while let comma = body[start...].firstIndex(of: UInt8(ascii: ",")) {
-            bounds.append(start..<comma)
-            start = comma + 1
+        let problem = body.withUnsafeBufferPointer { sentence in
+            var start = 0
+            while let comma = sentence[start...].firstIndex(of: UInt8(ascii: ",")) {
+                bounds.append(start..<comma)
+                start = comma + 1
+            }
+            bounds.append(start..<sentence.endIndex)
+            let fields = Fields(sentence: sentence, bounds: bounds)
+            defer { bounds = fields.bounds }
+            return decode(&self, fields)
         }
-        bounds.append(start..<body.endIndex)
-        let fields = Fields(sentence: body, bounds: bounds)
-        if let problem = decode(&self, fields) {
+        fieldBuffer = bounds
+        if let problem {
             report.record(TrackProblem(line: lineNumber, reason: "\(DisplayText.excerpt(type, limit: 12)): \(problem)"))
         }
-        fieldBuffer = fields.bounds
     }
 
     /// Closes the epoch still open at the end of the log.
@@ -211,8 +220,8 @@ public struct NMEAReader {
         }
         epoch.hasFix = true
         if f.count >= 13, f[12].first == UInt8(ascii: "D") { epoch.dgps = true }
-        if let knots = DecimalText.value(f[7]) { epoch.speed = knots * 1852 / 3600 }
-        if let course = DecimalText.value(f[8]) { epoch.course = course }
+        if let knots = decimal(f[7]) { epoch.speed = knots * 1852 / 3600 }
+        if let course = decimal(f[8]) { epoch.course = course }
         guard valid else { return nil }
         guard let coordinate = position(f[3], f[4], f[5], f[6]) else { return "bad position" }
         epoch.coordinate = coordinate
@@ -235,7 +244,7 @@ public struct NMEAReader {
         }
         epoch.hasFix = true
         if quality == 2 { epoch.dgps = true }
-        if let hdop = DecimalText.value(f[8]) { epoch.hdop = hdop }
+        if let hdop = decimal(f[8]) { epoch.hdop = hdop }
         epoch.hasAltitude = !f[9].isEmpty
         guard let coordinate = position(f[2], f[3], f[4], f[5]) else { return "bad position" }
         epoch.coordinate = coordinate
@@ -272,7 +281,7 @@ public struct NMEAReader {
         }
         epoch.hasFix = true
         if modes.contains(UInt8(ascii: "D")) { epoch.dgps = true }
-        if let hdop = DecimalText.value(f[8]) { epoch.hdop = hdop }
+        if let hdop = decimal(f[8]) { epoch.hdop = hdop }
         epoch.hasAltitude = !f[9].isEmpty
         guard let coordinate = position(f[2], f[3], f[4], f[5]) else { return "bad position" }
         epoch.coordinate = coordinate
@@ -288,7 +297,7 @@ public struct NMEAReader {
         case UInt8(ascii: "3"): gsaMode = .threeD
         default: return "bad mode"
         }
-        gsaHDOP = DecimalText.value(f[16])
+        gsaHDOP = decimal(f[16])
         // The last statement of the cycle wins, as gpsd merges it.
         if gsaMode == .noFix, let time = epoch.timeOfDay {
             noFix(at: time)
@@ -301,7 +310,7 @@ public struct NMEAReader {
     private mutating func gst(_ f: Fields) -> String? {
         guard f.count >= 9 else { return "truncated (\(f.count) fields)" }
         guard timeOfDay(f[1]) != nil else { return "bad time" }
-        if let latitudeSigma = DecimalText.value(f[6]), let longitudeSigma = DecimalText.value(f[7]) {
+        if let latitudeSigma = decimal(f[6]), let longitudeSigma = decimal(f[7]) {
             epoch.gstError = 2.45 * ((latitudeSigma * latitudeSigma + longitudeSigma * longitudeSigma) / 2).squareRoot()
         }
         return nil
@@ -387,16 +396,16 @@ public struct NMEAReader {
 
     // MARK: Fields
 
-    private func timeOfDay(_ field: ArraySlice<UInt8>) -> Double? {
+    private func timeOfDay(_ field: Field) -> Double? {
         guard field.count >= 6, let hours = integer(field.prefix(2)),
-              let minutes = integer(field.dropFirst(2).prefix(2)), let seconds = DecimalText.value(field.dropFirst(4)),
+              let minutes = integer(field.dropFirst(2).prefix(2)), let seconds = decimal(field.dropFirst(4)),
               hours < 24, minutes < 60, seconds < 61
         else { return nil }
         return Double(hours * 3600 + minutes * 60) + seconds
     }
 
     /// RMC's ddmmyy as days since 1970; two-digit years 80-99 are the 1900s.
-    private func date(_ field: ArraySlice<UInt8>) -> Int? {
+    private func date(_ field: Field) -> Int? {
         guard field.count == 6, let dayOfMonth = integer(field.prefix(2)),
               let month = integer(field.dropFirst(2).prefix(2)), let year = integer(field.suffix(2)),
               (1...31).contains(dayOfMonth), (1...12).contains(month)
@@ -405,8 +414,8 @@ public struct NMEAReader {
     }
 
     private func position(
-        _ latitude: ArraySlice<UInt8>, _ north: ArraySlice<UInt8>,
-        _ longitude: ArraySlice<UInt8>, _ east: ArraySlice<UInt8>
+        _ latitude: Field, _ north: Field,
+        _ longitude: Field, _ east: Field
     ) -> Coordinate? {
         guard let lat = degrees(latitude), let lon = degrees(longitude) else {
             return nil
@@ -428,16 +437,21 @@ public struct NMEAReader {
     }
 
     /// "ddmm.mmmm" (or "dddmm.mmmm") as decimal degrees.
-    private func degrees(_ field: ArraySlice<UInt8>) -> Double? {
+    private func degrees(_ field: Field) -> Double? {
         let dot = field.firstIndex(of: UInt8(ascii: ".")) ?? field.endIndex
         guard field.distance(from: field.startIndex, to: dot) >= 3,
-              let whole = integer(field[..<(dot - 2)]), let minutes = DecimalText.value(field[(dot - 2)...]), minutes < 60
+              let whole = integer(field[..<(dot - 2)]), let minutes = decimal(field[(dot - 2)...]), minutes < 60
         else { return nil }
         return Double(whole) + minutes / 60
     }
 
+    /// A decimal number (``DecimalText``); nil for anything else.
+    private func decimal(_ field: Field) -> Double? {
+        DecimalText.value(UnsafeBufferPointer(rebasing: field))
+    }
+
     /// A whole number of up to 18 digits (more could overflow); nil for anything else.
-    private func integer(_ field: ArraySlice<UInt8>) -> Int? {
+    private func integer(_ field: Field) -> Int? {
         guard !field.isEmpty, field.count <= 18 else { return nil }
         var value = 0
         for byte in field {
