@@ -6,9 +6,11 @@ import GeoAlarmSystem
 import Synchronization
 
 /// A recorded track (NMEA 0183, gpsd JSON or GPX; a file, or standard input for "-") as a
-/// ``FixSource``, read as fast as it goes: each step reads and decodes one chunk on a queue of
-/// its own, one step ahead of the consumer (so decoding and the engine share the two cores),
-/// and no further, so a slow consumer slows the reading and nothing piles up.
+/// ``FixSource``, read as fast as it goes: each step reads and decodes one chunk on a serial
+/// queue of its own, up to ``Reports/Iterator/stepsAhead`` steps ahead of the consumer (so
+/// decoding and the engine share the two cores, and neither waits for the other on a chunk
+/// that took a little longer), and no further, so a slow consumer slows the reading and
+/// nothing piles up.
 public final class TrackSource: FixSource, Sendable {
     public let path: String
     private let startDay: Int?
@@ -53,18 +55,22 @@ public final class TrackSource: FixSource, Sendable {
 
         public struct Iterator: AsyncIteratorProtocol {
             let source: TrackSource
-            /// The step started ahead of the consumer.
-            private var ahead: Step?
+            /// The steps started ahead of the consumer, oldest first (the queue runs them in order).
+            private var ahead: [Step] = []
+            /// How many chunks are read ahead at most. With one, each chunk was a handoff at
+            /// which one thread often waited for the other: a replay used 1.5 of the two cores.
+            static let stepsAhead = 3
 
             init(source: TrackSource) {
                 self.source = source
             }
 
             public mutating func next() async -> SourceReport? {
-                let step = ahead ?? Step(source)
-                ahead = nil
+                let step = ahead.isEmpty ? Step(source) : ahead.removeFirst()
                 let report = await step.result()
-                if case .fixes? = report { ahead = Step(source) }
+                if case .fixes? = report {
+                    while ahead.count < Self.stepsAhead { ahead.append(Step(source)) }
+                }
                 return report
             }
         }
