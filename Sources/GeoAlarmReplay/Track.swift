@@ -1,4 +1,5 @@
 import GeoAlarmCore
+import Glibc
 
 /// The recorded-track formats `replay` understands.
 public enum TrackFormat: String, Sendable {
@@ -107,11 +108,23 @@ func forEachLine(_ bytes: ArraySlice<UInt8>, linesBefore: Int = 0, _ body: (Arra
     var number = linesBefore
     var start = bytes.startIndex
     while start < bytes.endIndex {
-        let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
+        let end = lineEnd(in: bytes, from: start)
         var line = bytes[start..<end]
         while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") { line = line.dropLast() }
         number += 1
         body(line, number)
         start = end == bytes.endIndex ? end : end + 1
+    }
+}
+
+/// Where the line of `bytes` that starts at `start` ends: its line feed, or the end. memchr
+/// compares many bytes at a time; a loop over a slice took a twentieth of a replay's time.
+private func lineEnd(in bytes: ArraySlice<UInt8>, from start: Int) -> Int {
+    bytes.withUnsafeBufferPointer { buffer in
+        let offset = start - bytes.startIndex
+        guard let base = buffer.baseAddress,
+              let found = memchr(base + offset, Int32(UInt8(ascii: "\n")), buffer.count - offset)
+        else { return bytes.endIndex }
+        return start + (UnsafeRawPointer(found) - UnsafeRawPointer(base + offset))
     }
 }
