@@ -104,12 +104,12 @@ public final class FixPipeline {
     /// Runs one fix through: ``stage(_:receivedAt:undatedUsable:)``, its commit, then the sinks.
     @discardableResult
     public func process(_ fix: Fix, receivedAt: Date, undatedUsable: Bool) -> FixResult {
-        let staged = stage(fix, receivedAt: receivedAt, undatedUsable: undatedUsable)
-        // ``commitAndDeliver(_:to:)`` for one fix, without its two arrays: most fixes change
-        // nothing to keep, and a replay takes a million of them.
-        if !staged.record.isEmpty { state.commit([staged.record]) }
-        deliver(staged)
-        return staged.result
+        // ``commitAndDeliver(_:to:)`` for one fix, without its arrays or a staged copy of the
+        // fix: most fixes change nothing to keep, and a replay takes a million of them.
+        let (result, record) = run(fix, receivedAt: receivedAt, undatedUsable: undatedUsable)
+        if !record.isEmpty { state.commit([record]) }
+        deliver(result, of: fix)
+        return result
     }
 
     /// Runs one fix through the engine and the announcer and makes its record, without committing
@@ -118,13 +118,19 @@ public final class FixPipeline {
     /// A position without a time is used only where the source says so
     /// (``FixSource/usesUndatedFixes``, `undatedUsable`).
     public func stage(_ fix: Fix, receivedAt: Date, undatedUsable: Bool) -> StagedFix {
+        let (result, record) = run(fix, receivedAt: receivedAt, undatedUsable: undatedUsable)
+        return StagedFix(pipeline: self, fix: fix, result: result, record: record)
+    }
+
+    /// What ``stage(_:receivedAt:undatedUsable:)`` makes of a fix: its result and its record.
+    private func run(_ fix: Fix, receivedAt: Date, undatedUsable: Bool) -> (FixResult, FixRecord) {
         if fix.time == nil, fix.mode >= .twoD, fix.coordinate.isValid, !undatedUsable {
-            return StagedFix(pipeline: self, fix: fix, result: FixResult(outcome: .rejected(.noDate), announced: [], silenced: []), record: FixRecord())
+            return (FixResult(outcome: .rejected(.noDate), announced: [], silenced: []), FixRecord())
         }
         let outcome = engine.process(fix, receivedAt: receivedAt)
         var result = FixResult(outcome: outcome, announced: [], silenced: [])
         guard case .accepted(let events, let changes, let proximities) = outcome else {
-            return StagedFix(pipeline: self, fix: fix, result: result, record: FixRecord())
+            return (result, FixRecord())
         }
         for event in events {
             if let silence = announcer.decide(event) {
@@ -144,7 +150,7 @@ public final class FixPipeline {
             record.lastFix = fix
             lastFixKept = receivedAt
         }
-        return StagedFix(pipeline: self, fix: fix, result: result, record: record)
+        return (result, record)
     }
 
     /// Commits the records of `staged` (fixes of this machine and of tracked devices, in the order
@@ -152,26 +158,26 @@ public final class FixPipeline {
     /// pipeline's sinks, in order: nothing is shown before it is kept.
     public static func commitAndDeliver(_ staged: [StagedFix], to ledger: any StateLedger) {
         ledger.commit(staged.map(\.record))
-        for fix in staged { fix.pipeline.deliver(fix) }
+        for fix in staged { fix.pipeline.deliver(fix.result, of: fix.fix) }
     }
 
     /// Gives a committed fix's changes and events to the sinks.
-    private func deliver(_ staged: StagedFix) {
-        let outcome = staged.result.outcome
+    private func deliver(_ result: FixResult, of fix: Fix) {
+        let outcome = result.outcome
         for change in outcome.changes {
             for sink in sinks { sink.presenceChanged(change) }
         }
         for change in outcome.proximities {
             for sink in sinks { sink.proximityChanged(change) }
         }
-        for event in staged.result.announced {
+        for event in result.announced {
             for sink in sinks { sink.announce(.crossing(event)) }
         }
-        if !staged.result.announced.isEmpty {
+        if !result.announced.isEmpty {
             for sink in sinks { sink.lifecyclesChanged(announcer.lifecycles) }
         }
         if case .accepted = outcome {
-            for sink in sinks { sink.positionUsed(staged.fix) }
+            for sink in sinks { sink.positionUsed(fix) }
         }
     }
 
