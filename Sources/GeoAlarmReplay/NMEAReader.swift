@@ -54,7 +54,7 @@ public struct NMEAReader {
     /// release their storage, for every field of every sentence.
     private typealias Field = Slice<UnsafeBufferPointer<UInt8>>
 
-    /// A sentence's fields, valid while the sentence's bytes are held for its decoding.
+    /// A sentence's fields (bounds in the line's buffer), valid while the line is held for its decoding.
     private struct Fields {
         var sentence: UnsafeBufferPointer<UInt8>
         var bounds: [Range<Int>]
@@ -109,6 +109,12 @@ public struct NMEAReader {
 
     /// Takes one line; completed epochs are appended to the report's fixes.
     public mutating func feed(_ line: ArraySlice<UInt8>, lineNumber: Int) {
+        // Read in place: each slice of the line (its body, tag, type and fields) would retain
+        // and release the log's storage.
+        line.withUnsafeBufferPointer { feed($0[...], lineNumber: lineNumber) }
+    }
+
+    private mutating func feed(_ line: Field, lineNumber: Int) {
         guard let first = line.first else { return }
         if first == UInt8(ascii: "#") || first == UInt8(ascii: "!") { return }
         guard first == UInt8(ascii: "$") else {
@@ -139,10 +145,11 @@ public struct NMEAReader {
         let proprietary = tag.first == UInt8(ascii: "P")
         let type = proprietary || tag.count != 5 ? tag : tag.dropFirst(2)
         sentence = SentenceEffect()
+        let sentenceType = CycleDetector.SentenceType(type)
         defer {
-            if cycle.reports(type: CycleDetector.SentenceType(type), timed: sentence.cycleTime != nil,
+            if cycle.reports(type: sentenceType, timed: sentence.cycleTime != nil,
                              forced: sentence.forcesReport, changesFix: sentence.changesFix),
-               CycleDetector.carriesData(type: CycleDetector.SentenceType(type), fields: body.count { $0 == UInt8(ascii: ",") } + 1) {
+               CycleDetector.carriesData(type: sentenceType, fields: body.count { $0 == UInt8(ascii: ",") } + 1) {
                 reportEpoch()
             }
         }
@@ -169,25 +176,22 @@ public struct NMEAReader {
 
     /// Splits a sentence of `type` into fields and decodes them.
     private mutating func decodeFields(
-        _ body: ArraySlice<UInt8>, type: ArraySlice<UInt8>, lineNumber: Int,
+        _ body: Field, type: Field, lineNumber: Int,
         _ decode: (inout NMEAReader, Fields) -> String?
     ) {
         // One array of fields, kept from sentence to sentence.
         var bounds = fieldBuffer
         fieldBuffer = []
         bounds.removeAll(keepingCapacity: true)
-        let problem = body.withUnsafeBufferPointer { sentence in
-            var start = 0
-            while let comma = sentence[start...].firstIndex(of: UInt8(ascii: ",")) {
-                bounds.append(start..<comma)
-                start = comma + 1
-            }
-            bounds.append(start..<sentence.endIndex)
-            let fields = Fields(sentence: sentence, bounds: bounds)
-            defer { bounds = fields.bounds }
-            return decode(&self, fields)
+        var start = body.startIndex
+        while let comma = body[start...].firstIndex(of: UInt8(ascii: ",")) {
+            bounds.append(start..<comma)
+            start = comma + 1
         }
-        fieldBuffer = bounds
+        bounds.append(start..<body.endIndex)
+        let fields = Fields(sentence: body.base, bounds: bounds)
+        let problem = decode(&self, fields)
+        fieldBuffer = fields.bounds
         if let problem {
             report.record(TrackProblem(line: lineNumber, reason: "\(DisplayText.excerpt(type, limit: 12)): \(problem)"))
         }
