@@ -114,7 +114,8 @@ public struct NMEAReader {
         line.withUnsafeBufferPointer { feed($0[...], lineNumber: lineNumber) }
     }
 
-    private mutating func feed(_ line: Field, lineNumber: Int) {
+    /// ``feed(_:lineNumber:)`` of a line in a buffer the caller holds.
+    mutating func feed(_ line: Slice<UnsafeBufferPointer<UInt8>>, lineNumber: Int) {
         guard let first = line.first else { return }
         if first == UInt8(ascii: "#") || first == UInt8(ascii: "!") { return }
         guard first == UInt8(ascii: "$") else {

@@ -104,7 +104,9 @@ public enum TrackReader {
 
 /// Calls `body` with each line of `bytes` (without its line end, however many CRs it has) and
 /// its 1-based number, counting on from `linesBefore`.
-func forEachLine(_ bytes: ArraySlice<UInt8>, linesBefore: Int = 0, _ body: (ArraySlice<UInt8>, Int) -> Void) {
+func forEachLine<Bytes: BidirectionalCollection<UInt8>>(
+    _ bytes: Bytes, linesBefore: Int = 0, _ body: (Bytes.SubSequence, Int) -> Void
+) where Bytes.Index == Int {
     var number = linesBefore
     var start = bytes.startIndex
     while start < bytes.endIndex {
@@ -119,12 +121,13 @@ func forEachLine(_ bytes: ArraySlice<UInt8>, linesBefore: Int = 0, _ body: (Arra
 
 /// Where the line of `bytes` that starts at `start` ends: its line feed, or the end. memchr
 /// compares many bytes at a time; a loop over a slice took a twentieth of a replay's time.
-private func lineEnd(in bytes: ArraySlice<UInt8>, from start: Int) -> Int {
-    bytes.withUnsafeBufferPointer { buffer in
+private func lineEnd<Bytes: Collection<UInt8>>(in bytes: Bytes, from start: Int) -> Int where Bytes.Index == Int {
+    let found = bytes.withContiguousStorageIfAvailable { buffer -> Int in
         let offset = start - bytes.startIndex
         guard let base = buffer.baseAddress,
               let found = memchr(base + offset, Int32(UInt8(ascii: "\n")), buffer.count - offset)
         else { return bytes.endIndex }
         return start + (UnsafeRawPointer(found) - UnsafeRawPointer(base + offset))
     }
+    return found ?? bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
 }

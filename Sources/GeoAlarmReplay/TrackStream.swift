@@ -98,12 +98,17 @@ public struct TrackStream {
         let end = atEnd ? pending.endIndex : (pending.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0)
         var tooLong: Int?
         var lines = linesBefore
-        forEachLine(pending[..<end], linesBefore: linesBefore) { line, number in
-            lines = number
-            guard tooLong == nil else { return }
-            guard line.count <= Self.maximumLine else { return tooLong = number }
-            nmea?.feed(line, lineNumber: number)
-            json?.feed(line, lineNumber: number)
+        // The lines are read from the chunk's buffer: a slice of the array for each line would
+        // retain and release it (the JSON reader still takes one).
+        let text = pending
+        text.withUnsafeBufferPointer { buffer in
+            forEachLine(buffer[..<end], linesBefore: linesBefore) { line, number in
+                lines = number
+                guard tooLong == nil else { return }
+                guard line.count <= Self.maximumLine else { return tooLong = number }
+                nmea?.feed(line, lineNumber: number)
+                json?.feed(text[line.startIndex..<line.endIndex], lineNumber: number)
+            }
         }
         linesBefore = lines
         if let tooLong { throw .lineTooLong(line: tooLong) }
