@@ -7,7 +7,8 @@ public struct StagedFix {
     let pipeline: FixPipeline
     public let fix: Fix
     public let result: FixResult
-    let record: FixRecord
+    /// Nil when the fix left nothing to keep.
+    let record: FixRecord?
 }
 
 /// What one fix did in the pipeline.
@@ -107,7 +108,7 @@ public final class FixPipeline {
         // ``commitAndDeliver(_:to:)`` for one fix, without its arrays or a staged copy of the
         // fix: most fixes change nothing to keep, and a replay takes a million of them.
         let (result, record) = run(fix, receivedAt: receivedAt, undatedUsable: undatedUsable)
-        if !record.isEmpty { state.commit([record]) }
+        if let record { state.commit([record]) }
         deliver(result, of: fix)
         return result
     }
@@ -122,15 +123,16 @@ public final class FixPipeline {
         return StagedFix(pipeline: self, fix: fix, result: result, record: record)
     }
 
-    /// What ``stage(_:receivedAt:undatedUsable:)`` makes of a fix: its result and its record.
-    private func run(_ fix: Fix, receivedAt: Date, undatedUsable: Bool) -> (FixResult, FixRecord) {
+    /// What ``stage(_:receivedAt:undatedUsable:)`` makes of a fix: its result, and its record
+    /// when it left something to keep (most fixes do not; a replay takes a million of them).
+    private func run(_ fix: Fix, receivedAt: Date, undatedUsable: Bool) -> (FixResult, FixRecord?) {
         if fix.time == nil, fix.mode >= .twoD, fix.coordinate.isValid, !undatedUsable {
-            return (FixResult(outcome: .rejected(.noDate), announced: [], silenced: []), FixRecord())
+            return (FixResult(outcome: .rejected(.noDate), announced: [], silenced: []), nil)
         }
         let outcome = engine.process(fix, receivedAt: receivedAt)
         var result = FixResult(outcome: outcome, announced: [], silenced: [])
         guard case .accepted(let events, let changes, let proximities) = outcome else {
-            return (result, FixRecord())
+            return (result, nil)
         }
         for event in events {
             if let silence = announcer.decide(event) {
@@ -139,14 +141,18 @@ public final class FixPipeline {
                 result.announced.append(event)
             }
         }
+        // Proximities and the last fix are kept for this machine only: `status` and the map show its own.
+        let keepsProximities = fix.tracker == nil && !proximities.isEmpty
+        let keepsFix = lastFixInterval.map { interval in
+            !changes.isEmpty || lastFixKept.map { receivedAt.timeIntervalSince($0) >= interval } ?? true
+        } ?? false
+        guard !changes.isEmpty || !result.announced.isEmpty || keepsProximities || keepsFix else { return (result, nil) }
         var record = FixRecord(changes: changes, events: result.announced, device: fix.tracker)
         for event in result.announced {
             if let time = announcer.lifecycles[event.reminder.id]?.completedAt { record.completed[event.reminder.id] = time }
         }
-        // Proximities and the last fix are kept for this machine only: `status` and the map show its own.
-        if fix.tracker == nil { record.proximities = proximities }
-        if let interval = lastFixInterval,
-           !changes.isEmpty || lastFixKept.map({ receivedAt.timeIntervalSince($0) >= interval }) ?? true {
+        if keepsProximities { record.proximities = proximities }
+        if keepsFix {
             record.lastFix = fix
             lastFixKept = receivedAt
         }
@@ -157,7 +163,7 @@ public final class FixPipeline {
     /// they came) in one transaction of `ledger`, then gives each fix's changes and events to its
     /// pipeline's sinks, in order: nothing is shown before it is kept.
     public static func commitAndDeliver(_ staged: [StagedFix], to ledger: any StateLedger) {
-        ledger.commit(staged.map(\.record))
+        ledger.commit(staged.compactMap(\.record))
         for fix in staged { fix.pipeline.deliver(fix.result, of: fix.fix) }
     }
 
