@@ -48,13 +48,12 @@ public struct NMEAReader {
     /// Storage for where the fields of the sentence being decoded are.
     private var fieldBuffer: [Range<Int>] = []
 
-    /// The fields of a sentence, as ranges of its bytes: an array of slices would retain and
-    /// release the file's storage for every field of every sentence.
     /// One field of a sentence, read in place: a slice of the line's bytes would retain and
     /// release their storage, for every field of every sentence.
     private typealias Field = Slice<UnsafeBufferPointer<UInt8>>
 
-    /// A sentence's fields (bounds in the line's buffer), valid while the line is held for its decoding.
+    /// A sentence's fields, as ranges of the line's buffer (valid while the line is held for its
+    /// decoding).
     private struct Fields {
         var sentence: UnsafeBufferPointer<UInt8>
         var bounds: [Range<Int>]
