@@ -56,8 +56,9 @@ public struct NMEAReader {
     /// decoding).
     private struct Fields {
         var sentence: UnsafeBufferPointer<UInt8>
+        /// The first `count` are the fields'; the storage is kept from sentence to sentence.
         var bounds: [Range<Int>]
-        var count: Int { bounds.count }
+        var count: Int
         subscript(index: Int) -> Field { sentence[bounds[index]] }
     }
 
@@ -179,17 +180,25 @@ public struct NMEAReader {
         _ body: Field, type: Field, lineNumber: Int,
         _ decode: (inout NMEAReader, Fields) -> String?
     ) {
-        // One array of fields, kept from sentence to sentence.
+        // Written into storage kept from sentence to sentence, grown when a sentence has more
+        // fields than any before: appended one at a time, each field checked the array's
+        // uniqueness (a call into the runtime, a tenth of the decoding).
         var bounds = fieldBuffer
         fieldBuffer = []
-        bounds.removeAll(keepingCapacity: true)
-        var start = body.startIndex
-        while let comma = body[start...].firstIndex(of: UInt8(ascii: ",")) {
-            bounds.append(start..<comma)
-            start = comma + 1
+        var (count, start, split) = (0, body.startIndex, false)
+        while !split {
+            if count == bounds.count { bounds += repeatElement(0..<0, count: max(16, bounds.count)) }
+            bounds.withUnsafeMutableBufferPointer { slots in
+                while count < slots.count {
+                    let end = body[start...].firstIndex(of: UInt8(ascii: ",")) ?? body.endIndex
+                    slots[count] = start..<end
+                    count += 1
+                    guard end < body.endIndex else { return split = true }
+                    start = end + 1
+                }
+            }
         }
-        bounds.append(start..<body.endIndex)
-        let fields = Fields(sentence: body.base, bounds: bounds)
+        let fields = Fields(sentence: body.base, bounds: bounds, count: count)
         let problem = decode(&self, fields)
         fieldBuffer = fields.bounds
         if let problem {

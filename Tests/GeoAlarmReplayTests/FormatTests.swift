@@ -91,6 +91,21 @@ struct FormatTests {
         #expect(refused.problems.map(\.reason) == ["GGA: bad position"])
     }
 
+    @Test func sentencesOfManyFieldsAndFewAreSplitAlike() {
+        // Field storage is kept from sentence to sentence and grown past 16 and 32: a long
+        // sentence, then shorter ones, each read from its own fields.
+        func gga(_ time: String, _ minutes: String) -> String {
+            "GPGGA,\(time),48\(minutes),N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"
+        }
+        let log = Self.sentence(gga("120000", "07.038") + String(repeating: ",", count: 40)) + Self.sentence("GPGGA,120001,4807.0")
+            + Self.sentence(gga("120002", "08.038")) + Self.sentence(gga("120003", "09.038") + ",,")
+        let report = Self.read(log)
+        let latitudes: [Double] = report.fixes.map(\.coordinate.latitude)
+        let expected: [Double] = [48 + 7.038 / 60, 48 + 8.038 / 60, 48 + 9.038 / 60]
+        #expect(latitudes == expected)
+        #expect(report.problems.map(\.reason) == ["GGA: truncated (3 fields)"])
+    }
+
     @Test func sentencesWithoutChecksumAreAcceptedWhenComplete() {
         let report = Self.read("$GPGGA,120000,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,\n$GPGGA,120001,4807.0\n")
         #expect(report.fixes.count == 1)
