@@ -92,6 +92,8 @@ public struct NMEAReader {
         /// An RMC or GGA without a time, which gpsd reports at once and which makes it
         /// distrust the cycle end it had learnt.
         var forcesReport = false
+        /// How many fields it has, once split for decoding (the cycle detector asks).
+        var fieldCount: Int?
     }
 
     /// `startDay` (days since 1970-01-01) dates the log's first epochs until a sentence gives a date.
@@ -150,7 +152,8 @@ public struct NMEAReader {
         defer {
             if cycle.reports(type: sentenceType, timed: sentence.cycleTime != nil,
                              forced: sentence.forcesReport, changesFix: sentence.changesFix),
-               CycleDetector.carriesData(type: sentenceType, fields: body.count { $0 == UInt8(ascii: ",") } + 1) {
+               CycleDetector.carriesData(
+                   type: sentenceType, fields: sentence.fieldCount ?? body.count { $0 == UInt8(ascii: ",") } + 1) {
                 reportEpoch()
             }
         }
@@ -198,6 +201,7 @@ public struct NMEAReader {
                 }
             }
         }
+        sentence.fieldCount = count
         let fields = Fields(sentence: body.base, bounds: bounds, count: count)
         let problem = decode(&self, fields)
         fieldBuffer = fields.bounds
