@@ -26,8 +26,8 @@ public protocol StateLedger: AnyObject, Sendable {
     /// time): this process's own writes do not count.
     func changedByOthers() -> Bool
     /// Commits what fixes changed, in one transaction: one fix's record, or a batch's (a burst of
-    /// tracked devices' locations), each record naming its device. A fix alone that changed
-    /// nothing (an empty record) is not given.
+    /// tracked devices' locations), each record naming its device. A fix that left nothing to
+    /// keep has no record, so the pipeline gives no empty one.
     func commit(_ records: [FixRecord])
     /// Commits a time alarm's firing.
     func saveAlarm(_ firing: AlarmFiring)
