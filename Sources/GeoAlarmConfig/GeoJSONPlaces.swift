@@ -71,20 +71,21 @@ enum GeoJSONPlaces {
     private static func features(
         _ bytes: [UInt8], requireCollection: Bool, _ body: (Feature) -> Void
     ) throws(CollectionFileError) {
-        var scanner = JSONScanner(bytes[...])
         var sawFeatures = false
         do throws(JSONScanner.Failure) {
-            let top = try Feature(&scanner) { scanner throws(JSONScanner.Failure) in
-                sawFeatures = true
-                try scanner.expect(UInt8(ascii: "["))
-                try scanner.elements { scanner throws(JSONScanner.Failure) in
-                    let line = scanner.line
-                    body(try Feature(&scanner) ?? Feature(line: line, isObject: false))
+            try JSONScanner.scan(bytes[...]) { scanner throws(JSONScanner.Failure) in
+                let top = try Feature(&scanner) { scanner throws(JSONScanner.Failure) in
+                    sawFeatures = true
+                    try scanner.expect(UInt8(ascii: "["))
+                    try scanner.elements { scanner throws(JSONScanner.Failure) in
+                        let line = scanner.line
+                        body(try Feature(&scanner) ?? Feature(line: line, isObject: false))
+                    }
                 }
+                try scanner.expectEnd()
+                // One Feature, or a bare geometry, is a file of one feature.
+                if !sawFeatures, !requireCollection, let top { body(top) }
             }
-            try scanner.expectEnd()
-            // One Feature, or a bare geometry, is a file of one feature.
-            if !sawFeatures, !requireCollection, let top { body(top) }
         } catch {
             throw CollectionFileError("line \(error.line): \(error.message)")
         }

@@ -33,7 +33,6 @@ public struct MapChange: Sendable, Equatable {
     public static func parse(_ bytes: [UInt8]) throws(Invalid) -> MapChange {
         guard bytes.count <= largestBody else { throw Invalid(description: "the request is larger than \(largestBody) bytes") }
         var change = MapChange()
-        var scanner = JSONScanner(bytes[...])
         // A member of a known name but of another type (a title given as a number) is refused,
         // never passed over: the change would be made without it.
         var mistyped: String?
@@ -54,29 +53,31 @@ public struct MapChange: Sendable, Equatable {
             return value
         }
         do {
-            try scanner.expect(UInt8(ascii: "{"))
-            try scanner.members { (scanner, key) throws(JSONScanner.Failure) in
-                switch key {
-                case "id": change.id = try text(&scanner, "id")
-                case "title": change.title = try text(&scanner, "title")
-                case "radius":
-                    if try scanner.nullValue() { break }
-                    if scanner.nextIsString {
-                        change.radius = try scanner.stringValue()
-                    } else if let metres = try scanner.numberValue() {
-                        change.radius = JSONText.number(metres) + "m"
-                    } else {
-                        mistyped = mistyped ?? "radius is a length such as \"150m\", or a number of metres"
+            try JSONScanner.scan(bytes[...]) { scanner throws(JSONScanner.Failure) in
+                try scanner.expect(UInt8(ascii: "{"))
+                try scanner.members { (scanner, key) throws(JSONScanner.Failure) in
+                    switch key {
+                    case "id": change.id = try text(&scanner, "id")
+                    case "title": change.title = try text(&scanner, "title")
+                    case "radius":
+                        if try scanner.nullValue() { break }
+                        if scanner.nextIsString {
+                            change.radius = try scanner.stringValue()
+                        } else if let metres = try scanner.numberValue() {
+                            change.radius = JSONText.number(metres) + "m"
+                        } else {
+                            mistyped = mistyped ?? "radius is a length such as \"150m\", or a number of metres"
+                        }
+                    case "lat": change.latitude = try number(&scanner, "lat")
+                    case "lon": change.longitude = try number(&scanner, "lon")
+                    case "when": change.when = try text(&scanner, "when")
+                    case "seconds": change.seconds = try number(&scanner, "seconds")
+                    case "list": change.list = try text(&scanner, "list")
+                    default: try scanner.skipValue()
                     }
-                case "lat": change.latitude = try number(&scanner, "lat")
-                case "lon": change.longitude = try number(&scanner, "lon")
-                case "when": change.when = try text(&scanner, "when")
-                case "seconds": change.seconds = try number(&scanner, "seconds")
-                case "list": change.list = try text(&scanner, "list")
-                default: try scanner.skipValue()
                 }
+                try scanner.expectEnd()
             }
-            try scanner.expectEnd()
         } catch {
             throw Invalid(description: "the request is not a JSON object: \(error.message)")
         }

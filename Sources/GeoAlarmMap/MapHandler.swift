@@ -99,16 +99,17 @@ final class MapHandler: Sendable {
     private func session(_ request: HTTPRequest, from peer: HTTPPeer, token: String) -> HTTPResponse {
         guard request.method == "POST" else { return Self.text(405, "a code is POSTed\n") }
         var given: String?
-        var scanner = JSONScanner(request.body[...])
         do {
-            try scanner.expect(UInt8(ascii: "{"))
-            try scanner.members { (scanner, key) throws(JSONScanner.Failure) in
-                switch key {
-                case "code": given = try scanner.stringValue()
-                default: try scanner.skipValue()
+            try JSONScanner.scan(request.body[...]) { scanner throws(JSONScanner.Failure) in
+                try scanner.expect(UInt8(ascii: "{"))
+                try scanner.members { (scanner, key) throws(JSONScanner.Failure) in
+                    switch key {
+                    case "code": given = try scanner.stringValue()
+                    default: try scanner.skipValue()
+                    }
                 }
+                try scanner.expectEnd()
             }
-            try scanner.expectEnd()
         } catch {
             return Self.error(400, "the request is not a JSON object: \(error.message)")
         }

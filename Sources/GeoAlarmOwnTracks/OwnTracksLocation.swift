@@ -67,24 +67,25 @@ public enum OwnTracksLocation {
         guard payload.count <= longestPayload else { return .failure(Problem(.oversized, "a payload of \(payload.count) bytes")) }
         var fields = Fields()
         do {
-            var scanner = JSONScanner(payload[...])
-            try scanner.expect(UInt8(ascii: "{"))
-            try scanner.members { scanner, key throws(JSONScanner.Failure) in
-                switch key {
-                case "_type": fields.type = try scanner.stringValue()
-                // The Recorder takes coordinates written as strings too.
-                case "lat": fields.latitude = try scanner.numberOrNumericString()
-                case "lon": fields.longitude = try scanner.numberOrNumericString()
-                case "tst": fields.time = try scanner.numberValue()
-                case "acc": fields.accuracy = try scanner.numberValue()
-                case "vel": fields.velocity = try scanner.numberValue()
-                case "cog": fields.course = try scanner.numberValue()
-                case "tid": fields.tid = try scanner.stringValue()
-                case "data": fields.data = try scanner.stringValue()
-                default: try scanner.skipValue()
+            try JSONScanner.scan(payload[...]) { scanner throws(JSONScanner.Failure) in
+                try scanner.expect(UInt8(ascii: "{"))
+                try scanner.members { scanner, key throws(JSONScanner.Failure) in
+                    switch key {
+                    case "_type": fields.type = try scanner.stringValue()
+                    // The Recorder takes coordinates written as strings too.
+                    case "lat": fields.latitude = try scanner.numberOrNumericString()
+                    case "lon": fields.longitude = try scanner.numberOrNumericString()
+                    case "tst": fields.time = try scanner.numberValue()
+                    case "acc": fields.accuracy = try scanner.numberValue()
+                    case "vel": fields.velocity = try scanner.numberValue()
+                    case "cog": fields.course = try scanner.numberValue()
+                    case "tid": fields.tid = try scanner.stringValue()
+                    case "data": fields.data = try scanner.stringValue()
+                    default: try scanner.skipValue()
+                    }
                 }
+                try scanner.expectEnd()
             }
-            try scanner.expectEnd()
         } catch {
             return .failure(Problem(.malformed, "malformed JSON (line \(error.line): \(error.message))"))
         }

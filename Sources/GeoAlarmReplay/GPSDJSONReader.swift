@@ -20,6 +20,11 @@ public struct GPSDJSONReader {
 
     /// Takes one line; a TPV with a position is appended to the report's fixes.
     public mutating func feed(_ line: ArraySlice<UInt8>, lineNumber number: Int) {
+        line.withUnsafeBufferPointer { feed($0[...], lineNumber: number) }
+    }
+
+    /// ``feed(_:lineNumber:)-(ArraySlice<UInt8>,_)`` of a line in a buffer the caller holds.
+    mutating func feed(_ line: Slice<UnsafeBufferPointer<UInt8>>, lineNumber number: Int) {
         guard let first = line.first(where: { $0 != 0x20 && $0 != 0x09 }) else { return }
         guard first == UInt8(ascii: "{") else {
             if first != UInt8(ascii: "$") && first != UInt8(ascii: "!") && first != UInt8(ascii: "#") {
@@ -29,7 +34,7 @@ public struct GPSDJSONReader {
         }
         let tpv: TPV
         do {
-            tpv = try TPV(line)
+            tpv = try JSONScanner.scan(UnsafeBufferPointer(rebasing: line)) { scanner throws(JSONScanner.Failure) in try TPV(&scanner) }
         } catch {
             report.record(TrackProblem(line: number, reason: "malformed JSON"))
             return
@@ -53,12 +58,12 @@ public struct GPSDJSONReader {
         var isTPV = false
         var mode = 0
         var latitude, longitude, eph, epx, epy, speed, course: Double?
-        /// The time's UTF-8, parsed only for a TPV with a position.
-        var time: ArraySlice<UInt8>?
+        /// The time, read where it stands in the line; a time that is not ISO 8601 is a problem
+        /// only for a TPV with a position.
+        var time: Result<Date, Problem>?
         var device: String?
 
-        init(_ line: ArraySlice<UInt8>) throws(JSONScanner.Failure) {
-            var scanner = JSONScanner(line)
+        init(_ scanner: inout JSONScanner) throws(JSONScanner.Failure) {
             try scanner.expect(UInt8(ascii: "{"))
             try scanner.members { scanner, key throws(JSONScanner.Failure) in
                 switch key {
@@ -71,11 +76,18 @@ public struct GPSDJSONReader {
                 case "epy": epy = try scanner.numberValue()
                 case "speed": speed = try scanner.numberValue()
                 case "track": course = try scanner.numberValue()
-                case "time": time = try scanner.utf8Value()
+                case "time": time = try scanner.utf8Value(Self.time)
                 case "device": device = try scanner.stringValue()
                 default: try scanner.skipValue()
                 }
             }
+        }
+
+        private static func time(_ utf8: UnsafeBufferPointer<UInt8>) -> Result<Date, Problem> {
+            guard let date = ISOTime.parse(utf8) else {
+                return .failure(Problem(reason: "TPV time \"\(DisplayText.excerpt(utf8))\" is not ISO 8601"))
+            }
+            return .success(date)
         }
 
         /// The fix; nil when it holds no position (mode 0 or 1).
@@ -87,11 +99,10 @@ public struct GPSDJSONReader {
             let coordinate = Coordinate(latitude: latitude, longitude: longitude)
             guard coordinate.isValid else { return .failure(Problem(reason: "TPV position out of range")) }
             var date: Date?
-            if let time {
-                guard let parsed = ISOTime.parse(time) else {
-                    return .failure(Problem(reason: "TPV time \"\(DisplayText.excerpt(time))\" is not ISO 8601"))
-                }
-                date = parsed
+            switch time {
+            case .success(let parsed): date = parsed
+            case .failure(let problem): return .failure(problem)
+            case nil: break
             }
             return .success(Fix(
                 time: date, coordinate: coordinate, mode: mode,

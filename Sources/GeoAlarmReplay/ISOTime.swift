@@ -6,15 +6,16 @@ enum ISOTime {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)`; a missing zone is taken as UTC, as GPX files mean it.
     static func parse(_ text: Substring) -> Date? {
         var text = text
-        return text.withUTF8(parse(utf8:))
+        return text.withUTF8(parse)
     }
 
     /// ``parse(_:)`` of the UTF-8 `bytes` (a gpsd report's, read without making a String).
     static func parse(_ bytes: ArraySlice<UInt8>) -> Date? {
-        bytes.withUnsafeBufferPointer(parse(utf8:))
+        bytes.withUnsafeBufferPointer(parse)
     }
 
-    private static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+    /// ``parse(_:)-(Substring)`` of UTF-8 `bytes` held in a buffer.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count >= 19, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54 || bytes[10] == 0x20,
               bytes[13] == 0x3A, bytes[16] == 0x3A,
               let year = digits(bytes, 0, 4), let month = digits(bytes, 5, 2), let day = digits(bytes, 8, 2),

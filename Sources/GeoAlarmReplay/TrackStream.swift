@@ -99,15 +99,14 @@ public struct TrackStream {
         var tooLong: Int?
         var lines = linesBefore
         // The lines are read from the chunk's buffer: a slice of the array for each line would
-        // retain and release it (the JSON reader still takes one).
-        let text = pending
-        text.withUnsafeBufferPointer { buffer in
+        // retain and release it.
+        pending.withUnsafeBufferPointer { buffer in
             forEachLine(buffer[..<end], linesBefore: linesBefore) { line, number in
                 lines = number
                 guard tooLong == nil else { return }
                 guard line.count <= Self.maximumLine else { return tooLong = number }
                 nmea?.feed(line, lineNumber: number)
-                json?.feed(text[line.startIndex..<line.endIndex], lineNumber: number)
+                json?.feed(line, lineNumber: number)
             }
         }
         linesBefore = lines

@@ -16,6 +16,11 @@ public struct JSONKey {
 
 /// A JSON reader over UTF-8 bytes that counts lines and reads containers member by member, so
 /// that a caller keeps only what it needs (a GeoJSON feature at a time, a TPV's few numbers).
+///
+/// A scanner reads the bytes in place, through a pointer held for the call to ``scan(_:_:)-(ArraySlice<UInt8>,_)``
+/// that made it: it is valid only during that call (a copy kept beyond it would read freed bytes).
+/// A slice of the text for each key, number and string would retain and release its storage,
+/// and a million-fix replay reads ten of them a line.
 public struct JSONScanner {
     /// Where and why the text is not JSON.
     public struct Failure: Error, Sendable {
@@ -24,8 +29,8 @@ public struct JSONScanner {
         public var message: String
     }
 
-    private let bytes: ArraySlice<UInt8>
-    private var position: Int
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var position = 0
     /// The 1-based line of the next byte.
     public private(set) var line = 1
     /// Containers open (objects and arrays being read): deeper than `maximumDepth` is refused rather
@@ -33,11 +38,25 @@ public struct JSONScanner {
     private var depth = 0
     private static let maximumDepth = 512
 
-    /// A scanner at the start of `bytes` (after a UTF-8 byte order mark, if any).
-    public init(_ bytes: ArraySlice<UInt8>) {
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
-        position = bytes.startIndex
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position += 3 }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
+    }
+
+    /// Calls `body` with a scanner at the start of `text` (after a UTF-8 byte order mark, if
+    /// any), valid for that call only.
+    public static func scan<Result>(
+        _ text: ArraySlice<UInt8>, _ body: (inout JSONScanner) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try text.withUnsafeBufferPointer { (buffer) throws(Failure) in try scan(buffer, body) }
+    }
+
+    /// ``scan(_:_:)-(ArraySlice<UInt8>,_)`` of bytes the caller holds in a buffer.
+    public static func scan<Result>(
+        _ text: UnsafeBufferPointer<UInt8>, _ body: (inout JSONScanner) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var scanner = JSONScanner(text)
+        return try body(&scanner)
     }
 
     /// Skips blanks and consumes `byte`, or fails.
@@ -57,22 +76,17 @@ public struct JSONScanner {
         try enterContainer()
         defer { depth -= 1 }
         if peek() == UInt8(ascii: "}") { position += 1; return }
-        // Keys are read in place: a slice of the text for each would retain and release its
-        // storage, for every member. The copy keeps the storage alive for the whole object.
-        let text = bytes
-        try text.withUnsafeBufferPointer { (buffer) throws(Failure) in
-            while true {
-                try expect(UInt8(ascii: "\""))
-                if let end = plainStringEnd() {
-                    let key = JSONKey(utf8: UnsafeBufferPointer(rebasing: buffer[(position - text.startIndex)..<(end - text.startIndex)]))
-                    position = end + 1
-                    try member(key, body)
-                } else {
-                    let decoded = try escapedStringBytes()
-                    try decoded.withUnsafeBufferPointer { (key) throws(Failure) in try member(JSONKey(utf8: key), body) }
-                }
-                if try endOrComma(UInt8(ascii: "}")) { return }
+        while true {
+            try expect(UInt8(ascii: "\""))
+            if let end = plainStringEnd() {
+                let key = JSONKey(utf8: UnsafeBufferPointer(rebasing: bytes[position..<end]))
+                position = end + 1
+                try member(key, body)
+            } else {
+                let decoded = try escapedStringBytes()
+                try decoded.withUnsafeBufferPointer { (key) throws(Failure) in try member(JSONKey(utf8: key), body) }
             }
+            if try endOrComma(UInt8(ascii: "}")) { return }
         }
     }
 
@@ -169,25 +183,27 @@ public struct JSONScanner {
     /// clients write coordinates); nil (after passing over it) for any other value.
     public mutating func numberOrNumericString() throws(Failure) -> Double? {
         guard peek() == UInt8(ascii: "\"") else { return try numberValue() }
-        let text = try stringBytes()
-        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return nil }
-        return DecimalText.value(text[first...last])
+        return try withString { text in
+            func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return nil }
+            return DecimalText.value(UnsafeBufferPointer(rebasing: text[first...last]))
+        }
     }
 
     /// A string, or nil (after passing over it) for any other value.
     public mutating func stringValue() throws(Failure) -> String? {
-        try utf8Value().map { String(decoding: $0, as: UTF8.self) }
+        try utf8Value { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// A string's UTF-8 (its escapes decoded), or nil (after passing over it) for any other
-    /// value: for a caller that reads the text itself, without making a String of it.
-    public mutating func utf8Value() throws(Failure) -> ArraySlice<UInt8>? {
+    /// What `body` makes of a string's UTF-8 (its escapes decoded, valid during the call), or nil
+    /// (after passing over it) for any other value: for a caller that reads the text itself,
+    /// without making a String of it.
+    public mutating func utf8Value<Value>(_ body: (UnsafeBufferPointer<UInt8>) -> Value) throws(Failure) -> Value? {
         guard peek() == UInt8(ascii: "\"") else {
             try skipValue()
             return nil
         }
-        return try stringBytes()
+        return try withString(body)
     }
 
     private mutating func enterContainer() throws(Failure) {
@@ -223,10 +239,8 @@ public struct JSONScanner {
     private mutating func number() throws(Failure) -> Double {
         let start = position
         while position < bytes.endIndex, Self.isNumberByte(bytes[position]) { position += 1 }
-        // Read in place: a slice of the text would retain and release its storage, for every number.
-        let digits = (start - bytes.startIndex)..<(position - bytes.startIndex)
-        let value = bytes.withUnsafeBufferPointer { DecimalText.value(UnsafeBufferPointer(rebasing: $0[digits])) }
-        guard position > start, let value else { throw fail("unexpected character") }
+        guard position > start, let value = DecimalText.value(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+        else { throw fail("unexpected character") }
         return value
     }
 
@@ -237,15 +251,15 @@ public struct JSONScanner {
         }
     }
 
-    /// A string's UTF-8, its escapes decoded.
-    private mutating func stringBytes() throws(Failure) -> ArraySlice<UInt8> {
+    /// What `body` makes of the next string's UTF-8, its escapes decoded.
+    private mutating func withString<Value>(_ body: (UnsafeBufferPointer<UInt8>) -> Value) throws(Failure) -> Value {
         try expect(UInt8(ascii: "\""))
         // Without escapes (nearly always), the string is the bytes up to the closing quote.
         if let end = plainStringEnd() {
             defer { position = end + 1 }
-            return bytes[position..<end]
+            return body(UnsafeBufferPointer(rebasing: bytes[position..<end]))
         }
-        return try escapedStringBytes()
+        return try escapedStringBytes().withUnsafeBufferPointer(body)
     }
 
     /// Where the string whose opening quote was consumed closes, when nothing in it is escaped
@@ -263,14 +277,14 @@ public struct JSONScanner {
     }
 
     /// The UTF-8 of the string whose opening quote was consumed, its escapes decoded.
-    private mutating func escapedStringBytes() throws(Failure) -> ArraySlice<UInt8> {
+    private mutating func escapedStringBytes() throws(Failure) -> [UInt8] {
         var utf8: [UInt8] = []
         while position < bytes.endIndex {
             let byte = bytes[position]
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
-                return utf8[...]
+                return utf8
             case UInt8(ascii: "\\"):
                 guard position < bytes.endIndex else { break }
                 let escaped = bytes[position]

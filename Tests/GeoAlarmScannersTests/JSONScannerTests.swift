@@ -5,25 +5,26 @@ import Testing
 struct JSONScannerTests {
     /// The members of a one-level object, as the key each matched ("?" for none) and the number read.
     static func matched(_ text: String) throws -> [String] {
-        var scanner = JSONScanner(Array(text.utf8)[...])
         var found: [String] = []
-        try scanner.expect(UInt8(ascii: "{"))
-        try scanner.members { scanner, key throws(JSONScanner.Failure) in
-            let name: String
-            switch key {
-            case "lat": name = "lat"
-            case "lon": name = "lon"
-            case "la": name = "la"
-            case "": name = "(empty)"
-            default: name = "?"
+        try JSONScanner.scan(Array(text.utf8)[...]) { scanner throws(JSONScanner.Failure) in
+            try scanner.expect(UInt8(ascii: "{"))
+            try scanner.members { scanner, key throws(JSONScanner.Failure) in
+                let name: String
+                switch key {
+                case "lat": name = "lat"
+                case "lon": name = "lon"
+                case "la": name = "la"
+                case "": name = "(empty)"
+                default: name = "?"
+                }
+                if let number = try scanner.numberValue() {
+                    found.append("\(name)=\(number)")
+                } else {
+                    found.append(name)
+                }
             }
-            if let number = try scanner.numberValue() {
-                found.append("\(name)=\(number)")
-            } else {
-                found.append(name)
-            }
+            try scanner.expectEnd()
         }
-        try scanner.expectEnd()
         return found
     }
 
