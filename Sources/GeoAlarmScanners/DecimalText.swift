@@ -5,8 +5,8 @@ import FoundationEssentials
 public enum DecimalText {
     /// The number the bytes spell, or nil. A plain "-123.4567" of up to 15 digits is read
     /// directly: the digits as an integer divided by a power of ten, both exact, is the correctly
-    /// rounded value, as strtod gives. Anything else (a `+`, exponents, more digits) goes to
-    /// strtod, before a sixteenth digit could overflow the integer.
+    /// rounded value, as strtod gives. Anything else (a `+`, exponents, a sixteenth digit) goes to
+    /// strtod.
     public static func value(_ bytes: ArraySlice<UInt8>) -> Double? {
         bytes.withUnsafeBufferPointer(value)
     }
@@ -19,27 +19,51 @@ public enum DecimalText {
     /// The value of an optional `-`, then digits with at most one `.` among them, 15 digits at
     /// most; nil for anything else.
     private static func plainDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
-        var digits = 0
-        var mantissa: Int64 = 0
-        var decimals = -1
         let negative = bytes.first == UInt8(ascii: "-")
-        for byte in bytes[(negative ? 1 : 0)...] {
-            if byte &- 0x30 < 10 {
-                guard digits < 15 else { return nil }
-                mantissa = mantissa &* 10 &+ Int64(byte &- 0x30)
-                digits += 1
-                if decimals >= 0 { decimals += 1 }
-            } else if byte == UInt8(ascii: "."), decimals < 0 {
-                decimals = 0
-            } else {
-                return nil
+        var index = negative ? 1 : 0
+        var mantissa: Int64 = 0
+        // Wrapping arithmetic: a number of more digits than the mantissa holds is refused once
+        // they are counted, before its value is used.
+        func readDigits() {
+            while index < bytes.count, bytes[index] &- 0x30 < 10 {
+                mantissa = mantissa &* 10 &+ Int64(bytes[index] &- 0x30)
+                index += 1
             }
         }
-        guard digits > 0 else { return nil }
-        let magnitude = Double(mantissa) / powersOfTen[max(decimals, 0)]
+        readDigits()
+        var digits = index - (negative ? 1 : 0)
+        var decimals = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let fraction = index
+            readDigits()
+            decimals = index - fraction
+            digits += decimals
+        }
+        guard index == bytes.count, digits > 0, digits <= 15 else { return nil }
+        let magnitude = Double(mantissa) / powerOfTen(decimals)
         return negative ? -magnitude : magnitude
     }
 
-    /// 1 to 1e15, each exact in a Double (every power of ten up to 1e22 is).
-    private static let powersOfTen: [Double] = (1...15).reduce(into: [1]) { powers, _ in powers.append(powers[powers.count - 1] * 10) }
+    /// 10 to the power `exponent`, 0 to 15: each exact in a Double (every power of ten up to 1e22 is).
+    private static func powerOfTen(_ exponent: Int) -> Double {
+        switch exponent {
+        case 0: 1
+        case 1: 1e1
+        case 2: 1e2
+        case 3: 1e3
+        case 4: 1e4
+        case 5: 1e5
+        case 6: 1e6
+        case 7: 1e7
+        case 8: 1e8
+        case 9: 1e9
+        case 10: 1e10
+        case 11: 1e11
+        case 12: 1e12
+        case 13: 1e13
+        case 14: 1e14
+        default: 1e15
+        }
+    }
 }
