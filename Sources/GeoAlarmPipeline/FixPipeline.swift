@@ -167,42 +167,43 @@ public final class FixPipeline {
         for fix in staged { fix.pipeline.deliver(fix.result, of: fix.fix) }
     }
 
-    /// Gives a committed fix's changes and events to the sinks.
+    /// Gives a committed fix's changes and events to the sinks. Each sink is called where it
+    /// stands in the array: a copy of it, for every fix, would retain and release what it holds.
     private func deliver(_ result: FixResult, of fix: Fix) {
         let outcome = result.outcome
         for change in outcome.changes {
-            for sink in sinks { sink.presenceChanged(change) }
+            for sink in sinks.indices { sinks[sink].presenceChanged(change) }
         }
         for change in outcome.proximities {
-            for sink in sinks { sink.proximityChanged(change) }
+            for sink in sinks.indices { sinks[sink].proximityChanged(change) }
         }
         for event in result.announced {
-            for sink in sinks { sink.announce(.crossing(event)) }
+            for sink in sinks.indices { sinks[sink].announce(.crossing(event)) }
         }
         if !result.announced.isEmpty {
-            for sink in sinks { sink.lifecyclesChanged(announcer.lifecycles) }
+            for sink in sinks.indices { sinks[sink].lifecyclesChanged(announcer.lifecycles) }
         }
         if case .accepted = outcome {
-            for sink in sinks { sink.positionUsed(fix) }
+            for sink in sinks.indices { sinks[sink].positionUsed(fix) }
         }
     }
 
     /// Drives every report of `source` through the pipeline, as `replay` and the benchmarks do
     /// (the agent takes its reports one at a time from its channel, through ``process(_:receivedAt:undatedUsable:)``
     /// with the same rule): each report's fixes are processed, an undated one used only where the
-    /// source says so (``FixSource/usesUndatedFixes``), then `heard` gets the report and what its
-    /// fixes came to.
+    /// source says so (``FixSource/usesUndatedFixes``), and counted in `tally`; then `heard` gets
+    /// the report.
     public func drive<Source: FixSource>(
-        _ source: Source, heard: (SourceReport, [FixResult]) throws -> Void
+        _ source: Source, counting tally: inout FixTally, heard: (SourceReport) throws -> Void
     ) async rethrows {
         for await report in source.reports() {
-            var results: [FixResult] = []
             if case .fixes(let fixes, _) = report {
                 let now = Date()
                 let undatedUsable = source.usesUndatedFixes
-                results = fixes.map { process($0, receivedAt: now, undatedUsable: undatedUsable) }
+                // Counted one at a time: an array of a million results would be made, read once and freed.
+                for fix in fixes { tally.count(process(fix, receivedAt: now, undatedUsable: undatedUsable)) }
             }
-            try heard(report, results)
+            try heard(report)
         }
     }
 

@@ -51,10 +51,9 @@ struct Replay: AsyncParsableCommand {
         for track in tracks {
             let source = TrackSource(path: track, startDay: date?.daysSince1970)
             var summary = FixTally()
-            try await pipeline.drive(source) { report, results in
+            try await pipeline.drive(source, counting: &summary) { report in
                 switch report {
                 case .fixes:
-                    for result in results { summary.count(result) }
                     // Nobody reads what is left to print.
                     try Console.check(writer)
                 case .failed(let reason):
