@@ -3,6 +3,8 @@ import GeoAlarmCore
 
 /// UTC timestamps as ISO 8601 with a `Z`, milliseconds only when the time has them.
 public enum Timestamp {
+    /// The earliest moment written as a date: 0000-01-01T00:00:00Z.
+    static let earliest = -62_167_219_200.0
     /// The latest moment written as a date: 9999-12-31T23:59:59Z.
     static let latest = 253_402_300_799.0
 
@@ -10,34 +12,64 @@ public enum Timestamp {
     /// state file) is written as "an out-of-range time" rather than trapping.
     public static func iso8601(_ date: Date) -> String {
         let total = date.timeIntervalSince1970
-        guard total.isFinite, abs(total) <= latest else { return "an out-of-range time" }
+        guard total.isFinite, total >= earliest, total <= latest else { return "an out-of-range time" }
         let seconds = Int64(total.rounded(.down))
         let millis = Int(((total - Double(seconds)) * 1000).rounded())
         let (wholeSeconds, fraction) = millis == 1000 ? (seconds + 1, 0) : (seconds, millis)
+        guard Double(wholeSeconds) <= latest else { return "an out-of-range time" }
         let utc = LocalTime(Date(timeIntervalSince1970: Double(wholeSeconds)), in: FixedOffset.utc)
         let secondOfDay = utc.secondOfDay
-        var text = "\(pad(utc.year, 4))-\(pad(utc.month, 2))-\(pad(utc.day, 2))T"
-            + "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
-        if fraction != 0 { text += ".\(pad(fraction, 3))" }
-        return text + "Z"
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        // Written into the string's own storage: one allocation, where a String per field made
+        // a dozen for every event line.
+        return String(unsafeUninitializedCapacity: 24) { text in
+            var end = 0
+            func put(_ byte: UInt8) {
+                text[end] = byte
+                end += 1
+            }
+            func put(_ value: Int, digits: Int) {
+                var divisor = 1
+                for _ in 1..<digits { divisor *= 10 }
+                while divisor > 0 {
+                    put(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                    divisor /= 10
+                }
+            }
+            put(utc.year, digits: 4)
+            put(UInt8(ascii: "-"))
+            put(utc.month, digits: 2)
+            put(UInt8(ascii: "-"))
+            put(utc.day, digits: 2)
+            put(UInt8(ascii: "T"))
+            put(secondOfDay / 3600, digits: 2)
+            put(UInt8(ascii: ":"))
+            put(secondOfDay / 60 % 60, digits: 2)
+            put(UInt8(ascii: ":"))
+            put(secondOfDay % 60, digits: 2)
+            if fraction != 0 {
+                put(UInt8(ascii: "."))
+                put(fraction, digits: 3)
+            }
+            put(UInt8(ascii: "Z"))
+            return end
+        }
     }
 }
 
 /// One JSON object written member by member, in the order added: event lines, `list --json`,
 /// hooks' input, MQTT payloads.
 public struct JSONObject: Sendable {
-    private var members: [String] = []
+    /// The members so far, comma-separated, without the braces: one string grown in place.
+    private var members = ""
 
     public init() {}
 
     /// `raw` must be JSON already (a number, an array, an object).
     public mutating func add(_ key: String, raw: String) {
-        members.append(JSONText.quote(key) + ":" + raw)
+        if !members.isEmpty { members += "," }
+        members += JSONText.quote(key)
+        members += ":"
+        members += raw
     }
 
     /// A string, or null.
@@ -56,10 +88,12 @@ public struct JSONObject: Sendable {
 
     /// `other`'s members after this one's.
     public mutating func add(contentsOf other: JSONObject) {
+        guard !other.members.isEmpty else { return }
+        if !members.isEmpty { members += "," }
         members += other.members
     }
 
-    public var text: String { "{" + members.joined(separator: ",") + "}" }
+    public var text: String { "{" + members + "}" }
 }
 
 /// The bits of JSON writing every sink needs, with a fixed key order.

@@ -296,6 +296,11 @@ public struct FixTally: Sendable {
 
     public init() {}
 
+    /// Fixes set aside for `reason`.
+    public func rejections(_ reason: FixRejection) -> Int {
+        rejected[reason] ?? 0
+    }
+
     public mutating func count(_ result: FixResult) {
         fixes += 1
         switch result.outcome {

@@ -8,6 +8,9 @@ struct JSONEncodingTests {
     @Test(arguments: [
         (0.0, "1970-01-01T00:00:00Z"), (951_825_600.5, "2000-02-29T12:00:00.500Z"), (-1, "1969-12-31T23:59:59Z"),
         (1_795_248_390.9996, "2026-11-21T08:06:31Z"), (4_102_444_800, "2100-01-01T00:00:00Z"),
+        (-62_167_219_200, "0000-01-01T00:00:00Z"), (253_402_300_799, "9999-12-31T23:59:59Z"), (0.007, "1970-01-01T00:00:00.007Z"),
+        (-62_167_219_201, "an out-of-range time"), (253_402_300_800, "an out-of-range time"), (-1e11, "an out-of-range time"),
+        (253_402_300_799.9996, "an out-of-range time"),
     ])
     func timestamps(seconds: Double, text: String) {
         #expect(Timestamp.iso8601(Date(timeIntervalSince1970: seconds)) == text)

@@ -41,9 +41,9 @@ func replay(_ path: String, parseOnly: Bool) async -> (seconds: Double, fixes: I
         }
     } else {
         // As `replay` drives it, the product's rule for undated fixes included.
-        await pipeline.drive(source) { _, results in
-            count += results.count { $0.outcome != .rejected(.noDate) }
-        }
+        var tally = FixTally()
+        await pipeline.drive(source, counting: &tally) { _ in }
+        count = tally.fixes - tally.rejections(.noDate)
     }
     let elapsed = ContinuousClock.now - start
     return (seconds(elapsed), count, counter.count.withLock { $0 })
