@@ -59,22 +59,23 @@ public enum Timestamp {
 /// One JSON object written member by member, in the order added: event lines, `list --json`,
 /// hooks' input, MQTT payloads.
 public struct JSONObject: Sendable {
-    /// The members so far, comma-separated, without the braces: one string grown in place.
-    private var members = ""
+    /// The members so far, comma-separated, without the braces: the UTF-8 of each written into
+    /// one buffer, grown in place.
+    private var members: [UInt8] = []
 
     public init() {}
 
     /// `raw` must be JSON already (a number, an array, an object).
     public mutating func add(_ key: String, raw: String) {
-        if !members.isEmpty { members += "," }
-        members += JSONText.quote(key)
-        members += ":"
-        members += raw
+        addKey(key)
+        members += raw.utf8
     }
 
     /// A string, or null.
     public mutating func add(_ key: String, _ text: String?) {
-        add(key, raw: text.map(JSONText.quote) ?? "null")
+        guard let text else { return add(key, raw: "null") }
+        addKey(key)
+        QuotedString.append(text, to: &members)
     }
 
     /// A number as ``JSONText/number(_:)`` writes it; null when nil (or not finite).
@@ -89,11 +90,24 @@ public struct JSONObject: Sendable {
     /// `other`'s members after this one's.
     public mutating func add(contentsOf other: JSONObject) {
         guard !other.members.isEmpty else { return }
-        if !members.isEmpty { members += "," }
+        if !members.isEmpty { members.append(UInt8(ascii: ",")) }
         members += other.members
     }
 
-    public var text: String { "{" + members + "}" }
+    private mutating func addKey(_ key: String) {
+        if members.isEmpty { members.reserveCapacity(256) } else { members.append(UInt8(ascii: ",")) }
+        QuotedString.append(key, to: &members)
+        members.append(UInt8(ascii: ":"))
+    }
+
+    public var text: String {
+        String(unsafeUninitializedCapacity: members.count + 2) { text in
+            text[0] = UInt8(ascii: "{")
+            _ = UnsafeMutableBufferPointer(rebasing: text[1...]).initialize(from: members)
+            text[members.count + 1] = UInt8(ascii: "}")
+            return members.count + 2
+        }
+    }
 }
 
 /// The bits of JSON writing every sink needs, with a fixed key order.
@@ -107,6 +121,6 @@ public enum JSONText {
     public static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        return "\(value)"
+        return value.description
     }
 }
