@@ -561,9 +561,11 @@ public struct GeofenceEngine: Sendable {
         }
         var proximityChanges: [ProximityChange] = []
         if let time = fix.time {
-            events += approachTracker.observe(
+            let approaches = approachTracker.observe(
                 fix, at: time, reminders: reminders, names: names, shapes: shapes, areas: areas, index: index,
                 changes: &proximityChanges)
+            // Appending nothing still costs a call and a uniqueness check, on every fix.
+            if !approaches.isEmpty { events += approaches }
         }
         if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
             // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).

@@ -170,11 +170,11 @@ public final class FixPipeline {
     /// Gives a committed fix's changes and events to the sinks. Each sink is called where it
     /// stands in the array: a copy of it, for every fix, would retain and release what it holds.
     private func deliver(_ result: FixResult, of fix: Fix) {
-        let outcome = result.outcome
-        for change in outcome.changes {
+        guard case .accepted(_, let changes, let proximities) = result.outcome else { return }
+        for change in changes {
             for sink in sinks.indices { sinks[sink].presenceChanged(change) }
         }
-        for change in outcome.proximities {
+        for change in proximities {
             for sink in sinks.indices { sinks[sink].proximityChanged(change) }
         }
         for event in result.announced {
@@ -183,9 +183,7 @@ public final class FixPipeline {
         if !result.announced.isEmpty {
             for sink in sinks.indices { sinks[sink].lifecyclesChanged(announcer.lifecycles) }
         }
-        if case .accepted = outcome {
-            for sink in sinks.indices { sinks[sink].positionUsed(fix) }
-        }
+        for sink in sinks.indices { sinks[sink].positionUsed(fix) }
     }
 
     /// Drives every report of `source` through the pipeline, as `replay` and the benchmarks do

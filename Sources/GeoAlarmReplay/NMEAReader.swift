@@ -472,8 +472,10 @@ public struct NMEAReader {
         guard !field.isEmpty, field.count <= 18 else { return nil }
         var value = 0
         for byte in field {
-            guard (0x30...0x39).contains(byte) else { return nil }
-            value = value * 10 + Int(byte - 0x30)
+            let digit = byte &- 0x30
+            guard digit < 10 else { return nil }
+            // 18 digits at most: no overflow to check.
+            value = value &* 10 &+ Int(digit)
         }
         return value
     }
