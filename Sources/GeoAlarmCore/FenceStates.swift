@@ -47,19 +47,28 @@ struct FenceStates: Sendable {
         return starts.lastIndex { $0 <= slot }
     }
 
+    /// A slot's tracker. Reminders' slots (every slot, dense) are read and written in `all`
+    /// directly, small enough for the engine's loop to inline; a collection place's go the
+    /// sparse way.
     subscript(slot: Int) -> FenceTracker {
-        get {
-            guard let collection = collection(of: slot) else { return all[slot] }
-            return kept[Int32(slot)] ?? shared[collection]
-        }
+        get { slot < all.count ? all[slot] : sparseTracker(slot) }
         set {
-            guard let collection = collection(of: slot) else { return all[slot] = newValue }
-            // Settled outside like the rest of its collection: no need to keep it apart.
-            if newValue.isSettledOutside, shared[collection].isSettledOutside {
-                kept[Int32(slot)] = nil
-            } else {
-                kept[Int32(slot)] = newValue
-            }
+            if slot < all.count { all[slot] = newValue } else { setSparseTracker(slot, newValue) }
+        }
+    }
+
+    private func sparseTracker(_ slot: Int) -> FenceTracker {
+        guard let collection = collection(of: slot) else { return all[slot] }
+        return kept[Int32(slot)] ?? shared[collection]
+    }
+
+    private mutating func setSparseTracker(_ slot: Int, _ tracker: FenceTracker) {
+        guard let collection = collection(of: slot) else { return all[slot] = tracker }
+        // Settled outside like the rest of its collection: no need to keep it apart.
+        if tracker.isSettledOutside, shared[collection].isSettledOutside {
+            kept[Int32(slot)] = nil
+        } else {
+            kept[Int32(slot)] = tracker
         }
     }
 
