@@ -170,6 +170,9 @@ public struct GeofenceEngine: Sendable {
     /// The areas of the fences that are areas, by their shape's ``FenceShape/areaNumber``.
     private let areas: [Area]
     private let index: GridIndex
+    /// The cell of the last fix and its fences: consecutive fixes mostly fall in the same cell,
+    /// whose fences are otherwise a hash lookup away.
+    private var lastCell: (number: Int, candidates: ArraySlice<Int32>)?
     private var unsettled: Set<Int32>
     /// Storage for each fix's sorted copy of `unsettled`, kept from fix to fix.
     private var unsettledBuffer: [Int32] = []
@@ -481,7 +484,14 @@ public struct GeofenceEngine: Sendable {
         // fixes have settled every fence, so sorting them costs little; the candidates need no sort.
         // (Not a copy of `unsettled`: a set that once held every fence keeps that capacity, and
         // copying it on every fix would cost as much as scanning every fence.)
-        let candidates = index.candidates(near: fix.coordinate)
+        let cell = index.cell(of: fix.coordinate)
+        let candidates: ArraySlice<Int32>
+        if let lastCell, lastCell.number == cell {
+            candidates = lastCell.candidates
+        } else {
+            candidates = index.candidates(inCell: cell)
+            lastCell = (cell, candidates)
+        }
         var others = unsettledBuffer
         unsettledBuffer = []
         others.removeAll(keepingCapacity: others.capacity <= 4096)

@@ -74,7 +74,18 @@ public struct GridIndex: Sendable {
 
     /// Positions of the fences that may hold `point`, in ascending order.
     public func candidates(near point: Coordinate) -> ArraySlice<Int32> {
-        guard let run = runs[cellKey(x: column(point.longitude), y: row(point.latitude))] else { return [] }
+        candidates(inCell: cell(of: point))
+    }
+
+    /// The number of the cell that holds `point`: cheap to tell, where reading its fences
+    /// (``candidates(inCell:)``) is a hash lookup.
+    public func cell(of point: Coordinate) -> Int {
+        cellKey(x: column(point.longitude), y: row(point.latitude))
+    }
+
+    /// Positions of the fences filed under `cell` (``cell(of:)``), in ascending order.
+    public func candidates(inCell cell: Int) -> ArraySlice<Int32> {
+        guard let run = runs[cell] else { return [] }
         let start = Int(run >> 32)
         return members[start..<(start + Int(run & 0xFFFF_FFFF))]
     }
