@@ -32,9 +32,10 @@ public struct GPSDJSONReader {
             }
             return
         }
-        let tpv: TPV
+        // Read in place, not returned: a report is some two hundred bytes, copied on each return.
+        var tpv = TPV()
         do {
-            tpv = try JSONScanner.scan(UnsafeBufferPointer(rebasing: line)) { scanner throws(JSONScanner.Failure) in try TPV(&scanner) }
+            try JSONScanner.scan(UnsafeBufferPointer(rebasing: line)) { scanner throws(JSONScanner.Failure) in try tpv.read(&scanner) }
         } catch {
             report.record(TrackProblem(line: number, reason: "malformed JSON"))
             return
@@ -63,11 +64,12 @@ public struct GPSDJSONReader {
         var time: Result<Date, Problem>?
         var device: String?
 
-        init(_ scanner: inout JSONScanner) throws(JSONScanner.Failure) {
+        /// Takes the members of the object `scanner` is at.
+        mutating func read(_ scanner: inout JSONScanner) throws(JSONScanner.Failure) {
             try scanner.expect(UInt8(ascii: "{"))
             try scanner.members { scanner, key throws(JSONScanner.Failure) in
                 switch key {
-                case "class": isTPV = try scanner.stringValue() == "TPV"
+                case "class": isTPV = try scanner.utf8Value { $0.elementsEqual("TPV".utf8) } ?? false
                 case "mode": mode = try scanner.numberValue().flatMap { Int(exactly: $0) } ?? 0
                 case "lat": latitude = try scanner.numberValue()
                 case "lon": longitude = try scanner.numberValue()
