@@ -19,6 +19,15 @@ public enum DecimalText {
     /// The value of an optional `-`, then digits with at most one `.` among them, 15 digits at
     /// most; nil for anything else.
     private static func plainDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        guard let (value, length) = plainPrefix(bytes), length == bytes.count else { return nil }
+        return value
+    }
+
+    /// The plain decimal that `bytes` start with (an optional `-`, then digits with at most one
+    /// `.` among them, 15 digits at most) and how many bytes it took; nil when they start with
+    /// none, or with more digits than 15. A reader that finds a number's end as it goes (JSON)
+    /// reads it in this one pass, and checks what follows.
+    public static func plainPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> (value: Double, length: Int)? {
         let negative = bytes.first == UInt8(ascii: "-")
         var index = negative ? 1 : 0
         var mantissa: Int64 = 0
@@ -40,9 +49,9 @@ public enum DecimalText {
             decimals = index - fraction
             digits += decimals
         }
-        guard index == bytes.count, digits > 0, digits <= 15 else { return nil }
+        guard digits > 0, digits <= 15 else { return nil }
         let magnitude = Double(mantissa) / powerOfTen(decimals)
-        return negative ? -magnitude : magnitude
+        return (negative ? -magnitude : magnitude, index)
     }
 
     /// 10 to the power `exponent`, 0 to 15: each exact in a Double (every power of ten up to 1e22 is).

@@ -237,6 +237,13 @@ public struct JSONScanner {
     }
 
     private mutating func number() throws(Failure) -> Double {
+        // Nearly always a plain decimal, read in the pass that finds its end; what follows it must
+        // end the number ("1.5e3" is not 1.5).
+        let rest = UnsafeBufferPointer(rebasing: bytes[position...])
+        if let (value, length) = DecimalText.plainPrefix(rest), length == rest.count || !Self.isNumberByte(rest[length]) {
+            position += length
+            return value
+        }
         let start = position
         while position < bytes.endIndex, Self.isNumberByte(bytes[position]) { position += 1 }
         guard position > start, let value = DecimalText.value(UnsafeBufferPointer(rebasing: bytes[start..<position]))

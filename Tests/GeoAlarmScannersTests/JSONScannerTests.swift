@@ -41,6 +41,26 @@ struct JSONScannerTests {
         #expect(try Self.matched(#"{"x": {"lat": 9, "y": [1, {"lon": 2}]}, "lat": 7, "s": "lat"}"#) == ["?", "lat=7.0", "?"])
     }
 
+    /// A plain decimal is read in the pass that finds its end; anything after it that belongs
+    /// to the number (an exponent, a second point, a sixteenth digit) sends the whole to strtod.
+    @Test(arguments: ["1.5e3", "-0.25", "12345678901234567", "1.", "0", "-7E-2", "3.14159265358979"])
+    func numbersReadAsStrtodReadsThem(text: String) throws {
+        let read = try JSONScanner.scan(Array("[\(text)]".utf8)[...]) { scanner throws(JSONScanner.Failure) in
+            try scanner.expect(UInt8(ascii: "["))
+            return try scanner.numberValue()
+        }
+        #expect(read == Double(text))
+    }
+
+    @Test func aNumberWithTwoPointsIsNoNumber() {
+        #expect(throws: JSONScanner.Failure.self) {
+            try JSONScanner.scan(Array("[1.5.3]".utf8)[...]) { scanner throws(JSONScanner.Failure) in
+                try scanner.expect(UInt8(ascii: "["))
+                return try scanner.numberValue()
+            }
+        }
+    }
+
     @Test func aBrokenObjectNamesItsLine() {
         let failure = #expect(throws: JSONScanner.Failure.self) { try Self.matched("{\"lat\": 1,\n \"lon\" 2}") }
         #expect(failure?.line == 2)
