@@ -173,9 +173,7 @@ public struct GeofenceEngine: Sendable {
     /// The cell of the last fix and its fences: consecutive fixes mostly fall in the same cell,
     /// whose fences are otherwise a hash lookup away.
     private var lastCell: (number: Int, candidates: ArraySlice<Int32>)?
-    private var unsettled: Set<Int32>
-    /// Storage for each fix's sorted copy of `unsettled`, kept from fix to fix.
-    private var unsettledBuffer: [Int32] = []
+    private var unsettled: UnsettledSlots
     /// The slot of each reminder's id.
     private let reminderSlots: [String: Int]
     /// The first slot of each collection's places.
@@ -224,8 +222,7 @@ public struct GeofenceEngine: Sendable {
             let (geometry, hysteresis) = Self.geometry(atSlot: slot, reminders: reminders, collections: collections, starts: starts)
             return geometry.boundingBox(margin: hysteresis)
         }
-        unsettled = Set(minimumCapacity: shapes.count)
-        for slot in shapes.indices { unsettled.insert(Int32(slot)) }
+        unsettled = UnsettledSlots(first: shapes.count)
         names = reminders.map { ReminderNames(id: $0.id, fenceKey: $0.fenceKey) }
         approachTracker = ApproachTracker(reminders: reminders, shapes: shapes)
     }
@@ -299,9 +296,7 @@ public struct GeofenceEngine: Sendable {
         trackers.reset()
         // A sparse engine's places far from every fix follow their collection's shared tracker.
         let visited = trackers.isSparse ? reminders.count : shapes.count
-        unsettled = Set(minimumCapacity: visited)
-        for slot in 0..<visited { unsettled.insert(Int32(slot)) }
-        unsettledBuffer = []
+        unsettled = UnsettledSlots(first: visited)
         lastFixTime = nil
         keptStates = 0
         edgesTested = 0
@@ -387,7 +382,8 @@ public struct GeofenceEngine: Sendable {
         }
         // A place inside is never settled outside: the unsettled ones are all there is to look at.
         var inside: [String: Reminder] = [:]
-        for slot in unsettled where Int(slot) >= reminders.count && trackers[Int(slot)].presence == .inside {
+        unsettled.forEach { slot in
+            guard Int(slot) >= reminders.count, trackers[Int(slot)].presence == .inside else { return }
             let place = reminder(atSlot: Int(slot))
             inside[place.id] = place
         }
@@ -481,9 +477,7 @@ public struct GeofenceEngine: Sendable {
         }
         // Candidates near the fix (in slot order: the index files them so) merged with the
         // unsettled trackers, each once, in slot order. Unsettled ones are few once the first
-        // fixes have settled every fence, so sorting them costs little; the candidates need no sort.
-        // (Not a copy of `unsettled`: a set that once held every fence keeps that capacity, and
-        // copying it on every fix would cost as much as scanning every fence.)
+        // fixes have settled every fence; their order is kept until one changes.
         let cell = index.cell(of: fix.coordinate)
         let candidates: ArraySlice<Int32>
         if let lastCell, lastCell.number == cell {
@@ -492,14 +486,7 @@ public struct GeofenceEngine: Sendable {
             candidates = index.candidates(inCell: cell)
             lastCell = (cell, candidates)
         }
-        var others = unsettledBuffer
-        unsettledBuffer = []
-        others.removeAll(keepingCapacity: others.capacity <= 4096)
-        if !unsettled.isEmpty {
-            others.append(contentsOf: unsettled)
-            others.sort()
-        }
-        defer { unsettledBuffer = others }
+        let others = unsettled.isEmpty ? [] : unsettled.inOrder()
         var events: [GeofenceEvent] = []
         var changes: [PresenceChange] = []
         let origin = Haversine.Origin(fix.coordinate)
@@ -577,12 +564,7 @@ public struct GeofenceEngine: Sendable {
             // Appending nothing still costs a call and a uniqueness check, on every fix.
             if !approaches.isEmpty { events += approaches }
         }
-        if unsettled.capacity > 1024, unsettled.count * 16 < unsettled.capacity {
-            // Give back the room the first fixes needed (Set(unsettled) would keep the same storage).
-            var compact = Set<Int32>(minimumCapacity: unsettled.count)
-            compact.formUnion(unsettled)
-            unsettled = compact
-        }
+        unsettled.compact()
         return .accepted(events, changes: changes, proximities: proximityChanges)
     }
 }
