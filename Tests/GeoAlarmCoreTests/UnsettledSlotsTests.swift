@@ -1,0 +1,38 @@
+@testable import GeoAlarmCore
+import GeoAlarmTestSupport
+import Testing
+
+/// The ordered copy follows every change, and one taken before a change stays as it was.
+struct UnsettledSlotsTests {
+    @Test func theOrderFollowsRandomChangesAsASortedSetWould() {
+        var random = SplitMix(seed: 0x0A5E_771E)
+        var slots = UnsettledSlots(first: 50)
+        var model = Set(Int32(0)..<50)
+        for _ in 0..<5_000 {
+            let slot = Int32.random(in: 0..<80, using: &random)
+            if random.bool() {
+                slots.insert(slot)
+                model.insert(slot)
+            } else {
+                slots.remove(slot)
+                model.remove(slot)
+            }
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                #expect(slots.inOrder() == model.sorted())
+                #expect(slots.isEmpty == model.isEmpty)
+            }
+        }
+        var seen: [Int32] = []
+        slots.forEach { seen.append($0) }
+        #expect(seen.sorted() == model.sorted())
+    }
+
+    @Test func anOrderTakenBeforeAChangeStaysAsItWas() {
+        var slots = UnsettledSlots(first: 3)
+        let before = slots.inOrder()
+        slots.remove(1)
+        slots.insert(7)
+        #expect(before == [0, 1, 2])
+        #expect(slots.inOrder() == [0, 2, 7])
+    }
+}
