@@ -7,8 +7,8 @@ import Logging
 /// The messages that must reach the broker (OwnTracks transitions): written to the state file
 /// before anything is sent, sent in order with at most ``window`` in flight, forgotten once the
 /// broker acknowledged them, and sent again from the oldest after a reconnect; so that none is
-/// lost while the broker is away or the agent restarts. At most `outbox_limit` wait: beyond,
-/// the oldest go, said once and then every thousandth.
+/// lost while the broker is away or the agent restarts. While it is away, at most
+/// `outbox_limit` wait: beyond, the oldest go, said once and then every thousandth.
 ///
 /// The file is written once a turn of the loop: the messages a turn appended in one
 /// transaction, the ones the broker acknowledged in another. A burst of thousands of
@@ -17,7 +17,9 @@ import Logging
 ///
 /// While the broker is connected, a burst that fills half the outbox holds the agent back (see
 /// ``room()``) until a quarter is left, so that a broker slower than the agent's source loses
-/// nothing; `outbox_limit` and its drops are for a broker that is away.
+/// nothing; `outbox_limit` and its drops are for a broker that is away. The agent waits between
+/// batches of fixes, so one batch's transitions may take the outbox past its limit while the
+/// broker is there: they are kept (the file too), never dropped.
 ///
 /// Kept on the loop (``Confined``): no lock, and the state file written from the loop's thread.
 public final class MQTTOutbox: MQTTParticipant {
@@ -104,8 +106,9 @@ public final class MQTTOutbox: MQTTParticipant {
         let number = state.value.nextNumber
         state.value.nextNumber += 1
         state.value.messages.append(Message(number: number, row: nil, topic: topic, payload: payload))
-        // The file drops the same oldest messages when the turn's are written.
-        let excess = state.value.messages.count - limit
+        // The file drops the same oldest messages when the turn's are written. A connected
+        // broker is about to take them: the agent waits for room after the batch instead.
+        let excess = state.value.link == nil ? state.value.messages.count - limit : 0
         if excess > 0 {
             state.value.messages.removeFirst(excess)
             noteDropped(excess)
@@ -223,9 +226,11 @@ public final class MQTTOutbox: MQTTParticipant {
             } catch {
                 logger.error("\(error); \(delivered.count) acknowledged messages stay in the mqtt outbox")
             }
+            // Past the limit only by what a connected broker's batch added: the file keeps those too.
+            let kept = max(limit, state.value.messages.count)
             do {
                 if !fresh.isEmpty, let rows = try keeper.withStore({ store throws(StoreError) in
-                    try store.queue(named: Self.queue).append(fresh.map { QueuedMessage(key: $0.topic, payload: $0.payload) }, limit: limit).numbers
+                    try store.queue(named: Self.queue).append(fresh.map { QueuedMessage(key: $0.topic, payload: $0.payload) }, limit: kept).numbers
                 }) {
                     for (offset, row) in rows.enumerated() { state.value.messages[start + offset].row = row }
                 }
