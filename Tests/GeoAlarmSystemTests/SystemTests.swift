@@ -44,8 +44,10 @@ struct SystemTests {
             sigaction(SIGUSR1, &action, nil)
 
             /// Reads one byte from an empty pipe on a thread, signalling that thread until the
-            /// read has ended (or 200 times), then writes the byte; what the read returned.
-            func readInterrupted(_ read: @escaping @Sendable (Int32) -> Result<Int, SystemError>) throws -> Result<Int, SystemError>? {
+            /// read has ended (or `limit` times), then writes the byte; what the read returned.
+            func readInterrupted(
+                signals limit: Int = .max, _ read: @escaping @Sendable (Int32) -> Result<Int, SystemError>
+            ) throws -> Result<Int, SystemError>? {
                 let pipe = try System.pipe()
                 defer { [pipe.read, pipe.write].forEach(System.close) }
                 let outcome = Mutex<Result<Int, SystemError>?>(nil)
@@ -60,8 +62,9 @@ struct SystemTests {
                 }
                 // Signals until the read ended or enough have come to be sure some found it
                 // blocked; each waits for its handler to run, so none is merged with the next.
+                // (On a busy machine the reader may reach its read only after many.)
                 var sent = 0
-                while outcome.withLock({ $0 == nil }), sent < 200 {
+                while outcome.withLock({ $0 == nil }), sent < limit {
                     pthread_kill(reader, SIGUSR1)
                     sem_wait(&handled)
                     sent += 1
@@ -78,7 +81,8 @@ struct SystemTests {
             })
             #expect(plain == .failure(SystemError(call: "read", code: EINTR)), "the signal interrupts a plain read")
 
-            let retried = try readInterrupted({ descriptor in
+            // This read never ends on a signal: 200 of them, then the byte.
+            let retried = try readInterrupted(signals: 200, { descriptor in
                 var buffer = [UInt8](repeating: 0, count: 1)
                 return Result { () throws(SystemError) in try System.read(descriptor, into: &buffer) }
             })
