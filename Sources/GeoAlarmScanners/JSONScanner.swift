@@ -77,23 +77,12 @@ public struct JSONScanner {
         defer { depth -= 1 }
         if peek() == UInt8(ascii: "}") { position += 1; return }
         while true {
-            try expect(UInt8(ascii: "\""))
-            if let end = plainStringEnd() {
-                let key = JSONKey(utf8: UnsafeBufferPointer(rebasing: bytes[position..<end]))
-                position = end + 1
-                try member(key, body)
-            } else {
-                let decoded = try escapedStringBytes()
-                try decoded.withUnsafeBufferPointer { (key) throws(Failure) in try member(JSONKey(utf8: key), body) }
+            try withString { (scanner, key) throws(Failure) in
+                try scanner.expect(UInt8(ascii: ":"))
+                try body(&scanner, JSONKey(utf8: key))
             }
             if try endOrComma(UInt8(ascii: "}")) { return }
         }
-    }
-
-    /// Reads the colon after `key` and hands the member to `body`.
-    private mutating func member(_ key: JSONKey, _ body: (inout JSONScanner, JSONKey) throws(Failure) -> Void) throws(Failure) {
-        try expect(UInt8(ascii: ":"))
-        try body(&self, key)
     }
 
     /// Reads the elements of an array whose `[` was consumed, calling `body` at the start of each
@@ -153,8 +142,7 @@ public struct JSONScanner {
             position += 1
             try elements { scanner throws(Failure) in try scanner.skipValue() }
         case UInt8(ascii: "\""):
-            try expect(UInt8(ascii: "\""))
-            if let end = plainStringEnd() { position = end + 1 } else { _ = try escapedStringBytes() }
+            try withString { _, _ in }
         case UInt8(ascii: "t"): try word("true")
         case UInt8(ascii: "f"): try word("false")
         case UInt8(ascii: "n"): try word("null")
@@ -183,7 +171,7 @@ public struct JSONScanner {
     /// clients write coordinates); nil (after passing over it) for any other value.
     public mutating func numberOrNumericString() throws(Failure) -> Double? {
         guard peek() == UInt8(ascii: "\"") else { return try numberValue() }
-        return try withString { text in
+        return try withString { _, text in
             func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
             guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return nil }
             return DecimalText.value(UnsafeBufferPointer(rebasing: text[first...last]))
@@ -203,7 +191,7 @@ public struct JSONScanner {
             try skipValue()
             return nil
         }
-        return try withString(body)
+        return try withString { _, text in body(text) }
     }
 
     private mutating func enterContainer() throws(Failure) {
@@ -258,15 +246,20 @@ public struct JSONScanner {
         }
     }
 
-    /// What `body` makes of the next string's UTF-8, its escapes decoded.
-    private mutating func withString<Value>(_ body: (UnsafeBufferPointer<UInt8>) -> Value) throws(Failure) -> Value {
+    /// Consumes the next string, then calls `body` with the scanner (which it may read on, as
+    /// an object's members do after their key) and the string's UTF-8, its escapes decoded
+    /// (valid during the call): the one way a key, a value and a skipped string are read.
+    private mutating func withString<Value>(
+        _ body: (inout JSONScanner, UnsafeBufferPointer<UInt8>) throws(Failure) -> Value
+    ) throws(Failure) -> Value {
         try expect(UInt8(ascii: "\""))
-        // Without escapes (nearly always), the string is the bytes up to the closing quote.
-        if let end = plainStringEnd() {
-            defer { position = end + 1 }
-            return body(UnsafeBufferPointer(rebasing: bytes[position..<end]))
+        // Without escapes (nearly always), the string is the bytes up to the closing quote, in place.
+        guard let end = plainStringEnd() else {
+            return try escapedStringBytes().withUnsafeBufferPointer { (text) throws(Failure) in try body(&self, text) }
         }
-        return try escapedStringBytes().withUnsafeBufferPointer(body)
+        let text = UnsafeBufferPointer(rebasing: bytes[position..<end])
+        position = end + 1
+        return try body(&self, text)
     }
 
     /// Where the string whose opening quote was consumed closes, when nothing in it is escaped
