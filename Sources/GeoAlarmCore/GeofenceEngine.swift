@@ -486,7 +486,7 @@ public struct GeofenceEngine: Sendable {
             candidates = index.candidates(inCell: cell)
             lastCell = (cell, candidates)
         }
-        let others = unsettled.isEmpty ? [] : unsettled.inOrder()
+        let others = unsettled.inOrder()
         var events: [GeofenceEvent] = []
         var changes: [PresenceChange] = []
         let origin = Haversine.Origin(fix.coordinate)

@@ -28,6 +28,13 @@ struct UnsettledSlots: Sendable {
 
     /// The slots in ascending order, as they were before any change made after this call.
     mutating func inOrder() -> [Int32] {
+        // None (the usual case once the first fixes have settled every fence): no array to read,
+        // and none kept that once held every fence.
+        guard !slots.isEmpty else {
+            if ordered.capacity > 0 { ordered = [] }
+            isOrdered = true
+            return []
+        }
         if !isOrdered {
             // A copy that once held every fence gives its room back (every fence is unsettled
             // until the first fixes settle them).
