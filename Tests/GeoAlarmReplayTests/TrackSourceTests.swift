@@ -8,10 +8,7 @@ import Testing
 struct TrackSourceTests {
     /// An NMEA log of `epochs` seconds of a walk north, a GGA and an RMC each, checksummed.
     static func walk(epochs: Int) -> [UInt8] {
-        func sentence(_ body: String) -> String {
-            let sum = body.utf8.reduce(UInt8(0), ^)
-            return "$\(body)*\(String(format: "%02X", sum))\r\n"
-        }
+        let sentence = FormatTests.sentence
         var text = ""
         for second in 0..<epochs {
             let time = String(format: "%02d%02d%02d.00", 8 + second / 3600, second / 60 % 60, second % 60)
