@@ -92,8 +92,6 @@ public struct NMEAReader {
         /// An RMC or GGA without a time, which gpsd reports at once and which makes it
         /// distrust the cycle end it had learnt.
         var forcesReport = false
-        /// How many fields it has, once split for decoding (the cycle detector asks).
-        var fieldCount: Int?
     }
 
     /// `startDay` (days since 1970-01-01) dates the log's first epochs until a sentence gives a date.
@@ -125,11 +123,12 @@ public struct NMEAReader {
             return
         }
         // gpsd's lexer starts a sentence at the last of several '$' (ST Teseo LIV4F doubles it).
-        var body = line.drop { $0 == UInt8(ascii: "$") }
-        if let star = body.lastIndex(of: UInt8(ascii: "*")) {
+        let body = line.drop { $0 == UInt8(ascii: "$") }
+        let star = body.lastIndex(of: UInt8(ascii: "*"))
+        let (fields, computed) = split(star.map { body[..<$0] } ?? body)
+        defer { fieldBuffer = fields.bounds }
+        if let star {
             let given = body[(star + 1)...]
-            body = body[..<star]
-            let computed = body.reduce(UInt8(0), ^)
             guard given.count == 2, let high = hexDigit(given.first!), let low = hexDigit(given.last!) else {
                 report.record(TrackProblem(line: lineNumber, reason: "malformed checksum"))
                 return
@@ -144,7 +143,7 @@ public struct NMEAReader {
         }
         // The sentence type first, from the bytes: most sentences of a log are not decoded,
         // but every one counts for the cycle detector.
-        let tag = body[..<(body.firstIndex(of: UInt8(ascii: ",")) ?? body.endIndex)]
+        let tag = fields[0]
         let proprietary = tag.first == UInt8(ascii: "P")
         let type = proprietary || tag.count != 5 ? tag : tag.dropFirst(2)
         sentence = SentenceEffect()
@@ -152,60 +151,83 @@ public struct NMEAReader {
         defer {
             if cycle.reports(type: sentenceType, timed: sentence.cycleTime != nil,
                              forced: sentence.forcesReport, changesFix: sentence.changesFix),
-               CycleDetector.carriesData(
-                   type: sentenceType, fields: sentence.fieldCount ?? body.count { $0 == UInt8(ascii: ",") } + 1) {
+               CycleDetector.carriesData(type: sentenceType, fields: fields.count) {
                 reportEpoch()
             }
         }
         guard !proprietary, type.count == 3 else {
-            if type.elementsEqual("PSRFEPE".utf8) { decodeFields(body, type: type, lineNumber: lineNumber) { $0.timedOnly($1) } }
+            if type.elementsEqual("PSRFEPE".utf8) { decode(fields, type: type, lineNumber: lineNumber) { $0.timedOnly($1) } }
             return
         }
-        let decode: ((inout NMEAReader, Fields) -> String?)?
+        let decoder: ((inout NMEAReader, Fields) -> String?)?
         switch (type[type.startIndex], type[type.startIndex + 1], type[type.startIndex + 2]) {
-        case (0x52, 0x4D, 0x43): decode = { $0.rmc($1) }  // RMC
-        case (0x47, 0x47, 0x41): decode = { $0.gga($1) }  // GGA
-        case (0x47, 0x4C, 0x4C): decode = { $0.gll($1) }  // GLL
-        case (0x47, 0x4E, 0x53): decode = { $0.gns($1) }  // GNS
-        case (0x47, 0x53, 0x41): decode = { $0.gsa($1) }  // GSA
-        case (0x47, 0x53, 0x54): decode = { $0.gst($1) }  // GST
-        case (0x5A, 0x44, 0x41): decode = { $0.zda($1) }  // ZDA
-        case (0x47, 0x42, 0x53): decode = { $0.timedOnly($1) }  // GBS: its time only
-        case (0x44, 0x42, 0x54): decode = { $0.dbt($1) }  // DBT: only what it does to cycles
-        default: decode = nil
+        case (0x52, 0x4D, 0x43): decoder = { $0.rmc($1) }  // RMC
+        case (0x47, 0x47, 0x41): decoder = { $0.gga($1) }  // GGA
+        case (0x47, 0x4C, 0x4C): decoder = { $0.gll($1) }  // GLL
+        case (0x47, 0x4E, 0x53): decoder = { $0.gns($1) }  // GNS
+        case (0x47, 0x53, 0x41): decoder = { $0.gsa($1) }  // GSA
+        case (0x47, 0x53, 0x54): decoder = { $0.gst($1) }  // GST
+        case (0x5A, 0x44, 0x41): decoder = { $0.zda($1) }  // ZDA
+        case (0x47, 0x42, 0x53): decoder = { $0.timedOnly($1) }  // GBS: its time only
+        case (0x44, 0x42, 0x54): decoder = { $0.dbt($1) }  // DBT: only what it does to cycles
+        default: decoder = nil
         }
-        guard let decode else { return }
-        decodeFields(body, type: type, lineNumber: lineNumber, decode)
+        guard let decoder else { return }
+        decode(fields, type: type, lineNumber: lineNumber, decoder)
     }
 
-    /// Splits a sentence of `type` into fields and decodes them.
-    private mutating func decodeFields(
-        _ body: Field, type: Field, lineNumber: Int,
-        _ decode: (inout NMEAReader, Fields) -> String?
-    ) {
-        // Written into storage kept from sentence to sentence, grown when a sentence has more
-        // fields than any before: appended one at a time, each field checked the array's
-        // uniqueness (a call into the runtime, a tenth of the decoding).
+    /// Splits a sentence (between its `$` and its `*`) at its commas, and XORs its bytes for the
+    /// checksum in the same pass, eight bytes a step (``ByteWord``). The fields are written into
+    /// `fieldBuffer`'s storage, taken out for the sentence (written through a pointer: appended
+    /// one at a time, each field checked the array's uniqueness, a call into the runtime) and
+    /// grown when a sentence has more fields than any before. The caller puts it back.
+    private mutating func split(_ payload: Field) -> (fields: Fields, checksum: UInt8) {
         var bounds = fieldBuffer
         fieldBuffer = []
-        var (count, start, split) = (0, body.startIndex, false)
+        let end = payload.endIndex
+        var (count, start, index) = (0, payload.startIndex, payload.startIndex)
+        var (words, tail): (UInt64, UInt8) = (0, 0)
+        var split = false
         while !split {
-            if count == bounds.count { bounds += repeatElement(0..<0, count: max(16, bounds.count)) }
+            // Room for a word's eight commas, or the tail's seven and the last field.
+            if bounds.count < count + 8 { bounds += repeatElement(0..<0, count: max(16, bounds.count)) }
             bounds.withUnsafeMutableBufferPointer { slots in
-                while count < slots.count {
-                    let end = body[start...].firstIndex(of: UInt8(ascii: ",")) ?? body.endIndex
-                    slots[count] = start..<end
+                func field(endingAt comma: Int) {
+                    slots[count] = start..<comma
                     count += 1
-                    guard end < body.endIndex else { return split = true }
-                    start = end + 1
+                    start = comma + 1
                 }
+                while end - index >= 8 {
+                    guard slots.count - count >= 8 else { return }
+                    let word = ByteWord(at: payload.base.baseAddress! + index)
+                    words ^= word.bits
+                    var commas = word.matches(UInt8(ascii: ","))
+                    while commas != 0 {
+                        field(endingAt: index + ByteWord.firstOffset(in: commas))
+                        commas &= commas &- 1
+                    }
+                    index += 8
+                }
+                guard slots.count - count >= 8 else { return }
+                while index < end {
+                    let byte = payload.base[index]
+                    tail ^= byte
+                    if byte == UInt8(ascii: ",") { field(endingAt: index) }
+                    index += 1
+                }
+                field(endingAt: end)
+                split = true
             }
         }
-        sentence.fieldCount = count
-        let fields = Fields(sentence: body.base, bounds: bounds, count: count)
-        let problem = decode(&self, fields)
-        fieldBuffer = fields.bounds
-        if let problem {
+        return (Fields(sentence: payload.base, bounds: bounds, count: count), ByteWord.xorOfBytes(words) ^ tail)
+    }
+
+    /// Decodes the fields of a sentence of `type` (a problem is recorded against its line).
+    private mutating func decode(
+        _ fields: Fields, type: Field, lineNumber: Int,
+        _ decoder: (inout NMEAReader, Fields) -> String?
+    ) {
+        if let problem = decoder(&self, fields) {
             report.record(TrackProblem(line: lineNumber, reason: "\(DisplayText.excerpt(type, limit: 12)): \(problem)"))
         }
     }
