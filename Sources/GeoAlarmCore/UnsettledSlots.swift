@@ -16,8 +16,6 @@ struct UnsettledSlots: Sendable {
         for slot in 0..<count { slots.insert(Int32(slot)) }
     }
 
-    var isEmpty: Bool { slots.isEmpty }
-
     mutating func insert(_ slot: Int32) {
         if slots.insert(slot).inserted { isOrdered = false }
     }

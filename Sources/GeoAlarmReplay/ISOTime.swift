@@ -9,12 +9,8 @@ enum ISOTime {
         return text.withUTF8(parse)
     }
 
-    /// ``parse(_:)`` of the UTF-8 `bytes` (a gpsd report's, read without making a String).
-    static func parse(_ bytes: ArraySlice<UInt8>) -> Date? {
-        bytes.withUnsafeBufferPointer(parse)
-    }
-
-    /// ``parse(_:)-(Substring)`` of UTF-8 `bytes` held in a buffer.
+    /// ``parse(_:)-(Substring)`` of UTF-8 `bytes` held in a buffer (a gpsd report's, read
+    /// without making a String).
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count >= 19, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54 || bytes[10] == 0x20,
               bytes[13] == 0x3A, bytes[16] == 0x3A,

@@ -1,6 +1,6 @@
 /// Eight bytes of text held as one word, so that a reader looks for a byte in all eight at once
-/// (SWAR) and takes a step a word where it would take eight: NMEA's checksum and comma split,
-/// JSON's scan for a string's end. The first byte is the word's lowest (as loaded on a
+/// (SWAR) and takes a step a word where it would take eight: NMEA's checksum and comma split.
+/// The first byte is the word's lowest (as loaded on a
 /// little-endian machine, and made so on a big-endian one).
 public struct ByteWord {
     /// The eight bytes, the first in the lowest bits.
