@@ -69,7 +69,7 @@ public struct GPSDJSONReader {
             try scanner.expect(UInt8(ascii: "{"))
             try scanner.members { scanner, key throws(JSONScanner.Failure) in
                 switch key {
-                case "class": isTPV = try scanner.utf8Value { $0.elementsEqual("TPV".utf8) } ?? false
+                case "class": isTPV = try scanner.stringValue(is: "TPV")
                 case "mode": mode = try scanner.numberValue().flatMap { Int(exactly: $0) } ?? 0
                 case "lat": latitude = try scanner.numberValue()
                 case "lon": longitude = try scanner.numberValue()

@@ -61,8 +61,15 @@ public struct JSONScanner {
 
     /// Skips blanks and consumes `byte`, or fails.
     public mutating func expect(_ byte: UInt8) throws(Failure) {
-        guard peek() == byte else { throw fail("expected '\(Character(Unicode.Scalar(byte)))'") }
+        guard peek() == byte else { throw expected(byte) }
         position += 1
+    }
+
+    /// Kept out of line, as ``expectedCommaOr(_:)``: a message built where it is thrown would
+    /// make each reader too large to inline.
+    @inline(never)
+    private func expected(_ byte: UInt8) -> Failure {
+        fail("expected '\(Character(Unicode.Scalar(byte)))'")
     }
 
     /// Fails unless only blanks are left.
@@ -120,6 +127,11 @@ public struct JSONScanner {
         position += 1
         try elements(body)
         return true
+    }
+
+    /// Whether the next value is the string `literal`; the value is passed over either way.
+    public mutating func stringValue(is literal: StaticString) throws(Failure) -> Bool {
+        try utf8Value { literal ~= JSONKey(utf8: $0) } ?? false
     }
 
     /// Whether the next value is a string (nothing is consumed).
@@ -200,15 +212,34 @@ public struct JSONScanner {
     }
 
     private mutating func endOrComma(_ end: UInt8) throws(Failure) -> Bool {
+        if position < bytes.endIndex, bytes[position] == UInt8(ascii: ",") {
+            position += 1
+            return false
+        }
         switch peek() {
         case end: position += 1; return true
         case UInt8(ascii: ","): position += 1; return false
-        default: throw fail("expected ',' or '\(Character(Unicode.Scalar(end)))'")
+        default: throw expectedCommaOr(end)
         }
     }
 
+    @inline(never)
+    private func expectedCommaOr(_ end: UInt8) -> Failure {
+        fail("expected ',' or '\(Character(Unicode.Scalar(end)))'")
+    }
+
     /// Skips blanks (counting lines) and returns the next byte without consuming it.
+    @inline(__always)
     private mutating func peek() -> UInt8? {
+        // Compact JSON (gpsd's, OwnTracks') has no blanks between its tokens; every byte above
+        // the space is not one.
+        if position < bytes.endIndex, bytes[position] > UInt8(ascii: " ") { return bytes[position] }
+        return skipBlanks()
+    }
+
+    /// ``peek()`` where blanks may come first: kept out of line, so that the readers stay small.
+    @inline(never)
+    private mutating func skipBlanks() -> UInt8? {
         while position < bytes.endIndex {
             switch bytes[position] {
             case UInt8(ascii: "\n"): line += 1; position += 1

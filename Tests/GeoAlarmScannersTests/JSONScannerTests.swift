@@ -61,6 +61,36 @@ struct JSONScannerTests {
         }
     }
 
+    /// Compact JSON is read without looking for blanks; the same text with blanks of every kind
+    /// between its tokens reads the same, and its lines are still counted.
+    @Test func blanksBetweenTokensChangeNothing() throws {
+        let compact = #"{"lat":1,"x":[true,{"lon":2}],"lon":-3.5,"la":"s"}"#
+        #expect(try Self.matched(compact) == ["lat=1.0", "?", "lon=-3.5", "la"])
+        let blanks = [" ", "\t", "\r\n", "\n", " \n\t"]
+        var spaced = ""
+        for (offset, character) in compact.enumerated() {
+            spaced.append(character)
+            if ",:[]{}".contains(character) { spaced += blanks[offset % blanks.count] }
+        }
+        spaced = "\n " + spaced.replacingOccurrences(of: "\"x\"", with: "\"x\" \t")
+        #expect(try Self.matched(spaced) == ["lat=1.0", "?", "lon=-3.5", "la"])
+        let broken = #expect(throws: JSONScanner.Failure.self) { try Self.matched(spaced + "\n\n x") }
+        #expect(broken?.line == 1 + spaced.filter { $0 == "\n" || $0 == "\r\n" }.count + 2)
+    }
+
+    @Test func aStringIsTheLiteralOnlyWhole() throws {
+        func classes(_ text: String) throws -> [Bool] {
+            try JSONScanner.scan(Array(text.utf8)[...]) { scanner throws(JSONScanner.Failure) in
+                var found: [Bool] = []
+                try scanner.expect(UInt8(ascii: "["))
+                try scanner.elements { scanner throws(JSONScanner.Failure) in found.append(try scanner.stringValue(is: "TPV")) }
+                return found
+            }
+        }
+        #expect(try classes(#"["TPV", "TP", "TPVs", "tpv", "T\u0050V", 1, {"TPV": "TPV"}, ["TPV"], null, "TPV"]"#)
+            == [true, false, false, false, true, false, false, false, false, true])
+    }
+
     @Test func aBrokenObjectNamesItsLine() {
         let failure = #expect(throws: JSONScanner.Failure.self) { try Self.matched("{\"lat\": 1,\n \"lon\" 2}") }
         #expect(failure?.line == 2)
