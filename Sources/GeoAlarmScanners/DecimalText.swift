@@ -55,6 +55,7 @@ public enum DecimalText {
     }
 
     /// 10 to the power `exponent`, 0 to 15: each exact in a Double (every power of ten up to 1e22 is).
+    @inline(__always)
     private static func powerOfTen(_ exponent: Int) -> Double {
         switch exponent {
         case 0: 1
