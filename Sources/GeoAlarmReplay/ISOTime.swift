@@ -54,11 +54,15 @@ enum ISOTime {
         (0x30...0x39).contains(byte) ? Int(byte - 0x30) : nil
     }
 
+    /// The number `count` (at most 4) digits spell from `start`, which the caller has checked
+    /// are within `bytes`; nil unless all are digits. Inlined: a time has six such fields.
+    @inline(__always)
     private static func digits(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ count: Int) -> Int? {
         var value = 0
         for index in start..<(start + count) {
-            guard let digit = digit(bytes[index]) else { return nil }
-            value = value * 10 + digit
+            let digit = bytes[index] &- 0x30
+            guard digit < 10 else { return nil }
+            value = value &* 10 &+ Int(digit)
         }
         return value
     }

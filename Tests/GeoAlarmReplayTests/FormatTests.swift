@@ -226,5 +226,14 @@ struct FormatTests {
         #expect(ISOTime.parse("2000-13-01T00:00:00Z") == nil)
         #expect(ISOTime.parse("2000-01-01T00:00:00Q") == nil)
         #expect(ISOTime.parse("20000101") == nil)
+        // A byte just below "0" or just above "9" in any field, or in the zone's, is no digit.
+        let good = Array("2000-02-29T13:30:00+01:30")
+        for index in good.indices where good[index].isNumber {
+            for byte in ["/", ":"] {
+                var bad = good
+                bad[index] = Character(byte)
+                #expect(ISOTime.parse(Substring(String(bad))) == nil, "\(String(bad))")
+            }
+        }
     }
 }
