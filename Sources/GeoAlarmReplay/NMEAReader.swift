@@ -126,7 +126,7 @@ public struct NMEAReader {
         let body = line.drop { $0 == UInt8(ascii: "$") }
         let star = body.lastIndex(of: UInt8(ascii: "*"))
         let (fields, computed) = split(star.map { body[..<$0] } ?? body)
-        defer { fieldBuffer = fields.bounds }
+        defer { fieldBuffer = (consume fields).bounds }
         if let star {
             let given = body[(star + 1)...]
             guard given.count == 2, let high = hexDigit(given.first!), let low = hexDigit(given.last!) else {
@@ -155,25 +155,29 @@ public struct NMEAReader {
                 reportEpoch()
             }
         }
-        guard !proprietary, type.count == 3 else {
-            if type.elementsEqual("PSRFEPE".utf8) { decode(fields, type: type, lineNumber: lineNumber) { $0.timedOnly($1) } }
-            return
+        // Each decoder called by name: called through a closure, the fields' array was retained
+        // and released around the call, two atomic operations a sentence.
+        let problem: String?
+        if proprietary || type.count != 3 {
+            guard type.elementsEqual("PSRFEPE".utf8) else { return }
+            problem = timedOnly(fields)
+        } else {
+            switch (type[type.startIndex], type[type.startIndex + 1], type[type.startIndex + 2]) {
+            case (0x52, 0x4D, 0x43): problem = rmc(fields)  // RMC
+            case (0x47, 0x47, 0x41): problem = gga(fields)  // GGA
+            case (0x47, 0x4C, 0x4C): problem = gll(fields)  // GLL
+            case (0x47, 0x4E, 0x53): problem = gns(fields)  // GNS
+            case (0x47, 0x53, 0x41): problem = gsa(fields)  // GSA
+            case (0x47, 0x53, 0x54): problem = gst(fields)  // GST
+            case (0x5A, 0x44, 0x41): problem = zda(fields)  // ZDA
+            case (0x47, 0x42, 0x53): problem = timedOnly(fields)  // GBS: its time only
+            case (0x44, 0x42, 0x54): problem = dbt(fields)  // DBT: only what it does to cycles
+            default: return
+            }
         }
-        let decoder: ((inout NMEAReader, Fields) -> String?)?
-        switch (type[type.startIndex], type[type.startIndex + 1], type[type.startIndex + 2]) {
-        case (0x52, 0x4D, 0x43): decoder = { $0.rmc($1) }  // RMC
-        case (0x47, 0x47, 0x41): decoder = { $0.gga($1) }  // GGA
-        case (0x47, 0x4C, 0x4C): decoder = { $0.gll($1) }  // GLL
-        case (0x47, 0x4E, 0x53): decoder = { $0.gns($1) }  // GNS
-        case (0x47, 0x53, 0x41): decoder = { $0.gsa($1) }  // GSA
-        case (0x47, 0x53, 0x54): decoder = { $0.gst($1) }  // GST
-        case (0x5A, 0x44, 0x41): decoder = { $0.zda($1) }  // ZDA
-        case (0x47, 0x42, 0x53): decoder = { $0.timedOnly($1) }  // GBS: its time only
-        case (0x44, 0x42, 0x54): decoder = { $0.dbt($1) }  // DBT: only what it does to cycles
-        default: decoder = nil
+        if let problem {
+            report.record(TrackProblem(line: lineNumber, reason: "\(DisplayText.excerpt(type, limit: 12)): \(problem)"))
         }
-        guard let decoder else { return }
-        decode(fields, type: type, lineNumber: lineNumber, decoder)
     }
 
     /// Splits a sentence (between its `$` and its `*`) at its commas, and XORs its bytes for the
@@ -220,16 +224,6 @@ public struct NMEAReader {
             }
         }
         return (Fields(sentence: payload.base, bounds: bounds, count: count), ByteWord.xorOfBytes(words) ^ tail)
-    }
-
-    /// Decodes the fields of a sentence of `type` (a problem is recorded against its line).
-    private mutating func decode(
-        _ fields: Fields, type: Field, lineNumber: Int,
-        _ decoder: (inout NMEAReader, Fields) -> String?
-    ) {
-        if let problem = decoder(&self, fields) {
-            report.record(TrackProblem(line: lineNumber, reason: "\(DisplayText.excerpt(type, limit: 12)): \(problem)"))
-        }
     }
 
     /// Closes the epoch still open at the end of the log.
