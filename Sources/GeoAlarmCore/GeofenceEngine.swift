@@ -171,8 +171,8 @@ public struct GeofenceEngine: Sendable {
     private let areas: [Area]
     private let index: GridIndex
     /// The cell of the last fix and its fences: consecutive fixes mostly fall in the same cell,
-    /// whose fences are otherwise a hash lookup away.
-    private var lastCell: (number: Int, candidates: ArraySlice<Int32>)?
+    /// whose fences are otherwise a hash lookup away. Cell -1 (no cell has it) before the first fix.
+    private var lastCell: (number: Int, candidates: ArraySlice<Int32>) = (-1, [])
     private var unsettled: UnsettledSlots
     /// The slot of each reminder's id.
     private let reminderSlots: [String: Int]
@@ -479,27 +479,25 @@ public struct GeofenceEngine: Sendable {
         // unsettled trackers, each once, in slot order. Unsettled ones are few once the first
         // fixes have settled every fence; their order is kept until one changes.
         let cell = index.cell(of: fix.coordinate)
-        let candidates: ArraySlice<Int32>
-        if let lastCell, lastCell.number == cell {
-            candidates = lastCell.candidates
-        } else {
-            candidates = index.candidates(inCell: cell)
-            lastCell = (cell, candidates)
-        }
-        let others = unsettled.inOrder()
+        if lastCell.number != cell { lastCell = (cell, index.candidates(inCell: cell)) }
+        unsettled.order()
+        // Both lists are read where they are kept, not through local copies: a copy of each
+        // would be retained and released on every fix, four atomic operations. The loop
+        // changes neither (``UnsettledSlots/ordered`` stays as it was until the next ``order()``).
         var events: [GeofenceEvent] = []
         var changes: [PresenceChange] = []
         let origin = Haversine.Origin(fix.coordinate)
-        var (nextCandidate, nextOther) = (candidates.startIndex, 0)
-        while nextCandidate < candidates.endIndex || nextOther < others.count {
+        var (nextCandidate, nextOther) = (lastCell.candidates.startIndex, 0)
+        while nextCandidate < lastCell.candidates.endIndex || nextOther < unsettled.ordered.count {
             let position: Int32
             var wasUnsettled = true
-            if nextOther == others.count || (nextCandidate < candidates.endIndex && candidates[nextCandidate] <= others[nextOther]) {
-                position = candidates[nextCandidate]
+            if nextOther == unsettled.ordered.count
+                || (nextCandidate < lastCell.candidates.endIndex && lastCell.candidates[nextCandidate] <= unsettled.ordered[nextOther]) {
+                position = lastCell.candidates[nextCandidate]
                 nextCandidate += 1
-                if nextOther < others.count, others[nextOther] == position { nextOther += 1 } else { wasUnsettled = false }
+                if nextOther < unsettled.ordered.count, unsettled.ordered[nextOther] == position { nextOther += 1 } else { wasUnsettled = false }
             } else {
-                position = others[nextOther]
+                position = unsettled.ordered[nextOther]
                 nextOther += 1
             }
             let slot = Int(position)

@@ -6,8 +6,9 @@
 /// every fix was a tenth of a replay's engine.
 struct UnsettledSlots: Sendable {
     private var slots: Set<Int32>
-    /// `slots` in order, when `isOrdered`.
-    private var ordered: [Int32] = []
+    /// The slots in ascending order as they were at the last ``order()``: changes made since
+    /// leave it as it was (the engine reads it while it inserts and removes).
+    private(set) var ordered: [Int32] = []
     private var isOrdered = false
 
     /// Slots 0 to `count - 1`, every fence undecided.
@@ -24,14 +25,14 @@ struct UnsettledSlots: Sendable {
         if slots.remove(slot) != nil { isOrdered = false }
     }
 
-    /// The slots in ascending order, as they were before any change made after this call.
-    mutating func inOrder() -> [Int32] {
-        // None (the usual case once the first fixes have settled every fence): no array to read,
+    /// Puts the slots in ascending order in ``ordered``, when a change since the last call left it stale.
+    mutating func order() {
+        // None (the usual case once the first fixes have settled every fence): an empty list,
         // and none kept that once held every fence.
         guard !slots.isEmpty else {
             if ordered.capacity > 0 { ordered = [] }
             isOrdered = true
-            return []
+            return
         }
         if !isOrdered {
             // A copy that once held every fence gives its room back (every fence is unsettled
@@ -41,7 +42,6 @@ struct UnsettledSlots: Sendable {
             ordered.sort()
             isOrdered = true
         }
-        return ordered
     }
 
     /// Gives back the room the first fixes needed, once most of it is empty (a set keeps its

@@ -2,7 +2,7 @@
 import GeoAlarmTestSupport
 import Testing
 
-/// The ordered copy follows every change, and one taken before a change stays as it was.
+/// The ordered list follows every change once ordered again, and stays as it was until then.
 struct UnsettledSlotsTests {
     @Test func theOrderFollowsRandomChangesAsASortedSetWould() {
         var random = SplitMix(seed: 0x0A5E_771E)
@@ -18,7 +18,8 @@ struct UnsettledSlotsTests {
                 model.remove(slot)
             }
             if Int.random(in: 0..<4, using: &random) == 0 {
-                #expect(slots.inOrder() == model.sorted())
+                slots.order()
+                #expect(slots.ordered == model.sorted())
             }
         }
         var seen: [Int32] = []
@@ -26,12 +27,17 @@ struct UnsettledSlotsTests {
         #expect(seen.sorted() == model.sorted())
     }
 
-    @Test func anOrderTakenBeforeAChangeStaysAsItWas() {
+    @Test func theOrderStaysAsItWasUntilOrderedAgain() {
         var slots = UnsettledSlots(first: 3)
-        let before = slots.inOrder()
+        slots.order()
         slots.remove(1)
         slots.insert(7)
-        #expect(before == [0, 1, 2])
-        #expect(slots.inOrder() == [0, 2, 7])
+        #expect(slots.ordered == [0, 1, 2])
+        slots.order()
+        #expect(slots.ordered == [0, 2, 7])
+        for slot: Int32 in [0, 2, 7] { slots.remove(slot) }
+        #expect(slots.ordered == [0, 2, 7])
+        slots.order()
+        #expect(slots.ordered.isEmpty)
     }
 }
