@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GeoAlarmCore
+import GeoAlarmScanners
 
 /// Reads ISO 8601 / RFC 3339 timestamps as written by gpsd and GPS loggers.
 enum ISOTime {
@@ -54,16 +55,9 @@ enum ISOTime {
         (0x30...0x39).contains(byte) ? Int(byte - 0x30) : nil
     }
 
-    /// The number `count` (at most 4) digits spell from `start`, which the caller has checked
-    /// are within `bytes`; nil unless all are digits. Inlined: a time has six such fields.
-    @inline(__always)
+    /// The number the `count` digits from `start` spell (the caller has checked they are
+    /// within `bytes`); nil unless all are digits.
     private static func digits(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ count: Int) -> Int? {
-        var value = 0
-        for index in start..<(start + count) {
-            let digit = bytes[index] &- 0x30
-            guard digit < 10 else { return nil }
-            value = value &* 10 &+ Int(digit)
-        }
-        return value
+        DecimalText.wholeNumber(bytes[start..<(start + count)])
     }
 }

@@ -483,17 +483,9 @@ public struct NMEAReader {
         DecimalText.value(UnsafeBufferPointer(rebasing: field))
     }
 
-    /// A whole number of up to 18 digits (more could overflow); nil for anything else.
+    /// A whole number (``DecimalText``, up to 18 digits); nil for anything else.
     private func integer(_ field: Field) -> Int? {
-        guard !field.isEmpty, field.count <= 18 else { return nil }
-        var value = 0
-        for byte in field {
-            let digit = byte &- 0x30
-            guard digit < 10 else { return nil }
-            // 18 digits at most: no overflow to check.
-            value = value &* 10 &+ Int(digit)
-        }
-        return value
+        DecimalText.wholeNumber(field)
     }
 
     private func hexDigit(_ byte: UInt8) -> UInt8? {

@@ -54,6 +54,20 @@ public enum DecimalText {
         return (negative ? -magnitude : magnitude, index)
     }
 
+    /// The whole number that `bytes`, 1 to 18 ASCII digits and nothing else, spell; nil for
+    /// anything else (18 digits cannot overflow). Inlinable: the time fields of every NMEA
+    /// sentence and gpsd report are read with it.
+    @inlinable public static func wholeNumber(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+        var value = 0
+        for byte in bytes {
+            let digit = byte &- 0x30
+            guard digit < 10 else { return nil }
+            value = value &* 10 &+ Int(digit)
+        }
+        return value
+    }
+
     /// 10 to the power `exponent`, 0 to 15: each exact in a Double (every power of ten up to 1e22 is).
     @inline(__always)
     private static func powerOfTen(_ exponent: Int) -> Double {

@@ -26,4 +26,17 @@ struct DecimalTextTests {
             #expect(Self.value(text) == nil, "\(text)")
         }
     }
+
+    /// Whole numbers: digits only, one to eighteen of them, read as `Int(String)` reads them.
+    @Test func wholeNumbersAreDigitsOnlyUpToEighteen() {
+        func whole(_ text: String) -> Int? {
+            Array(text.utf8).withUnsafeBufferPointer { DecimalText.wholeNumber($0[...]) }
+        }
+        for text in ["0", "7", "007", "2026", "999999999999999999", "123456789012345678"] {
+            #expect(whole(text) == Int(text), "\(text)")
+        }
+        for text in ["", "1234567890123456789", "-1", "+1", "1.0", "1a", " 1", "1 ", "/", ":", "1/", "9:"] {
+            #expect(whole(text) == nil, "\(text)")
+        }
+    }
 }
