@@ -161,7 +161,9 @@ public struct GridIndex: Sendable {
 
     /// The column of a longitude, any number of turns from the first.
     private func column(_ longitude: Double) -> Int {
-        let turned = longitude.isFinite ? (longitude + 180).truncatingRemainder(dividingBy: 360) : 0
+        let shifted = longitude + 180
+        // A longitude of -180..<180 (every fix's) is its own remainder: no division for it.
+        let turned = shifted >= 0 && shifted < 360 ? shifted : longitude.isFinite ? shifted.truncatingRemainder(dividingBy: 360) : 0
         let raw = Int(((turned < 0 ? turned + 360 : turned) / cellDegrees).rounded(.down))
         return min(raw, longitudeCells - 1)
     }

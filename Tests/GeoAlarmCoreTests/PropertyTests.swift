@@ -87,6 +87,20 @@ struct PropertyTests {
         }
     }
 
+    /// A longitude and the same one any whole turns away are in one cell (the fast path for
+    /// -180..<180 and the remainder for the rest agree), -180 and 180 included.
+    @Test func gridCellsRepeatEveryTurn() async {
+        let index = GridIndex(count: 1) { _ in
+            Scene.reminder("f", radius: 50, at: Coordinate(latitude: 38.7, longitude: -9.1)).geometry.boundingBox(margin: 0)
+        }
+        await propertyCheck(count: 500, input: Gen.double(in: -90...90), Gen.double(in: -180...180), Gen.int(in: -3...3)) { latitude, longitude, turns in
+            let point = Coordinate(latitude: latitude, longitude: longitude)
+            let turned = Coordinate(latitude: latitude, longitude: longitude + 360 * Double(turns))
+            #expect(index.cell(of: point) == index.cell(of: turned), "\(longitude) and \(turns) turns")
+        }
+        #expect(index.cell(of: Coordinate(latitude: 0, longitude: -180)) == index.cell(of: Coordinate(latitude: 0, longitude: 180)))
+    }
+
     /// The point `angle` radians along a great circle from `start` at `bearing`.
     static func destination(from start: Coordinate, angle: Double, bearing: Double) -> Coordinate {
         let lat1 = start.latitude * .pi / 180, lon1 = start.longitude * .pi / 180
