@@ -57,6 +57,20 @@ struct FenceStates: Sendable {
         }
     }
 
+    /// Feeds `evidence` to a slot's tracker (``FenceTracker/observe(_:at:dwell:confirmations:)``)
+    /// and returns the side it newly confirmed, if any. A tracker kept in `all` is changed where
+    /// it stands: through the subscript it would be copied out and written back, and reading that
+    /// copy back, just after `observe` wrote it field by field, stalled the engine's loop.
+    mutating func observe(_ evidence: FenceEvidence, atSlot slot: Int, time: Date?, dwell: Double, confirmations: Int) -> Presence? {
+        guard slot >= all.count else {
+            return all[slot].observe(evidence, at: time, dwell: dwell, confirmations: confirmations)
+        }
+        var tracker = sparseTracker(slot)
+        let changed = tracker.observe(evidence, at: time, dwell: dwell, confirmations: confirmations)
+        setSparseTracker(slot, tracker)
+        return changed
+    }
+
     private func sparseTracker(_ slot: Int) -> FenceTracker {
         guard let collection = collection(of: slot) else { return all[slot] }
         return kept[Int32(slot)] ?? shared[collection]

@@ -527,8 +527,8 @@ public struct GeofenceEngine: Sendable {
                 }
             }
             let before = trackers[slot].presence
-            let changed = trackers[slot].observe(
-                evidence, at: fix.time, dwell: shape.dwell, confirmations: settings.confirmations)
+            let changed = trackers.observe(
+                evidence, atSlot: slot, time: fix.time, dwell: shape.dwell, confirmations: settings.confirmations)
             let isSettled = trackers[slot].isSettledOutside
             if isSettled, wasUnsettled {
                 unsettled.remove(position)
