@@ -53,7 +53,7 @@ public enum Haversine {
         public let point: Coordinate
         private let latitude: Double
         private let cosLatitude: Double
-        /// The sine of the latitude's magnitude, for ``isCertainlyFarther(than:from:)``: taken
+        /// The sine of the latitude's magnitude, for ``distanceLowerBound(to:)``: taken
         /// from the cosine (a square root is cheaper than a sine, and every fix makes an
         /// origin), then rounded up by 2e-8, more than that way's error (at most 1.5e-8, near
         /// the equator), so that the bound it goes into stays a lower one.
@@ -75,13 +75,14 @@ public enum Haversine {
             return 2 * earthRadius * Double.asin(min(1, h.squareRoot()))
         }
 
-        /// Whether `other` is certainly more than `metres` away, told without trigonometry: true
-        /// only where ``distance(to:)`` gives more than `metres`. A lower bound of the haversine,
-        /// from sin x ≥ x - x³/6 (so sin² x ≥ x²(1 - x²/3) for 0 ≤ x ≤ π/2), asin y ≥ y, and
-        /// for the cosine of `other`'s latitude, cos(|φ| + Δ) ≥ cos|φ| (1 - Δ²/2) - Δ sin|φ|
-        /// (never below 0): within half a percent of the true distance for the ten kilometres
-        /// around a fix up to 60° of latitude, looser towards the poles.
-        func isCertainlyFarther(than metres: Double, from other: Coordinate) -> Bool {
+        /// A lower bound of the great-circle distance in metres to `other`, told without
+        /// trigonometry: the engine passes over a settled fence that it puts beyond the fence's
+        /// reach. A lower bound of the haversine, from sin x ≥ x - x³/6 (so sin² x ≥ x²(1 - x²/3)
+        /// for 0 ≤ x ≤ π/2), asin y ≥ y, and for the cosine of `other`'s latitude,
+        /// cos(|φ| + Δ) ≥ cos|φ| (1 - Δ²/2) - Δ sin|φ| (never below 0): within half a percent of
+        /// the true distance for the ten kilometres around a fix up to 60° of latitude, looser
+        /// towards the poles.
+        func distanceLowerBound(to other: Coordinate) -> Double {
             var longitude = abs(other.longitude - point.longitude)
             if longitude > 180 { longitude = 360 - longitude }
             let latitudeApart = abs(other.latitude * .pi / 180 - latitude)
@@ -90,8 +91,17 @@ public enum Haversine {
             let halfLongitude = longitude * .pi / 180 / 2
             let h = halfLatitude * halfLatitude * (1 - halfLatitude * halfLatitude / 3)
                 + cosLatitude * otherCosLatitude * halfLongitude * halfLongitude * (1 - halfLongitude * halfLongitude / 3)
-            let reach = metres / (2 * earthRadius)
-            return h > reach * reach * (1 + 1e-9)
+            return 2 * earthRadius * h.squareRoot()
+        }
+
+        /// An upper bound of the great-circle distance in metres to `other`, told without
+        /// trigonometry: the length of a way there along this point's parallel, then along the
+        /// meridian, which no shortest way exceeds.
+        func distanceUpperBound(to other: Coordinate) -> Double {
+            var longitude = abs(other.longitude - point.longitude)
+            if longitude > 180 { longitude = 360 - longitude }
+            let latitudeApart = abs(other.latitude * .pi / 180 - latitude)
+            return earthRadius * (latitudeApart + cosLatitude * longitude * .pi / 180)
         }
     }
 }

@@ -173,6 +173,8 @@ public struct GeofenceEngine: Sendable {
     /// The cell of the last fix and its fences: consecutive fixes mostly fall in the same cell,
     /// whose fences are otherwise a hash lookup away. Cell -1 (no cell has it) before the first fix.
     private var lastCell: (number: Int, candidates: ArraySlice<Int32>) = (-1, [])
+    /// How far the fixes may go before each circle of `lastCell` could come within reach.
+    private var margins = CellMargins()
     private var unsettled: UnsettledSlots
     /// The slot of each reminder's id.
     private let reminderSlots: [String: Int]
@@ -479,7 +481,10 @@ public struct GeofenceEngine: Sendable {
         // unsettled trackers, each once, in slot order. Unsettled ones are few once the first
         // fixes have settled every fence; their order is kept until one changes.
         let cell = index.cell(of: fix.coordinate)
-        if lastCell.number != cell { lastCell = (cell, index.candidates(inCell: cell)) }
+        if lastCell.number != cell {
+            lastCell = (cell, index.candidates(inCell: cell))
+            margins.enter(candidates: lastCell.candidates.count)
+        }
         unsettled.order()
         // Both lists are read where they are kept, not through local copies: a copy of each
         // would be retained and released on every fix, four atomic operations. The loop
@@ -487,13 +492,17 @@ public struct GeofenceEngine: Sendable {
         var events: [GeofenceEvent] = []
         var changes: [PresenceChange] = []
         let origin = Haversine.Origin(fix.coordinate)
+        margins.advance(to: origin)
         var (nextCandidate, nextOther) = (lastCell.candidates.startIndex, 0)
         while nextCandidate < lastCell.candidates.endIndex || nextOther < unsettled.ordered.count {
             let position: Int32
             var wasUnsettled = true
+            // The fence's number among the cell's candidates (for `margins`); -1 for an unsettled one of another cell.
+            var candidate = -1
             if nextOther == unsettled.ordered.count
                 || (nextCandidate < lastCell.candidates.endIndex && lastCell.candidates[nextCandidate] <= unsettled.ordered[nextOther]) {
                 position = lastCell.candidates[nextCandidate]
+                candidate = nextCandidate - lastCell.candidates.startIndex
                 nextCandidate += 1
                 if nextOther < unsettled.ordered.count, unsettled.ordered[nextOther] == position { nextOther += 1 } else { wasUnsettled = false }
             } else {
@@ -506,12 +515,16 @@ public struct GeofenceEngine: Sendable {
             let evidence: FenceEvidence
             if shape.areaNumber < 0 {
                 // A settled-outside circle that the fix is certainly beyond the reach of cannot
-                // change: skip the haversine.
-                if trackers[slot].isSettledOutside,
-                   origin.isCertainlyFarther(than: shape.reach, from: shape.center) {
-                    continue
+                // change: passed over while its margin lasts, or on a trigonometry-free bound
+                // (the haversine's rounding is far below the 1e-9 asked beyond the reach).
+                if trackers[slot].isSettledOutside, candidate >= 0 {
+                    if margins.isBeyondReach(candidate) { continue }
+                    let atLeast = origin.distanceLowerBound(to: shape.center)
+                    margins.record(candidate, distance: atLeast, reach: shape.reach)
+                    if atLeast > shape.reach * (1 + 1e-9) { continue }
                 }
                 distance = origin.distance(to: shape.center)
+                if candidate >= 0 { margins.record(candidate, distance: distance, reach: shape.reach) }
                 evidence = shape.circleEvidence(distance: distance)
             } else {
                 let area = areas[Int(shape.areaNumber)]

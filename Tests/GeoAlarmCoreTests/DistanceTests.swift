@@ -37,32 +37,48 @@ struct DistanceTests {
         #expect(abs(d - .pi * 6_371_008.8) < 0.001)
     }
 
-    /// The engine skips a settled fence's haversine when the trigonometry-free bound says the
-    /// fix is beyond its reach: the bound must never say so of a fence within reach (anywhere:
-    /// across the antimeridian, at the poles), and must be tight near the fix, or it saves nothing.
-    @Test func theCertainlyFartherBoundNeverClaimsTooMuchAndIsTightNearby() async {
+    /// The engine skips a settled fence's haversine when the trigonometry-free lower bound puts
+    /// the fix beyond its reach by 1e-9 of it: the bound must never exceed the distance by that
+    /// much (anywhere: across the antimeridian, at the poles), and must be tight near the fix, or
+    /// it saves nothing. (The haversine itself is off by up to some 1e-10 of a short distance:
+    /// it differences latitudes in radians.)
+    @Test func theLowerBoundNeverClaimsTooMuchAndIsTightNearby() async {
         await propertyCheck(
-            input: Gen.double(in: -90...90), Gen.double(in: -180...180), Gen.double(in: -0.1...0.1), Gen.double(in: -0.1...0.1),
-            Gen.double(in: 0.98...1.02)
-        ) { latitude, longitude, northward, eastward, share in
-            let fix = Coordinate(latitude: latitude, longitude: longitude)
-            var east = longitude + eastward
-            if east > 180 { east -= 360 } else if east < -180 { east += 360 }
-            let centre = Coordinate(latitude: min(90, max(-90, latitude + northward)), longitude: east)
-            let origin = Haversine.Origin(fix)
+            input: Gen.double(in: -90...90), Gen.double(in: -180...180), Gen.double(in: -0.1...0.1), Gen.double(in: -0.1...0.1)
+        ) { latitude, longitude, northward, eastward in
+            let (origin, centre) = Self.pair(latitude, longitude, northward, eastward)
             let distance = origin.distance(to: centre)
-            let reach = distance * share
-            if origin.isCertainlyFarther(than: reach, from: centre) {
-                #expect(distance > reach)
-            }
-            // Within 10 km and 60° of latitude, half a percent beyond the reach is enough for the bound to see it.
+            #expect(origin.distanceLowerBound(to: centre) <= distance * (1 + 1e-9))
+            // Within 10 km and 60° of latitude, the bound is within half a percent.
             if distance < 10_000, abs(latitude) <= 60 {
-                #expect(origin.isCertainlyFarther(than: distance * 0.995, from: centre))
+                #expect(origin.distanceLowerBound(to: centre) >= distance * 0.995)
             }
         }
     }
 
-    @Test func theBoundHoldsOnTheEdgeAndAcrossTheWorld() {
+    /// The engine sums the way between fixes with the upper bound, each step padded by ten
+    /// nanometres: never less than the distance then, and close to it over the steps between
+    /// fixes, where the margins it keeps are spent.
+    @Test func theUpperBoundNeverClaimsTooLittle() async {
+        await propertyCheck(
+            input: Gen.double(in: -90...90), Gen.double(in: -180...180), Gen.double(in: -0.1...0.1), Gen.double(in: -0.1...0.1)
+        ) { latitude, longitude, northward, eastward in
+            let (origin, centre) = Self.pair(latitude, longitude, northward, eastward)
+            let distance = origin.distance(to: centre)
+            #expect(origin.distanceUpperBound(to: centre) + 1e-8 >= distance)
+            #expect(origin.distanceUpperBound(to: centre) <= distance * 1.5 + 1e-9 || abs(latitude) > 60)
+        }
+    }
+
+    /// A fix and a point up to 0.1° away from it in each direction, wrapped onto valid coordinates.
+    private static func pair(_ latitude: Double, _ longitude: Double, _ northward: Double, _ eastward: Double) -> (Haversine.Origin, Coordinate) {
+        var east = longitude + eastward
+        if east > 180 { east -= 360 } else if east < -180 { east += 360 }
+        let centre = Coordinate(latitude: min(90, max(-90, latitude + northward)), longitude: east)
+        return (Haversine.Origin(Coordinate(latitude: latitude, longitude: longitude)), centre)
+    }
+
+    @Test func theBoundsHoldOnTheEdgeAndAcrossTheWorld() {
         for (fix, centre) in [
             (Coordinate(latitude: 38.72, longitude: -9.14), Coordinate(latitude: 38.7209, longitude: -9.14)),
             (Coordinate(latitude: 38.72, longitude: -9.14), Coordinate(latitude: 38.7201, longitude: -9.1389)),
@@ -73,9 +89,9 @@ struct DistanceTests {
         ] {
             let origin = Haversine.Origin(fix)
             let distance = origin.distance(to: centre)
-            #expect(!origin.isCertainlyFarther(than: distance, from: centre))
-            #expect(!origin.isCertainlyFarther(than: distance.nextUp, from: centre))
-            #expect(origin.isCertainlyFarther(than: distance * 0.99, from: centre) || abs(fix.latitude) > 60 || distance > 10_000)
+            #expect(origin.distanceLowerBound(to: centre) <= distance * (1 + 1e-9))
+            #expect(origin.distanceLowerBound(to: centre) > distance * 0.99 || abs(fix.latitude) > 60 || distance > 10_000)
+            #expect(origin.distanceUpperBound(to: centre) + 1e-8 >= distance)
         }
     }
 

@@ -1,0 +1,58 @@
+import FoundationEssentials
+
+/// How far the fixes may still go before each circle of the current grid cell could come within
+/// its reach: the engine passes over a fence settled outside with one comparison while that
+/// margin lasts, instead of bounding its distance again on every fix.
+///
+/// Each circle measured (its distance, or a lower bound of it) leaves a threshold: the distance
+/// the fixes had travelled by then plus how far beyond its reach it was. Travel is summed from
+/// fix to fix with ``Haversine/Origin/distanceUpperBound(to:)``, so it is never less than how
+/// far the fix has moved since: while it stays below the threshold, the fix is still farther
+/// than the reach (the triangle inequality), and a settled tracker would have been fed nothing
+/// but "outside", which changes nothing. The margins are shaved (by 1e-8 of the distance and a
+/// micrometre) more than the haversine's rounding, and each step of travel rounded up by ten
+/// nanometres, more than the rounding of its bound (a nanometre or two: latitudes differenced in
+/// radians) and of the sum while it stays under ``restartDistance``.
+///
+/// Only geometry is kept: any engine whose fixes follow one another here may use the margins,
+/// a tracked device's copy of an engine included.
+struct CellMargins: Sendable {
+    /// Per candidate of the cell, in the cell's order: the travel at which it may come within reach.
+    private var thresholds: [Double] = []
+    /// Metres travelled since the cell was entered, or the sum restarted, as an upper bound.
+    private var travelled = 0.0
+    /// The last fix measured from.
+    private var last: Haversine.Origin?
+    /// Travel beyond which the sum starts again (every margin measured anew): below it, the
+    /// rounding of an addition is a thousandth of a nanometre.
+    private static let restartDistance = 100_000.0
+
+    /// Starts the `count` candidates of a new cell, none measured.
+    mutating func enter(candidates count: Int) {
+        thresholds.removeAll(keepingCapacity: true)
+        thresholds.append(contentsOf: repeatElement(-.infinity, count: count))
+        travelled = 0
+        last = nil
+    }
+
+    /// Adds the way from the last fix to `origin`'s, the fix now being looked at (nothing to
+    /// add up in a cell without fences).
+    mutating func advance(to origin: Haversine.Origin) {
+        guard !thresholds.isEmpty else { return }
+        if let last {
+            travelled += last.distanceUpperBound(to: origin.point) + 1e-8
+            if travelled > Self.restartDistance { enter(candidates: thresholds.count) }
+        }
+        last = origin
+    }
+
+    /// Whether candidate `number` of the cell is still certainly beyond its reach.
+    func isBeyondReach(_ number: Int) -> Bool {
+        thresholds[number] > travelled
+    }
+
+    /// Keeps how far beyond `reach` candidate `number` is, at `distance` or more from the fix.
+    mutating func record(_ number: Int, distance: Double, reach: Double) {
+        thresholds[number] = travelled + (distance * (1 - 1e-8) - 1e-6 - reach)
+    }
+}
