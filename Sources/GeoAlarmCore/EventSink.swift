@@ -28,8 +28,12 @@ public protocol EventSink: Sendable {
     /// The reminders' lifecycles as they now are (completed, snoozed, last announced): after an
     /// announcement, a time alarm, or a command or button that changed them.
     func lifecyclesChanged(_ lifecycles: [String: Lifecycle])
-    /// A fix was used (after its events were delivered): for a sink that reports the position.
+    /// A fix was used (after its events were delivered): for a sink that reports the position,
+    /// and says so with ``followsPositions``.
     func positionUsed(_ fix: Fix)
+    /// Whether this sink reports the position: only such sinks are given every fix used
+    /// (``positionUsed(_:)``), a call that costs a copy of the sink per fix of a replay.
+    var followsPositions: Bool { get }
     /// What the pipeline holds, when it starts and after each reload of the config: a sink that
     /// shows state shows this, then follows the changes (it keeps no state of its own beside
     /// the pipeline's, so that every output agrees from the first fix).
@@ -75,6 +79,7 @@ extension EventSink {
     public func reminderCompleted(_ id: String) {}
     public func lifecyclesChanged(_ lifecycles: [String: Lifecycle]) {}
     public func positionUsed(_ fix: Fix) {}
+    public var followsPositions: Bool { false }
     public func stateReset(_ state: ShownState) {}
     public func roomForEvents() async {}
 }

@@ -137,6 +137,9 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
         for id in changed { publishAttributes(ofReminder: id) }
     }
 
+    /// The device tracker shows this machine's position, where it is published.
+    public var followsPositions: Bool { ownPosition }
+
     /// The device tracker's position, every `location_interval` while nothing happens.
     public func positionUsed(_ fix: Fix) {
         guard fix.tracker == nil, ownPosition else { return }

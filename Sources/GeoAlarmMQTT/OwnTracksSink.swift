@@ -97,6 +97,9 @@ public final class OwnTracksSink: EventSink, MQTTParticipant {
         await outbox.room()
     }
 
+    /// OwnTracks shows this machine's position.
+    public var followsPositions: Bool { true }
+
     /// This machine's position: at once when its regions changed, else every `location_interval`.
     public func positionUsed(_ fix: Fix) {
         guard fix.tracker == nil else { return }

@@ -41,12 +41,15 @@ public final class FixPipeline {
     /// Where the state is kept (in memory when it has no file).
     public let state: any StateLedger
     private let sinks: [any EventSink]
+    /// The indices of the sinks that follow positions (``EventSink/followsPositions``).
+    private let positionSinks: [Int]
 
     private init(engine: GeofenceEngine, announcer: Announcer, state: any StateLedger, sinks: [any EventSink], taskKeys: [String: String]) {
         self.engine = engine
         self.announcer = announcer
         self.state = state
         self.sinks = sinks
+        positionSinks = sinks.indices.filter { sinks[$0].followsPositions }
         self.taskKeys = taskKeys
         alarms = []
     }
@@ -81,6 +84,7 @@ public final class FixPipeline {
     public init(watching watched: ReminderSet, state: any StateLedger, sinks: [any EventSink], timeZone: any TimeZoneRules) {
         self.state = state
         self.sinks = sinks
+        positionSinks = sinks.indices.filter { sinks[$0].followsPositions }
         state.follow(taskKeys: watched.taskKeys)
         engine = GeofenceEngine(
             reminders: watched.reminders, collections: watched.collections, settings: watched.settings, restoring: state.savedPresence())
@@ -183,7 +187,7 @@ public final class FixPipeline {
         if !result.announced.isEmpty {
             for sink in sinks.indices { sinks[sink].lifecyclesChanged(announcer.lifecycles) }
         }
-        for sink in sinks.indices { sinks[sink].positionUsed(fix) }
+        for sink in positionSinks { sinks[sink].positionUsed(fix) }
     }
 
     /// Drives every report of `source` through the pipeline, as `replay` and the benchmarks do

@@ -49,6 +49,35 @@ struct TwoStreamsTests {
         ])
     }
 
+    /// A sink that reports positions, or does not, and counts the fixes it was given.
+    final class PositionCounter: EventSink {
+        let follows: Bool
+        let fixes = Mutex<[Coordinate]>([])
+        init(follows: Bool) { self.follows = follows }
+        func announce(_ announcement: Announcement) {}
+        var followsPositions: Bool { follows }
+        func positionUsed(_ fix: Fix) { fixes.withLock { $0.append(fix.coordinate) } }
+    }
+
+    /// Every fix used goes to the sinks that follow positions, after its events; none to the others.
+    @Test func onlySinksThatFollowPositionsAreGivenEveryFix() {
+        let following = PositionCounter(follows: true)
+        let notFollowing = PositionCounter(follows: false)
+        let pipeline = FixPipeline(
+            watching: ReminderSet(reminders: [Reminder(id: "home", title: "Home", geometry: .circle(center: Self.home, radius: 50))]),
+            state: StateKeeper(path: nil, logger: Logger(label: "test")), sinks: [notFollowing, following], timeZone: FixedOffset.utc)
+        let walk = [Self.home, Self.between, Self.shop]
+        for (second, place) in walk.enumerated() {
+            pipeline.process(Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: place),
+                             receivedAt: Date(timeIntervalSince1970: 1_800_000_000), undatedUsable: false)
+        }
+        // Not used: out of order.
+        pipeline.process(Fix(time: Date(timeIntervalSince1970: 1_799_999_999), coordinate: Self.home),
+                         receivedAt: Date(timeIntervalSince1970: 1_800_000_000), undatedUsable: false)
+        #expect(following.fixes.withLock { $0 } == walk)
+        #expect(notFollowing.fixes.withLock { $0 }.isEmpty)
+    }
+
     /// A time alarm is an announcement of its own: no presence change, no place, its due time.
     @Test func aTimeAlarmIsItsOwnAnnouncement() throws {
         var config = Config(path: "test", settings: EngineSettings(), places: [:], reminders: [])
