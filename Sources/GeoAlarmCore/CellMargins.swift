@@ -1,15 +1,18 @@
 import FoundationEssentials
 
 /// How far the fixes may still go before each circle of the current grid cell could come within
-/// its reach: the engine passes over a fence settled outside with one comparison while that
-/// margin lasts, instead of bounding its distance again on every fix.
+/// its reach, or, for one the fix is within, leave it: the engine passes over a fence settled on
+/// either side with one comparison while that margin lasts, instead of measuring it again on
+/// every fix.
 ///
-/// Each circle measured (its distance, or a lower bound of it) leaves a threshold: the distance
-/// the fixes had travelled by then plus how far beyond its reach it was. Travel is summed from
+/// Each circle measured leaves two thresholds: the distance the fixes had travelled by then
+/// plus how far beyond its reach it was, and plus how far within. A lower bound of the distance
+/// (trigonometry-free) gives the first only; the haversine gives both. Travel is summed from
 /// fix to fix with ``Haversine/Origin/distanceUpperBound(to:)``, so it is never less than how
-/// far the fix has moved since: while it stays below the threshold, the fix is still farther
-/// than the reach (the triangle inequality), and a settled tracker would have been fed nothing
-/// but "outside", which changes nothing. The margins are shaved (by 1e-8 of the distance and a
+/// far the fix has moved since: while it stays below a threshold, the fix is still on the same
+/// side of the reach (the triangle inequality). A tracker settled outside would have been fed
+/// "outside" there, and one settled inside "inside" or "in the margin" (which holds it
+/// inside): neither changes anything. The margins are shaved (by 1e-8 of the distance and a
 /// micrometre) more than the haversine's rounding, and each step of travel rounded up by ten
 /// nanometres, more than the rounding of its bound (a nanometre or two: latitudes differenced in
 /// radians) and of the sum while it stays under ``restartDistance``.
@@ -17,8 +20,15 @@ import FoundationEssentials
 /// Only geometry is kept: any engine whose fixes follow one another here may use the margins,
 /// a tracked device's copy of an engine included.
 struct CellMargins: Sendable {
-    /// Per candidate of the cell, in the cell's order: the travel at which it may come within reach.
-    private var thresholds: [Double] = []
+    /// The travel up to which a candidate stays beyond its reach, and within it.
+    private struct Thresholds {
+        var beyond: Double
+        var within: Double
+        static let none = Thresholds(beyond: -.infinity, within: -.infinity)
+    }
+
+    /// Per candidate of the cell, in the cell's order.
+    private var thresholds: [Thresholds] = []
     /// Metres travelled since the cell was entered, or the sum restarted, as an upper bound.
     private var travelled = 0.0
     /// The last fix measured from.
@@ -30,7 +40,7 @@ struct CellMargins: Sendable {
     /// Starts the `count` candidates of a new cell, none measured.
     mutating func enter(candidates count: Int) {
         thresholds.removeAll(keepingCapacity: true)
-        thresholds.append(contentsOf: repeatElement(-.infinity, count: count))
+        thresholds.append(contentsOf: repeatElement(.none, count: count))
         travelled = 0
         last = nil
     }
@@ -48,11 +58,25 @@ struct CellMargins: Sendable {
 
     /// Whether candidate `number` of the cell is still certainly beyond its reach.
     func isBeyondReach(_ number: Int) -> Bool {
-        thresholds[number] > travelled
+        thresholds[number].beyond > travelled
     }
 
-    /// Keeps how far beyond `reach` candidate `number` is, at `distance` or more from the fix.
-    mutating func record(_ number: Int, distance: Double, reach: Double) {
-        thresholds[number] = travelled + (distance * (1 - 1e-8) - 1e-6 - reach)
+    /// Whether the fix is still certainly within the reach of candidate `number` of the cell.
+    func isWithinReach(_ number: Int) -> Bool {
+        thresholds[number].within > travelled
+    }
+
+    /// Keeps how far beyond `reach` candidate `number` is, `distance` being a lower bound of its
+    /// distance from the fix (which says nothing of how far within).
+    mutating func record(_ number: Int, atLeast distance: Double, reach: Double) {
+        thresholds[number] = Thresholds(beyond: travelled + (distance * (1 - 1e-8) - 1e-6 - reach), within: -.infinity)
+    }
+
+    /// Keeps how far beyond or within `reach` candidate `number` is, at `distance` (the
+    /// haversine) from the fix.
+    mutating func record(_ number: Int, measured distance: Double, reach: Double) {
+        thresholds[number] = Thresholds(
+            beyond: travelled + (distance * (1 - 1e-8) - 1e-6 - reach),
+            within: travelled + (reach - distance * (1 + 1e-8) - 1e-6))
     }
 }

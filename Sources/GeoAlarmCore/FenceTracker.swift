@@ -64,6 +64,10 @@ public struct FenceTracker: Sendable, Equatable {
     /// True when nothing but a fix inside the fence's reach can change this tracker.
     public var isSettledOutside: Bool { presence == .outside && streakSide == nil }
 
+    /// True when nothing but a fix beyond the fence's reach can change this tracker (evidence
+    /// in the margin holds it inside).
+    public var isSettledInside: Bool { presence == .inside && streakSide == nil }
+
     /// Feeds one accepted fix's evidence; returns the newly confirmed side, if the side changed.
     /// `dwell` is the seconds a streak inside must last before "arrive".
     public mutating func observe(

@@ -516,15 +516,21 @@ public struct GeofenceEngine: Sendable {
             if shape.areaNumber < 0 {
                 // A settled-outside circle that the fix is certainly beyond the reach of cannot
                 // change: passed over while its margin lasts, or on a trigonometry-free bound
-                // (the haversine's rounding is far below the 1e-9 asked beyond the reach).
-                if trackers[slot].isSettledOutside, candidate >= 0 {
-                    if margins.isBeyondReach(candidate) { continue }
-                    let atLeast = origin.distanceLowerBound(to: shape.center)
-                    margins.record(candidate, distance: atLeast, reach: shape.reach)
-                    if atLeast > shape.reach * (1 + 1e-9) { continue }
+                // (the haversine's rounding is far below the 1e-9 asked beyond the reach). Nor
+                // can a settled-inside one the fix is certainly within the reach of, passed over
+                // while its margin lasts (an unsettled one's bookkeeping is then as it was).
+                if candidate >= 0 {
+                    if trackers[slot].isSettledOutside {
+                        if margins.isBeyondReach(candidate) { continue }
+                        let atLeast = origin.distanceLowerBound(to: shape.center)
+                        margins.record(candidate, atLeast: atLeast, reach: shape.reach)
+                        if atLeast > shape.reach * (1 + 1e-9) { continue }
+                    } else if wasUnsettled, trackers[slot].isSettledInside, margins.isWithinReach(candidate) {
+                        continue
+                    }
                 }
                 distance = origin.distance(to: shape.center)
-                if candidate >= 0 { margins.record(candidate, distance: distance, reach: shape.reach) }
+                if candidate >= 0 { margins.record(candidate, measured: distance, reach: shape.reach) }
                 evidence = shape.circleEvidence(distance: distance)
             } else {
                 let area = areas[Int(shape.areaNumber)]
