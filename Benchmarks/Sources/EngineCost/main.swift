@@ -44,8 +44,8 @@ func track(_ count: Int, _ random: inout SplitMix) -> [Fix] {
 }
 
 /// Nanoseconds per fix over all fixes but the first, in each of `rounds` rounds. `body`
-/// processes the first fix untimed (copying a million trackers on first write is set-up, not
-/// per-fix cost), then calls `timed` around the rest; it returns the events of the timed part.
+/// processes the first fix untimed, then calls `timed` around the rest; it returns the events
+/// of the timed part.
 func nanosecondsPerFix(_ fixes: [Fix], rounds: Int, _ body: ([Fix], (() -> Int) -> Int) -> Int) -> ([Double], Int) {
     var samples: [Double] = []
     var events = 0
@@ -61,6 +61,19 @@ func nanosecondsPerFix(_ fixes: [Fix], rounds: Int, _ body: ([Fix], (() -> Int) 
     return (samples, events)
 }
 
+/// An engine for `reminders` settled where `track` starts: two fixes there before it, 10 s
+/// apart, so that the second reads proximities. Made anew for each round, not copied from one
+/// engine: a copy shares the engine's million trackers until its first write copies them, and
+/// that write need not come with the first fix (a fix that changes no tracker writes none).
+func settledEngine(_ reminders: [Reminder], before track: [Fix], trackedDevice: Bool = false) -> GeofenceEngine {
+    var engine = GeofenceEngine(reminders: reminders, settings: EngineSettings())
+    if trackedDevice { engine = engine.copyForTrackedDevice(restoring: [:]) }
+    for offset in [-20.0, -10.0] {
+        _ = engine.process(Fix(time: track[0].time!.addingTimeInterval(offset), coordinate: track[0].coordinate, horizontalError: 5))
+    }
+    return engine
+}
+
 print("engine cost per fix, grid index against a brute-force scan, nanoseconds, median of 5 rounds (low-high)")
 print("(index: as `run` has it, proximity read; crossings only: the same engine reading no proximity, as a tracked device's)")
 print("| fences | index ns/fix | crossings only ns/fix | brute force ns/fix | brute / index | events, index | events, brute |")
@@ -70,16 +83,10 @@ for count in [1, 100, 10_000, 1_000_000] {
     // Brute force over 1M fences is slow: it gets a prefix of the track, and so does the agreement check.
     let common = Array(fixes.prefix(count >= 1_000_000 ? 20 : (count >= 10_000 ? 500 : fixes.count)))
     let reminders = fences(count, along: fixes, reach: common.count, &random)
-    // Both start settled: two fixes where the track starts, before it; 10 s apart, so that the
-    // untimed first fix reads proximities (and copies the engine's, as it copies its trackers).
+    // Both start settled: two fixes where the track starts, before it.
     let warmUp = [-20.0, -10.0].map { offset in
         Fix(time: fixes[0].time!.addingTimeInterval(offset), coordinate: fixes[0].coordinate, horizontalError: 5)
     }
-    var settled = GeofenceEngine(reminders: reminders, settings: EngineSettings())
-    for fix in warmUp { _ = settled.process(fix) }
-    // The same engine reading no proximity (as a tracked device's does): what crossings alone cost.
-    var crossingsOnly = GeofenceEngine(reminders: reminders, settings: EngineSettings()).copyForTrackedDevice(restoring: [:])
-    for fix in warmUp { _ = crossingsOnly.process(fix) }
     var settledTrackers = Array(repeating: FenceTracker(), count: reminders.count)
     for fix in warmUp {
         for (slot, reminder) in reminders.enumerated() {
@@ -89,10 +96,11 @@ for count in [1, 100, 10_000, 1_000_000] {
         }
     }
     func indexRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
-        run(settled, fixes, timed)
+        run(trackedDevice: false, fixes, timed)
     }
-    func run(_ start: GeofenceEngine, _ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
-        var engine = start
+    // The same engine reading no proximity (as a tracked device's does): what crossings alone cost.
+    func run(trackedDevice: Bool, _ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
+        var engine = settledEngine(reminders, before: fixes, trackedDevice: trackedDevice)
         _ = engine.process(fixes[0])
         return timed { fixes.dropFirst().reduce(0) { $0 + engine.process($1).events.count } }
     }
@@ -112,7 +120,7 @@ for count in [1, 100, 10_000, 1_000_000] {
         return timed { fixes.dropFirst().reduce(0) { $0 + observe($1) } }
     }
     let indexed = spread(nanosecondsPerFix(fixes, rounds: 5, indexRun).0)
-    let crossings = spread(nanosecondsPerFix(fixes, rounds: 5) { run(crossingsOnly, $0, $1) }.0)
+    let crossings = spread(nanosecondsPerFix(fixes, rounds: 5) { run(trackedDevice: true, $0, $1) }.0)
     let (bruteSamples, bruteEvents) = nanosecondsPerFix(common, rounds: 5, bruteRun)
     let brute = spread(bruteSamples)
     let indexEvents = indexRun(common) { $0() }
@@ -153,13 +161,9 @@ for count in [10_000, 1_000_000] {
         return area
     }
     func run(_ reminders: [Reminder]) -> (samples: [Double], events: Int, edges: Double) {
-        var settled = GeofenceEngine(reminders: reminders, settings: EngineSettings())
-        for offset in [-20.0, -10.0] {
-            _ = settled.process(Fix(time: fixes[0].time!.addingTimeInterval(offset), coordinate: fixes[0].coordinate, horizontalError: 5))
-        }
         var edges = 0.0
         let (samples, events) = nanosecondsPerFix(fixes, rounds: 5) { fixes, timed in
-            var engine = settled
+            var engine = settledEngine(reminders, before: fixes)
             _ = engine.process(fixes[0])
             let before = engine.edgesTested
             let events = timed { fixes.dropFirst().reduce(0) { $0 + engine.process($1).events.count } }
