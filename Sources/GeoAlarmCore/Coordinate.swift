@@ -83,9 +83,7 @@ public enum Haversine {
         /// the true distance for the ten kilometres around a fix up to 60° of latitude, looser
         /// towards the poles.
         func distanceLowerBound(to other: Coordinate) -> Double {
-            var longitude = abs(other.longitude - point.longitude)
-            if longitude > 180 { longitude = 360 - longitude }
-            let latitudeApart = abs(other.latitude * .pi / 180 - latitude)
+            let (latitudeApart, longitude) = separation(from: other)
             let otherCosLatitude = max(0, cosLatitude * (1 - latitudeApart * latitudeApart / 2) - latitudeApart * sinAbsoluteLatitude)
             let halfLatitude = latitudeApart / 2
             let halfLongitude = longitude * .pi / 180 / 2
@@ -98,10 +96,16 @@ public enum Haversine {
         /// trigonometry: the length of a way there along this point's parallel, then along the
         /// meridian, which no shortest way exceeds.
         func distanceUpperBound(to other: Coordinate) -> Double {
+            let (latitudeApart, longitude) = separation(from: other)
+            return earthRadius * (latitudeApart + cosLatitude * longitude * .pi / 180)
+        }
+
+        /// How far `other` is from this point in latitude (radians) and in longitude (degrees,
+        /// the short way round), for the two bounds.
+        private func separation(from other: Coordinate) -> (latitude: Double, longitude: Double) {
             var longitude = abs(other.longitude - point.longitude)
             if longitude > 180 { longitude = 360 - longitude }
-            let latitudeApart = abs(other.latitude * .pi / 180 - latitude)
-            return earthRadius * (latitudeApart + cosLatitude * longitude * .pi / 180)
+            return (abs(other.latitude * .pi / 180 - latitude), longitude)
         }
     }
 }
