@@ -68,10 +68,16 @@ func nanosecondsPerFix(_ fixes: [Fix], rounds: Int, _ body: ([Fix], (() -> Int) 
 func settledEngine(_ reminders: [Reminder], before track: [Fix], trackedDevice: Bool = false) -> GeofenceEngine {
     var engine = GeofenceEngine(reminders: reminders, settings: EngineSettings())
     if trackedDevice { engine = engine.copyForTrackedDevice(restoring: [:]) }
-    for offset in [-20.0, -10.0] {
-        _ = engine.process(Fix(time: track[0].time!.addingTimeInterval(offset), coordinate: track[0].coordinate, horizontalError: 5))
-    }
+    for fix in warmUp(before: track) { _ = engine.process(fix) }
     return engine
+}
+
+/// Two fixes where `track` starts, 20 s and 10 s before it: what settles an engine, and the
+/// brute-force scan's trackers, before the timed fixes.
+func warmUp(before track: [Fix]) -> [Fix] {
+    [-20.0, -10.0].map { offset in
+        Fix(time: track[0].time!.addingTimeInterval(offset), coordinate: track[0].coordinate, horizontalError: 5)
+    }
 }
 
 print("engine cost per fix, grid index against a brute-force scan, nanoseconds, median of 5 rounds (low-high)")
@@ -83,12 +89,9 @@ for count in [1, 100, 10_000, 1_000_000] {
     // Brute force over 1M fences is slow: it gets a prefix of the track, and so does the agreement check.
     let common = Array(fixes.prefix(count >= 1_000_000 ? 20 : (count >= 10_000 ? 500 : fixes.count)))
     let reminders = fences(count, along: fixes, reach: common.count, &random)
-    // Both start settled: two fixes where the track starts, before it.
-    let warmUp = [-20.0, -10.0].map { offset in
-        Fix(time: fixes[0].time!.addingTimeInterval(offset), coordinate: fixes[0].coordinate, horizontalError: 5)
-    }
+    // Both start settled (``warmUp(before:)``).
     var settledTrackers = Array(repeating: FenceTracker(), count: reminders.count)
-    for fix in warmUp {
+    for fix in warmUp(before: fixes) {
         for (slot, reminder) in reminders.enumerated() {
             _ = settledTrackers[slot].observe(
                 reminder.geometry.evidence(at: fix.coordinate, hysteresis: reminder.hysteresis), at: fix.time,
