@@ -101,7 +101,8 @@ for count in [1, 100, 10_000, 1_000_000] {
     func indexRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
         run(trackedDevice: false, fixes, timed)
     }
-    // The same engine reading no proximity (as a tracked device's does): what crossings alone cost.
+    // One round on a newly settled engine: as `run` has it, or a tracked device's, which reads no
+    // proximity (what crossings alone cost).
     func run(trackedDevice: Bool, _ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
         var engine = settledEngine(reminders, before: fixes, trackedDevice: trackedDevice)
         _ = engine.process(fixes[0])
