@@ -289,6 +289,60 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
         return longitude < west - degreesX || longitude > east + degreesX
     }
 
+    /// A lower bound of the metres a device at `origin` must travel before ``isBeyond(_:margin:)``
+    /// could say no: 0 where it may already. The engine passes over a settled-outside area while
+    /// its fixes have travelled less (``CellMargins``), reading nothing of the area.
+    ///
+    /// `isBeyond` widens the box by a longitude margin that grows with the point's latitude, but
+    /// only up to that of a point `2·degreesY` poleward of the box: any point more poleward than
+    /// that is beyond in latitude already. Measured from the box widened that much, which holds
+    /// every box `isBeyond` widens, the way there is at least the larger of:
+    /// - the latitude to go, times the earth's radius (no way is shorter than its meridian part);
+    /// - in longitude, the distance to the great circle of the nearer widened edge's meridian,
+    ///   which splits the sphere between the point and the box while the widened box spans less
+    ///   than 180°: R·asin(cos φ·sin Δλ) ≥ R·cos φ·(Δλ - Δλ³/6), with Δλ folded to within 90°.
+    func leastTravelToNear(from origin: Haversine.Origin, margin: Double) -> Double {
+        let point = origin.point
+        let degreesY = margin / (Haversine.earthRadius * .pi / 180) * 1.001
+        let metresPerDegree = Haversine.earthRadius * .pi / 180
+        let latitudeGap = max(south - degreesY - point.latitude, point.latitude - north - degreesY, 0)
+        let poleward = min(max(abs(south), abs(north)) + 2 * degreesY, 89.9)
+        // Padded past any rounding that could put a point's own widening above this one.
+        let degreesX = degreesY / Double.cos(poleward * .pi / 180) * (1 + 1e-9)
+        let (lower, upper) = (west - degreesX, east + degreesX)
+        let longitude = unwrap(point.longitude)
+        let longitudeGap = max(lower - longitude, longitude - upper, 0)
+        guard longitudeGap > 0, upper - lower < 180 else { return latitudeGap * metresPerDegree }
+        let turn = min(longitudeGap, 180 - longitudeGap) * .pi / 180
+        let acrossMeridian = Haversine.earthRadius * origin.cosLatitude * (turn - turn * turn * turn / 6)
+        return max(latitudeGap * metresPerDegree, acrossMeridian)
+    }
+
+    /// A lower bound of the metres a device at `point`, `distance` from the area's nearest edge
+    /// as ``distanceToEdge(from:tested:)`` measures it there, must travel before it could cross
+    /// an edge, or be nearer one than `distance` less that travel, as measured from where it is
+    /// then: 0 where nothing is told. The engine passes over a settled area while its fixes have
+    /// travelled less than this (outside, less its reach) (``CellMargins``).
+    ///
+    /// In longitude and latitude (longitudes unwrapped), `distanceToEdge` from a point at
+    /// latitude φ is the distance to the edges in the flat metric that scales degrees east by
+    /// cos φ. Within a travel t < `distance`, every latitude is within t of the point's, so
+    /// every such metric is at least the one scaled by c = cos(|φ| + `distance`): a way of
+    /// length t on the sphere is at most t long in it, the distance to the edges in it is at
+    /// least c / cos φ times `distance`, and so, by the triangle inequality, wherever the device
+    /// is, its distance (in its own metric, larger) is at least that less t, and it crossed no
+    /// edge on the way there. Nothing is told where the travel could pass a pole, or the
+    /// meridian opposite the area's middle, where unwrapped longitudes jump.
+    func leastTravelToEdge(from point: Coordinate, distance: Double) -> Double {
+        let metresPerDegree = Haversine.earthRadius * .pi / 180
+        let farthest = abs(point.latitude) + distance / metresPerDegree
+        guard farthest < 89.9 else { return 0 }
+        let (cosHere, cosFarthest) = (Double.cos(abs(point.latitude) * .pi / 180), Double.cos(farthest * .pi / 180))
+        let turn = abs(unwrap(point.longitude) - center.longitude) + distance / (cosFarthest * metresPerDegree)
+        guard turn < 180 else { return 0 }
+        return distance * cosFarthest / cosHere
+    }
+
     /// `longitude` moved by whole turns to within 180° of the area's middle.
     private func unwrap(_ longitude: Double) -> Double {
         center.longitude + Self.shortestTurn(longitude - center.longitude)

@@ -1,13 +1,17 @@
 import FoundationEssentials
 
-/// How far the fixes may still go before each circle of the current grid cell could come within
-/// its reach, or, for one the fix is within, leave it: the engine passes over a fence settled on
-/// either side with one comparison while that margin lasts, instead of measuring it again on
+/// How far the fixes may still go before each fence of the current grid cell could come within
+/// its reach, or, for one the fix is within, leave it: the engine passes over a fence settled
+/// on either side with one comparison while that margin lasts, instead of measuring it again on
 /// every fix.
 ///
 /// Each circle measured leaves two thresholds: the distance the fixes had travelled by then
 /// plus how far beyond its reach it was, and plus how far within. A lower bound of the distance
-/// (trigonometry-free) gives the first only; the haversine gives both. Travel is summed from
+/// (trigonometry-free) gives the first only; the haversine gives both. An area leaves the first
+/// from a lower bound of the way to its box widened by its reach
+/// (``Area/leastTravelToNear(from:margin:)``) or, measured outside it, to its edges
+/// (``Area/leastTravelToEdge(from:distance:)``); inside it, the second from the way to its
+/// edges (crossing none, the fix stays inside). Travel is summed from
 /// fix to fix with ``Haversine/Origin/distanceUpperBound(to:)``, so it is never less than how
 /// far the fix has moved since: while it stays below a threshold, the fix is still on the same
 /// side of the reach (the triangle inequality). A tracker settled outside would have been fed
@@ -70,6 +74,11 @@ struct CellMargins: Sendable {
     /// distance from the fix (which says nothing of how far within).
     mutating func record(_ number: Int, atLeast distance: Double, reach: Double) {
         thresholds[number] = Thresholds(beyond: travelled + (distance * (1 - 1e-8) - 1e-6 - reach), within: -.infinity)
+    }
+
+    /// Keeps that the fix stays inside candidate `number` (an area) for at least `travel`.
+    mutating func record(_ number: Int, insideFor travel: Double) {
+        thresholds[number] = Thresholds(beyond: -.infinity, within: travelled + (travel * (1 - 1e-8) - 1e-6))
     }
 
     /// Keeps how far beyond or within `reach` candidate `number` is, at `distance` (the

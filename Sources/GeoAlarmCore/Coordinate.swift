@@ -52,7 +52,8 @@ public enum Haversine {
         /// The point distances are measured from.
         public let point: Coordinate
         private let latitude: Double
-        private let cosLatitude: Double
+        /// The cosine of the point's latitude.
+        let cosLatitude: Double
         /// The sine of the latitude's magnitude, for ``distanceLowerBound(to:)``: taken
         /// from the cosine (a square root is cheaper than a sine, and every fix makes an
         /// origin), then rounded up by 2e-8, more than that way's error (at most 1.5e-8, near

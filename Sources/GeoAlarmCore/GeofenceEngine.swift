@@ -173,7 +173,7 @@ public struct GeofenceEngine: Sendable {
     /// The cell of the last fix and its fences: consecutive fixes mostly fall in the same cell,
     /// whose fences are otherwise a hash lookup away. Cell -1 (no cell has it) before the first fix.
     private var lastCell: (number: Int, candidates: ArraySlice<Int32>) = (-1, [])
-    /// How far the fixes may go before each circle of `lastCell` could come within reach.
+    /// How far the fixes may go before each fence of `lastCell` could come within reach.
     private var margins = CellMargins()
     private var unsettled: UnsettledSlots
     /// The slot of each reminder's id.
@@ -533,6 +533,20 @@ public struct GeofenceEngine: Sendable {
                 if candidate >= 0 { margins.record(candidate, measured: distance, reach: shape.reach) }
                 evidence = shape.circleEvidence(distance: distance)
             } else {
+                // Likewise an area: one settled outside that the fix is certainly beyond the reach
+                // of, or one settled inside that it is certainly still inside, passed over while
+                // its margin lasts (kept below, from its box widened by its reach or from its
+                // edges) without reading the area.
+                if candidate >= 0 {
+                    if trackers[slot].isSettledOutside {
+                        if margins.isBeyondReach(candidate) { continue }
+                        let gap = areas[Int(shape.areaNumber)].leastTravelToNear(from: origin, margin: shape.reach)
+                        margins.record(candidate, atLeast: gap, reach: 0)
+                        if gap > 0 { continue }
+                    } else if wasUnsettled, trackers[slot].isSettledInside, margins.isWithinReach(candidate) {
+                        continue
+                    }
+                }
                 let area = areas[Int(shape.areaNumber)]
                 // Outside its box by more than the hysteresis: outside, and farther than that from every edge.
                 if area.isBeyond(fix.coordinate, margin: shape.reach) {
@@ -540,9 +554,17 @@ public struct GeofenceEngine: Sendable {
                     (distance, evidence) = (.infinity, .outside)
                 } else if area.contains(fix.coordinate, tested: &edgesTested) {
                     (distance, evidence) = (0, .inside)
+                    // Measured only for a fence that stays inside: the way to its edges is a scan of them.
+                    if candidate >= 0, trackers[slot].isSettledInside {
+                        let edge = area.distanceToEdge(from: fix.coordinate, tested: &edgesTested)
+                        margins.record(candidate, insideFor: area.leastTravelToEdge(from: fix.coordinate, distance: edge))
+                    }
                 } else {
                     distance = area.distanceToEdge(from: fix.coordinate, tested: &edgesTested)
                     evidence = distance > shape.reach ? .outside : .margin
+                    if candidate >= 0 {
+                        margins.record(candidate, atLeast: area.leastTravelToEdge(from: fix.coordinate, distance: distance), reach: shape.reach)
+                    }
                 }
             }
             let before = trackers[slot].presence

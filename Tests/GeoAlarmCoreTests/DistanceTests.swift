@@ -1,4 +1,6 @@
+import Foundation
 @testable import GeoAlarmCore
+import GeoAlarmTestSupport
 import PropertyBased
 import Testing
 
@@ -94,5 +96,99 @@ struct DistanceTests {
         #expect(!Coordinate(latitude: .nan, longitude: 0).isValid)
         #expect(Coordinate(latitude: 38.7226, longitude: -9.1094).description == "38.722600,-9.109400")
         #expect(Coordinate(latitude: -0.5, longitude: 0.0000004).description == "-0.500000,0.000000")
+    }
+}
+
+/// The way an area's settled-outside tracker may be passed over for (``Area/leastTravelToNear(from:margin:)``):
+/// wherever a fix goes within it, `isBeyond` must still say yes, for areas of a few metres to
+/// tens of degrees, by the latitude limit and across the antimeridian.
+struct AreaTravelBoundTests {
+    @Test func noFixWithinTheBoundComesNear() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var random = SplitMix(seed: UInt64(seed))
+            guard let area = Self.randomArea(&random) else { return }
+            let height = max(area.north - area.south, 1e-4)
+            let margin = random.double(in: 0...500)
+            for _ in 0..<20 {
+                let away = random.double(in: 0...(height * .pi / 180 * 3 + 5_000 / Haversine.earthRadius))
+                let fix = PropertyTests.destination(from: area.center, angle: away, bearing: random.double(in: 0...(2 * .pi)))
+                let gap = area.leastTravelToNear(from: Haversine.Origin(fix), margin: margin)
+                #expect(gap >= 0)
+                guard gap > 0 else { continue }
+                #expect(area.isBeyond(fix, margin: margin), "seed \(seed): \(fix) reported \(gap) m away")
+                // As far as `CellMargins` lets the fixes go: its margin shaved, any direction.
+                for _ in 0..<5 {
+                    let travel = random.double(in: 0...1) * max(0, gap * (1 - 1e-8) - 1e-6)
+                    let moved = PropertyTests.destination(
+                        from: fix, angle: travel / Haversine.earthRadius, bearing: random.double(in: 0...(2 * .pi)))
+                    #expect(area.isBeyond(moved, margin: margin), "seed \(seed): \(moved), \(travel) m from \(fix), within \(gap) m")
+                }
+            }
+        }
+    }
+
+    /// From a point outside an area, measured from its edges: within the travel told, beyond
+    /// the reach, no fix is inside, and none is within the reach of an edge. From a point
+    /// inside: within the travel told, every fix is inside.
+    @Test func noFixWithinTheBoundFromTheEdgesCrossesOne() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var random = SplitMix(seed: UInt64(seed))
+            guard let area = Self.randomArea(&random) else { return }
+            let height = max(area.north - area.south, 1e-4)
+            var tested = 0
+            for _ in 0..<20 {
+                let away = random.double(in: 0...(height * .pi / 180 * 2))
+                let fix = PropertyTests.destination(from: area.center, angle: away, bearing: random.double(in: 0...(2 * .pi)))
+                let inside = area.contains(fix, tested: &tested)
+                let distance = area.distanceToEdge(from: fix, tested: &tested)
+                let reach = inside ? 0 : random.double(in: 0...distance)
+                let travel = area.leastTravelToEdge(from: fix, distance: distance)
+                #expect(travel >= 0 && travel <= distance)
+                // What `CellMargins` lets the fixes go (outside, beyond the reach).
+                let allowed = travel * (1 - 1e-8) - 1e-6 - reach
+                guard allowed > 0 else { continue }
+                for _ in 0..<5 {
+                    let moved = PropertyTests.destination(
+                        from: fix, angle: random.double(in: 0...allowed) / Haversine.earthRadius, bearing: random.double(in: 0...(2 * .pi)))
+                    #expect(area.contains(moved, tested: &tested) == inside, "seed \(seed): \(moved) crossed, from \(fix) \(distance) m in or out")
+                    if !inside {
+                        #expect(area.distanceToEdge(from: moved, tested: &tested) > reach, "seed \(seed): \(moved) within \(reach) m, from \(fix)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// A star of 3 to 12 points, a few metres to tens of degrees across, in mid latitudes or
+    /// by the latitude limit, across the antimeridian or not; nil where `Area` refuses it.
+    static func randomArea(_ random: inout SplitMix) -> Area? {
+        let latitude = random.bool() ? random.double(in: 78...84) * (random.bool() ? 1 : -1) : random.double(in: -70...70)
+        let longitude = random.bool() ? 179.99 * (random.bool() ? 1 : -1) : random.double(in: -180...180)
+        let outer = [random.double(in: 0.0005...0.02), random.double(in: 0.02...1), random.double(in: 1...40)][Int(random.next() % 3)]
+        let ring = AreaTests.star(
+            around: Coordinate(latitude: latitude, longitude: longitude), vertices: Int(random.next() % 10) + 3,
+            inner: outer / 2, outer: outer, &random)
+        return try? Area(polygons: [[ring]])
+    }
+
+    /// Close to the true way where it matters: a square of about 200 m at 38.7° N, a fix 1 km
+    /// south or west of its box widened by a 25 m reach.
+    @Test func theBoundIsNearlyTheWayThere() throws {
+        let metresPerDegree = Haversine.earthRadius * .pi / 180
+        let (south, west) = (38.7, -9.14)
+        let side = 200 / metresPerDegree
+        let east = west + side / cos(south * .pi / 180)
+        let square: [Coordinate] = [
+            Coordinate(latitude: south, longitude: west), Coordinate(latitude: south, longitude: east),
+            Coordinate(latitude: south + side, longitude: east), Coordinate(latitude: south + side, longitude: west),
+        ]
+        let area = try Area(polygons: [[square]])
+        let below = Coordinate(latitude: south - 1025 / metresPerDegree, longitude: (west + east) / 2)
+        let gapSouth = area.leastTravelToNear(from: Haversine.Origin(below), margin: 25)
+        #expect(abs(gapSouth - 1000) < 1, "\(gapSouth)")
+        let beside = Coordinate(latitude: south + side / 2, longitude: west - 1025 / metresPerDegree / cos((south + side / 2) * .pi / 180))
+        let gapWest = area.leastTravelToNear(from: Haversine.Origin(beside), margin: 25)
+        #expect(gapWest > 995 && gapWest < 1000, "\(gapWest)")
+        #expect(area.leastTravelToNear(from: Haversine.Origin(Coordinate(latitude: south + side / 2, longitude: west)), margin: 25) == 0)
     }
 }
