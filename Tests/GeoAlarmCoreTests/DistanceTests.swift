@@ -99,9 +99,11 @@ struct DistanceTests {
     }
 }
 
-/// The way an area's settled-outside tracker may be passed over for (``Area/leastTravelToNear(from:margin:)``):
-/// wherever a fix goes within it, `isBeyond` must still say yes, for areas of a few metres to
-/// tens of degrees, by the latitude limit and across the antimeridian.
+/// The travel an area's settled tracker may be passed over for, from its widened box
+/// (``Area/leastTravelToNear(from:margin:)``) and from its edges
+/// (``Area/leastTravelToEdge(from:distance:)``): wherever a fix goes within it, the area must
+/// answer as it did, for areas of a few metres to tens of degrees, by the latitude limit and
+/// across the antimeridian.
 struct AreaTravelBoundTests {
     @Test func noFixWithinTheBoundComesNear() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
@@ -172,7 +174,7 @@ struct AreaTravelBoundTests {
     }
 
     /// Close to the true way where it matters: a square of about 200 m at 38.7° N, a fix 1 km
-    /// south or west of its box widened by a 25 m reach.
+    /// south or west of its box widened by a 25 m reach, and 100 m from its edge, out or in.
     @Test func theBoundIsNearlyTheWayThere() throws {
         let metresPerDegree = Haversine.earthRadius * .pi / 180
         let (south, west) = (38.7, -9.14)
@@ -190,5 +192,13 @@ struct AreaTravelBoundTests {
         let gapWest = area.leastTravelToNear(from: Haversine.Origin(beside), margin: 25)
         #expect(gapWest > 995 && gapWest < 1000, "\(gapWest)")
         #expect(area.leastTravelToNear(from: Haversine.Origin(Coordinate(latitude: south + side / 2, longitude: west)), margin: 25) == 0)
+        var tested = 0
+        for metres in [-100.0, 100] {
+            let point = Coordinate(latitude: south + metres / metresPerDegree, longitude: (west + east) / 2)
+            let distance = area.distanceToEdge(from: point, tested: &tested)
+            #expect(abs(distance - 100) < 0.01)
+            let travel = area.leastTravelToEdge(from: point, distance: distance)
+            #expect(travel > 99.99 && travel <= distance, "\(travel)")
+        }
     }
 }
