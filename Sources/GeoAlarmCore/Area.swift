@@ -244,7 +244,7 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
     /// Metres from `point` to the nearest edge (whether the point is inside or not).
     public func distanceToEdge(from point: Coordinate, tested: inout Int) -> Double {
         let longitude = unwrap(point.longitude)
-        let metresY = Haversine.earthRadius * .pi / 180
+        let metresY = Haversine.metresPerDegree
         let metresX = metresY * Double.cos(point.latitude * .pi / 180)
         var best = Double.infinity
         func measure(_ edge: Int) {
@@ -281,12 +281,23 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
     /// Whether `point` is farther than `margin` metres outside the bounding box: then it is
     /// outside and farther than `margin` from every edge.
     public func isBeyond(_ point: Coordinate, margin: Double) -> Bool {
-        let degreesY = margin / (Haversine.earthRadius * .pi / 180) * 1.001
+        let degreesY = Self.degreesNorth(margin)
         if point.latitude < south - degreesY || point.latitude > north + degreesY { return true }
-        let poleward = min(max(abs(south), abs(north), abs(point.latitude)) + degreesY, 89.9)
-        let degreesX = degreesY / Double.cos(poleward * .pi / 180)
+        let degreesX = Self.degreesEast(degreesY, at: max(abs(south), abs(north), abs(point.latitude)) + degreesY)
         let longitude = unwrap(point.longitude)
         return longitude < west - degreesX || longitude > east + degreesX
+    }
+
+    /// `margin` metres as the degrees of latitude ``isBeyond(_:margin:)`` widens the box by
+    /// (a tenth of a percent more).
+    private static func degreesNorth(_ margin: Double) -> Double {
+        margin / Haversine.metresPerDegree * 1.001
+    }
+
+    /// `degreesNorth` as degrees of longitude at latitude `poleward` (taken as at most 89.9°),
+    /// where they are fewest metres: how far ``isBeyond(_:margin:)`` widens the box east and west.
+    private static func degreesEast(_ degreesNorth: Double, at poleward: Double) -> Double {
+        degreesNorth / Double.cos(min(poleward, 89.9) * .pi / 180)
     }
 
     /// A lower bound of the metres a device at `origin` must travel before ``isBeyond(_:margin:)``
@@ -303,19 +314,17 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
     ///   than 180°: R·asin(cos φ·sin Δλ) ≥ R·cos φ·(Δλ - Δλ³/6), with Δλ folded to within 90°.
     func leastTravelToNear(from origin: Haversine.Origin, margin: Double) -> Double {
         let point = origin.point
-        let degreesY = margin / (Haversine.earthRadius * .pi / 180) * 1.001
-        let metresPerDegree = Haversine.earthRadius * .pi / 180
+        let degreesY = Self.degreesNorth(margin)
         let latitudeGap = max(south - degreesY - point.latitude, point.latitude - north - degreesY, 0)
-        let poleward = min(max(abs(south), abs(north)) + 2 * degreesY, 89.9)
         // Padded past any rounding that could put a point's own widening above this one.
-        let degreesX = degreesY / Double.cos(poleward * .pi / 180) * (1 + 1e-9)
+        let degreesX = Self.degreesEast(degreesY, at: max(abs(south), abs(north)) + 2 * degreesY) * (1 + 1e-9)
         let (lower, upper) = (west - degreesX, east + degreesX)
         let longitude = unwrap(point.longitude)
         let longitudeGap = max(lower - longitude, longitude - upper, 0)
-        guard longitudeGap > 0, upper - lower < 180 else { return latitudeGap * metresPerDegree }
+        guard longitudeGap > 0, upper - lower < 180 else { return latitudeGap * Haversine.metresPerDegree }
         let turn = min(longitudeGap, 180 - longitudeGap) * .pi / 180
         let acrossMeridian = Haversine.earthRadius * origin.cosLatitude * (turn - turn * turn * turn / 6)
-        return max(latitudeGap * metresPerDegree, acrossMeridian)
+        return max(latitudeGap * Haversine.metresPerDegree, acrossMeridian)
     }
 
     /// A lower bound of the metres a device at `point`, `distance` from the area's nearest edge
@@ -334,11 +343,10 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
     /// edge on the way there. Nothing is told where the travel could pass a pole, or the
     /// meridian opposite the area's middle, where unwrapped longitudes jump.
     func leastTravelToEdge(from point: Coordinate, distance: Double) -> Double {
-        let metresPerDegree = Haversine.earthRadius * .pi / 180
-        let farthest = abs(point.latitude) + distance / metresPerDegree
+        let farthest = abs(point.latitude) + distance / Haversine.metresPerDegree
         guard farthest < 89.9 else { return 0 }
         let (cosHere, cosFarthest) = (Double.cos(abs(point.latitude) * .pi / 180), Double.cos(farthest * .pi / 180))
-        let turn = abs(unwrap(point.longitude) - center.longitude) + distance / (cosFarthest * metresPerDegree)
+        let turn = abs(unwrap(point.longitude) - center.longitude) + distance / (cosFarthest * Haversine.metresPerDegree)
         guard turn < 180 else { return 0 }
         return distance * cosFarthest / cosHere
     }

@@ -38,6 +38,8 @@ public struct Coordinate: Hashable, Sendable, CustomStringConvertible {
 public enum Haversine {
     /// The WGS84 mean earth radius (IUGG R1), in metres.
     public static let earthRadius = 6_371_008.8
+    /// Metres in a degree of a great circle: of latitude anywhere, of longitude at the equator.
+    static let metresPerDegree = earthRadius * .pi / 180
 
     /// Great-circle distance in metres between two coordinates.
     ///

@@ -90,18 +90,17 @@ public struct ProximityChange: Sendable, Equatable {
 public struct LocalFrame: Sendable {
     public let origin: Coordinate
     private let metresPerDegreeEast: Double
-    static let metresPerDegree = Haversine.earthRadius * .pi / 180
 
     public init(at origin: Coordinate) {
         self.origin = origin
-        metresPerDegreeEast = Self.metresPerDegree * Double.cos(origin.latitude * .pi / 180)
+        metresPerDegreeEast = Haversine.metresPerDegree * Double.cos(origin.latitude * .pi / 180)
     }
 
     /// East and north metres of `point` from the origin.
     public func offset(of point: Coordinate) -> (east: Double, north: Double) {
         var longitude = point.longitude - origin.longitude
         if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
-        return (longitude * metresPerDegreeEast, (point.latitude - origin.latitude) * Self.metresPerDegree)
+        return (longitude * metresPerDegreeEast, (point.latitude - origin.latitude) * Haversine.metresPerDegree)
     }
 }
 
