@@ -327,7 +327,7 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
         return max(latitudeGap * Haversine.metresPerDegree, acrossMeridian)
     }
 
-    /// A lower bound of the metres a device at `point`, `distance` from the area's nearest edge
+    /// A lower bound of the metres a device at `origin`, `distance` from the area's nearest edge
     /// as ``distanceToEdge(from:tested:)`` measures it there, must travel before it could cross
     /// an edge, or be nearer one than `distance` less that travel, as measured from where it is
     /// then: 0 where nothing is told. The engine passes over a settled area while its fixes have
@@ -342,13 +342,14 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
     /// is, its distance (in its own metric, larger) is at least that less t, and it crossed no
     /// edge on the way there. Nothing is told where the travel could pass a pole, or the
     /// meridian opposite the area's middle, where unwrapped longitudes jump.
-    func leastTravelToEdge(from point: Coordinate, distance: Double) -> Double {
+    func leastTravelToEdge(from origin: Haversine.Origin, distance: Double) -> Double {
+        let point = origin.point
         let farthest = abs(point.latitude) + distance / Haversine.metresPerDegree
         guard farthest < 89.9 else { return 0 }
-        let (cosHere, cosFarthest) = (Double.cos(abs(point.latitude) * .pi / 180), Double.cos(farthest * .pi / 180))
+        let cosFarthest = Double.cos(farthest * .pi / 180)
         let turn = abs(unwrap(point.longitude) - center.longitude) + distance / (cosFarthest * Haversine.metresPerDegree)
         guard turn < 180 else { return 0 }
-        return distance * cosFarthest / cosHere
+        return distance * cosFarthest / origin.cosLatitude
     }
 
     /// `longitude` moved by whole turns to within 180° of the area's middle.

@@ -557,13 +557,13 @@ public struct GeofenceEngine: Sendable {
                     // Measured only for a fence that stays inside: the way to its edges is a scan of them.
                     if candidate >= 0, trackers[slot].isSettledInside {
                         let edge = area.distanceToEdge(from: fix.coordinate, tested: &edgesTested)
-                        margins.record(candidate, insideFor: area.leastTravelToEdge(from: fix.coordinate, distance: edge))
+                        margins.record(candidate, insideFor: area.leastTravelToEdge(from: origin, distance: edge))
                     }
                 } else {
                     distance = area.distanceToEdge(from: fix.coordinate, tested: &edgesTested)
                     evidence = distance > shape.reach ? .outside : .margin
                     if candidate >= 0 {
-                        margins.record(candidate, atLeast: area.leastTravelToEdge(from: fix.coordinate, distance: distance), reach: shape.reach)
+                        margins.record(candidate, atLeast: area.leastTravelToEdge(from: origin, distance: distance), reach: shape.reach)
                     }
                 }
             }

@@ -144,7 +144,7 @@ struct AreaTravelBoundTests {
                 let inside = area.contains(fix, tested: &tested)
                 let distance = area.distanceToEdge(from: fix, tested: &tested)
                 let reach = inside ? 0 : random.double(in: 0...distance)
-                let travel = area.leastTravelToEdge(from: fix, distance: distance)
+                let travel = area.leastTravelToEdge(from: Haversine.Origin(fix), distance: distance)
                 #expect(travel >= 0 && travel <= distance)
                 // What `CellMargins` lets the fixes go (outside, beyond the reach).
                 let allowed = travel * (1 - 1e-8) - 1e-6 - reach
@@ -197,7 +197,7 @@ struct AreaTravelBoundTests {
             let point = Coordinate(latitude: south + metres / metresPerDegree, longitude: (west + east) / 2)
             let distance = area.distanceToEdge(from: point, tested: &tested)
             #expect(abs(distance - 100) < 0.01)
-            let travel = area.leastTravelToEdge(from: point, distance: distance)
+            let travel = area.leastTravelToEdge(from: Haversine.Origin(point), distance: distance)
             #expect(travel > 99.99 && travel <= distance, "\(travel)")
         }
     }
