@@ -168,22 +168,40 @@ public struct MotionEstimator: Sendable {
         guard samples.count >= settings.minimumFixes, let first = samples.first, let last = samples.last,
               last.time - first.time >= settings.minimumSpan
         else { return nil }
-        let offsets = samples.map { frame.offset(of: $0.coordinate) }
-        let east, north: Double
-        if samples.allSatisfy({ !$0.reportedEast.isNaN }) {
-            (east, north) = (Self.median(samples.map(\.reportedEast)), Self.median(samples.map(\.reportedNorth)))
-        } else {
-            (east, north) = (Self.pairedSlope(samples.map(\.time), offsets.map(\.east)), Self.pairedSlope(samples.map(\.time), offsets.map(\.north)))
+        let count = samples.count
+        // A reading takes four medians of the window: its times, offsets and each median's
+        // values share one buffer on the stack, where arrays would make a dozen allocations.
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: 4 * count) { buffer in
+            let times = UnsafeMutableBufferPointer(rebasing: buffer[0..<count])
+            let offsetsEast = UnsafeMutableBufferPointer(rebasing: buffer[count..<(2 * count)])
+            let offsetsNorth = UnsafeMutableBufferPointer(rebasing: buffer[(2 * count)..<(3 * count)])
+            let work = UnsafeMutableBufferPointer(rebasing: buffer[(3 * count)...])
+            for (index, sample) in samples.enumerated() {
+                times[index] = sample.time
+                (offsetsEast[index], offsetsNorth[index]) = frame.offset(of: sample.coordinate)
+            }
+            /// The median of `value` over the samples, worked out in `work`.
+            func median(_ value: (Int) -> Double) -> Double {
+                for index in 0..<count { work[index] = value(index) }
+                return Self.median(work)
+            }
+            let east, north: Double
+            if samples.allSatisfy({ !$0.reportedEast.isNaN }) {
+                (east, north) = (median { samples[$0].reportedEast }, median { samples[$0].reportedNorth })
+            } else {
+                east = Self.pairedSlope(UnsafeBufferPointer(times), UnsafeBufferPointer(offsetsEast), work: work)
+                north = Self.pairedSlope(UnsafeBufferPointer(times), UnsafeBufferPointer(offsetsNorth), work: work)
+            }
+            // The velocity is the window's average, so it belongs to where you were in its middle:
+            // the median of the fixes moved along it to that time.
+            let middle = (first.time + last.time) / 2
+            return Motion(
+                east: east, north: north, span: last.time - first.time,
+                middle: (
+                    median { offsetsEast[$0] - east * (times[$0] - middle) },
+                    median { offsetsNorth[$0] - north * (times[$0] - middle) }
+                ))
         }
-        // The velocity is the window's average, so it belongs to where you were in its middle:
-        // the median of the fixes moved along it to that time.
-        let middle = (first.time + last.time) / 2
-        return Motion(
-            east: east, north: north, span: last.time - first.time,
-            middle: (
-                Self.median(samples.indices.map { offsets[$0].east - east * (samples[$0].time - middle) }),
-                Self.median(samples.indices.map { offsets[$0].north - north * (samples[$0].time - middle) })
-            ))
     }
 
     /// Keeps every other sample and the last: the window's span stays, its count halves.
@@ -200,23 +218,70 @@ public struct MotionEstimator: Sendable {
 
     /// The median of the slopes between each point and the one half the points later (0 when
     /// there are none): every slope spans about half the window, so the fixes' noise weighs
-    /// little, and a stray point spoils one slope of many.
-    static func pairedSlope(_ times: [Double], _ values: [Double]) -> Double {
+    /// little, and a stray point spoils one slope of many. `work`, at least as long as `times`,
+    /// is written over.
+    static func pairedSlope(
+        _ times: UnsafeBufferPointer<Double>, _ values: UnsafeBufferPointer<Double>, work: UnsafeMutableBufferPointer<Double>
+    ) -> Double {
         let half = times.count / 2
-        guard half > 0 else { return 0 }
-        var slopes: [Double] = []
-        slopes.reserveCapacity(times.count - half)
+        var slopes = 0
         for first in 0..<(times.count - half) where times[first + half] > times[first] {
-            slopes.append((values[first + half] - values[first]) / (times[first + half] - times[first]))
+            work[slopes] = (values[first + half] - values[first]) / (times[first + half] - times[first])
+            slopes += 1
         }
-        return median(slopes)
+        return median(UnsafeMutableBufferPointer(rebasing: work[..<slopes]))
     }
 
-    static func median(_ values: [Double]) -> Double {
+    /// The median of `values` (0 when there are none), as sorting them would give it, found by
+    /// selection: they are reordered in place, and nothing is allocated.
+    static func median(_ values: UnsafeMutableBufferPointer<Double>) -> Double {
         guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+        let middle = values.count / 2
+        select(rank: middle, in: values)
+        guard values.count % 2 == 0 else { return values[middle] }
+        // Every value before `middle` is now one of the smallest `middle`: their largest is the
+        // other middle one.
+        var below = values[0]
+        for value in values[1..<middle] where value > below { below = value }
+        return (below + values[middle]) / 2
+    }
+
+    /// Reorders `values` so that the value at `rank` is the one sorting would put there, with
+    /// none greater before it and none less after it. Each round splits the range around a
+    /// pivot into less, equal and greater (so that a window of equal values, a device at rest,
+    /// takes one round) and goes on in the part that holds `rank`. Each round ends the search
+    /// or shrinks the range, NaN or not: the pivot is in the equal part, as NaN is.
+    private static func select(rank: Int, in values: UnsafeMutableBufferPointer<Double>) {
+        var (low, high) = (values.startIndex, values.endIndex)
+        while high - low > 1 {
+            let pivot = values[(low + high) / 2]
+            let less = partition(values, low..<high) { $0 < pivot }
+            let notGreater = partition(values, less..<high) { !(pivot < $0) }
+            if rank < less {
+                high = less
+            } else if rank >= notGreater {
+                low = notGreater
+            } else {
+                return
+            }
+        }
+    }
+
+    /// Moves the values of `range` that pass `belongs` to its front and returns where the
+    /// others start. Without a branch on the test (the values of a window come in no order, so
+    /// a branch would be mispredicted half the time): each value is swapped to the front's end,
+    /// which moves on only past one that belongs.
+    private static func partition(
+        _ values: UnsafeMutableBufferPointer<Double>, _ range: Range<Int>, _ belongs: (Double) -> Bool
+    ) -> Int {
+        var end = range.lowerBound
+        for index in range {
+            let value = values[index]
+            values[index] = values[end]
+            values[end] = value
+            end += belongs(value) ? 1 : 0
+        }
+        return end
     }
 }
 

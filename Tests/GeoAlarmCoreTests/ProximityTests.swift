@@ -146,7 +146,40 @@ struct ProximityTests {
         var values = times.map { 2 * $0 + 1 }
         values[5] = 500
         values[16] = -400
-        #expect(abs(MotionEstimator.pairedSlope(times, values) - 2) < 0.01)
-        #expect(MotionEstimator.pairedSlope([3], [1]) == 0)
+        #expect(abs(Self.pairedSlope(times, values) - 2) < 0.01)
+        #expect(Self.pairedSlope([3], [1]) == 0)
+        #expect(Self.pairedSlope([], []) == 0)
+    }
+
+    private static func pairedSlope(_ times: [Double], _ values: [Double]) -> Double {
+        times.withUnsafeBufferPointer { times in
+            values.withUnsafeBufferPointer { values in
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: times.count) { work in
+                    MotionEstimator.pairedSlope(times, values, work: work)
+                }
+            }
+        }
+    }
+
+    /// The median found by selection is the one a sort gives, exactly, for any count (odd,
+    /// even, one, none) and with many equal values (a window at rest) or none.
+    @Test(arguments: 0..<200) func theMedianBySelectionIsTheSortedMedian(seed: UInt64) {
+        var random = SplitMix(seed: seed)
+        let count = Int.random(in: 0...40, using: &random)
+        // One level (all equal), three (many ties) or a thousand (nearly all distinct).
+        let levels = [1, 3, 1000][Int.random(in: 0...2, using: &random)]
+        let values = (0..<count).map { _ in Double(Int.random(in: 0..<levels, using: &random)) / 7 - 20 }
+        let sorted = values.sorted()
+        let expected = count == 0 ? 0 : count % 2 == 1 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2
+        var work = values
+        let median = work.withUnsafeMutableBufferPointer { MotionEstimator.median($0) }
+        #expect(median == expected, "\(values)")
+        #expect(work.sorted() == sorted, "selection only reorders")
+    }
+
+    @Test func theMedianOfAWindowWithNaNEnds() {
+        var values: [Double] = [.nan, 1, .nan, 2, 3, .nan]
+        let median = values.withUnsafeMutableBufferPointer { MotionEstimator.median($0) }
+        #expect(median.isNaN || (1...3).contains(median))
     }
 }
