@@ -32,9 +32,15 @@ public struct TrackStream {
 
     private let descriptor: Int32
     private let startDay: Int?
-    /// Bytes read but not yet decoded: a partial line, the start before the format is known, or a GPX file.
-    private var pending: [UInt8] = []
-    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    /// The bytes a read asks for: the most that one call to ``next()`` decodes.
+    private static let chunk = 1 << 16
+    /// `buffer[..<filled]` holds the bytes read but not yet decoded: a partial line, the start
+    /// before the format is known, or a GPX file. Each read lands right after them, in place: a
+    /// chunk read elsewhere and appended was a copy of every byte (about 200 instructions a gpsd
+    /// JSON line, 3% of its decoding). The buffer grows only for a line or a GPX file longer
+    /// than it.
+    private var buffer = [UInt8](repeating: 0, count: 2 * Self.chunk)
+    private var filled = 0
     // One of the two line decoders, once the format is known (mutated in place: a copy per line
     // would copy the fixes decoded so far).
     private var nmea: NMEAReader?
@@ -61,22 +67,28 @@ public struct TrackStream {
     /// Reads one chunk and returns the fixes it completed (maybe none); nil once the track has ended.
     public mutating func next() throws(TrackReadError) -> [Fix]? {
         guard !atEnd else { return nil }
+        if buffer.count - filled < Self.chunk {
+            // Doubled, up to the largest GPX track and a chunk past it (to tell a larger one).
+            buffer += repeatElement(0, count: min(buffer.count, Self.maximumGPX + Self.chunk - buffer.count))
+        }
         let count: Int
         do {
-            count = try System.read(descriptor, into: &chunk)
+            count = try buffer.withUnsafeMutableBytes { bytes in
+                Result { () throws(SystemError) in try System.read(descriptor, to: bytes.baseAddress! + filled, count: min(Self.chunk, bytes.count - filled)) }
+            }.get()
         } catch {
             throw .system(error)
         }
         atEnd = count == 0
-        pending.append(contentsOf: chunk[..<count])
-        if !skippedMark, pending.count >= 3 || atEnd {
-            if pending.starts(with: [0xEF, 0xBB, 0xBF]) { pending.removeFirst(3) }
+        filled += count
+        if !skippedMark, filled >= 3 || atEnd {
+            if buffer[..<filled].starts(with: [0xEF, 0xBB, 0xBF]) { consume(3) }
             skippedMark = true
         }
         if nmea == nil, json == nil, !isGPX {
-            guard let format = TrackFormat.detect(pending[...], complete: atEnd) else {
+            guard let format = TrackFormat.detect(buffer[..<filled], complete: atEnd) else {
                 // Comment lines before any data: bounded like any other line.
-                if pending.count > Self.maximumLine { throw .lineTooLong(line: 1) }
+                if filled > Self.maximumLine { throw .lineTooLong(line: 1) }
                 return []
             }
             switch format {
@@ -86,22 +98,22 @@ public struct TrackStream {
             }
         }
         if isGPX {
-            guard pending.count <= Self.maximumGPX else { throw .gpxTooLarge }
+            guard filled <= Self.maximumGPX else { throw .gpxTooLarge }
             guard atEnd else { return [] }
-            var report = GPXReader.read(pending[...])
-            pending = []
+            var report = GPXReader.read(buffer[..<filled])
+            (buffer, filled) = ([], 0)
             let fixes = report.takeFixes()
             gpx = report
             return fixes
         }
         // Every complete line; at the end, the last one without its newline too.
-        let end = atEnd ? pending.endIndex : (pending.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0)
+        let end = atEnd ? filled : (buffer[..<filled].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0)
         var tooLong: Int?
         var lines = linesBefore
         // The lines are read from the chunk's buffer: a slice of the array for each line would
         // retain and release it.
-        pending.withUnsafeBufferPointer { buffer in
-            forEachLine(buffer[..<end], linesBefore: linesBefore) { line, number in
+        buffer.withUnsafeBufferPointer { bytes in
+            forEachLine(bytes[..<end], linesBefore: linesBefore) { line, number in
                 lines = number
                 guard tooLong == nil else { return }
                 guard line.count <= Self.maximumLine else { return tooLong = number }
@@ -111,9 +123,19 @@ public struct TrackStream {
         }
         linesBefore = lines
         if let tooLong { throw .lineTooLong(line: tooLong) }
-        pending.removeFirst(end)
-        if pending.count > Self.maximumLine { throw .lineTooLong(line: linesBefore + 1) }
+        consume(end)
+        if filled > Self.maximumLine { throw .lineTooLong(line: linesBefore + 1) }
         if atEnd { nmea?.finish() }
         return nmea?.report.takeFixes() ?? json?.report.takeFixes() ?? []
+    }
+
+    /// Drops the first `count` bytes read, moving the rest (a partial line, mostly) to the front.
+    private mutating func consume(_ count: Int) {
+        let kept = filled - count
+        buffer.withUnsafeMutableBufferPointer { bytes in
+            // The two ranges may overlap: `update(from:count:)` copies in the order that allows it.
+            bytes.baseAddress!.update(from: bytes.baseAddress! + count, count: kept)
+        }
+        filled = kept
     }
 }

@@ -61,6 +61,33 @@ struct TrackStreamTests {
         #expect(try Self.streamed([0xEF, 0xBB, 0xBF] + bytes, piece: 2).fixes == whole.fixes, "a byte-order mark is passed over")
     }
 
+    /// A line longer than the stream's buffer (but under the limit) grows it: the lines around
+    /// it, and the line itself (as a problem), come out as a whole read gives them.
+    @Test func aLineLongerThanTheBufferStreamsAsItReadsWhole() throws {
+        let walk = Array(try Data(contentsOf: Command.root.appendingPathComponent("config/demo/walk.nmea")).prefix(20_000))
+        let cut = walk[..<10_000].lastIndex(of: 0x0A)! + 1
+        let long = Array(walk[..<cut]) + Array("$GPTXT,".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 700_000) + [0x0A] + walk[cut...]
+        let whole = TrackReader.read(long)
+        let stream = try Self.streamed(long, piece: 65_000)
+        #expect(!whole.fixes.isEmpty)
+        #expect(stream.fixes == whole.fixes)
+        #expect(stream.report.problemCount == whole.problemCount)
+    }
+
+    /// GPX is read whole at the end of the stream, however it arrives.
+    @Test func aGPXTrackStreamsAsItReadsWhole() throws {
+        let points = (0..<2_000).map { second in
+            #"<trkpt lat="\#(38.7 + Double(second) * 1e-5)" lon="-9.14"><time>2026-10-12T08:\#(String(format: "%02d:%02d", second / 60 % 60, second % 60))Z</time></trkpt>"#
+        }
+        let gpx = Array((#"<?xml version="1.0"?><gpx version="1.1" creator="test"><trk><trkseg>"# + points.joined(separator: "\n") + "</trkseg></trk></gpx>\n").utf8)
+        let whole = TrackReader.read(gpx)
+        #expect(whole.format == .gpx)
+        #expect(whole.fixes.count == 2_000)
+        let stream = try Self.streamed(gpx, piece: 333)
+        #expect(stream.fixes == whole.fixes)
+        #expect(stream.report.format == .gpx)
+    }
+
     @Test func aLineOverOneMegabyteIsAnErrorWithItsNumber() throws {
         let long = Array("$GPGGA,1\n$GPRMC,2\n".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: (1 << 20) + 1) + [0x0A]
         #expect(throws: TrackReadError.self) { try Self.streamed(long) }
