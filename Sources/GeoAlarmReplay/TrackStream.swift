@@ -32,7 +32,7 @@ public struct TrackStream {
 
     private let descriptor: Int32
     private let startDay: Int?
-    /// The bytes a read asks for: the most that one call to ``next()`` decodes.
+    /// The most bytes a read asks for; each call to ``next()`` reads once.
     private static let chunk = 1 << 16
     /// `buffer[..<filled]` holds the bytes read but not yet decoded: a partial line, the start
     /// before the format is known, or a GPX file. Each read lands right after them, in place: a
@@ -110,7 +110,7 @@ public struct TrackStream {
         let end = atEnd ? filled : (buffer[..<filled].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0)
         var tooLong: Int?
         var lines = linesBefore
-        // The lines are read from the chunk's buffer: a slice of the array for each line would
+        // The lines are read in place through a pointer: a slice of the array for each line would
         // retain and release it.
         buffer.withUnsafeBufferPointer { bytes in
             forEachLine(bytes[..<end], linesBefore: linesBefore) { line, number in
