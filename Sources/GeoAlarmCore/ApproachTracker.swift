@@ -128,7 +128,8 @@ struct ApproachTracker: Sendable {
     /// adding to `changes` those that changed noticeably; returns the approaches fired.
     /// `reminders`, `names`, `shapes`, `areas` and `index` are the engine's (its reminders' names,
     /// its fences' packed shapes, their areas by number, and the index that files the reminders
-    /// first, by slot): a reading reads the names and packed shapes, not the reminders.
+    /// first, by slot): a reading reads the packed shapes, not the reminders, and its changes
+    /// share the names rather than copy them.
     mutating func observe(
         _ fix: Fix, at time: Date, reminders: [Reminder], names: [ReminderNames], shapes: [FenceShape], areas: [Area],
         index: GridIndex, changes: inout [ProximityChange]
@@ -161,8 +162,7 @@ struct ApproachTracker: Sendable {
             entries[position].direction = proximity.direction
             if showsProximity, proximity.differsNoticeably(from: entries[position].shown) {
                 entries[position].shown = proximity
-                changes.append(ProximityChange(
-                    reminderID: names[slot].id, fenceKey: names[slot].fenceKey, proximity: proximity, time: time, device: fix.tracker))
+                changes.append(ProximityChange(slot: slot, of: names, proximity: proximity, time: time, device: fix.tracker))
             }
             // Both the slots and the approaches are in slot order.
             while nextApproach < approaches.endIndex, approaches[nextApproach].slot <= slot {

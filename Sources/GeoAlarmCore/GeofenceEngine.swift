@@ -189,8 +189,8 @@ public struct GeofenceEngine: Sendable {
     public private(set) var keptStates = 0
     /// How many area edges the fixes so far were tested against (for the benchmarks).
     public private(set) var edgesTested = 0
-    /// Each reminder's names, by slot, side by side so that a change reads one place in memory
-    /// rather than the reminder's whole value.
+    /// Each reminder's names, by slot, side by side so that a change of side reads one place in
+    /// memory rather than the reminder's whole value; every proximity change shares them.
     private let names: [ReminderNames]
     /// The reminders' proximities and approaches (collection places have neither).
     private var approachTracker: ApproachTracker

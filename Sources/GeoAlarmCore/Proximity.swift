@@ -67,20 +67,37 @@ public struct SavedProximity: Sendable, Equatable {
 /// A reminder's proximity that changed noticeably (see ``Proximity/differsNoticeably(from:)``),
 /// at the time of the fix that showed it.
 public struct ProximityChange: Sendable, Equatable {
-    public var reminderID: String
+    /// The names of the engine's reminders, shared by every change it gives out, and this
+    /// change's slot among them. A reading of many reminders gives out a change for most of
+    /// them: copying two strings into each would touch two more places in memory per reminder
+    /// (a million reminders' strings are rarely in cache), where the shared table is one.
+    private let names: [ReminderNames]
+    private let slot: Int
+
+    public var reminderID: String { names[slot].id }
     /// The reminder's ``Reminder/fenceKey``: what the proximity was read for.
-    public var fenceKey: String
+    public var fenceKey: String { names[slot].fenceKey }
     public var proximity: Proximity
     public var time: Date
     /// The tracked device (``Fix/tracker``) it is of; nil for this machine's own.
     public var device: String?
 
     public init(reminderID: String, fenceKey: String, proximity: Proximity, time: Date, device: String? = nil) {
-        self.reminderID = reminderID
-        self.fenceKey = fenceKey
+        self.init(slot: 0, of: [ReminderNames(id: reminderID, fenceKey: fenceKey)], proximity: proximity, time: time, device: device)
+    }
+
+    /// The change of the reminder in `slot` of an engine's `names`.
+    init(slot: Int, of names: [ReminderNames], proximity: Proximity, time: Date, device: String?) {
+        self.names = names
+        self.slot = slot
         self.proximity = proximity
         self.time = time
         self.device = device
+    }
+
+    public static func == (left: ProximityChange, right: ProximityChange) -> Bool {
+        left.reminderID == right.reminderID && left.fenceKey == right.fenceKey && left.proximity == right.proximity
+            && left.time == right.time && left.device == right.device
     }
 }
 

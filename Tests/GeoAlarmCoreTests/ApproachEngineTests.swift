@@ -60,6 +60,38 @@ struct ApproachEngineTests {
         #expect(engine.shownState(lifecycles: [:]).proximities["home"]?.direction == .towards)
     }
 
+    /// A change names its reminder through the engine's table of names: each one the engine
+    /// gives out must name the reminder it was read for, and equal a change made of the same
+    /// values (and not one of another fence).
+    @Test func everyProximityChangeNamesItsOwnReminder() {
+        let places = (1...5).map { number -> Reminder in
+            let step = Double(number)
+            let center = Coordinate(latitude: Scene.centre.latitude + step * 0.02, longitude: Scene.centre.longitude - step * 0.01)
+            return Scene.reminder("place\(number)", radius: 50 * step, hysteresis: step, at: center)
+        }
+        let reminders = [Self.home()] + places
+        let byID: [String: Reminder] = Dictionary(uniqueKeysWithValues: reminders.map { ($0.id, $0) })
+        var engine = GeofenceEngine(reminders: reminders)
+        var named: Set<String> = []
+        for fix in Self.driveIn(seconds: 300) {
+            for change in engine.process(fix).proximities {
+                guard let reminder = byID[change.reminderID] else {
+                    Issue.record("a change names no reminder: \(change.reminderID)")
+                    continue
+                }
+                named.insert(reminder.id)
+                #expect(change.fenceKey == reminder.fenceKey)
+                let same = ProximityChange(
+                    reminderID: reminder.id, fenceKey: reminder.fenceKey, proximity: change.proximity, time: change.time)
+                #expect(change == same)
+                let other = ProximityChange(
+                    reminderID: reminder.id, fenceKey: reminder.fenceKey + "0", proximity: change.proximity, time: change.time)
+                #expect(change != other)
+            }
+        }
+        #expect(named == Set(byID.keys))
+    }
+
     @Test func anApproachDoesNotCompleteAOnceReminderNorCountAsItsFiring() {
         var engine = GeofenceEngine(reminders: [Self.home(repetition: .once)])
         var announcer = Announcer(timeZone: .utc)
