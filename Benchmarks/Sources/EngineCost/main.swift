@@ -106,7 +106,7 @@ for count in [1, 100, 10_000, 1_000_000] {
     func run(trackedDevice: Bool, _ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
         var engine = settledEngine(reminders, before: fixes, trackedDevice: trackedDevice)
         _ = engine.process(fixes[0])
-        return timed { fixes.dropFirst().reduce(0) { $0 + engine.process($1).events.count } }
+        return timed { eventCount(processing: fixes.dropFirst(), with: &engine) }
     }
     func bruteRun(_ fixes: [Fix], _ timed: (() -> Int) -> Int) -> Int {
         var trackers = settledTrackers
@@ -170,7 +170,7 @@ for count in [10_000, 1_000_000] {
             var engine = settledEngine(reminders, before: fixes)
             _ = engine.process(fixes[0])
             let before = engine.edgesTested
-            let events = timed { fixes.dropFirst().reduce(0) { $0 + engine.process($1).events.count } }
+            let events = timed { eventCount(processing: fixes.dropFirst(), with: &engine) }
             edges = Double(engine.edgesTested - before) / Double(fixes.count - 1)
             return events
         }
