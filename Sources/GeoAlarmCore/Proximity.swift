@@ -70,7 +70,8 @@ public struct ProximityChange: Sendable, Equatable {
     /// The names of the engine's reminders, shared by every change it gives out, and this
     /// change's slot among them. A reading of many reminders gives out a change for most of
     /// them: copying two strings into each would touch two more places in memory per reminder
-    /// (a million reminders' strings are rarely in cache), where the shared table is one.
+    /// (a million reminders' strings are rarely in cache), where the shared table is one. A
+    /// change is consumed with its fix; one kept past a reload keeps the old table alive.
     private let names: [ReminderNames]
     private let slot: Int
 
