@@ -73,9 +73,7 @@ public struct TrackStream {
         }
         let count: Int
         do {
-            count = try buffer.withUnsafeMutableBytes { bytes in
-                Result { () throws(SystemError) in try System.read(descriptor, to: bytes.baseAddress! + filled, count: min(Self.chunk, bytes.count - filled)) }
-            }.get()
+            count = try System.read(descriptor, into: &buffer, at: filled, limit: Self.chunk)
         } catch {
             throw .system(error)
         }

@@ -48,9 +48,15 @@ public enum System {
         _ = Glibc.close(descriptor)
     }
 
-    /// Reads up to `buffer.count` bytes into the start of `buffer`; how many (0 at the end of the file).
-    public static func read(_ descriptor: Int32, into buffer: inout [UInt8]) throws(SystemError) -> Int {
-        try retrying("read") { buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
+    /// Reads into `buffer` from `offset` on, up to its end or `limit` bytes, whichever is less;
+    /// how many (0 at the end of the file). `offset` is at most `buffer.count`.
+    public static func read(
+        _ descriptor: Int32, into buffer: inout [UInt8], at offset: Int = 0, limit: Int = .max
+    ) throws(SystemError) -> Int {
+        precondition(offset >= 0 && offset <= buffer.count, "a read's offset lies within its buffer")
+        return try retrying("read") {
+            buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress.map { $0 + offset }, min(limit, $0.count - offset)) }
+        }
     }
 
     /// Reads up to `count` bytes to `pointer`; how many (0 at the end of the file).

@@ -90,6 +90,20 @@ struct SystemTests {
         }
     }
 
+    /// A read lands at the offset asked, takes no more than the limit, and leaves the bytes
+    /// before and after as they were.
+    @Test func aReadLandsAtItsOffsetWithinItsLimit() throws {
+        let pipe = try System.pipe()
+        defer { [pipe.read, pipe.write].forEach(System.close) }
+        try System.writeAll(pipe.write, [1, 2, 3, 4, 5, 6])
+        var buffer = [UInt8](repeating: 9, count: 8)
+        #expect(try System.read(pipe.read, into: &buffer, at: 3, limit: 4) == 4)
+        #expect(buffer == [9, 9, 9, 1, 2, 3, 4, 9])
+        // The rest of what was written; the buffer's end bounds this one.
+        #expect(try System.read(pipe.read, into: &buffer, at: 6) == 2)
+        #expect(buffer == [9, 9, 9, 1, 2, 3, 5, 6])
+    }
+
     /// What the layer opens does not leak into the programs geoalarm starts.
     @Test func descriptorsItMakesCloseOnExec() throws {
         let pipe = try System.pipe()
