@@ -106,12 +106,16 @@ public struct ProximityChange: Sendable, Equatable {
 /// minute of fixes covers, and the tens of kilometres an approach is read across, the error is
 /// a small fraction of a percent, and it costs a multiplication instead of trigonometry.
 public struct LocalFrame: Sendable {
-    public let origin: Coordinate
+    /// The origin with its latitude's cosine, which the frame scales by, and for the sphere's
+    /// distances beyond the frame's reach (a reading measures every far reminder from it).
+    let sphere: Haversine.Origin
     private let metresPerDegreeEast: Double
 
+    public var origin: Coordinate { sphere.point }
+
     public init(at origin: Coordinate) {
-        self.origin = origin
-        metresPerDegreeEast = Haversine.metresPerDegree * Double.cos(origin.latitude * .pi / 180)
+        sphere = Haversine.Origin(origin)
+        metresPerDegreeEast = Haversine.metresPerDegree * sphere.cosLatitude
     }
 
     /// East and north metres of `point` from the origin.
@@ -378,7 +382,7 @@ extension Proximity {
         let centre = frame.offset(of: center)
         let range = (centre.east * centre.east + centre.north * centre.north).squareRoot()
         // Far off, the flat frame's error would show: measured on the sphere there.
-        let distance = max(0, (range < 20_000 ? range : Haversine.distance(frame.origin, center)) - radius)
+        let distance = max(0, (range < 20_000 ? range : frame.sphere.distance(to: center)) - radius)
         self.init(distance: distance, centre: centre, radius: radius, size: radius, moving: motion, previous: previous, rules: rules)
     }
 
