@@ -236,16 +236,18 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
         return inside
     }
 
-    /// Metres from `point` to the area: 0 inside it, else to its nearest edge.
-    public func distance(from point: Coordinate, tested: inout Int) -> Double {
-        contains(point, tested: &tested) ? 0 : distanceToEdge(from: point, tested: &tested)
+    /// Metres from `origin`'s point to the area: 0 inside it, else to its nearest edge.
+    public func distance(from origin: Haversine.Origin, tested: inout Int) -> Double {
+        contains(origin.point, tested: &tested) ? 0 : distanceToEdge(from: origin, tested: &tested)
     }
 
-    /// Metres from `point` to the nearest edge (whether the point is inside or not).
-    public func distanceToEdge(from point: Coordinate, tested: inout Int) -> Double {
+    /// Metres from `origin`'s point to the nearest edge (whether the point is inside or not),
+    /// scaled east by the cosine of its latitude that `origin` took.
+    public func distanceToEdge(from origin: Haversine.Origin, tested: inout Int) -> Double {
+        let point = origin.point
         let longitude = unwrap(point.longitude)
         let metresY = Haversine.metresPerDegree
-        let metresX = metresY * Double.cos(point.latitude * .pi / 180)
+        let metresX = metresY * origin.cosLatitude
         var best = Double.infinity
         func measure(_ edge: Int) {
             let ax = (edges[edge] - longitude) * metresX, ay = (edges[edge + 1] - point.latitude) * metresY

@@ -33,7 +33,7 @@ public enum FenceGeometry: Sendable, CustomStringConvertible {
             return Haversine.distance(point, center)
         case .area(let area):
             var tested = 0
-            return area.distance(from: point, tested: &tested)
+            return area.distance(from: Haversine.Origin(point), tested: &tested)
         }
     }
 
@@ -44,7 +44,7 @@ public enum FenceGeometry: Sendable, CustomStringConvertible {
             return origin.distance(to: center)
         case .area(let area):
             var tested = 0
-            return area.distance(from: origin.point, tested: &tested)
+            return area.distance(from: origin, tested: &tested)
         }
     }
 
@@ -70,7 +70,7 @@ public enum FenceGeometry: Sendable, CustomStringConvertible {
         case .area(let area):
             var tested = 0
             if area.contains(point, tested: &tested) { return .inside }
-            return area.distanceToEdge(from: point, tested: &tested) > hysteresis ? .outside : .margin
+            return area.distanceToEdge(from: Haversine.Origin(point), tested: &tested) > hysteresis ? .outside : .margin
         }
     }
 

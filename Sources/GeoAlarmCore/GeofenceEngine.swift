@@ -556,11 +556,11 @@ public struct GeofenceEngine: Sendable {
                     (distance, evidence) = (0, .inside)
                     // Measured only for a fence that stays inside: the way to its edges is a scan of them.
                     if candidate >= 0, trackers[slot].isSettledInside {
-                        let edge = area.distanceToEdge(from: fix.coordinate, tested: &edgesTested)
+                        let edge = area.distanceToEdge(from: origin, tested: &edgesTested)
                         margins.record(candidate, insideFor: area.leastTravelToEdge(from: origin, distance: edge))
                     }
                 } else {
-                    distance = area.distanceToEdge(from: fix.coordinate, tested: &edgesTested)
+                    distance = area.distanceToEdge(from: origin, tested: &edgesTested)
                     evidence = distance > shape.reach ? .outside : .margin
                     if candidate >= 0 {
                         margins.record(candidate, atLeast: area.leastTravelToEdge(from: origin, distance: distance), reach: shape.reach)

@@ -390,7 +390,7 @@ extension Proximity {
     /// ``init(_:size:in:moving:previous:rules:)``).
     init(area: Area, size: Double, in frame: LocalFrame, moving motion: Motion?, previous: Direction, rules: ProximityRules = ProximityRules()) {
         var tested = 0
-        let distance = area.distance(from: frame.origin, tested: &tested)
+        let distance = area.distance(from: frame.sphere, tested: &tested)
         self.init(
             distance: distance, centre: frame.offset(of: area.center), radius: 0, size: size, moving: motion, previous: previous,
             rules: rules)

@@ -99,7 +99,7 @@ struct AreaTests {
                 let contains = area.contains(point, tested: &tested)
                 #expect(contains == Self.bruteContains(polygons, point, reference: center.longitude),
                         "\(kind): \(point) in \(polygons)")
-                let distance = area.distanceToEdge(from: point, tested: &tested)
+                let distance = area.distanceToEdge(from: Haversine.Origin(point), tested: &tested)
                 let brute = Self.bruteDistance(polygons, point, reference: center.longitude)
                 // Sampled brute force overstates by at most half a step; the projection errs by tan|φ|·d/R.
                 let tolerance = brute.step + brute.distance * (0.001 + abs(tan(point.latitude * .pi / 180)) * brute.distance / Haversine.earthRadius) + 0.01
@@ -210,7 +210,7 @@ struct AreaCombTests {
         #expect(area.contains(Coordinate(latitude: 46.5, longitude: 8.0003), tested: &tested), "inside the first tooth")
         #expect(!area.contains(Coordinate(latitude: 46.9, longitude: 8.0011), tested: &tested), "between two teeth")
         #expect(tested <= 3 * area.edgeCount)
-        let near = area.distanceToEdge(from: Coordinate(latitude: 46.9, longitude: 8.0011), tested: &tested)
+        let near = area.distanceToEdge(from: Haversine.Origin(Coordinate(latitude: 46.9, longitude: 8.0011)), tested: &tested)
         #expect(near > 0 && near < 10, "between two teeth, a few metres from one: \(near)")
     }
 }

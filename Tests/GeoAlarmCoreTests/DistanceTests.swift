@@ -142,9 +142,10 @@ struct AreaTravelBoundTests {
                 let away = random.double(in: 0...(height * .pi / 180 * 2))
                 let fix = PropertyTests.destination(from: area.center, angle: away, bearing: random.double(in: 0...(2 * .pi)))
                 let inside = area.contains(fix, tested: &tested)
-                let distance = area.distanceToEdge(from: fix, tested: &tested)
+                let origin = Haversine.Origin(fix)
+                let distance = area.distanceToEdge(from: origin, tested: &tested)
                 let reach = inside ? 0 : random.double(in: 0...distance)
-                let travel = area.leastTravelToEdge(from: Haversine.Origin(fix), distance: distance)
+                let travel = area.leastTravelToEdge(from: origin, distance: distance)
                 #expect(travel >= 0 && travel <= distance)
                 // What `CellMargins` lets the fixes go (outside, beyond the reach).
                 let allowed = travel * (1 - 1e-8) - 1e-6 - reach
@@ -154,7 +155,7 @@ struct AreaTravelBoundTests {
                         from: fix, angle: random.double(in: 0...allowed) / Haversine.earthRadius, bearing: random.double(in: 0...(2 * .pi)))
                     #expect(area.contains(moved, tested: &tested) == inside, "seed \(seed): \(moved) crossed, from \(fix) \(distance) m in or out")
                     if !inside {
-                        #expect(area.distanceToEdge(from: moved, tested: &tested) > reach, "seed \(seed): \(moved) within \(reach) m, from \(fix)")
+                        #expect(area.distanceToEdge(from: Haversine.Origin(moved), tested: &tested) > reach, "seed \(seed): \(moved) within \(reach) m, from \(fix)")
                     }
                 }
             }
@@ -195,9 +196,10 @@ struct AreaTravelBoundTests {
         var tested = 0
         for metres in [-100.0, 100] {
             let point = Coordinate(latitude: south + metres / metresPerDegree, longitude: (west + east) / 2)
-            let distance = area.distanceToEdge(from: point, tested: &tested)
+            let origin = Haversine.Origin(point)
+            let distance = area.distanceToEdge(from: origin, tested: &tested)
             #expect(abs(distance - 100) < 0.01)
-            let travel = area.leastTravelToEdge(from: Haversine.Origin(point), distance: distance)
+            let travel = area.leastTravelToEdge(from: origin, distance: distance)
             #expect(travel > 99.99 && travel <= distance, "\(travel)")
         }
     }
