@@ -28,13 +28,7 @@ public enum FenceGeometry: Sendable, CustomStringConvertible {
     /// Metres from `point` to the fence as events report it: to a circle's centre, or to an
     /// area's nearest edge (0 inside it).
     public func distance(from point: Coordinate) -> Double {
-        switch self {
-        case .circle(let center, _):
-            return Haversine.distance(point, center)
-        case .area(let area):
-            var tested = 0
-            return area.distance(from: Haversine.Origin(point), tested: &tested)
-        }
+        distance(from: Haversine.Origin(point))
     }
 
     /// ``distance(from:)`` of many fences from one point, whose trigonometry `origin` did once.
