@@ -87,7 +87,7 @@ func checkPlaces(_ bytes: [UInt8], _ format: CollectionFormat) {
         var tested = 0
         for point in [area.center, Coordinate(latitude: min(area.north + 1, 90), longitude: area.center.longitude)] {
             _ = area.contains(point, tested: &tested)
-            let distance = area.distanceToEdge(from: point, tested: &tested)
+            let distance = area.distanceToEdge(from: Haversine.Origin(point), tested: &tested)
             if !(distance >= 0) { fatalError("distance \(distance) to the edge of \(area)") }
         }
     }
