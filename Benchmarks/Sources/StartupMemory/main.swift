@@ -7,7 +7,6 @@ import Foundation
 import GeoAlarmTestSupport
 import Workload
 
-let binary = repository.appendingPathComponent(".build/release/geoalarm")
 let walkLog = repository.appendingPathComponent("config/demo/walk.nmea").path
 
 /// A million places scattered over mainland Portugal, 50-500 m, as a CSV, a GeoJSON and a GPX
@@ -34,23 +33,6 @@ func millionPlacesConfigs() throws -> (csv: String, geojson: String, gpx: String
     return (try config("places-1m.csv"), try config("places-1m.geojson"), try config("places-1m.gpx"))
 }
 
-/// Seconds `geoalarm check` takes on `config`.
-func checkSeconds(_ config: String) throws -> Double {
-    let check = Process()
-    check.executableURL = binary
-    check.arguments = ["check", "--config", config]
-    check.standardOutput = FileHandle.nullDevice
-    check.standardError = FileHandle.nullDevice
-    let start = Date()
-    try check.run()
-    check.waitUntilExit()
-    guard check.terminationStatus == 0 else {
-        FileHandle.standardError.write(Data("geoalarm check \(config) failed\n".utf8))
-        exit(1)
-    }
-    return Date().timeIntervalSince(start)
-}
-
 /// Starts the agent on `config` against a gpsfake playing the walk; returns seconds to ready,
 /// resident memory at ready, the peak after the walk, and the private (anonymous) part of the
 /// resident memory then, in MB.
@@ -62,7 +44,7 @@ func measure(config: String) throws -> (ready: Double, readyMB: Double, peakMB: 
     defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
     let start = Date()
     let agent = try Background(
-        ["run", "--config", config, "--gpsd", "127.0.0.1:\(gpsd.port)", "--headless", "--state", state], executable: binary)
+        ["run", "--config", config, "--gpsd", "127.0.0.1:\(gpsd.port)", "--headless", "--state", state], executable: releaseBinary)
     defer { agent.stop() }
     // Polled every 2 ms (Background.waitUntil's 50 ms would round start-up to its steps).
     let deadline = start.addingTimeInterval(120)
@@ -115,9 +97,9 @@ print("")
 print("loading a collection of 1M places by format (geoalarm check: read, validate), seconds, median of 3 runs (low-high)")
 print("| file | seconds | ratio to an empty config |")
 print("| --- | ---: | ---: |")
-let emptySeconds = spread(try (0..<3).map { _ in try checkSeconds(empty) }).median
+let emptySeconds = spread(try (0..<3).map { _ in try secondsToRun(releaseBinary, ["check", "--config", empty]) }).median
 print(String(format: "| empty config (baseline) | %.3f | 1.0x |", emptySeconds))
 for (name, config) in [("CSV", millions.csv), ("GeoJSON", millions.geojson), ("GPX waypoints", millions.gpx)] {
-    let seconds = spread(try (0..<3).map { _ in try checkSeconds(config) })
+    let seconds = spread(try (0..<3).map { _ in try secondsToRun(releaseBinary, ["check", "--config", config]) })
     print(String(format: "| %@ | %.3f (%.3f-%.3f) | %.0fx |", name, seconds.median, seconds.low, seconds.high, seconds.median / emptySeconds))
 }

@@ -5,8 +5,7 @@ import Foundation
 import GeoAlarmTestSupport
 import Workload
 
-let geoalarm = URL(fileURLWithPath: CommandLine.arguments.count > 1
-    ? CommandLine.arguments[1] : repository.appendingPathComponent(".build/release/geoalarm").path)
+let geoalarm = CommandLine.arguments.count > 1 ? URL(fileURLWithPath: CommandLine.arguments[1]) : releaseBinary
 let gpxlogger = URL(fileURLWithPath: "/usr/bin/gpxlogger")
 let config = repository.appendingPathComponent("config/demo.toml").path
 let rounds = 10

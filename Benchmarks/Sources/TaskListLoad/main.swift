@@ -8,7 +8,6 @@ import Foundation
 import GeoAlarmTestSupport
 import Workload
 
-let binary = repository.appendingPathComponent(".build/release/geoalarm").path
 let rounds = 5
 
 /// A vdir of `count` tasks around Lisbon, each with an arrive alarm as iOS writes it.
@@ -35,24 +34,9 @@ func taskFolder(_ count: Int) throws -> String {
 }
 
 /// The median seconds of `rounds` runs of `arguments` (the first run not counted: files cached).
-func medianSeconds(_ executable: String, _ arguments: [String]) throws -> Double {
-    var times: [Double] = []
-    for round in 0...rounds {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let start = Date()
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            FileHandle.standardError.write(Data("\(executable) \(arguments) failed\n".utf8))
-            exit(1)
-        }
-        if round > 0 { times.append(Date().timeIntervalSince(start)) }
-    }
-    return times.sorted()[times.count / 2]
+func medianSeconds(_ executable: URL, _ arguments: [String]) throws -> Double {
+    let times = try (0...rounds).map { _ in try secondsToRun(executable, arguments) }.dropFirst().sorted()
+    return times[times.count / 2]
 }
 
 let folder = try taskFolder(10_000)
@@ -67,8 +51,8 @@ let todomanConfig = try writeWorkFile("todoman-10k.py", """
     """)
 try? FileManager.default.removeItem(atPath: "\(workDirectory)/todoman-10k.sqlite")
 
-let ours = try medianSeconds(binary, ["check", "-c", withList])
-let baseline = try medianSeconds(binary, ["check", "-c", without])
+let ours = try medianSeconds(releaseBinary, ["check", "-c", withList])
+let baseline = try medianSeconds(releaseBinary, ["check", "-c", without])
 let todomanCold = try {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/todoman")
@@ -79,7 +63,7 @@ let todomanCold = try {
     process.waitUntilExit()
     return Date().timeIntervalSince(start)
 }()
-let todomanWarm = try medianSeconds("/usr/bin/todoman", ["--config", todomanConfig, "--porcelain", "list"])
+let todomanWarm = try medianSeconds(URL(fileURLWithPath: "/usr/bin/todoman"), ["--config", todomanConfig, "--porcelain", "list"])
 print(String(format: "task list of 10,000 tasks: geoalarm check %.3f s (goal < 1 s; %@); without the list %.3f s; the list alone %.3f s",
              ours, ours < 1 ? "met" : "NOT met", baseline, ours - baseline))
 print(String(format: "todoman listing the same folder: %.3f s the first time (building its cache), %.3f s after; ratio geoalarm / todoman %.2f (first), %.2f (after)",

@@ -9,7 +9,6 @@ import Foundation
 import GeoAlarmTestSupport
 import Workload
 
-let binary = repository.appendingPathComponent(".build/release/geoalarm").path
 let helper = repository.appendingPathComponent("Benchmarks/peers/dav_traffic.py").path
 let python = URL(fileURLWithPath: "/usr/bin/python3")
 let taskCount = 1000
@@ -74,10 +73,10 @@ let config = try writeWorkFile("tasklist-server.toml", """
 
     """)
 let state = "\(workDirectory)/tasklist-poll-\(UUID().uuidString).sqlite"
-let oursFirst = try measure("geoalarm") { try run(["list", "-c", config, "--state", state], executable: binary) }
-let oursUnchanged = try measure("geoalarm", times: rounds) { try run(["list", "-c", config, "--state", state], executable: binary) }
+let oursFirst = try measure("geoalarm") { try run(["list", "-c", config, "--state", state], executable: releaseBinary.path) }
+let oursUnchanged = try measure("geoalarm", times: rounds) { try run(["list", "-c", config, "--state", state], executable: releaseBinary.path) }
 try run([helper, "touch", server.tasksURL, "7"], executable: python.path)
-let oursChanged = try measure("geoalarm") { try run(["list", "-c", config, "--state", state], executable: binary) }
+let oursChanged = try measure("geoalarm") { try run(["list", "-c", config, "--state", state], executable: releaseBinary.path) }
 
 // vdirsyncer on the same collection, into a vdir.
 let vdir = "\(workDirectory)/tasklist-vdir-\(UUID().uuidString)"
@@ -109,7 +108,7 @@ let gpsd = try Background(["-N", "-S", String(idlePort), "-F", control], executa
 Thread.sleep(forTimeInterval: 1)
 let without = try writeWorkFile("tasklist-none-idle.toml", "[[reminder]]\ntitle = \"One\"\nlocation = \"38.7,-9.1\"\n")
 let agents = try [config, without].map { file in
-    try Measured(URL(fileURLWithPath: binary), [
+    try Measured(releaseBinary, [
         "run", "--headless", "-c", file, "--state", "\(workDirectory)/idle-\(UUID().uuidString).sqlite", "--gpsd", "localhost:\(idlePort)",
     ])
 }

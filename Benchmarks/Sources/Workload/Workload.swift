@@ -14,6 +14,9 @@ public let repository = URL(fileURLWithPath: #filePath)
 /// Where generated inputs go: Benchmarks/.work (ignored by git).
 public let workDirectory = repository.appendingPathComponent("Benchmarks/.work").path
 
+/// The geoalarm that `make bench` builds (release) and measures.
+public let releaseBinary = repository.appendingPathComponent(".build/release/geoalarm")
+
 /// A hundred reminders around the demo walk: the demo's five and 95 more at seeded random places.
 public func hundredReminders() throws -> [Reminder] {
     var reminders = try ConfigLoader.load(path: repository.appendingPathComponent("config/demo.toml").path).reminders
@@ -114,6 +117,24 @@ public func writeWorkFile(_ name: String, _ text: String) throws -> String {
     let path = "\(workDirectory)/\(name)"
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     return path
+}
+
+/// Seconds one run of `executable` with `arguments` takes, start-up included, its output
+/// discarded. A run that fails ends the benchmark: its time would measure the failure.
+public func secondsToRun(_ executable: URL, _ arguments: [String]) throws -> Double {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    let start = ContinuousClock.now
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        FileHandle.standardError.write(Data("\(executable.path) \(arguments.joined(separator: " ")) failed\n".utf8))
+        exit(1)
+    }
+    return seconds(ContinuousClock.now - start)
 }
 
 /// A duration in seconds.
