@@ -242,8 +242,10 @@ public final class AlarmAgent: Service {
     /// A new device refused beyond `max_devices`: said the first time, counted for the summary.
     private func refused(_ device: String, first: Bool, _ current: inout AgentState) {
         if first {
+            let most = current.devices.limits.most
             logger.warning("""
-                \(sourceName): \(current.devices.limits.most) devices are tracked, max_devices: \(DisplayText.escaped(device)) and any \
+                \(sourceName): \(DisplayText.counted(most, "device")) \(most == 1 ? "is" : "are") tracked, max_devices: \
+                \(DisplayText.escaped(device)) and any \
                 other new device are refused (a device named in [mqtt.device_secrets] always has a place); the names refused \
                 are listed and counted in the summary at the end
                 """)
@@ -260,10 +262,10 @@ public final class AlarmAgent: Service {
     /// How many tracked devices were seen, and what their messages came to: "3 devices tracked:
     /// 12 fixes, 12 used, 2 events; 3 messages ignored (1 encrypted without a secret, 2 malformed)".
     static func describeTracking(_ current: AgentState) -> String {
-        var text = "\(current.devices.count) devices tracked: \(current.devices.tally.describe())"
+        var text = "\(DisplayText.counted(current.devices.count, "device")) tracked: \(current.devices.tally.describe())"
         if !current.ignored.isEmpty {
             let kinds = current.ignored.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
-            text += "; \(current.ignored.values.reduce(0, +)) messages ignored (\(kinds.joined(separator: ", ")))"
+            text += "; \(DisplayText.counted(current.ignored.values.reduce(0, +), "message")) ignored (\(kinds.joined(separator: ", ")))"
         }
         let refused = current.devices.refusedNames
         if !refused.isEmpty {
@@ -279,7 +281,7 @@ public final class AlarmAgent: Service {
         let quiet = current.devices.letIdleGo(now: ContinuousClock.now)
         if !quiet.isEmpty {
             logger.info("""
-                let go of \(quiet.count) devices silent for \(Span.describe(current.devices.limits.idle / .seconds(1))) (their state \
+                let go of \(DisplayText.counted(quiet.count, "device")) silent for \(Span.describe(current.devices.limits.idle / .seconds(1))) (their state \
                 stays in the state file); \(current.devices.count) tracked
                 """)
         }
@@ -364,7 +366,8 @@ public final class AlarmAgent: Service {
     /// "5 reminders" or "5 reminders and 1000000 collection places".
     static func describe(_ engine: GeofenceEngine) -> String {
         let places = engine.fenceCount - engine.reminders.count
-        return "\(engine.reminders.count) reminders" + (engine.collections.isEmpty ? "" : " and \(places) collection places")
+        return DisplayText.counted(engine.reminders.count, "reminder")
+            + (engine.collections.isEmpty ? "" : " and " + DisplayText.counted(places, "collection place"))
     }
 
     /// "08:06:30 UTC" for a fix time; "an unknown time" without one.

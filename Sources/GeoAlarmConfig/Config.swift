@@ -134,15 +134,15 @@ public struct CollectionLoad: Sendable {
     public var shownProblems: [String] {
         var lines = problems.map { DisplayText.escaped("\(file):\($0.line): \($0.message); row skipped") }
         if problemCount > problems.count {
-            lines.append(DisplayText.escaped("\(file): \(problemCount - problems.count) more bad rows skipped"))
+            lines.append(DisplayText.escaped("\(file): \(DisplayText.counted(problemCount - problems.count, "more bad row")) skipped"))
         }
         return lines
     }
 
     /// "collection "cameras": 999998 places from FILE (2 bad rows skipped)".
     public var summary: String {
-        "collection \"\(collectionID)\": \(placeCount) places from \(DisplayText.escaped(file))"
-            + (problemCount == 0 ? "" : " (\(problemCount) bad rows skipped)")
+        "collection \"\(collectionID)\": \(DisplayText.counted(placeCount, "place")) from \(DisplayText.escaped(file))"
+            + (problemCount == 0 ? "" : " (\(DisplayText.counted(problemCount, "bad row")) skipped)")
     }
 }
 

@@ -118,7 +118,8 @@ public final class Area: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let rings = polygons.reduce(0) { $0 + $1.count }
-        return polygons.count == 1 ? "area of \(rings) rings, \(edgeCount) edges" : "area of \(polygons.count) polygons, \(edgeCount) edges"
+        let parts = polygons.count == 1 ? DisplayText.counted(rings, "ring") : "\(polygons.count) polygons"
+        return "area of \(parts), \(edgeCount) edges"
     }
 
     /// Checks and prepares the rings. A repeated closing point, and points repeated one after

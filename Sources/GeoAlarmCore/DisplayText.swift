@@ -40,11 +40,17 @@ public enum DisplayText {
         }
     }
 
+    /// A count with its noun for people: "1 reminder", "3 reminders", "0 reminders"; `plural`
+    /// where the noun takes more than an "s" ("1 entry", "2 entries").
+    public static func counted(_ count: Int, _ singular: String, plural: String? = nil) -> String {
+        count == 1 ? "1 \(singular)" : "\(count) \(plural ?? singular + "s")"
+    }
+
     /// A size in bytes for people, in the largest binary unit that holds it whole or nearly:
     /// "512 bytes", "64 KiB", "1.5 MiB", "1 GiB".
     public static func size(_ bytes: Int) -> String {
         let units = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
-        guard let (unit, name) = units.first(where: { bytes >= $0.0 }) else { return bytes == 1 ? "1 byte" : "\(bytes) bytes" }
+        guard let (unit, name) = units.first(where: { bytes >= $0.0 }) else { return counted(bytes, "byte") }
         let tenths = bytes / unit * 10 + (bytes % unit * 10 + unit / 2) / unit
         return tenths % 10 == 0 ? "\(tenths / 10) \(name)" : "\(tenths / 10).\(tenths % 10) \(name)"
     }

@@ -133,7 +133,7 @@ public final class MQTTLink: Service, Sendable {
         case .unavailable(let reason):
             connected.value = false
             for participant in participants { participant.disconnected() }
-            logger.warning("mqtt broker \(settings.url) unavailable: \(reason); retrying (\(outbox.waiting) events wait in the outbox)")
+            logger.warning("mqtt broker \(settings.url) unavailable: \(reason); retrying (\(DisplayText.counted(outbox.waiting, "event")) in the outbox)")
         case .acknowledged(let id):
             outbox.acknowledged(id)
         case .received(let messages):

@@ -98,7 +98,7 @@ public final class MQTTOutbox: MQTTParticipant {
             logger.error("\(error); the mqtt outbox is kept in memory from now on")
             state.value.isKept = false
         }
-        if waiting > 0 { logger.info("mqtt outbox: \(waiting) events wait for the broker") }
+        if waiting > 0 { logger.info("mqtt outbox: \(DisplayText.counted(waiting, "event")) waiting for the broker") }
     }
 
     /// Adds a message: written to the file at the end of the loop's turn, then sent.
@@ -161,7 +161,7 @@ public final class MQTTOutbox: MQTTParticipant {
     func stopping() {
         write()
         makeRoom()
-        if state.value.dropped > 0 { logger.warning("mqtt outbox: \(state.value.dropped) events were dropped as it was full") }
+        if state.value.dropped > 0 { logger.warning("mqtt outbox: \(DisplayText.counted(state.value.dropped, "event")) dropped as it was full") }
     }
 
     /// Sends the next messages, up to ``window`` in flight.

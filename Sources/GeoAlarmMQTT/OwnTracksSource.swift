@@ -131,7 +131,7 @@ public final class OwnTracksSource: FixSource, Sendable {
         }
         guard let news else { return }
         continuation.yield(.warning("""
-            the broker has dropped \(news.since) messages since this agent connected (\(news.total) in all): locations \
+            the broker has dropped \(DisplayText.counted(news.since, "message")) since this agent connected (\(news.total) in all): locations \
             may be lost; mosquitto drops what waits beyond max_queued_messages for a client that reads too slowly
             """))
     }

@@ -317,11 +317,11 @@ public struct FixTally: Sendable {
 
     /// "1268 fixes, 1267 used (ignored: 1 inaccurate), 5 events".
     public func describe() -> String {
-        var text = "\(fixes) fixes, \(accepted) used"
+        var text = "\(DisplayText.counted(fixes, "fix", plural: "fixes")), \(accepted) used"
         let skipped = FixRejection.allCases.compactMap { reason in
             rejected[reason].map { "\($0) \(reason.rawValue)" }
         }
         if !skipped.isEmpty { text += " (ignored: \(skipped.joined(separator: ", ")))" }
-        return text + ", \(announced) events" + (silenced > 0 ? " (\(silenced) more not announced by their schedule)" : "")
+        return text + ", " + DisplayText.counted(announced, "event") + (silenced > 0 ? " (\(silenced) more not announced by their schedule)" : "")
     }
 }

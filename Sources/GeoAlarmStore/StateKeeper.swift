@@ -75,7 +75,7 @@ public final class StateKeeper: StateLedger {
 
     /// Logs how many fences took up their saved side.
     public func restored(_ count: Int) {
-        if count > 0, let path = file.path { file.logger.info("restored the state of \(count) reminders from \(path)") }
+        if count > 0, let path = file.path { file.logger.info("restored the state of \(DisplayText.counted(count, "reminder")) from \(path)") }
     }
 
     /// Whether it keeps a file (which `status` and the map read), even one it cannot write now.
@@ -85,7 +85,7 @@ public final class StateKeeper: StateLedger {
     public func pruneHistory(keep: Double?, now: Date) {
         guard let keep, let path = file.path else { return }
         let removed = file.read(0) { store throws(StoreError) in try store.prune(before: now.addingTimeInterval(-keep)) }
-        if removed > 0 { file.logger.info("pruned \(removed) events older than the history's keep from \(path)") }
+        if removed > 0 { file.logger.info("pruned \(DisplayText.counted(removed, "event")) older than the history's keep from \(path)") }
     }
 
     /// Whether another process wrote the store since the last call (true the first time, and

@@ -133,14 +133,14 @@ public struct TaskListLoad: Sendable {
     /// False for a server's list of which there is no copy yet (never fetched): no reminders, no failure.
     public var isFetched = true
 
-    /// "Shopping (/home/ana/.local/share/tasks/shopping): 12 reminders and 2 time alarms from 40 tasks, 1 passed over".
+    /// "Shopping (/home/ana/.local/share/tasks/shopping): 12 reminders and 2 time alarms from 40 tasks, 1 problem (listed by geoalarm check)".
     public var summary: String {
         if let failure { return "task list \(settings.name) (\(settings.location)): \(failure)" }
         if !isFetched { return "task list \(settings.name) (\(settings.location)): not fetched from its server yet" }
-        var text = "task list \(settings.name) (\(settings.location)): \(reminders.count) reminders"
-        if !alarms.isEmpty { text += " and \(alarms.count) time alarms" }
-        text += " from \(objectCount) tasks"
-        if !problems.isEmpty { text += ", \(problems.count) problems (listed by geoalarm check)" }
+        var text = "task list \(settings.name) (\(settings.location)): " + DisplayText.counted(reminders.count, "reminder")
+        if !alarms.isEmpty { text += " and " + DisplayText.counted(alarms.count, "time alarm") }
+        text += " from " + DisplayText.counted(objectCount, "task")
+        if !problems.isEmpty { text += ", \(DisplayText.counted(problems.count, "problem")) (listed by geoalarm check)" }
         return text
     }
 

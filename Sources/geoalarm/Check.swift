@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import GeoAlarmConfig
+import GeoAlarmCore
 
 /// `geoalarm check`: validates a reminders file and explains every problem in it.
 struct Check: AsyncParsableCommand {
@@ -29,10 +30,11 @@ extension Config {
     /// "4 reminders (4 enabled), 1 time alarms, 2 places", with collections and task lists when there are some.
     var summary: String {
         let enabled = reminders.filter(\.isEnabled).count
-        let alarms = alarms.isEmpty ? "" : ", \(alarms.count) time alarms"
+        let alarms = alarms.isEmpty ? "" : ", " + DisplayText.counted(alarms.count, "time alarm")
         let placeCount = collections.reduce(0) { $0 + $1.places.count }
-        let collections = collections.isEmpty ? "" : ", \(collections.count) collections (\(placeCount) places)"
-        let lists = taskLists.isEmpty ? "" : ", \(taskLists.count) task lists"
-        return "\(reminders.count) reminders (\(enabled) enabled)\(alarms)\(collections)\(lists), \(places.count) places"
+        let collections = collections.isEmpty ? "" : ", \(DisplayText.counted(collections.count, "collection")) (\(DisplayText.counted(placeCount, "place")))"
+        let lists = taskLists.isEmpty ? "" : ", " + DisplayText.counted(taskLists.count, "task list")
+        return "\(DisplayText.counted(reminders.count, "reminder")) (\(enabled) enabled)\(alarms)\(collections)\(lists), "
+            + DisplayText.counted(places.count, "place")
     }
 }

@@ -86,7 +86,7 @@ struct Doctor: AsyncParsableCommand {
     private func checkTaskList(_ list: TaskListLoad, outcome: ServerTaskLists.Outcome?) -> Finding {
         let name = "tasklist \(list.settings.name)"
         if let problem = outcome?.problem {
-            let copy = list.isFetched ? "; its last copy serves \(list.reminders.count) reminders" : "; there is no copy of it yet"
+            let copy = list.isFetched ? "; its last copy serves " + DisplayText.counted(list.reminders.count, "reminder") : "; there is no copy of it yet"
             return Finding(.fail, name, "\(list.settings.location): \(problem)\(copy)", advice: Self.advice(for: problem))
         }
         if let failure = list.failure {
@@ -95,11 +95,11 @@ struct Doctor: AsyncParsableCommand {
         }
         let server = outcome == nil ? "" : "the server answers, the credentials are accepted, the collection is found; "
         let counts = """
-            \(list.settings.location): \(server)\(list.reminders.count) reminders and \(list.alarms.count) time alarms from \
-            \(list.objectCount) tasks
+            \(list.settings.location): \(server)\(DisplayText.counted(list.reminders.count, "reminder")) and \
+            \(DisplayText.counted(list.alarms.count, "time alarm")) from \(DisplayText.counted(list.objectCount, "task"))
             """
         guard let first = list.problems.first else { return Finding(.ok, name, counts) }
-        return Finding(.note, name, "\(counts); \(list.problems.count) problems, the first: \(DisplayText.escaped(first))",
+        return Finding(.note, name, "\(counts); \(DisplayText.counted(list.problems.count, "problem")), the first: \(DisplayText.escaped(first))",
                        advice: "geoalarm check lists them all")
     }
 

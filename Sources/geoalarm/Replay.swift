@@ -70,10 +70,10 @@ struct Replay: AsyncParsableCommand {
             guard summary.fixes > 0 || report.problemCount > 0 || !failed else { continue }
             if report.problemCount > 0 {
                 let examples = report.problems.map { DisplayText.escaped($0.description) }.joined(separator: "; ")
-                log.warning("\(source.name): skipped \(report.problemCount) bad lines (\(examples))")
+                log.warning("\(source.name): skipped \(DisplayText.counted(report.problemCount, "bad line")) (\(examples))")
             }
             var counts = summary.describe()
-            if report.epochsWithoutFix > 0 { counts += ", \(report.epochsWithoutFix) epochs without a fix" }
+            if report.epochsWithoutFix > 0 { counts += ", \(DisplayText.counted(report.epochsWithoutFix, "epoch")) without a fix" }
             log.info("\(source.name): \(report.format.rawValue), \(counts)")
         }
         if failed { throw ExitCode.failure }

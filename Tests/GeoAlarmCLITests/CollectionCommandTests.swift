@@ -31,7 +31,7 @@ struct CollectionCommandTests {
         #expect(events.last?.hasPrefix("arrive shops/2 \"Shop: Post office\"") == true, "\(run.stdout)")
         let file = (config as NSString).deletingLastPathComponent + "/shops.csv"
         #expect(run.stderr.contains("geoalarm: warning: \(file):4: lat is missing or not a number; row skipped"))
-        #expect(run.stderr.contains("geoalarm: info: collection \"shops\": 3 places from \(file) (1 bad rows skipped)"))
+        #expect(run.stderr.contains("geoalarm: info: collection \"shops\": 3 places from \(file) (1 bad row skipped)"))
 
         let list = try Command.run(["list", "--config", config, "--from", "38.7105,-9.1366", "--state", Command.scratchState()])
         #expect(list.status == 0)

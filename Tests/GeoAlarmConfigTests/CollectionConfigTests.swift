@@ -71,7 +71,7 @@ struct CollectionConfigTests {
         ])
         #expect(load.shownProblems.count == 21)
         #expect(load.shownProblems.last == "\(file): 5 more bad rows skipped")
-        #expect(load.summary.hasSuffix("1 places from \(file) (25 bad rows skipped)"))
+        #expect(load.summary.hasSuffix("1 place from \(file) (25 bad rows skipped)"))
     }
 
     @Test func gpxWaypointsAndGeoJSONPoints() throws {

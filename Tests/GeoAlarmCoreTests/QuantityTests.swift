@@ -72,4 +72,11 @@ struct QuantityTests {
         #expect(DisplayText.size(16 << 20) == "16 MiB" && DisplayText.size(1 << 30) == "1 GiB" && DisplayText.size(3 << 29) == "1.5 GiB")
         #expect(DisplayText.size(Int.max).hasSuffix(" GiB"), "no overflow")
     }
+
+    /// Counts in messages agree with their noun: "1 reminder", never "1 reminders".
+    @Test func countsAgreeWithTheirNoun() {
+        #expect(DisplayText.counted(1, "reminder") == "1 reminder")
+        #expect(DisplayText.counted(0, "reminder") == "0 reminders" && DisplayText.counted(2, "reminder") == "2 reminders")
+        #expect(DisplayText.counted(1, "fix", plural: "fixes") == "1 fix" && DisplayText.counted(3, "fix", plural: "fixes") == "3 fixes")
+    }
 }

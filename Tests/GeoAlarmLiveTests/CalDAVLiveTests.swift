@@ -64,7 +64,7 @@ struct CalDAVLiveTests {
         try gpsd.load(try Self.walk(0..<500, "to-the-bakery.nmea"))
         let agent = try Background(["run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
                                    environment: desktop.environment)
-        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminders") }, "the first look: \(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminder") }, "the first look: \(agent.stderr)")
         _ = try server.client(["describe", "rfc-bread", "The rye one"])
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         #expect(agent.stdout.contains("arrive  errands/rfcbread  \"Buy bread\""), "\(agent.stdout)")
@@ -135,7 +135,7 @@ struct CalDAVLiveTests {
         #expect(agent.waitUntil { $0.stderr.contains("refuses the credentials (401)") }, "\(agent.stderr)")
         #expect(agent.stderr.contains("not fetched from its server yet"), "\(agent.stderr)")
         try "secret\n".write(toFile: passwordFile, atomically: false, encoding: .utf8)
-        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminders") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminder") }, "\(agent.stderr)")
         #expect(agent.stderr.contains("the server answers again"))
         #expect(agent.stderr.components(separatedBy: "refuses the credentials").count == 2, "said once: \(agent.stderr)")
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
@@ -197,10 +197,10 @@ struct CalDAVLiveTests {
             return run.stdoutLines.first { $0.contains("tasklist Errands") } ?? run.stdout
         }
         let good = try doctor()
-        #expect(good.hasPrefix("ok") && good.contains("the credentials are accepted") && good.contains("1 reminders"), "\(good)")
+        #expect(good.hasPrefix("ok") && good.contains("the credentials are accepted") && good.contains("1 reminder "), "\(good)")
         try "wrong\n".write(toFile: passwordFile, atomically: false, encoding: .utf8)
         let refused = try doctor()
-        #expect(refused.hasPrefix("FAIL") && refused.contains("401") && refused.contains("its last copy serves 1 reminders"), "\(refused)")
+        #expect(refused.hasPrefix("FAIL") && refused.contains("401") && refused.contains("its last copy serves 1 reminder"), "\(refused)")
         try "secret\n".write(toFile: passwordFile, atomically: false, encoding: .utf8)
         let text = try String(contentsOfFile: config, encoding: .utf8)
         try text.replacingOccurrences(of: "url = \"\(server.tasksURL)\"", with: "url = \"\(server.url)\"").write(toFile: config, atomically: true, encoding: .utf8)

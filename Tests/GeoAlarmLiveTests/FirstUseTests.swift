@@ -130,7 +130,7 @@ struct FirstUseTests {
         gpsd.stop()
         let lines = up.stdoutLines
         #expect(lines.count == 8, "one line per check: \(lines)")
-        #expect(lines.contains("ok    config: \(home)/.config/geoalarm/config.toml: 1 reminders (1 enabled), 0 places"))
+        #expect(lines.contains("ok    config: \(home)/.config/geoalarm/config.toml: 1 reminder (1 enabled), 0 places"))
         #expect(lines.contains("ok    gpsd: localhost:\(gpsd.port) answers"))
         #expect(lines.contains { $0.hasPrefix("note  fix: 3D fix at 38.71") && $0.contains(" old: the receiver's time is behind") },
                 "the walk is dated days ago: \(lines)")

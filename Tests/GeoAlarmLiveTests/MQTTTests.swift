@@ -525,7 +525,7 @@ struct MQTTTests {
         for (step, metres) in [900.0, 900, 10, 10].enumerated() {
             try broker.publish("owntracks/alice/phone", Self.location(north: metres, at: Self.start + step * 10))
         }
-        #expect(agent.waitUntil { $0.stderr.contains("let go of 1 devices silent for") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("let go of 1 device silent for") }, "\(agent.stderr)")
         try broker.publish("owntracks/alice/phone", Self.location(north: 5, at: Self.start + 100))
         // Both reminders' sides (inside the bakery, outside the station) come back.
         #expect(agent.waitUntil { $0.stderr.contains("tracking alice/phone (2 sides restored)") }, "\(agent.stderr)")

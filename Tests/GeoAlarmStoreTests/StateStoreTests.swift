@@ -272,7 +272,7 @@ struct StateStoreTests {
         let restored = Self.engine([Self.office, movedAgain], from: second)
         #expect(restored.presence(of: "office") == .inside)
         #expect(restored.presence(of: "moved") == .unknown, "its place changed: it starts over")
-        #expect(log.messages.contains("info: restored the state of 1 reminders from \(path)"))
+        #expect(log.messages.contains("info: restored the state of 1 reminder from \(path)"))
 
         let broken = StateKeeper(path: "/proc/nowhere/state.sqlite", logger: log.logger)
         #expect(!broken.isPersisting)
