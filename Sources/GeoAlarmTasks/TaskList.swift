@@ -133,7 +133,8 @@ public struct TaskListLoad: Sendable {
     /// False for a server's list of which there is no copy yet (never fetched): no reminders, no failure.
     public var isFetched = true
 
-    /// "Shopping (/home/ana/.local/share/tasks/shopping): 12 reminders and 2 time alarms from 40 tasks, 1 problem (listed by geoalarm check)".
+    /// "task list Shopping (/home/ana/.local/share/tasks/shopping): 12 reminders and 2 time
+    /// alarms from 40 tasks, 1 problem (listed by geoalarm check)".
     public var summary: String {
         if let failure { return "task list \(settings.name) (\(settings.location)): \(failure)" }
         if !isFetched { return "task list \(settings.name) (\(settings.location)): not fetched from its server yet" }

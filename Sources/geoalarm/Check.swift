@@ -27,7 +27,7 @@ struct Check: AsyncParsableCommand {
 }
 
 extension Config {
-    /// "4 reminders (4 enabled), 1 time alarms, 2 places", with collections and task lists when there are some.
+    /// "4 reminders (4 enabled), 1 time alarm, 2 places", with collections and task lists when there are some.
     var summary: String {
         let enabled = reminders.filter(\.isEnabled).count
         let alarms = alarms.isEmpty ? "" : ", " + DisplayText.counted(alarms.count, "time alarm")
