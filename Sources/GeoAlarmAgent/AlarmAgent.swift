@@ -181,7 +181,7 @@ public final class AlarmAgent: Service {
                 staged.append(fix)
                 if isNew, current.devices.count <= Self.trackersShown {
                     let restored = current.devices.pipelines[device]?.engine.keptStates ?? 0
-                    logger.info("tracking \(DisplayText.escaped(device)) (\(restored) sides restored)")
+                    logger.info("tracking \(DisplayText.escaped(device)) (\(DisplayText.counted(restored, "side")) restored)")
                 }
             case .notKept(let result):
                 noteAhead(fix, result, receivedAt: receivedAt, &current)

@@ -133,7 +133,7 @@ enum CSVPlaces {
                 fields.append(row[fieldStart...])
             }
             guard fields.count >= found.needed else {
-                list.skip(line: lineNumber, "\(fields.count) fields, too few to reach lat and lon")
+                list.skip(line: lineNumber, "\(DisplayText.counted(fields.count, "field")), too few to reach lat and lon")
                 continue
             }
             var radius: Double?

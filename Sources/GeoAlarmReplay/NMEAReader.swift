@@ -60,6 +60,8 @@ public struct NMEAReader {
         var bounds: [Range<Int>]
         var count: Int
         subscript(index: Int) -> Field { sentence[bounds[index]] }
+        /// The problem of a sentence with too few fields.
+        var truncated: String { "truncated (\(DisplayText.counted(count, "field")))" }
     }
 
     /// What the sentences of one epoch said.
@@ -235,7 +237,7 @@ public struct NMEAReader {
     // MARK: Sentences (each returns a problem, or nil when it was used)
 
     private mutating func rmc(_ f: Fields) -> String? {
-        guard f.count >= 10 else { return "truncated (\(f.count) fields)" }
+        guard f.count >= 10 else { return f.truncated }
         let valid = f[2].first == UInt8(ascii: "A") || f[2].first == UInt8(ascii: "D")
         sentence.changesFix = true
         guard let time = timeOfDay(f[1]) else {
@@ -262,7 +264,7 @@ public struct NMEAReader {
     }
 
     private mutating func gga(_ f: Fields) -> String? {
-        guard f.count >= 10 else { return "truncated (\(f.count) fields)" }
+        guard f.count >= 10 else { return f.truncated }
         let quality = integer(f[6]) ?? 0
         sentence.changesFix = true
         guard let time = timeOfDay(f[1]) else {
@@ -285,7 +287,7 @@ public struct NMEAReader {
     }
 
     private mutating func gll(_ f: Fields) -> String? {
-        guard f.count >= 7 else { return "truncated (\(f.count) fields)" }
+        guard f.count >= 7 else { return f.truncated }
         let valid = f[6].first == UInt8(ascii: "A") && !(f.count >= 8 && f[7].first == UInt8(ascii: "N"))
         sentence.changesFix = true
         guard let time = timeOfDay(f[5]) else { return valid ? "bad time" : nil }
@@ -301,7 +303,7 @@ public struct NMEAReader {
     }
 
     private mutating func gns(_ f: Fields) -> String? {
-        guard f.count >= 10 else { return "truncated (\(f.count) fields)" }
+        guard f.count >= 10 else { return f.truncated }
         let modes = f[6]
         // gpsd reads the leading mode indicator only.
         let valid = modes.first.map { $0 != UInt8(ascii: "N") } ?? false
@@ -322,7 +324,7 @@ public struct NMEAReader {
     }
 
     private mutating func gsa(_ f: Fields) -> String? {
-        guard f.count >= 18 else { return "truncated (\(f.count) fields)" }
+        guard f.count >= 18 else { return f.truncated }
         sentence.changesFix = true
         switch f[2].first {
         case UInt8(ascii: "1"): gsaMode = .noFix
@@ -341,7 +343,7 @@ public struct NMEAReader {
     }
 
     private mutating func gst(_ f: Fields) -> String? {
-        guard f.count >= 9 else { return "truncated (\(f.count) fields)" }
+        guard f.count >= 9 else { return f.truncated }
         guard timeOfDay(f[1]) != nil else { return "bad time" }
         if let latitudeSigma = decimal(f[6]), let longitudeSigma = decimal(f[7]) {
             epoch.gstError = 2.45 * ((latitudeSigma * latitudeSigma + longitudeSigma * longitudeSigma) / 2).squareRoot()
@@ -350,7 +352,7 @@ public struct NMEAReader {
     }
 
     private mutating func zda(_ f: Fields) -> String? {
-        guard f.count >= 5 else { return "truncated (\(f.count) fields)" }
+        guard f.count >= 5 else { return f.truncated }
         guard let time = timeOfDay(f[1]) else { return "bad time" }
         if epoch.timeOfDay != nil { epoch.latestTimeOfDay = time }
         guard let dayOfMonth = integer(f[2]), let month = integer(f[3]), let year = integer(f[4]),

@@ -285,8 +285,10 @@ private final class StateFile: Sendable {
             return (held.trouble, held.dropped)
         }
         guard trouble != nil else { return }
-        let lost = dropped > 0 ? "; \(dropped) older ones did not fit in memory and are lost, but for the sides they set" : ""
-        logger.info("state file \(store.path) is written again: what was kept in memory meanwhile (\(writes.count) writes) is in it\(lost)")
+        let lost = dropped == 0 ? "" : dropped == 1
+            ? "; 1 older one did not fit in memory and is lost, but for the sides it set"
+            : "; \(dropped) older ones did not fit in memory and are lost, but for the sides they set"
+        logger.info("state file \(store.path) is written again: what was kept in memory meanwhile (\(DisplayText.counted(writes.count, "write"))) is in it\(lost)")
     }
 
     /// Tries once more to write what waits; says what could not be written.
@@ -295,7 +297,7 @@ private final class StateFile: Sendable {
         makeWaiting(in: store)
         let left = held.withLock { $0.waiting.count }
         if left > 0 {
-            logger.error("\(left) writes could not be made to \(store.path) before the stop; the events among them are only in the log")
+            logger.error("\(DisplayText.counted(left, "write")) could not be made to \(store.path) before the stop; the events among them are only in the log")
         }
     }
 

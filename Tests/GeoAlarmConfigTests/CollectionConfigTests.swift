@@ -65,7 +65,7 @@ struct CollectionConfigTests {
         #expect(Array(load.shownProblems.prefix(5)) == [
             "\(file):3: lat 91 is out of range (-90 to 90); row skipped",
             "\(file):4: lon is missing or not a number; row skipped",
-            "\(file):5: 1 fields, too few to reach lat and lon; row skipped",
+            "\(file):5: 1 field, too few to reach lat and lon; row skipped",
             "\(file):6: unterminated quoted field; row skipped",
             "\(file):7: radius must be a number of metres above 0; row skipped",
         ])
