@@ -281,8 +281,9 @@ public final class AlarmAgent: Service {
         let quiet = current.devices.letIdleGo(now: ContinuousClock.now)
         if !quiet.isEmpty {
             logger.info("""
-                let go of \(DisplayText.counted(quiet.count, "device")) silent for \(Span.describe(current.devices.limits.idle / .seconds(1))) (their state \
-                stays in the state file); \(current.devices.count) tracked
+                let go of \(DisplayText.counted(quiet.count, "device")) silent for \
+                \(Span.describe(current.devices.limits.idle / .seconds(1))) (their state stays in the state file); \
+                \(current.devices.count) tracked
                 """)
         }
     }

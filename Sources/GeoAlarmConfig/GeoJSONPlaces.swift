@@ -269,7 +269,9 @@ enum GeoJSONPlaces {
                     }
                     points.append(Coordinate(latitude: latitude, longitude: longitude))
                 }
-                guard points.count >= 4 else { return .failure("\(name) has \(DisplayText.counted(points.count, "position")): a ring needs at least 4") }
+                guard points.count >= 4 else {
+                    return .failure("\(name) has \(DisplayText.counted(points.count, "position")): a ring needs at least 4")
+                }
                 guard points.first == points.last else {
                     return .failure("\(name) does not end where it starts (a GeoJSON ring repeats its first position last)")
                 }

@@ -133,7 +133,8 @@ public final class MQTTLink: Service, Sendable {
         case .unavailable(let reason):
             connected.value = false
             for participant in participants { participant.disconnected() }
-            logger.warning("mqtt broker \(settings.url) unavailable: \(reason); retrying (\(DisplayText.counted(outbox.waiting, "event")) in the outbox)")
+            let waiting = DisplayText.counted(outbox.waiting, "event")
+            logger.warning("mqtt broker \(settings.url) unavailable: \(reason); retrying (\(waiting) in the outbox)")
         case .acknowledged(let id):
             outbox.acknowledged(id)
         case .received(let messages):

@@ -68,7 +68,8 @@ public struct ReminderListing {
             var radius = sizes.smallest == sizes.largest ? Self.metres(sizes.smallest) : "\(Self.metres(sizes.smallest))-\(Self.metres(sizes.largest))"
             if sizes.allAreas { radius = "areas" } else if sizes.areas > 0 { radius += " and areas" }
             var row = [
-                "\(entry.collection.id)/*", template.title, "\(DisplayText.counted(entry.collection.places.count, "place")) from \(entry.file)", radius,
+                "\(entry.collection.id)/*", template.title,
+                "\(DisplayText.counted(entry.collection.places.count, "place")) from \(entry.file)", radius,
                 template.trigger.rawValue + (template.isEnabled ? "" : " (disabled)"),
             ]
             if let origin { row.append(entry.collection.nearestDistance(from: origin).map { "\(Self.metres($0)) (nearest)" } ?? "-") }

@@ -288,7 +288,8 @@ private final class StateFile: Sendable {
         let lost = dropped == 0 ? "" : dropped == 1
             ? "; 1 older one did not fit in memory and is lost, but for the sides it set"
             : "; \(dropped) older ones did not fit in memory and are lost, but for the sides they set"
-        logger.info("state file \(store.path) is written again: what was kept in memory meanwhile (\(DisplayText.counted(writes.count, "write"))) is in it\(lost)")
+        let written = DisplayText.counted(writes.count, "write")
+        logger.info("state file \(store.path) is written again: what was kept in memory meanwhile (\(written)) is in it\(lost)")
     }
 
     /// Tries once more to write what waits; says what could not be written.
@@ -297,7 +298,10 @@ private final class StateFile: Sendable {
         makeWaiting(in: store)
         let left = held.withLock { $0.waiting.count }
         if left > 0 {
-            logger.error("\(DisplayText.counted(left, "write")) could not be made to \(store.path) before the stop; the events among them are only in the log")
+            logger.error("""
+                \(DisplayText.counted(left, "write")) could not be made to \(store.path) before the stop; the events among them are \
+                only in the log
+                """)
         }
     }
 

@@ -32,7 +32,8 @@ extension Config {
         let enabled = reminders.filter(\.isEnabled).count
         let alarms = alarms.isEmpty ? "" : ", " + DisplayText.counted(alarms.count, "time alarm")
         let placeCount = collections.reduce(0) { $0 + $1.places.count }
-        let collections = collections.isEmpty ? "" : ", \(DisplayText.counted(collections.count, "collection")) (\(DisplayText.counted(placeCount, "place")))"
+        let collections = collections.isEmpty
+            ? "" : ", \(DisplayText.counted(collections.count, "collection")) (\(DisplayText.counted(placeCount, "place")))"
         let lists = taskLists.isEmpty ? "" : ", " + DisplayText.counted(taskLists.count, "task list")
         return "\(DisplayText.counted(reminders.count, "reminder")) (\(enabled) enabled)\(alarms)\(collections)\(lists), "
             + DisplayText.counted(places.count, "place")

@@ -86,7 +86,8 @@ struct Doctor: AsyncParsableCommand {
     private func checkTaskList(_ list: TaskListLoad, outcome: ServerTaskLists.Outcome?) -> Finding {
         let name = "tasklist \(list.settings.name)"
         if let problem = outcome?.problem {
-            let copy = list.isFetched ? "; its last copy serves " + DisplayText.counted(list.reminders.count, "reminder") : "; there is no copy of it yet"
+            let copy = list.isFetched
+                ? "; its last copy serves " + DisplayText.counted(list.reminders.count, "reminder") : "; there is no copy of it yet"
             return Finding(.fail, name, "\(list.settings.location): \(problem)\(copy)", advice: Self.advice(for: problem))
         }
         if let failure = list.failure {
