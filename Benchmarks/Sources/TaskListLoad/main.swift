@@ -53,17 +53,10 @@ try? FileManager.default.removeItem(atPath: "\(workDirectory)/todoman-10k.sqlite
 
 let ours = try medianSeconds(releaseBinary, ["check", "-c", withList])
 let baseline = try medianSeconds(releaseBinary, ["check", "-c", without])
-let todomanCold = try {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/todoman")
-    process.arguments = ["--config", todomanConfig, "--porcelain", "list"]
-    process.standardOutput = FileHandle.nullDevice
-    let start = Date()
-    try process.run()
-    process.waitUntilExit()
-    return Date().timeIntervalSince(start)
-}()
-let todomanWarm = try medianSeconds(URL(fileURLWithPath: "/usr/bin/todoman"), ["--config", todomanConfig, "--porcelain", "list"])
+let todoman = URL(fileURLWithPath: "/usr/bin/todoman")
+let todomanArguments = ["--config", todomanConfig, "--porcelain", "list"]
+let todomanCold = try secondsToRun(todoman, todomanArguments)
+let todomanWarm = try medianSeconds(todoman, todomanArguments)
 print(String(format: "task list of 10,000 tasks: geoalarm check %.3f s (goal < 1 s; %@); without the list %.3f s; the list alone %.3f s",
              ours, ours < 1 ? "met" : "NOT met", baseline, ours - baseline))
 print(String(format: "todoman listing the same folder: %.3f s the first time (building its cache), %.3f s after; ratio geoalarm / todoman %.2f (first), %.2f (after)",
