@@ -332,7 +332,7 @@
       }
       for (const collection of data.collections) {
         const item = document.createElement("li");
-        item.textContent = `${collection.title} (a collection of ${collection.places} places)`;
+        item.textContent = `${collection.title} (a collection of ${collection.places} ${collection.places === 1 ? "place" : "places"})`;
         reminderList.append(item);
       }
       loadPlaces();
