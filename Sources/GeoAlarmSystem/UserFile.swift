@@ -3,7 +3,8 @@ import GeoAlarmCore
 
 /// Reads files the user named (the config, collection files), failing with the system's own
 /// reason. Only regular files are read, up to a size given by the caller, so that a config or
-/// collection naming `/dev/zero` or a FIFO is an error rather than a hang.
+/// collection naming `/dev/zero` or a FIFO is an error rather than a hang; a regular file is
+/// read to its end, also where that lies beyond the size it says (procfs says 0).
 public enum UserFile {
     /// Why a file could not be read: the system's words for the error (`No such file or directory`).
     public struct ReadError: Error, Sendable, CustomStringConvertible {
@@ -34,10 +35,10 @@ public enum UserFile {
         } catch {
             throw ReadError(description: "\(error)")
         }
-        guard size <= limit else { throw ReadError(description: "larger than \(DisplayText.size(limit))") }
-        // Read straight into an array of the file's size; a file that grew meanwhile is cut there.
+        guard size <= limit else { throw tooLarge(limit) }
+        // Read straight into an array of the file's size, then whatever follows it (below).
         var failure: SystemError?
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             adviseHugePages(buffer)
             while initialized < buffer.count {
                 do {
@@ -54,7 +55,25 @@ public enum UserFile {
             }
         }
         if let failure { throw ReadError(description: failure.reason) }
-        return bytes
+        // Past the size said, the rest if any: procfs and sysfs say 0, and a file may have grown
+        // since (one that shrank ended the read early).
+        guard bytes.count == size else { return bytes }
+        var rest = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count: Int
+            do {
+                count = try System.read(descriptor, into: &rest)
+            } catch {
+                throw ReadError(description: error.reason)
+            }
+            if count == 0 { return bytes }
+            guard bytes.count + count <= limit else { throw tooLarge(limit) }
+            bytes.append(contentsOf: rest[..<count])
+        }
+    }
+
+    private static func tooLarge(_ limit: Int) -> ReadError {
+        ReadError(description: "larger than \(DisplayText.size(limit))")
     }
 
     /// Asks for transparent huge pages under a large buffer (where the system leaves them to

@@ -148,3 +148,25 @@ struct ReconnectionTests {
         reconnection.cancel(on: loop)
     }
 }
+
+/// Files the user named: regular files only, read to their end, up to a limit.
+struct UserFileTests {
+    /// procfs says a size of 0 for files that have content: they are read whole, not as empty.
+    @Test func aFileLongerThanItsSaidSizeIsReadToItsEnd() throws {
+        let status = try UserFile.contents(of: "/proc/self/status", limit: 1 << 20)
+        #expect(String(decoding: status, as: UTF8.self).hasPrefix("Name:"), "\(status.count) bytes")
+        #expect(throws: UserFile.ReadError.self, "the limit holds past the size said too") {
+            try UserFile.contents(of: "/proc/self/status", limit: 16)
+        }
+    }
+
+    @Test func aFileIsReadWholeAndOnlyARegularOne() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("userfile-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let text = Array(repeating: "0123456789", count: 1000).joined()
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try UserFile.contents(of: path, limit: 10_000) == Array(text.utf8))
+        #expect(throws: UserFile.ReadError.self) { try UserFile.contents(of: path, limit: 9_999) }
+        #expect(throws: UserFile.ReadError.self) { try UserFile.contents(of: "/dev/zero", limit: 10) }
+    }
+}
