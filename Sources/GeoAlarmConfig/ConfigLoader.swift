@@ -581,7 +581,7 @@ struct ConfigReader: TableReading {
         let before = diagnostics.count
         let name = string(table, key, context: "\(kind) (#\(number))")
         let id = string(table, "id", context: "\(kind) (#\(number))") ?? name.map(slug)
-        let context = id.map { "\(kind) \"\($0)\" (#\(number))" } ?? "\(kind) (#\(number))"
+        let context = id.map { "\(kind) \"\(DisplayText.shortened($0))\" (#\(number))" } ?? "\(kind) (#\(number))"
         for index in before..<diagnostics.count { diagnostics[index].context = context }
         return (id, name, context)
     }

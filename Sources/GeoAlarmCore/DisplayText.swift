@@ -25,9 +25,13 @@ public enum DisplayText {
     /// At most `limit` characters of the bytes' text (invalid UTF-8 shown as U+FFFD), escaped,
     /// with "…" when cut: for quoting a file or a child's output in a message.
     public static func excerpt<Bytes: Collection<UInt8>>(_ bytes: Bytes, limit: Int = 60) -> String {
-        let text = String(decoding: bytes.prefix(limit * 4), as: UTF8.self)
-        let cut = text.count > limit
-        return escaped(String(text.prefix(limit))) + (cut ? "…" : "")
+        escaped(shortened(String(decoding: bytes.prefix(limit * 4), as: UTF8.self), limit: limit))
+    }
+
+    /// At most `limit` characters of `text`, with "…" when cut (not escaped): for quoting in a
+    /// message a name or key that may be as long as the file it came from.
+    public static func shortened(_ text: String, limit: Int = 60) -> String {
+        text.dropFirst(limit).isEmpty ? text : text.prefix(limit) + "…"
     }
 
     /// Whether a scalar must not reach a terminal or a log raw.

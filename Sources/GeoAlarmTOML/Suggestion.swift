@@ -2,8 +2,11 @@
 public enum Suggestion {
     /// The known word closest to `word` by edit distance, when close enough to be a typo.
     public static func closest(to word: String, among known: [String]) -> String? {
-        let threshold = max(1, min(3, word.count / 3))
-        let scored = known.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
+        let length = word.count
+        let threshold = max(1, min(3, length / 3))
+        // Words whose lengths differ by more than the threshold are further apart than it: not
+        // measured, so that a key as long as the file costs no table of its length.
+        let scored = known.filter { abs($0.count - length) <= threshold }.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
         guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= threshold else { return nil }
         return best.0
     }

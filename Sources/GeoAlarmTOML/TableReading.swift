@@ -29,7 +29,8 @@ public struct ConfigDiagnostic: Sendable, Equatable, CustomStringConvertible {
             return DisplayText.escaped("\(file):\(line):\(column): \(message)")
         }
         let place = line.map { "\(file):\($0)" } ?? file
-        return DisplayText.escaped(([place] + [context, key].compactMap { $0 } + [message]).joined(separator: ": "))
+        let shownKey = key.map { DisplayText.shortened($0) }
+        return DisplayText.escaped(([place] + [context, shownKey].compactMap { $0 } + [message]).joined(separator: ": "))
     }
 }
 

@@ -151,6 +151,18 @@ struct ConfigTests {
         ])
     }
 
+    /// A key or id as long as the file is named in its problem by its first 60 characters, and
+    /// a key far longer than any known one is given no "did you mean".
+    @Test func longNamesAreCutInProblems() {
+        let long = String(repeating: "x", count: 100_000)
+        let cut = String(repeating: "x", count: 60) + "…"
+        #expect(problems("\(long)z = 1\n[[reminder]]\nid = \"\(long)\"\ntitle = \"T\"\nlat = 1\n") == [
+            "r.toml:1: top level: \(cut): unknown key",
+            "r.toml:2: reminder \"\(cut)\" (#1): lon: missing",
+        ])
+        #expect(problems("reminderz = 1\n") == ["r.toml:1: top level: reminderz: unknown key (did you mean \"reminder\"?)"])
+    }
+
     @Test func sectionProblems() {
         #expect(problems("""
             reminders = 1

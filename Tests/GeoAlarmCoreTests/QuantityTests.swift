@@ -65,6 +65,14 @@ struct QuantityTests {
         #expect(Span.describe(1e300).hasPrefix("106751991167300 d "), "a huge span does not trap")
     }
 
+    /// Names quoted in messages: whole when short, their first characters and "…" when long.
+    @Test func shortenedKeepsShortTextAndCutsLongText() {
+        #expect(DisplayText.shortened("parcel") == "parcel")
+        #expect(DisplayText.shortened(String(repeating: "é", count: 60)) == String(repeating: "é", count: 60))
+        #expect(DisplayText.shortened("abcdef", limit: 3) == "abc…")
+        #expect(DisplayText.excerpt(Array("line\nnext".utf8), limit: 5) == "line\\n…")
+    }
+
     /// Sizes in messages: in the largest binary unit that holds them, never "0 MB".
     @Test func sizesAreShownInTheirOwnUnit() {
         #expect(DisplayText.size(1) == "1 byte" && DisplayText.size(512) == "512 bytes")
