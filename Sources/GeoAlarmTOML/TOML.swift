@@ -243,6 +243,9 @@ struct TOMLParser {
     }
 
     mutating func parseDocument() throws(TOMLError) {
+        // A byte-order mark, as Windows editors write at the start of UTF-8, is not part of the
+        // text: passed over, and kept where it is by edits, which work on the file's own bytes.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
         while !atEnd {
             let lineStart = position
             skipBlanks()
@@ -695,7 +698,8 @@ struct TOMLParser {
 
     /// A byte named for a message: the character, or its code when it is not printable.
     private func describe(_ byte: UInt8) -> String {
-        byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+        if byte == UInt8(ascii: "\n") { return "the end of the line" }
+        return byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 }
 

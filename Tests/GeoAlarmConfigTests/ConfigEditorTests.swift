@@ -127,4 +127,16 @@ struct ConfigEditorTests {
         #expect(config.idsInFileOrder == ["bread", "stamps"])
         #expect(result.contains("office = \"38.71,-9.12\"\r\n") && result.contains("radius = \"40m\"\r\n"))
     }
+
+    /// A file that starts with a byte-order mark (as Windows editors save UTF-8) reads as
+    /// without it, and keeps it through an edit, with the rest byte for byte.
+    @Test func aByteOrderMarkIsPassedOverAndKept() throws {
+        let text = "\u{FEFF}[[reminder]]\nid = \"bread\"\ntitle = \"Bread\"\nlocation = \"38.7,-9.1\"\n"
+        let config = try ConfigLoader.parse(Array(text.utf8), path: "t.toml")
+        #expect(config.idsInFileOrder == ["bread"])
+        let edited = ConfigEditor.appendingReminder([("title", "\"Stamps\""), ("location", "\"38.7,-9.1\"")], to: Array(text.utf8))
+        #expect(edited.starts(with: Array(text.utf8)))
+        #expect(try ConfigLoader.parse(edited, path: "t.toml").idsInFileOrder == ["bread", "stamps"])
+        #expect(TOMLTests.error("\u{FEFF}a = 1\nb = \n") == "2:5: expected a value, found the end of the line")
+    }
 }
