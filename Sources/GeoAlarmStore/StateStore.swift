@@ -746,7 +746,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             case .permissions: "fix its permissions, or name another with --state"
             case .space: "free some space on its disk; geoalarm writes it again by itself"
             case .busy: "another program holds it locked; try again when it is done"
-            case .damaged: "move it away (geoalarm starts a new one) and keep it for its history, or name another with --state"
+            case .damaged: "move it away and keep it for its history: geoalarm starts a new one; or name another with --state"
             case .other: "name another with --state"
             }
         }
