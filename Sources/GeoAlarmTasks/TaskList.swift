@@ -134,14 +134,14 @@ public struct TaskListLoad: Sendable {
     public var isFetched = true
 
     /// "task list Shopping (/home/ana/.local/share/tasks/shopping): 12 reminders and 2 time
-    /// alarms from 40 tasks, 1 problem (listed by geoalarm check)".
+    /// alarms from 40 tasks, 1 problem" (its problems are logged before it).
     public var summary: String {
         if let failure { return "task list \(settings.name) (\(settings.location)): \(failure)" }
         if !isFetched { return "task list \(settings.name) (\(settings.location)): not fetched from its server yet" }
         var text = "task list \(settings.name) (\(settings.location)): " + DisplayText.counted(reminders.count, "reminder")
         if !alarms.isEmpty { text += " and " + DisplayText.counted(alarms.count, "time alarm") }
         text += " from " + DisplayText.counted(objectCount, "task")
-        if !problems.isEmpty { text += ", \(DisplayText.counted(problems.count, "problem")) (listed by geoalarm check)" }
+        if !problems.isEmpty { text += ", " + DisplayText.counted(problems.count, "problem") }
         return text
     }
 

@@ -75,8 +75,10 @@ struct Doctor: AsyncParsableCommand {
             return (config, fetched)
         } catch {
             let first = error.diagnostics.first.map { DisplayText.escaped($0.description) } ?? "unreadable"
-            report(Finding(.fail, "config", "\(error.diagnostics.count) problem(s); the first: \(first)",
-                           advice: "geoalarm check --config \(path) lists them all"))
+            let count = error.diagnostics.count
+            let found = count > 1 ? "\(count) problems; the first: \(first)" : "1 problem: \(first)"
+            let check = "geoalarm check --config \(path)"
+            report(Finding(.fail, "config", found, advice: count > 1 ? "\(check) lists them all" : "fix it, then \(check)"))
             return (nil, nil)
         }
     }

@@ -159,7 +159,7 @@ struct FirstUseTests {
             ["doctor", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(nothingListens.port)", "--wait", "0"],
             environment: environment)
         #expect(result.status == 1)
-        #expect(result.stdoutLines.contains { $0.hasPrefix("FAIL  config: 1 problem(s); the first: \(config)") && $0.contains("Do: geoalarm check") },
+        #expect(result.stdoutLines.contains { $0.hasPrefix("FAIL  config: 1 problem: \(config)") && $0.hasSuffix("Do: fix it, then geoalarm check --config \(config)") },
                 "\(result.stdout)")
         #expect(result.stdoutLines.contains("FAIL  state: \(state) (mode 644, schema 11 of 11) is readable by others: it holds where you have been. Do: chmod 600 \(state)"))
     }
