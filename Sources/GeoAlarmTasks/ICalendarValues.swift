@@ -145,7 +145,7 @@ public struct GeoURI: Sendable, Equatable {
         let rest = text.dropFirst(4).replacing("\\,", with: ",")
         let parts = rest.split(separator: ";", omittingEmptySubsequences: false)
         let coordinates = parts[0].split(separator: ",", omittingEmptySubsequences: false)
-        guard coordinates.count >= 2 else { return .failure(.noLongitude) }
+        guard coordinates.count >= 2 else { return .failure(number(coordinates[0]) == nil ? .notNumbers : .noLongitude) }
         guard coordinates.count <= 3, let latitude = number(coordinates[0]), let longitude = number(coordinates[1]) else {
             return .failure(.notNumbers)
         }

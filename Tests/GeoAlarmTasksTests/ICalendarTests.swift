@@ -100,6 +100,7 @@ struct ICalendarTests {
         #expect(GeoURI.parse("geo:46.141813") == .failure(.noLongitude), "a server cut it at its comma: never longitude 0")
         #expect(GeoURI.parse("geo:91,0") == .failure(.outOfRange))
         #expect(GeoURI.parse("geo:a,b") == .failure(.notNumbers))
+        #expect(GeoURI.parse("geo:abc") == .failure(.notNumbers), "a word is not a cut latitude")
         #expect(GeoURI.parse("geo:1,2;u=-1") == .failure(.notNumbers))
         #expect(GeoURI.parse("http://x") == .failure(.notGeo))
     }
