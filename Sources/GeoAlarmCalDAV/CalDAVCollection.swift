@@ -6,7 +6,7 @@ import GeoAlarmWebDAV
 
 /// Why a CalDAV call gave nothing usable.
 public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
-    /// No answer: the server is away, the name unknown, the TLS certificate refused...
+    /// No answer read: the server is away, the name unknown, the TLS certificate refused, the answer over its bound...
     case unreachable(String)
     /// 401 or 403: the credentials.
     case refused(Int)
@@ -23,12 +23,12 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .unreachable(let reason): "the server does not answer: \(reason)"
+        case .unreachable(let reason): "the server could not be read: \(reason)"
         case .refused(let status): "the server refuses the credentials (\(status)): check username and the password"
         case .changed: "the task changed on the server meanwhile"
         case .notFound: "not found on the server"
         case .status(let status): "the server answered \(status)"
-        case .malformed(let reason): "the server's answer is not one: \(reason)"
+        case .malformed(let reason): "the server's answer cannot be used: \(reason)"
         case .notACollection(let found):
             found.isEmpty
                 ? "the address is no task collection, and none was found there"

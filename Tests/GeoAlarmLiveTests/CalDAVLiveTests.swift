@@ -80,7 +80,7 @@ struct CalDAVLiveTests {
 
     /// Done pressed while the server is away waits in the state file; the agent is killed (-9);
     /// started again with the server still away, it fires from its copy of the list and says once
-    /// that the server does not answer; once the server is back the completion arrives, once.
+    /// that the server could not be read; once the server is back the completion arrives, once.
     @Test func doneWhileTheServerIsAwayArrivesOnceAcrossAKill() throws {
         let server = try Self.server([
             ("rfc-bread", "Buy bread", (Self.bakery, Self.bakeryLon), "30"), ("rfc-post", "Post the letters", Self.postOffice, "40"),
@@ -98,7 +98,7 @@ struct CalDAVLiveTests {
         server.stop()
         #expect(try desktop.dunstctl(["context"]).status == 0)
         #expect(agent.waitUntil { $0.stderr.contains("completed errands/rfcbread in task list Errands: goes to the server") }, "\(agent.stderr)")
-        #expect(agent.waitUntil { $0.stderr.contains("does not answer") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("could not be read") }, "\(agent.stderr)")
         agent.signal(SIGKILL)
         _ = agent.exitStatus()
         // Started again, the server still away: the post office fires from the copy.
@@ -106,13 +106,13 @@ struct CalDAVLiveTests {
         defer { gpsdAgain.stop() }
         try gpsdAgain.load(try Self.walk(500..<900, "to-the-post-office.nmea"))
         let again = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsdAgain.port)"])
-        #expect(again.waitUntil { $0.stderr.contains("does not answer") }, "\(again.stderr)")
+        #expect(again.waitUntil { $0.stderr.contains("could not be read") }, "\(again.stderr)")
         #expect(try gpsdAgain.playThrough(to: again), "\(again.stderr)")
         #expect(again.stdout.contains("arrive  errands/rfcpost  \"Post the letters\""), "\(again.stdout)")
         #expect(!again.stdout.contains("rfcbread"), "completed, even before the server heard: \(again.stdout)")
         try server.start()
         #expect(again.waitUntil { $0.stderr.contains("the server answers again") }, "\(again.stderr)")
-        #expect(again.stderr.components(separatedBy: "does not answer").count == 2, "said once: \(again.stderr)")
+        #expect(again.stderr.components(separatedBy: "could not be read").count == 2, "said once: \(again.stderr)")
         #expect(again.stderr.contains("1 change sent to the server"), "\(again.stderr)")
         again.signal(SIGTERM)
         #expect(again.exitStatus() == 0)
@@ -183,7 +183,7 @@ struct CalDAVLiveTests {
         #expect(server.waitUntil { $0.stderr.contains("gone after") }, "\(server.stderr)")
         let trickled = server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("trickled ") }.count
         #expect(trickled < 10, "the request ended with the agent, not at its bound: \(trickled) bytes")
-        #expect(!agent.stderr.contains("does not answer"), "a look the stop ended says nothing: \(agent.stderr)")
+        #expect(!agent.stderr.contains("could not be read"), "a look the stop ended says nothing: \(agent.stderr)")
     }
 
     /// `doctor` names what is wrong with a server's list: the credentials, the authority, an
