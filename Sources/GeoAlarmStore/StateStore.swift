@@ -271,6 +271,17 @@ public final class StateStore: Sendable {
             presence: presence, time: row.optional("confirmed_at").map(Date.init(timeIntervalSince1970:)), fenceKey: try row.value("fence"))
     }
 
+    /// The tracked devices the file holds sides of, in order.
+    public func trackedDevices() throws(StoreError) -> [String] {
+        try reading { db throws(SQLiteError) in
+            var devices: [String] = []
+            try db.execute("SELECT DISTINCT device FROM device_state ORDER BY device") { (row: borrowing SQLiteRow) throws(SQLiteError) in
+                devices.append(try row.value("device", as: String.self))
+            }
+            return devices
+        }
+    }
+
     /// Every side the file holds: this machine's (under nil) and each tracked device's.
     public func everySide() throws(StoreError) -> [String?: [String: SavedPresence]] {
         try reading { db throws(SQLiteError) in

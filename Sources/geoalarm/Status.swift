@@ -20,6 +20,11 @@ struct Status: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line (keys in the man page) instead of a table.")
     var json = false
 
+    @Option(help: ArgumentHelp(
+        "Show the sides of this OwnTracks device (as `run --source owntracks` tracks it) rather than this machine's.",
+        valueName: "user/device"))
+    var device: String?
+
     func run() async throws {
         let (config, _) = try await options.load(fetchingInto: stateOptions.path)
         let store = try stateOptions.openForReading()
@@ -27,11 +32,14 @@ struct Status: AsyncParsableCommand {
         let lifecycles: [String: Lifecycle]
         let lastFix: Fix?
         let proximities: [String: SavedProximity]
+        let devices: [String]
         do {
-            saved = try store?.savedPresence() ?? [:]
-            proximities = try store?.savedProximities() ?? [:]
+            saved = try store?.savedPresence(device: device) ?? [:]
+            // A tracked device's proximities and last fix are not kept: its sides are.
+            proximities = device == nil ? try store?.savedProximities() ?? [:] : [:]
             lifecycles = try store?.lifecycles() ?? [:]
-            lastFix = try store?.lastFix()
+            lastFix = device == nil ? try store?.lastFix() : nil
+            devices = try store?.trackedDevices() ?? []
         } catch {
             Diagnostics.error(error.description)
             throw ExitCode.failure
@@ -75,16 +83,37 @@ struct Status: AsyncParsableCommand {
             line.add("at", localDate: alarm.at.localDate(in: SystemTimeZone()))
             lines.append(line)
         }
+        if let device, saved.isEmpty {
+            Diagnostics.logger.warning("\(Self.noSides(of: device, devices: devices))")
+        }
         if json {
             for line in lines { try Console.line(line.text) }
             return
         }
         for line in TextTable.lines(rows) { try Console.line(line) }
-        if let lastFix {
+        if let device {
+            try Console.line("the sides of OwnTracks device \(DisplayText.escaped(device)) (no distance is kept for a tracked device)")
+        } else if let lastFix {
             try Console.line("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Timestamp.iso8601) ?? "an unknown time")")
-        } else {
+        } else if devices.isEmpty {
             try Console.line("no fix recorded yet (is geoalarm run running?)")
+        } else {
+            try Console.line("no fix of this machine recorded; --device NAME shows the sides of \(Self.listed(devices))")
         }
+    }
+
+    /// Why a device's table is all unknown: the devices the file does hold sides of, if any.
+    private static func noSides(of device: String, devices: [String]) -> String {
+        let shown = DisplayText.escaped(device)
+        return devices.isEmpty
+            ? "no side of \(shown) in the state file, which holds no tracked device's"
+            : "no side of \(shown) in the state file; it holds those of \(listed(devices))"
+    }
+
+    /// "2 OwnTracks devices: alice/phone, bob/phone", the first ten named.
+    private static func listed(_ devices: [String]) -> String {
+        let named = devices.prefix(10).map(DisplayText.escaped).joined(separator: ", ")
+        return DisplayText.counted(devices.count, "OwnTracks device") + ": " + named + (devices.count > 10 ? ", …" : "")
     }
 
     /// "completed ..." and "snoozed until ..." where they apply at `now`.

@@ -46,3 +46,30 @@ struct HistoryCommandTests {
         #expect(badSince.stderr.contains("--since last tuesday: expected a duration"))
     }
 }
+
+/// `status --device`: the sides a fleet agent (`run --source owntracks`) keeps of each device.
+struct StatusDeviceTests {
+    @Test func aTrackedDevicesSidesAreShownAndThisMachinesTablePointsToThem() throws {
+        // As the config below gives it, with the default hysteresis: a side is shown only for its fence.
+        let bread = Reminder(
+            id: "bread", title: "Buy bread", geometry: .circle(center: Coordinate(latitude: 38.7105, longitude: -9.1366), radius: 40), hysteresis: 25)
+        let config = try Command.temporaryFile("[[reminder]]\nid = \"bread\"\ntitle = \"Buy bread\"\nlocation = \"38.7105,-9.1366\"\nradius = 40\n")
+        let state = Command.scratchState()
+        let inside = SavedPresence(presence: .inside, time: Date(timeIntervalSince1970: 1_800_000_000), fenceKey: bread.fenceKey)
+        try StateStore(path: state).apply([.sides(device: "ana/phone", ["bread": inside])])
+
+        let mine = try Command.run(["status", "-c", config, "--state", state])
+        #expect(mine.status == 0, "\(mine.stderr)")
+        #expect(mine.stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains(" unknown ") }, "\(mine.stdout)")
+        #expect(mine.stdoutLines.last == "no fix of this machine recorded; --device NAME shows the sides of 1 OwnTracks device: ana/phone")
+
+        let phone = try Command.run(["status", "-c", config, "--state", state, "--device", "ana/phone"])
+        #expect(phone.stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains(" inside ") }, "\(phone.stdout)")
+        #expect(phone.stderr.isEmpty, "\(phone.stderr)")
+
+        let typo = try Command.run(["status", "-c", config, "--state", state, "--device", "ana/phnoe", "--json"])
+        #expect(typo.status == 0)
+        #expect(typo.stdout.contains("\"state\":\"unknown\""))
+        #expect(typo.stderr.contains("no side of ana/phnoe in the state file; it holds those of 1 OwnTracks device: ana/phone"), "\(typo.stderr)")
+    }
+}

@@ -358,6 +358,7 @@ struct StateStoreTests {
         for device in ["alice/phone", "bob/phone"] {
             #expect(try store.savedPresence(device: device)["office"] == SavedPresence(presence: .inside, time: time, fenceKey: Self.office.fenceKey))
         }
+        #expect(try store.trackedDevices() == ["alice/phone", "bob/phone"])
     }
 
     /// Writes beyond what waits in memory for a file that cannot be written: the oldest go, but
