@@ -33,7 +33,7 @@ public struct LocalDate: Sendable, Equatable, CustomStringConvertible {
         guard parts.count == 1 || parts.count == 2 else { return nil }
         let date = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
         guard date.count == 3, let year = date[0], let month = date[1], let day = date[2],
-              parts[0].count == 10, (1...12).contains(month), (1...31).contains(day)
+              parts[0].count == 10, (1...12).contains(month), (1...LocalTime.daysIn(month: month, year: year)).contains(day)
         else { return nil }
         self.year = year
         self.month = month

@@ -24,6 +24,8 @@ struct ScheduleTests {
         #expect(LocalDate(parsing: "2026-12-24T16:00")?.minuteOfDay == 960)
         #expect(LocalDate(parsing: "2026-12-24")?.minuteOfDay == nil)
         #expect(LocalDate(parsing: "2026-13-24") == nil)
+        #expect(LocalDate(parsing: "2026-02-30") == nil && LocalDate(parsing: "2026-04-31") == nil, "no day a month lacks")
+        #expect(LocalDate(parsing: "2026-02-29") == nil && LocalDate(parsing: "2028-02-29") != nil, "February 29 in leap years only")
         #expect(LocalDate(parsing: "24/12/2026") == nil)
     }
 
