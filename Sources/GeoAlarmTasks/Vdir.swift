@@ -59,8 +59,10 @@ public struct Vdir: Sendable {
     public func readObject(_ path: String) -> Result<[UInt8], TaskProblem> {
         guard let link = (try? System.linkStatus(path)) ?? nil else { return .failure(TaskProblem("it is gone")) }
         if link.st_mode & S_IFMT == S_IFLNK {
-            guard let target = try? System.realPath(path), let folderPath = try? System.realPath(folder),
-                  PathParts.split(target).folder == folderPath
+            guard let target = try? System.realPath(path) else {
+                return .failure(TaskProblem("a link to nothing (its target is missing, or the links loop): not read"))
+            }
+            guard let folderPath = try? System.realPath(folder), PathParts.split(target).folder == folderPath
             else { return .failure(TaskProblem("a link out of the folder: not read")) }
         }
         if let problem = FileSafety.notRegularFileProblem(path) { return .failure(TaskProblem(problem)) }

@@ -102,7 +102,7 @@ struct TaskListTests {
     }
 
     /// The vdir's files: only `.ics` regular files (or links to them in the folder) within the
-    /// bound; a named pipe is named, not opened (it would wait for ever).
+    /// bound; a named pipe is named, not opened (it would wait for ever); a link to nothing is named as one.
     @Test func theVdirReadsOnlyWhatItMay() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vdir-\(UUID().uuidString)").path
         let outside = folder + "-outside"
@@ -118,12 +118,16 @@ struct TaskListTests {
         #expect(mkfifo(folder + "/pipe.ics", 0o644) == 0)
         try FileManager.default.createSymbolicLink(atPath: folder + "/out.ics", withDestinationPath: outside + "/secret.ics")
         try FileManager.default.createSymbolicLink(atPath: folder + "/in.ics", withDestinationPath: folder + "/a.ics")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/gone.ics", withDestinationPath: folder + "/deleted.ics")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/loop.ics", withDestinationPath: folder + "/loop.ics")
         let contents = try Vdir(folder: folder).read()
         #expect(contents.objects.map { URL(fileURLWithPath: $0.path).lastPathComponent } == ["a.ics", "in.ics"])
         let problems = Dictionary(uniqueKeysWithValues: contents.problems.map { (URL(fileURLWithPath: $0.path).lastPathComponent, $0.reason) })
         #expect(problems == [
             "huge.ics": "larger than 1 MiB: not read", "out.ics": "a link out of the folder: not read",
             "pipe.ics": "is a named pipe, not a regular file",
+            "gone.ics": "a link to nothing (its target is missing, or the links loop): not read",
+            "loop.ics": "a link to nothing (its target is missing, or the links loop): not read",
         ])
         #expect(throws: SystemError.self) { try Vdir(folder: folder + "/none").read() }
     }
