@@ -1,4 +1,5 @@
 import ArgumentParser
+import GeoAlarmCore
 import GeoAlarmOutput
 import GeoAlarmSystem
 
@@ -8,9 +9,10 @@ import GeoAlarmSystem
 enum Console {
     static let output = LineWriter(flushEachLine: true)
 
-    /// Writes `text` and a line end.
+    /// Writes `text` and a line end, its control characters escaped: a title or a file name
+    /// from a synced task list can neither move the cursor nor start a line of its own.
     static func line(_ text: String) throws {
-        output.write(text)
+        output.write(DisplayText.escaped(text))
         try check(output)
     }
 

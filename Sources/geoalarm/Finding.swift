@@ -1,3 +1,5 @@
+import GeoAlarmCore
+
 /// What one check of `doctor` (or `check --state`) found, printed as one line with what to do.
 struct Finding {
     enum Verdict: String {
@@ -25,9 +27,10 @@ struct Finding {
         self.advice = advice
     }
 
-    /// "FAIL  gpsd: localhost:2947: connection refused. Do: start gpsd (...)".
+    /// "FAIL  gpsd: localhost:2947: connection refused. Do: start gpsd (...)", its control
+    /// characters escaped (a path, or what a server said of itself, may hold them).
     var line: String {
         let label = verdict.rawValue + String(repeating: " ", count: max(0, 5 - verdict.rawValue.count))
-        return "\(label) \(subject): \(detail)" + (advice.map { ". Do: \($0)" } ?? "")
+        return DisplayText.escaped("\(label) \(subject): \(detail)" + (advice.map { ". Do: \($0)" } ?? ""))
     }
 }

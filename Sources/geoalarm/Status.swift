@@ -92,7 +92,7 @@ struct Status: AsyncParsableCommand {
         }
         for line in TextTable.lines(rows) { try Console.line(line) }
         if let device {
-            try Console.line("the sides of OwnTracks device \(DisplayText.escaped(device)) (no distance is kept for a tracked device)")
+            try Console.line("the sides of OwnTracks device \(device) (no distance is kept for a tracked device)")
         } else if let lastFix {
             try Console.line("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Timestamp.iso8601) ?? "an unknown time")")
         } else if devices.isEmpty {
@@ -102,17 +102,17 @@ struct Status: AsyncParsableCommand {
         }
     }
 
-    /// Why a device's table is all unknown: the devices the file does hold sides of, if any.
+    /// Why a device's table is all unknown: the devices the file does hold sides of, if any
+    /// (escaped where it is shown, as every line is).
     private static func noSides(of device: String, devices: [String]) -> String {
-        let shown = DisplayText.escaped(device)
-        return devices.isEmpty
-            ? "no side of \(shown) in the state file, which holds no tracked device's"
-            : "no side of \(shown) in the state file; it holds those of \(listed(devices))"
+        devices.isEmpty
+            ? "no side of \(device) in the state file, which holds no tracked device's"
+            : "no side of \(device) in the state file; it holds those of \(listed(devices))"
     }
 
     /// "2 OwnTracks devices: alice/phone, bob/phone", the first ten named.
     private static func listed(_ devices: [String]) -> String {
-        let named = devices.prefix(10).map(DisplayText.escaped).joined(separator: ", ")
+        let named = devices.prefix(10).joined(separator: ", ")
         return DisplayText.counted(devices.count, "OwnTracks device") + ": " + named + (devices.count > 10 ? ", …" : "")
     }
 

@@ -126,3 +126,15 @@ struct LifecycleCommandTests {
         #expect(replay.stderr.contains("(1 more not announced by their schedule)"))
     }
 }
+
+/// What a command prints of a title is one line, its control characters escaped: a title from
+/// a synced list someone else writes to cannot move the cursor or forge a line.
+struct PrintedTitleTests {
+    @Test func aTitleWithControlCharactersIsPrintedEscaped() throws {
+        let config = try Command.temporaryFile(
+            "[[reminder]]\nid = \"bread\"\ntitle = \"Buy\\nbread\\u001B[31m\"\nlocation = \"38.7105,-9.1366\"\n")
+        let completed = try Command.run(["complete", "bread", "-c", config, "--state", Command.scratchState()])
+        #expect(completed.status == 0, "\(completed.stderr)")
+        #expect(completed.stdoutLines == ["completed bread (\"Buy\\nbread\\u{1B}[31m\")"], "\(completed.stdout)")
+    }
+}
