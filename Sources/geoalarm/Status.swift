@@ -32,14 +32,12 @@ struct Status: AsyncParsableCommand {
         let lifecycles: [String: Lifecycle]
         let lastFix: Fix?
         let proximities: [String: SavedProximity]
-        let devices: [String]
         do {
             saved = try store?.savedPresence(device: device) ?? [:]
             // A tracked device's proximities and last fix are not kept: its sides are.
             proximities = device == nil ? try store?.savedProximities() ?? [:] : [:]
             lifecycles = try store?.lifecycles() ?? [:]
             lastFix = device == nil ? try store?.lastFix() : nil
-            devices = try store?.trackedDevices() ?? []
         } catch {
             Diagnostics.error(error.description)
             throw ExitCode.failure
@@ -83,8 +81,11 @@ struct Status: AsyncParsableCommand {
             line.add("at", localDate: alarm.at.localDate(in: SystemTimeZone()))
             lines.append(line)
         }
+        // The devices are named only where this table shows none of their sides. A file that
+        // could be read above but not here names none: the hint is left out, not the table.
+        let devices = { (try? store?.trackedDevices()) ?? [] }
         if let device, saved.isEmpty {
-            Diagnostics.logger.warning("\(Self.noSides(of: device, devices: devices))")
+            Diagnostics.logger.warning("\(Self.noSides(of: device, devices: devices()))")
         }
         if json {
             for line in lines { try Console.line(line.text) }
@@ -95,10 +96,10 @@ struct Status: AsyncParsableCommand {
             try Console.line("the sides of OwnTracks device \(device) (no distance is kept for a tracked device)")
         } else if let lastFix {
             try Console.line("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Timestamp.iso8601) ?? "an unknown time")")
-        } else if devices.isEmpty {
-            try Console.line("no fix recorded yet (is geoalarm run running?)")
-        } else {
+        } else if case let devices = devices(), !devices.isEmpty {
             try Console.line("no fix of this machine recorded; --device NAME shows the sides of \(Self.listed(devices))")
+        } else {
+            try Console.line("no fix recorded yet (is geoalarm run running?)")
         }
     }
 
