@@ -68,7 +68,7 @@ public final class StateStore: Sendable {
         do {
             let info = try System.fstat(descriptor)
             // Replaced by something else since it was looked at: not ours to change.
-            guard info.st_mode & S_IFMT == S_IFREG else { throw StoreError(path: path, reason: "is not a regular file") }
+            if let problem = FileSafety.notRegularFileProblem(mode: info.st_mode) { throw StoreError(path: path, reason: problem) }
             if info.st_mode & 0o077 != 0, info.st_uid == geteuid() {
                 try System.fchmod(descriptor, 0o600)
                 for suffix in ["-wal", "-shm"] { try System.chmod(path + suffix, 0o600) }

@@ -25,8 +25,14 @@ public enum FileSafety {
     /// it is a regular file, or when nothing is there.
     public static func notRegularFileProblem(_ path: String) -> String? {
         guard let status = try? System.fileStatus(path) else { return nil }
+        return notRegularFileProblem(mode: status.st_mode)
+    }
+
+    /// Why a file of `mode` (from `stat` or `fstat`) is not one of data: "is a folder, not a
+    /// regular file" and the like; nil for a regular file.
+    public static func notRegularFileProblem(mode: mode_t) -> String? {
         let kind: String
-        switch status.st_mode & S_IFMT {
+        switch mode & S_IFMT {
         case S_IFREG: return nil
         case S_IFDIR: kind = "a folder"
         case S_IFIFO: kind = "a named pipe"

@@ -20,7 +20,7 @@ public enum PasswordFile {
             return .failure(Problem(message: "cannot read: \(error.reason)"))
         }
         guard let status else { return .failure(Problem(message: "no such file")) }
-        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(Problem(message: "is not a regular file", isAboutRights: true)) }
+        if let problem = FileSafety.notRegularFileProblem(mode: status.st_mode) { return .failure(Problem(message: problem, isAboutRights: true)) }
         guard status.st_uid == geteuid() else { return .failure(Problem(message: "belongs to another user", isAboutRights: true)) }
         guard status.st_mode & 0o077 == 0 else {
             return .failure(Problem(message: "others can read it (mode \(String(status.st_mode & 0o777, radix: 8))): chmod 600 it", isAboutRights: true))

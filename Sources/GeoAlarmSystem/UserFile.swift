@@ -28,7 +28,7 @@ public enum UserFile {
         let size: Int
         do {
             let status = try System.fstat(descriptor)
-            guard status.st_mode & S_IFMT == S_IFREG else { throw ReadError(description: "not a regular file") }
+            if let problem = FileSafety.notRegularFileProblem(mode: status.st_mode) { throw ReadError(description: problem) }
             size = Int(status.st_size)
         } catch let error as ReadError {
             throw error

@@ -166,7 +166,7 @@ struct TrustTests {
         let config = try Command.temporaryFile("[[collection]]\nfile = \"/dev/zero\"\nformat = \"csv\"\n")
         let run = try Command.run(["check", "-c", config])
         #expect(run.status == 1)
-        #expect(run.stderr.contains("/dev/zero: cannot read: not a regular file"))
+        #expect(run.stderr.contains("/dev/zero: cannot read: is a character device, not a regular file"))
     }
 
     // MARK: 8. A new state file opened by many at once
