@@ -17,6 +17,10 @@ struct ConfigOptions: ParsableArguments {
             valueName: "file"))
     var config: String?
 
+    func validate() throws {
+        if config?.isEmpty == true { throw ValidationError.emptyPath("--config") }
+    }
+
     /// The path of the file to read, explained on stderr when there is none.
     func resolvedPath() throws -> String {
         do {

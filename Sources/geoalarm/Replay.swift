@@ -35,6 +35,7 @@ struct Replay: AsyncParsableCommand {
 
     func validate() throws {
         guard !tracks.isEmpty else { throw ValidationError("Give at least one track file (or - for stdin).") }
+        if state?.isEmpty == true { throw ValidationError.emptyPath("--state") }
     }
 
     func run() async throws {

@@ -10,6 +10,10 @@ struct StateOptions: ParsableArguments {
         valueName: "path"))
     var state: String?
 
+    func validate() throws {
+        if state?.isEmpty == true { throw ValidationError.emptyPath("--state") }
+    }
+
     var path: String { state ?? StateStore.defaultPath(environment: ProcessInfo.processInfo.environment) }
 
     /// The store, opened (and created when needed); a failure is explained and exits 1.
@@ -68,5 +72,13 @@ extension StateOptions {
         }
         let migration = applied < StateStore.knownSchemaVersion ? " (brought up to date when next opened)" : ""
         return Finding(.ok, "state", "\(path): mode \(mode), writable, \(version)\(migration)")
+    }
+}
+
+extension ValidationError {
+    /// An option given an empty path (a shell variable never set), refused as such rather than
+    /// taken for a file named "" that is not there.
+    static func emptyPath(_ option: String) -> ValidationError {
+        ValidationError("\(option): an empty path names no file.")
     }
 }

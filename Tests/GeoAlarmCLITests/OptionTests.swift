@@ -16,6 +16,18 @@ struct OptionTests {
         #expect(help.stdout.contains("--state <path>"), "\(command) --help")
     }
 
+    /// An empty --config or --state (a shell variable that was never set) is refused as such,
+    /// rather than as a file named "" that does not exist.
+    @Test(arguments: commands)
+    func anEmptyPathIsRefusedByItsOption(_ command: String) throws {
+        let required = ["replay": ["walk.nmea"], "add": ["--title", "Bread"]][command] ?? []
+        for option in ["--config", "--state"] {
+            let run = try Command.run([command, option, ""] + required)
+            #expect(run.status == 64, "\(command) \(option) \"\"")
+            #expect(run.stderr.hasPrefix("Error: \(option): an empty path names no file."), "\(command): \(run.stderr)")
+        }
+    }
+
     @Test func everyCommandIsListedHere() throws {
         let help = try Command.run(["--help"])
         // A command's line is indented by two spaces; its wrapped description by many more.
