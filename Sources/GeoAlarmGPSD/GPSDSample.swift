@@ -15,20 +15,30 @@ public struct GPSDSample: Sendable {
     public var accepted: Fix?
 
     /// Connects to gpsd at `endpoint` (on `loop`) and reads its reports until `accept` takes a
-    /// position or `patience` has passed, whichever is first; gives up at once when gpsd cannot be
-    /// reached.
+    /// position or `patience` has passed since gpsd answered, whichever is first; gives up at
+    /// once when gpsd cannot be reached, and after ``connectionPatience`` (or `patience`, when
+    /// longer) when it has not answered by then.
     public static func take(
         from endpoint: GPSDEndpoint, device: String? = nil, patience: Duration, loop: EventLoop,
         accept: @escaping @Sendable (Fix) -> Bool
     ) async -> GPSDSample {
         let source = GPSDSource(endpoint: endpoint, device: device, loop: loop)
-        let deadline = loop.schedule(at: .now + patience) { source.stop() }
-        defer { loop.cancel(deadline) }
+        // The patience is for reports: a wait of 0 still asks gpsd whether it is there.
+        let waitForAnswer = max(patience, connectionPatience)
+        let unanswered = loop.schedule(at: .now + waitForAnswer) { source.stop() }
+        var waitForReports: EventLoop.Timer?
+        defer {
+            loop.cancel(unanswered)
+            if let waitForReports { loop.cancel(waitForReports) }
+        }
         var sample = GPSDSample()
+        sample.unreachable = "no answer in \(Span.describe(Double(waitForAnswer.components.seconds)))"
         for await report in source.reports() {
             switch report {
             case .connected:
                 sample.unreachable = nil
+                loop.cancel(unanswered)
+                waitForReports = loop.schedule(at: .now + patience) { source.stop() }
             case .ignored, .warning:
                 break
             case .unavailable(let reason), .failed(let reason):
@@ -49,4 +59,7 @@ public struct GPSDSample: Sendable {
         }
         return sample
     }
+
+    /// How long a look waits for gpsd to answer at all, however short its patience for reports.
+    public static let connectionPatience: Duration = .seconds(5)
 }

@@ -159,6 +159,8 @@ struct FirstUseTests {
             ["doctor", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(nothingListens.port)", "--wait", "0"],
             environment: environment)
         #expect(result.status == 1)
+        // --wait 0 waits for no report, but still asks gpsd whether it is there.
+        #expect(result.stdoutLines.contains { $0.hasPrefix("FAIL  gpsd: localhost:\(nothingListens.port): ") }, "\(result.stdout)")
         #expect(result.stdoutLines.contains { $0.hasPrefix("FAIL  config: 1 problem: \(config)") && $0.hasSuffix("Do: fix it, then geoalarm check --config \(config)") },
                 "\(result.stdout)")
         #expect(result.stdoutLines.contains("FAIL  state: \(state) (mode 644, schema 11 of 11) is readable by others: it holds where you have been. Do: chmod 600 \(state)"))
