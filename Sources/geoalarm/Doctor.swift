@@ -74,7 +74,7 @@ struct Doctor: AsyncParsableCommand {
             report(Finding(.ok, "config", "\(path): \(config.summary)"))
             return (config, fetched)
         } catch {
-            let first = error.diagnostics.first.map { DisplayText.escaped($0.description) } ?? "unreadable"
+            let first = error.diagnostics.first?.description ?? "unreadable"
             let count = error.diagnostics.count
             let found = count > 1 ? "\(count) problems; the first: \(first)" : "1 problem: \(first)"
             let check = "geoalarm check --config \(path)"
@@ -102,7 +102,7 @@ struct Doctor: AsyncParsableCommand {
             \(DisplayText.counted(list.alarms.count, "time alarm")) from \(DisplayText.counted(list.objectCount, "task"))
             """
         guard let first = list.problems.first else { return Finding(.ok, name, counts) }
-        return Finding(.note, name, "\(counts); \(DisplayText.counted(list.problems.count, "problem")), the first: \(DisplayText.escaped(first))",
+        return Finding(.note, name, "\(counts); \(DisplayText.counted(list.problems.count, "problem")), the first: \(first)",
                        advice: "geoalarm check lists them all")
     }
 
