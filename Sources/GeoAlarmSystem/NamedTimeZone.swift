@@ -24,7 +24,7 @@ public struct NamedTimeZone: TimeZoneRules {
         guard !name.isEmpty, name.count <= 64, !name.hasPrefix("/"), !name.split(separator: "/").contains(".."),
               name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "/_-+".contains($0)) })
         else { return nil }
-        guard let bytes = Self.contents(of: folder + "/" + name), let parsed = TZif(bytes) else { return nil }
+        guard let bytes = try? UserFile.contents(of: folder + "/" + name, limit: 1 << 20), let parsed = TZif(bytes) else { return nil }
         self.name = name
         transitions = parsed.transitions
         offsets = parsed.offsets
@@ -45,17 +45,6 @@ public struct NamedTimeZone: TimeZoneRules {
         return offsets[low - 1]
     }
 
-    private static func contents(of path: String) -> [UInt8]? {
-        guard let descriptor = try? System.open(path, O_RDONLY) else { return nil }
-        defer { System.close(descriptor) }
-        var all: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while let count = try? System.read(descriptor, into: &buffer), count > 0 {
-            all += buffer[..<count]
-            if all.count > 1 << 20 { return nil }
-        }
-        return all
-    }
 }
 
 /// A compiled zone file (RFC 8536): its 64-bit data when it has them, and its footer rule.

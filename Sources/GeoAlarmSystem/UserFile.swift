@@ -9,6 +9,8 @@ public enum UserFile {
     /// Why a file could not be read: the system's words for the error (`No such file or directory`).
     public struct ReadError: Error, Sendable, CustomStringConvertible {
         public var description: String
+        /// Whether the file is over the caller's limit (rather than unreadable).
+        public var isOverLimit = false
     }
 
     /// The largest config file read: 16 MB.
@@ -73,7 +75,7 @@ public enum UserFile {
     }
 
     private static func tooLarge(_ limit: Int) -> ReadError {
-        ReadError(description: "larger than \(DisplayText.size(limit))")
+        ReadError(description: "larger than \(DisplayText.size(limit))", isOverLimit: true)
     }
 
     /// Asks for transparent huge pages under a large buffer (where the system leaves them to

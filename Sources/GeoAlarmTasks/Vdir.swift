@@ -66,29 +66,11 @@ public struct Vdir: Sendable {
             else { return .failure(TaskProblem("a link out of the folder: not read")) }
         }
         if let problem = FileSafety.notRegularFileProblem(path) { return .failure(TaskProblem(problem)) }
-        let descriptor: Int32
         do {
-            descriptor = try System.open(path, O_RDONLY | O_NONBLOCK)
+            return .success(try UserFile.contents(of: path, limit: Self.largestObject))
         } catch {
-            return .failure(TaskProblem("cannot read: \(error.reason)"))
+            return .failure(TaskProblem(error.isOverLimit ? "\(error): not read" : "cannot read: \(error)"))
         }
-        defer { System.close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count: Int
-            do {
-                count = try System.read(descriptor, into: &buffer)
-            } catch {
-                return .failure(TaskProblem("cannot read: \(error.reason)"))
-            }
-            if count == 0 { break }
-            bytes += buffer[..<count]
-            guard bytes.count <= Self.largestObject else {
-                return .failure(TaskProblem("larger than \(DisplayText.size(Self.largestObject)): not read"))
-            }
-        }
-        return .success(bytes)
     }
 
     /// Why a write was not made.
