@@ -6,7 +6,8 @@ public enum Suggestion {
         let threshold = max(1, min(3, length / 3))
         // Words whose lengths differ by more than the threshold are further apart than it: not
         // measured, so that a key as long as the file costs no table of its length.
-        let scored = known.filter { abs($0.count - length) <= threshold }.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
+        let lowered = word.lowercased()
+        let scored = known.filter { abs($0.count - length) <= threshold }.map { ($0, editDistance(lowered, $0.lowercased())) }
         guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= threshold else { return nil }
         return best.0
     }
