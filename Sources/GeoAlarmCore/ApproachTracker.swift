@@ -30,7 +30,7 @@ struct ApproachTracker: Sendable {
     struct Entry: Sendable {
         /// The direction its last reading gave.
         var direction = Proximity.Direction.unknown
-        /// Its proximity as last given out in a ``ProximityChange``; nil before its first reading.
+        /// Its proximity as last given out as a ``ProximityChange``; nil before its first reading.
         var shown: Proximity?
     }
 
@@ -125,14 +125,15 @@ struct ApproachTracker: Sendable {
     }
 
     /// Moves the motion on with a dated fix and reads the proximities due (see the type's note),
-    /// adding to `changes` those that changed noticeably; returns the approaches fired.
+    /// and, where proximity is shown, sets `changes` to those that changed noticeably; returns
+    /// the approaches fired.
     /// `reminders`, `names`, `shapes`, `areas` and `index` are the engine's (its reminders' names,
     /// its fences' packed shapes, their areas by number, and the index that files the reminders
     /// first, by slot): a reading reads the packed shapes, not the reminders, and its changes
     /// share the names rather than copy them.
     mutating func observe(
         _ fix: Fix, at time: Date, reminders: [Reminder], names: [ReminderNames], shapes: [FenceShape], areas: [Area],
-        index: GridIndex, changes: inout [ProximityChange]
+        index: GridIndex, changes: inout ProximityChanges
     ) -> [GeofenceEvent] {
         guard !reminders.isEmpty, showsProximity || !approachSlots.isEmpty else { return [] }
         motion.record(fix, time: time.timeIntervalSince1970)
@@ -144,11 +145,14 @@ struct ApproachTracker: Sendable {
             lastReading = time
             slots = slotsOfReading(near: fix.coordinate, index: index)
         }
+        if showsProximity {
+            changes = ProximityChanges(names: names)
+            if isReading { changes.reserveCapacity(slots.count) }
+        }
         let frame = LocalFrame(at: fix.coordinate)
         let moving = motion.motion(in: frame)
         var events: [GeofenceEvent] = []
         var nextApproach = approaches.startIndex
-        changes.reserveCapacity(changes.count + slots.count)
         for (number, slot) in slots.enumerated() {
             // Without proximity shown, the slots are the approaches' and the entries theirs.
             let position = showsProximity ? slot : number
@@ -162,7 +166,7 @@ struct ApproachTracker: Sendable {
             entries[position].direction = proximity.direction
             if showsProximity, proximity.differsNoticeably(from: entries[position].shown) {
                 entries[position].shown = proximity
-                changes.append(ProximityChange(slot: slot, of: names, proximity: proximity, time: time, device: fix.tracker))
+                changes.append(slot: slot, proximity: proximity, time: time, device: fix.tracker)
             }
             // Both the slots and the approaches are in slot order.
             while nextApproach < approaches.endIndex, approaches[nextApproach].slot <= slot {

@@ -129,7 +129,7 @@ public struct SavedPresence: Sendable, Equatable {
 public enum FixOutcome: Sendable, Equatable {
     /// Used: the events announced for it, every confirmed change of side it caused, and the
     /// reminders' proximities that changed noticeably with it.
-    case accepted([GeofenceEvent], changes: [PresenceChange], proximities: [ProximityChange] = [])
+    case accepted([GeofenceEvent], changes: [PresenceChange], proximities: ProximityChanges = [])
     case rejected(FixRejection)
 
     /// The events announced for this fix (none when rejected).
@@ -145,7 +145,7 @@ public enum FixOutcome: Sendable, Equatable {
     }
 
     /// The proximities that changed noticeably with this fix (none when rejected).
-    public var proximities: [ProximityChange] {
+    public var proximities: ProximityChanges {
         if case .accepted(_, _, let proximities) = self { return proximities }
         return []
     }
@@ -595,7 +595,7 @@ public struct GeofenceEngine: Sendable {
         if trackers.isSparse, trackers.sharedUnsettled {
             trackers.observeFar(at: fix.time, dwell: { collections[$0].template.dwell }, confirmations: settings.confirmations)
         }
-        var proximityChanges: [ProximityChange] = []
+        var proximityChanges: ProximityChanges = []
         if let time = fix.time {
             let approaches = approachTracker.observe(
                 fix, at: time, reminders: reminders, names: names, shapes: shapes, areas: areas, index: index,

@@ -67,38 +67,84 @@ public struct SavedProximity: Sendable, Equatable {
 /// A reminder's proximity that changed noticeably (see ``Proximity/differsNoticeably(from:)``),
 /// at the time of the fix that showed it.
 public struct ProximityChange: Sendable, Equatable {
-    /// The names of the engine's reminders, shared by every change it gives out, and this
-    /// change's slot among them. A reading of many reminders gives out a change for most of
-    /// them: copying two strings into each would touch two more places in memory per reminder
-    /// (a million reminders' strings are rarely in cache), where the shared table is one. A
-    /// change is consumed with its fix; one kept past a reload keeps the old table alive.
-    private let names: [ReminderNames]
-    private let slot: Int
-
-    public var reminderID: String { names[slot].id }
+    public var reminderID: String
     /// The reminder's ``Reminder/fenceKey``: what the proximity was read for.
-    public var fenceKey: String { names[slot].fenceKey }
+    public var fenceKey: String
     public var proximity: Proximity
     public var time: Date
     /// The tracked device (``Fix/tracker``) it is of; nil for this machine's own.
     public var device: String?
 
     public init(reminderID: String, fenceKey: String, proximity: Proximity, time: Date, device: String? = nil) {
-        self.init(slot: 0, of: [ReminderNames(id: reminderID, fenceKey: fenceKey)], proximity: proximity, time: time, device: device)
-    }
-
-    /// The change of the reminder in `slot` of an engine's `names`.
-    init(slot: Int, of names: [ReminderNames], proximity: Proximity, time: Date, device: String?) {
-        self.names = names
-        self.slot = slot
+        self.reminderID = reminderID
+        self.fenceKey = fenceKey
         self.proximity = proximity
         self.time = time
         self.device = device
     }
+}
 
-    public static func == (left: ProximityChange, right: ProximityChange) -> Bool {
-        left.reminderID == right.reminderID && left.fenceKey == right.fenceKey && left.proximity == right.proximity
-            && left.time == right.time && left.device == right.device
+/// The proximities that changed noticeably with one fix, in the order they were read: a
+/// collection of ``ProximityChange``.
+///
+/// A reading of many reminders gives out a change for most of them. Kept as changes, each would
+/// hold its reminder's two names, and copying and freeing them costs reference counting per
+/// change (a tenth of a million-reminder engine's time a fix). So each is kept as plain values:
+/// the reminder's number in one table of names shared with the engine, its proximity, the time
+/// and the device (nil, this machine's, holds no reference); a change is made when read.
+public struct ProximityChanges: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable, Equatable {
+    /// What is kept of one change.
+    private struct Kept: Sendable {
+        /// Its reminder's place in `names`.
+        var name: Int32
+        var proximity: Proximity
+        var time: Date
+        var device: String?
+    }
+
+    /// The names of the reminders the changes are of: an engine's, by slot, or those of the
+    /// changes given to ``init(_:)``.
+    private var names: [ReminderNames]
+    private var kept: [Kept] = []
+
+    public init(_ changes: some Sequence<ProximityChange>) {
+        names = []
+        for change in changes {
+            kept.append(Kept(name: Int32(names.count), proximity: change.proximity, time: change.time, device: change.device))
+            names.append(ReminderNames(id: change.reminderID, fenceKey: change.fenceKey))
+        }
+    }
+
+    public init(arrayLiteral changes: ProximityChange...) {
+        self.init(changes)
+    }
+
+    /// None yet, of the reminders that `names` names (an engine's, by slot).
+    init(names: [ReminderNames]) {
+        self.names = names
+    }
+
+    /// Adds the change of the reminder in `slot` of `names` (see ``init(names:)``).
+    mutating func append(slot: Int, proximity: Proximity, time: Date, device: String?) {
+        kept.append(Kept(name: Int32(truncatingIfNeeded: slot), proximity: proximity, time: time, device: device))
+    }
+
+    mutating func reserveCapacity(_ count: Int) {
+        kept.reserveCapacity(count)
+    }
+
+    public var startIndex: Int { kept.startIndex }
+    public var endIndex: Int { kept.endIndex }
+
+    public subscript(position: Int) -> ProximityChange {
+        let change = kept[position]
+        let name = names[Int(change.name)]
+        return ProximityChange(
+            reminderID: name.id, fenceKey: name.fenceKey, proximity: change.proximity, time: change.time, device: change.device)
+    }
+
+    public static func == (left: ProximityChanges, right: ProximityChanges) -> Bool {
+        left.elementsEqual(right)
     }
 }
 

@@ -45,13 +45,13 @@ public struct FixRecord: Sendable {
     public var completed: [String: Date]
     /// The tracked device it was of; nil for this machine's own.
     public var device: String?
-    public var proximities: [ProximityChange]
+    public var proximities: ProximityChanges
     /// The fix, when it is to be kept as the last one used.
     public var lastFix: Fix?
 
     public init(
         changes: [PresenceChange] = [], events: [GeofenceEvent] = [], completed: [String: Date] = [:], device: String? = nil,
-        proximities: [ProximityChange] = [], lastFix: Fix? = nil
+        proximities: ProximityChanges = [], lastFix: Fix? = nil
     ) {
         self.changes = changes
         self.events = events

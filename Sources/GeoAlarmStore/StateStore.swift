@@ -326,7 +326,7 @@ public final class StateStore: Sendable {
     /// lifecycle (completed, snoozed, last fired) is one for every device.
     public func record(
         _ changes: [PresenceChange], events: [GeofenceEvent], completed: [String: Date] = [:], device: String? = nil,
-        proximities: [ProximityChange] = []
+        proximities: ProximityChanges = []
     ) throws(StoreError) {
         guard !changes.isEmpty || !events.isEmpty || !proximities.isEmpty else { return }
         try apply([.fix(FixRecord(changes: changes, events: events, completed: completed, device: device, proximities: proximities))])

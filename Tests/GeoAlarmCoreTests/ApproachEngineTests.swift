@@ -60,9 +60,10 @@ struct ApproachEngineTests {
         #expect(engine.shownState(lifecycles: [:]).proximities["home"]?.direction == .towards)
     }
 
-    /// A change names its reminder through the engine's table of names: each one the engine
-    /// gives out must name the reminder it was read for, and equal a change made of the same
-    /// values (and not one of another fence).
+    /// A fix's changes name their reminders through the engine's table of names: each one the
+    /// engine gives out, at a reading or for an approach between readings, must name the
+    /// reminder it was read for, and equal a change made of the same values (and not one of
+    /// another fence).
     @Test func everyProximityChangeNamesItsOwnReminder() {
         let places = (1...5).map { number -> Reminder in
             let step = Double(number)

@@ -182,4 +182,26 @@ struct ProximityTests {
         let median = values.withUnsafeMutableBufferPointer { MotionEstimator.median($0) }
         #expect(median.isNaN || (1...3).contains(median))
     }
+
+    /// Changes kept as plain values give back, when read, the changes they were made of: each
+    /// with its own reminder, time and device, in order; equal as their changes are.
+    @Test func proximityChangesGiveBackTheChangesTheyKeep() {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let changes = [
+            ProximityChange(reminderID: "home", fenceKey: "k1", proximity: Proximity(distance: 900, direction: .away), time: start),
+            ProximityChange(
+                reminderID: "work", fenceKey: "k2", proximity: Proximity(distance: 40, direction: .towards, closingSpeed: 2, eta: 20),
+                time: start.addingTimeInterval(5), device: "phone"),
+            ProximityChange(reminderID: "home", fenceKey: "k3", proximity: Proximity(distance: 0, direction: .arrived), time: start),
+        ]
+        let kept = ProximityChanges(changes)
+        #expect(Array(kept) == changes)
+        #expect(kept.count == 3 && kept[1].device == "phone" && kept[2].fenceKey == "k3")
+        #expect(kept == [changes[0], changes[1], changes[2]])
+        #expect(kept != ProximityChanges(changes.dropLast()))
+        var moved = changes
+        moved[1].time = start
+        #expect(kept != ProximityChanges(moved))
+        #expect(ProximityChanges([]).isEmpty)
+    }
 }

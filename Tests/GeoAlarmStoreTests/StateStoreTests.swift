@@ -244,9 +244,9 @@ struct StateStoreTests {
         let path = Self.path()
         let keeper = StateKeeper(path: path, logger: CapturingLog().logger)
         let time = Date(timeIntervalSince1970: 1_800_000_000)
-        keeper.commit([FixRecord(proximities: ["office", "home"].map { id in
+        keeper.commit([FixRecord(proximities: ProximityChanges(["office", "home"].map { id in
             ProximityChange(reminderID: id, fenceKey: Self.office.fenceKey, proximity: Proximity(distance: 900, direction: .away), time: time, device: nil)
-        })])
+        }))])
         let written = try Command.run([path, "SELECT reminder, direction FROM proximity ORDER BY reminder;"], executable: "/usr/bin/sqlite3")
         #expect(written.stdout == "home|away\noffice|away\n")
         _ = try Command.run([path, "UPDATE proximity SET direction = 'away_from' WHERE reminder = 'home';"], executable: "/usr/bin/sqlite3")
