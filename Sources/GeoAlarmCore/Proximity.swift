@@ -91,7 +91,8 @@ public struct ProximityChange: Sendable, Equatable {
 /// hold its reminder's two names, and copying and freeing them costs reference counting per
 /// change (a tenth of a million-reminder engine's time a fix). So each is kept as plain values:
 /// the reminder's number in one table of names shared with the engine, its proximity, the time
-/// and the device (nil, this machine's, holds no reference); a change is made when read.
+/// and the device (nil, this machine's, holds no reference); a change is made when read. Changes
+/// kept past a reload keep the old engine's table alive until they go.
 public struct ProximityChanges: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable, Equatable {
     /// What is kept of one change.
     private struct Kept: Sendable {
