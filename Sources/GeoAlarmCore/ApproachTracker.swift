@@ -125,8 +125,8 @@ struct ApproachTracker: Sendable {
     }
 
     /// Moves the motion on with a dated fix and reads the proximities due (see the type's note),
-    /// and, where proximity is shown, sets `changes` to those that changed noticeably; returns
-    /// the approaches fired.
+    /// and, where proximity is shown, gives out in `changes` (empty when called) those that
+    /// changed noticeably; returns the approaches fired.
     /// `reminders`, `names`, `shapes`, `areas` and `index` are the engine's (its reminders' names,
     /// its fences' packed shapes, their areas by number, and the index that files the reminders
     /// first, by slot): a reading reads the packed shapes, not the reminders, and its changes
@@ -145,10 +145,6 @@ struct ApproachTracker: Sendable {
             lastReading = time
             slots = slotsOfReading(near: fix.coordinate, index: index)
         }
-        if showsProximity {
-            changes = ProximityChanges(names: names)
-            if isReading { changes.reserveCapacity(slots.count) }
-        }
         let frame = LocalFrame(at: fix.coordinate)
         let moving = motion.motion(in: frame)
         var events: [GeofenceEvent] = []
@@ -166,6 +162,8 @@ struct ApproachTracker: Sendable {
             entries[position].direction = proximity.direction
             if showsProximity, proximity.differsNoticeably(from: entries[position].shown) {
                 entries[position].shown = proximity
+                // The names are taken with the fix's first change: a fix that changes none holds none.
+                if changes.isEmpty { changes = ProximityChanges(names: names, capacity: slots.count - number) }
                 changes.append(slot: slot, proximity: proximity, time: time, device: fix.tracker)
             }
             // Both the slots and the approaches are in slot order.

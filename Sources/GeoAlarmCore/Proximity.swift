@@ -120,18 +120,16 @@ public struct ProximityChanges: RandomAccessCollection, ExpressibleByArrayLitera
         self.init(changes)
     }
 
-    /// None yet, of the reminders that `names` names (an engine's, by slot).
-    init(names: [ReminderNames]) {
+    /// None yet, of the reminders that `names` names (an engine's, by slot), with room for
+    /// `capacity`.
+    init(names: [ReminderNames], capacity: Int) {
         self.names = names
+        kept.reserveCapacity(capacity)
     }
 
-    /// Adds the change of the reminder in `slot` of `names` (see ``init(names:)``).
+    /// Adds the change of the reminder in `slot` of `names` (see ``init(names:capacity:)``).
     mutating func append(slot: Int, proximity: Proximity, time: Date, device: String?) {
         kept.append(Kept(name: Int32(truncatingIfNeeded: slot), proximity: proximity, time: time, device: device))
-    }
-
-    mutating func reserveCapacity(_ count: Int) {
-        kept.reserveCapacity(count)
     }
 
     public var startIndex: Int { kept.startIndex }
