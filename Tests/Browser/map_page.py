@@ -22,6 +22,8 @@ CHROMIUM = "/usr/bin/chromium"
 TIMEOUT_MS = 240_000
 # Errors the page's script threw, checked at the end of each scenario.
 SCRIPT_ERRORS = []
+# The page's calls to the map's API and how each ended, for the message of a failed scenario.
+API_CALLS = []
 
 
 def fail(message):
@@ -39,9 +41,18 @@ def open_page(browser, url):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.set_default_timeout(TIMEOUT_MS)
     page.on("pageerror", lambda error: SCRIPT_ERRORS.append(error))
+    page.on("request", lambda request: note_call(request, "sent"))
+    page.on("requestfinished", lambda request: note_call(request, "finished"))
+    page.on("requestfailed", lambda request: note_call(request, f"failed: {request.failure}"))
     page.goto(url)
     page.wait_for_selector('#status[data-live="true"]')
     return page
+
+
+def note_call(request, outcome):
+    path = urllib.parse.urlsplit(request.url).path
+    if path.startswith("/api/"):
+        API_CALLS.append(f"{request.method} {path} {outcome}")
 
 
 def screen_point(page, lat, lon):
@@ -284,7 +295,8 @@ def main():
             # What the page showed when the scenario failed, for the test's message.
             print(f'map_page: the page said "{page.locator("#message").inner_text()}"; '
                   f'{page.locator("form.add").count()} add form(s), '
-                  f'{page.locator(".leaflet-popup").count()} popup(s) open', file=sys.stderr)
+                  f'{page.locator(".leaflet-popup").count()} popup(s) open; '
+                  f'its last calls: {API_CALLS[-5:]}', file=sys.stderr)
             raise
         check(not SCRIPT_ERRORS, f"the page's script failed: {SCRIPT_ERRORS}")
         browser.close()
