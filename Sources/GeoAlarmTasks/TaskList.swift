@@ -281,13 +281,22 @@ public enum TaskLists {
         // Each place once, with every trigger its alarms give it.
         var places: [(place: TaskPlace, trigger: Trigger)] = []
         for alarm in task.alarms {
-            guard case .place(let trigger, let alarmPlaces) = alarm.kind else { continue }
-            for place in alarmPlaces {
-                if let index = places.firstIndex(where: { $0.place.isSamePlace(as: place) }) {
-                    if places[index].trigger != trigger { places[index].trigger = .both }
-                } else {
-                    places.append((place, trigger))
+            switch alarm.kind {
+            case .place(let trigger, let alarmPlaces):
+                for place in alarmPlaces {
+                    if let index = places.firstIndex(where: { $0.place.isSamePlace(as: place) }) {
+                        if places[index].trigger != trigger { places[index].trigger = .both }
+                    } else {
+                        places.append((place, trigger))
+                    }
                 }
+            case .vehicle(let link, let line):
+                // Said for open tasks only: a done car reminder is nothing to report.
+                let moment = link == .connect ? "getting into a car" : "getting out of a car"
+                load.problems.append(
+                    "\(path): task \(DisplayText.escaped(task.uid)): line \(line): a \(link.rawValue) alarm is for \(moment), not a place: passed over")
+            case .time:
+                continue
             }
         }
         if places.isEmpty, let trigger = settings.geoTasks, let geo = task.geo {

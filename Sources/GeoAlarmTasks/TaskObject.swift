@@ -70,6 +70,9 @@ public struct TaskAlarm: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// `PROXIMITY` or `X-APPLE-PROXIMITY`: ARRIVE or DEPART, at these places.
         case place(Trigger, [TaskPlace])
+        /// `CONNECT` or `DISCONNECT` (getting into or out of a car: its Bluetooth or CarPlay), at
+        /// the alarm's line: no place, so it never fires here.
+        case vehicle(VehicleLink, line: Int)
         /// A `TRIGGER` of a time: a moment, or a span from the task's start or due time.
         case time(TimeTrigger)
     }
@@ -80,6 +83,12 @@ public struct TaskAlarm: Sendable, Equatable {
         /// Seconds from the task's `DTSTART` (`RELATED=START`, the default) or `DUE` (`RELATED=END`).
         case fromStart(Double)
         case fromDue(Double)
+    }
+
+    /// What a vehicle alarm waits for.
+    public enum VehicleLink: String, Sendable, Equatable {
+        case connect = "CONNECT"
+        case disconnect = "DISCONNECT"
     }
 
     public var kind: Kind
@@ -96,8 +105,10 @@ public struct TaskAlarm: Sendable, Equatable {
             switch proximity.value.uppercased() {
             case "ARRIVE": trigger = .arrive
             case "DEPART": trigger = .leave
-            // CONNECT and DISCONNECT are a vehicle's links, not places.
-            default: return (nil, [])
+            case let word:
+                if let link = VehicleLink(rawValue: word) { return (TaskAlarm(kind: .vehicle(link, line: proximity.line)), []) }
+                let value = DisplayText.excerpt(proximity.value.utf8)
+                return (nil, ["line \(proximity.line): \(proximity.name) \"\(value)\" is neither ARRIVE nor DEPART: passed over"])
             }
             var places: [TaskPlace] = []
             for line in alarm.properties("X-APPLE-STRUCTURED-LOCATION") {

@@ -82,6 +82,11 @@ struct TaskListTests {
             ("/l/e.ics", Array("BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nSUMMARY:no end\r\n".utf8)),
             ("/l/f.ics", Self.object(["SUMMARY:No UID"])),
             ("/l/g.ics", Self.object(["UID:far", "SUMMARY:Far", "GEO:95;0"])),
+            // Apple's "when getting into / out of the car": a vehicle's link, no place; said only
+            // while the task is open. An unknown word is said whatever the task's state.
+            ("/l/h.ics", Self.object(["UID:car", "SUMMARY:Car"] + Self.appleAlarm("CONNECT", "geo:1,2") + Self.appleAlarm("disconnect", "geo:1,2"))),
+            ("/l/i.ics", Self.object(["UID:car-done", "SUMMARY:Car", "STATUS:COMPLETED"] + Self.appleAlarm("CONNECT", "geo:1,2"))),
+            ("/l/j.ics", Self.object(["UID:odd", "SUMMARY:Odd", "BEGIN:VALARM", "PROXIMITY:X-NEAR", "END:VALARM"])),
         ], settings: Self.settings, defaults: Self.defaults)
         #expect(load.reminders.map(\.id) == ["shopping-list/good"])
         #expect(load.problems == [
@@ -92,6 +97,9 @@ struct TaskListTests {
             "/l/e.ics: VTODO is never closed (END:VTODO)",
             "/l/f.ics: a task without a UID",
             "/l/g.ics: line 6: GEO \"95;0\" is not LAT;LON",
+            "/l/h.ics: task car: line 9: a CONNECT alarm is for getting into a car, not a place: passed over",
+            "/l/h.ics: task car: line 15: a DISCONNECT alarm is for getting out of a car, not a place: passed over",
+            "/l/j.ics: line 7: PROXIMITY \"X-NEAR\" is neither ARRIVE nor DEPART: passed over",
         ], "\(load.problems)")
     }
 
