@@ -18,11 +18,13 @@ public enum UserFile {
     /// The largest collection file read: 1 GB.
     public static let collectionLimit = 1 << 30
 
-    /// The whole regular file at `path`, at most `limit` bytes.
-    public static func contents(of path: String, limit: Int) throws(ReadError) -> [UInt8] {
+    /// The whole regular file at `path`, at most `limit` bytes. Without `followingLinks`, a link
+    /// there is refused by the open itself, so that a check made on the path before cannot be
+    /// undone by a link put in its place meanwhile.
+    public static func contents(of path: String, limit: Int, followingLinks: Bool = true) throws(ReadError) -> [UInt8] {
         let descriptor: Int32
         do {
-            descriptor = try System.open(path, O_RDONLY | O_NONBLOCK)
+            descriptor = try System.open(path, O_RDONLY | O_NONBLOCK | (followingLinks ? 0 : O_NOFOLLOW))
         } catch {
             throw ReadError(description: error.reason)
         }

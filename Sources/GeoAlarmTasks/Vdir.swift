@@ -56,18 +56,23 @@ public struct Vdir: Sendable {
     }
 
     /// One file's bytes, when it is a regular file (or a link to one in the folder) within the bound.
+    ///
+    /// What is read is what was checked: a link's target as found, and no link put in the place
+    /// of either meanwhile (a link swapped to point out of the folder is not followed).
     public func readObject(_ path: String) -> Result<[UInt8], TaskProblem> {
         guard let link = (try? System.linkStatus(path)) ?? nil else { return .failure(TaskProblem("it is gone")) }
+        var checked = path
         if link.st_mode & S_IFMT == S_IFLNK {
             guard let target = try? System.realPath(path) else {
                 return .failure(TaskProblem("a link to nothing (its target is missing, or the links loop): not read"))
             }
             guard let folderPath = try? System.realPath(folder), PathParts.split(target).folder == folderPath
             else { return .failure(TaskProblem("a link out of the folder: not read")) }
+            checked = target
         }
-        if let problem = FileSafety.notRegularFileProblem(path) { return .failure(TaskProblem(problem)) }
+        if let problem = FileSafety.notRegularFileProblem(checked) { return .failure(TaskProblem(problem)) }
         do {
-            return .success(try UserFile.contents(of: path, limit: Self.largestObject))
+            return .success(try UserFile.contents(of: checked, limit: Self.largestObject, followingLinks: false))
         } catch {
             return .failure(TaskProblem(error.isOverLimit ? "\(error): not read" : "cannot read: \(error)"))
         }

@@ -169,4 +169,16 @@ struct UserFileTests {
         #expect(throws: UserFile.ReadError.self) { try UserFile.contents(of: path, limit: 9_999) }
         #expect(throws: UserFile.ReadError.self) { try UserFile.contents(of: "/dev/zero", limit: 10) }
     }
+
+    /// A link is followed unless the caller says not to; then the open refuses it.
+    @Test func aLinkIsFollowedOnlyWhenAsked() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("userfile-\(UUID().uuidString)").path
+        defer { for name in [path, path + ".link"] { try? FileManager.default.removeItem(atPath: name) } }
+        try Data("text".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.createSymbolicLink(atPath: path + ".link", withDestinationPath: path)
+        #expect(try UserFile.contents(of: path + ".link", limit: 100) == Array("text".utf8))
+        #expect(try UserFile.contents(of: path, limit: 100, followingLinks: false) == Array("text".utf8))
+        let refused = #expect(throws: UserFile.ReadError.self) { try UserFile.contents(of: path + ".link", limit: 100, followingLinks: false) }
+        #expect(refused?.description == "Too many levels of symbolic links", "\(String(describing: refused))")
+    }
 }
