@@ -269,6 +269,10 @@ public enum TaskLists {
     private static func add(
         _ task: TaskObject, id: String, path: String, settings: TaskListSettings, defaults: Defaults, to load: inout TaskListLoad
     ) {
+        /// Says why part of the task is not used, with its file and UID.
+        func problem(_ why: String) {
+            load.problems.append("\(path): task \(DisplayText.escaped(task.uid)): \(why)")
+        }
         var template = defaults.template
         template.title = title(of: task)
         template.notes = task.description.flatMap { $0.isEmpty ? nil : $0 }
@@ -293,8 +297,7 @@ public enum TaskLists {
             case .vehicle(let link, let line):
                 // Said for open tasks only: a done car reminder is nothing to report.
                 let moment = link == .connect ? "getting into a car" : "getting out of a car"
-                load.problems.append(
-                    "\(path): task \(DisplayText.escaped(task.uid)): line \(line): a \(link.rawValue) alarm is for \(moment), not a place: passed over")
+                problem("line \(line): a \(link.rawValue) alarm is for \(moment), not a place: passed over")
             case .time:
                 continue
             }
@@ -307,7 +310,7 @@ public enum TaskLists {
             reminder.id = number == 0 ? id : "\(id)-\(number + 1)"
             let radius = entry.place.radius ?? defaults.radius
             guard radius.isFinite, radius > 0, radius <= Length.maximum else {
-                load.problems.append("\(path): task \(DisplayText.escaped(task.uid)): a radius of \(GeoURI.decimal(radius)) m: passed over")
+                problem("a radius of \(GeoURI.decimal(radius)) m: passed over")
                 continue
             }
             reminder.geometry = .circle(center: entry.place.coordinate, radius: radius)
@@ -325,13 +328,13 @@ public enum TaskLists {
                 moment = time.moment(local: defaults.local, zones: defaults.zones)
             case .fromStart(let seconds):
                 guard let anchor = task.start ?? task.due else {
-                    load.problems.append("\(path): task \(DisplayText.escaped(task.uid)): a time alarm from its start, and it has none")
+                    problem("a time alarm from its start, and it has none")
                     continue
                 }
                 moment = anchor.moment(local: defaults.local, zones: defaults.zones).addingTimeInterval(seconds)
             case .fromDue(let seconds):
                 guard let anchor = task.due else {
-                    load.problems.append("\(path): task \(DisplayText.escaped(task.uid)): a time alarm from its due time, and it has none")
+                    problem("a time alarm from its due time, and it has none")
                     continue
                 }
                 moment = anchor.moment(local: defaults.local, zones: defaults.zones).addingTimeInterval(seconds)
