@@ -74,9 +74,22 @@ public struct CalDAVCollection: Sendable {
         }
     }
 
+    /// What a sync-collection report gives (RFC 6578).
+    public struct Changes: Sendable {
+        /// The objects changed or added: address and ETag.
+        public var changed: [(href: String, etag: String?)] = []
+        /// The objects removed.
+        public var removed: [String] = []
+        /// The token to ask from next.
+        public var token: String?
+        /// Whether the server gave only the first of the changes (a 507 on the collection,
+        /// RFC 6578 section 3.6): the rest follow from `token`.
+        public var isTruncated = false
+    }
+
     /// What changed since `token` (RFC 6578): the objects changed (address and ETag), the ones
-    /// removed, and the new token.
-    public func changes(since token: String) async -> Result<(changed: [(String, String?)], removed: [String], token: String?), CalDAVProblem> {
+    /// removed, the new token, and whether more follow from it.
+    public func changes(since token: String) async -> Result<Changes, CalDAVProblem> {
         let body = """
             <?xml version="1.0" encoding="utf-8"?>
             <d:sync-collection xmlns:d="DAV:"><d:sync-token>\(MarkupText.escaped(token))</d:sync-token><d:sync-level>1</d:sync-level>
@@ -85,12 +98,21 @@ public struct CalDAVCollection: Sendable {
         switch await multistatus("REPORT", url, depth: nil, body: body) {
         case .failure(let problem): return .failure(problem)
         case .success(let answer):
-            var changed: [(String, String?)] = [], removed: [String] = []
-            for response in answer.responses where !response.href.hasSuffix("/") {
+            var changes = Changes(token: answer.syncToken)
+            for response in answer.responses {
+                // The collection's own response says only whether the answer was cut short.
+                guard !response.href.hasSuffix("/") else {
+                    changes.isTruncated = changes.isTruncated || response.status == 507
+                    continue
+                }
                 let href = address(response.href)
-                if response.status == 404 || response.status == 410 { removed.append(href) } else { changed.append((href, response.etag)) }
+                if response.status == 404 || response.status == 410 {
+                    changes.removed.append(href)
+                } else {
+                    changes.changed.append((href, response.etag))
+                }
             }
-            return .success((changed, removed, answer.syncToken))
+            return .success(changes)
         }
     }
 

@@ -54,13 +54,15 @@ public struct TaskListSync: Sendable {
         var wanted: [String] = []
         var incremental = false
         if let cached, let token = cached.syncToken, own.syncToken != nil {
-            requests += 1
             // A token the server no longer takes (403, 409) is looked at again whole.
-            if case .success(let changes) = await collection.changes(since: token) {
+            switch await changes(since: token, requests: &requests) {
+            case nil: break
+            case .failure(let problem): return .failure(problem)
+            case .success(let changes):
                 incremental = true
                 update.syncToken = changes.token ?? own.syncToken
                 update.removed = changes.removed
-                wanted = changes.changed.filter { href, etag in etag == nil || cached.objects[href]?.etag != etag }.map(\.0)
+                wanted = changes.changed.filter { href, etag in etag == nil || cached.objects[href]?.etag != etag }.map(\.href)
             }
         }
         if !incremental {
@@ -100,6 +102,40 @@ public struct TaskListSync: Sendable {
             return .failure(.malformed("the copy cannot be kept: \(error)"))
         }
         return .success(Refresh(changed: cached == nil || !update.put.isEmpty || !update.removed.isEmpty, requests: requests))
+    }
+
+    /// The most sync-collection reports one look makes, following a server that gives its
+    /// changes a part at a time: the changes of the parts read are kept, with the token they
+    /// reached, and the next look goes on from there.
+    static let mostSyncParts = 100
+
+    /// Every change since `token`, its parts gathered in order (an object's last change wins),
+    /// up to ``mostSyncParts``; nil when the server does not take the token (the collection is
+    /// then looked at whole). Over ``Vdir/mostObjects`` objects changed is a problem.
+    private func changes(since token: String, requests: inout Int) async -> Result<CalDAVCollection.Changes, CalDAVProblem>? {
+        var etags: [String: String?] = [:]
+        var removed = Set<String>()
+        var (token, parts) = (token, 0)
+        while true {
+            requests += 1
+            parts += 1
+            guard case .success(let part) = await collection.changes(since: token) else { return nil }
+            for (href, etag) in part.changed {
+                etags.updateValue(etag, forKey: href)
+                removed.remove(href)
+            }
+            for href in part.removed {
+                etags.removeValue(forKey: href)
+                removed.insert(href)
+            }
+            guard etags.count <= Vdir.mostObjects else { return .failure(.malformed("more than \(Vdir.mostObjects) tasks changed")) }
+            // A part cut short is followed from its new token; one that gives none cannot be.
+            guard part.isTruncated, let next = part.token, next != token, parts < Self.mostSyncParts else {
+                let changed = etags.keys.sorted().map { (href: $0, etag: etags[$0] ?? nil) }
+                return .success(CalDAVCollection.Changes(changed: changed, removed: removed.sorted(), token: part.token, isTruncated: part.isTruncated))
+            }
+            token = next
+        }
     }
 
     /// What sending the writes came to.

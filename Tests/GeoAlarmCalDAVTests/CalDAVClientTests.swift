@@ -199,6 +199,43 @@ struct CalDAVClientTests {
         #expect(server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("PUT") }.count == TaskListSync.tries)
     }
 
+    /// A server that gives its changes a part at a time (RFC 6578's 507): one look follows every
+    /// part, and an object changed in one part and removed or changed again in a later one ends
+    /// as the last part says.
+    @Test func changesGivenInPartsAreAllTaken() async throws {
+        let (server, url) = try Self.hostile("sync-parts:3")
+        defer { server.stop() }
+        let cache = MemoryTaskListCache()
+        let sync = TaskListSync(name: "L", collection: Self.bounded(url), cache: cache)
+        _ = try await sync.refresh().get()
+        #expect(cache.cachedList("L")?.objects.keys.sorted() == ["/tasks/task-0.ics"])
+        let look = try await sync.refresh().get()
+        #expect(look.changed && look.requests == 5, "describe, three parts, one multiget: \(look)")
+        let copy = try #require(cache.cachedList("L"))
+        #expect(copy.objects.keys.sorted() == ["/tasks/task-1.ics", "/tasks/task-2.ics"])
+        #expect(copy.syncToken == "t3")
+        let syncs = server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("REPORT") }.count
+        #expect(syncs == 1 + 1 + 3 + 1, "calendar-query, multiget, three parts, multiget")
+    }
+
+    /// A server whose parts never end: a look reads a bounded number of them, keeps what they
+    /// gave with the token reached, and the next look goes on from there.
+    @Test func partsWithoutEndAreReadABoundedNumberALook() async throws {
+        let (server, url) = try Self.hostile("sync-parts:1000")
+        defer { server.stop() }
+        let cache = MemoryTaskListCache()
+        let sync = TaskListSync(name: "L", collection: Self.bounded(url), cache: cache)
+        _ = try await sync.refresh().get()
+        let parts = TaskListSync.mostSyncParts
+        let look = try await sync.refresh().get()
+        #expect(look.requests == 1 + parts + 1, "describe, \(parts) parts, one multiget: \(look)")
+        #expect(cache.cachedList("L")?.syncToken == "t\(parts)")
+        #expect(cache.cachedList("L")?.objects.count == 1 + parts)
+        _ = try await sync.refresh().get()
+        #expect(cache.cachedList("L")?.syncToken == "t\(2 * parts)")
+        #expect(cache.cachedList("L")?.objects.count == 1 + 2 * parts)
+    }
+
     /// While one server trickles, another request on the same loop is answered at once.
     @Test func aSlowServerHoldsNothingElseUp() async throws {
         let (slow, url) = try Self.hostile("trickle")

@@ -16,7 +16,12 @@ MODE says, and logs `METHOD PATH` of each request on stderr:
     not-xml             a 207 whose body is an HTML login page
     many:N              a collection whose calendar-query lists N tasks
     etag-never-matches  a collection of one task; every PUT answers 412
+    sync-parts:N        a collection of task-0 whose sync-collection from token t0 gives its
+                        changes in N parts (RFC 6578's 507 on the collection, and the next
+                        token): from tI, task-(I+1) added; from the last, t(N-1), task-0 removed
+                        and task-1 changed again; its token is t0 at the first PROPFIND, tN after
 """
+import re
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,10 +43,47 @@ def response(href, props):
         "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
 
 
-COLLECTION = response(
-    "/tasks/",
-    "<cs:getctag>1</cs:getctag><d:resourcetype><d:collection/><c:calendar/></d:resourcetype>"
-    '<c:supported-calendar-component-set><c:comp name="VTODO"/></c:supported-calendar-component-set>')
+def collection(extra=""):
+    return response(
+        "/tasks/",
+        "<cs:getctag>1</cs:getctag><d:resourcetype><d:collection/><c:calendar/></d:resourcetype>"
+        '<c:supported-calendar-component-set><c:comp name="VTODO"/></c:supported-calendar-component-set>' + extra)
+
+
+COLLECTION = collection()
+PROPFINDS = [0]
+
+
+def sync_parts(handler, request, parts):
+    """The sync-parts:N mode."""
+    def etag(href):
+        return '"1b"' if href == "/tasks/task-1.ics" else f'"{href}"'
+    if handler.command == "PROPFIND":
+        PROPFINDS[0] += 1
+        token = "t0" if PROPFINDS[0] == 1 else f"t{parts}"
+        return handler.answer(207, multistatus([collection(f"<d:sync-token>{token}</d:sync-token>")]))
+    if "calendar-multiget" in request:
+        items = []
+        for href in re.findall(r"<d:href>([^<]*)</d:href>", request):
+            uid = href.rsplit("/", 1)[1].removesuffix(".ics")
+            data = TASK.replace("task-1", uid).replace("\r", "&#13;")
+            items.append(response(href, f"<d:getetag>{etag(href)}</d:getetag><c:calendar-data>{data}</c:calendar-data>"))
+        return handler.answer(207, multistatus(items))
+    if "sync-collection" not in request:
+        return handler.answer(207, multistatus([response("/tasks/task-0.ics", '<d:getetag>"0"</d:getetag>')]))
+    found = re.search(r"<d:sync-token>t(\d+)</d:sync-token>", request)
+    number = int(found.group(1)) if found else parts
+    if number >= parts:
+        return handler.answer(403, "invalid sync token", content_type="text/plain")
+    if number + 1 < parts:
+        href = f"/tasks/task-{number + 1}.ics"
+        items = [response(href, f"<d:getetag>{etag(href)}</d:getetag>"),
+                 '<d:response><d:href>/tasks/</d:href><d:status>HTTP/1.1 507 Insufficient Storage</d:status></d:response>']
+    else:
+        items = ['<d:response><d:href>/tasks/task-0.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>',
+                 response("/tasks/task-1.ics", '<d:getetag>"1b"</d:getetag>')]
+    body = multistatus(items).replace("</d:multistatus>", f"<d:sync-token>t{number + 1}</d:sync-token></d:multistatus>")
+    return handler.answer(207, body)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -134,6 +176,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(200, TASK, content_type="text/calendar", headers=[("ETag", f'"{time.time()}"')])
             if self.command == "PUT":
                 return self.answer(412, "changed", content_type="text/plain")
+        if MODE.startswith("sync-parts:"):
+            return sync_parts(self, request, int(MODE.split(":")[1]))
         return self.answer(500, "unknown mode", content_type="text/plain")
 
     do_GET = do_PUT = do_DELETE = do_PROPFIND = do_REPORT = handle_any
