@@ -27,6 +27,8 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
         case .refused(let status): "the server refuses the credentials (\(status)): check username and the password"
         case .changed: "the task changed on the server meanwhile"
         case .notFound: "not found on the server"
+        case .status(let status) where (300..<400).contains(status):
+            "the server answered \(status), a redirect, which a change does not follow: give url as the server now has it"
         case .status(let status): "the server answered \(status)"
         case .malformed(let reason): "the server's answer cannot be used: \(reason)"
         case .notACollection(let found):

@@ -18,6 +18,11 @@ public struct WebRequest: Sendable {
         self.headers = headers
         self.body = body
     }
+
+    /// Whether the method only reads (RFC 9110's safe methods, and WebDAV's PROPFIND and REPORT).
+    public var isSafe: Bool {
+        ["GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"].contains(method)
+    }
 }
 
 /// What came back: the status, the headers (names lower case; a repeated one joined by commas) and
@@ -53,8 +58,8 @@ public struct WebSettings: Sendable, Equatable {
 /// to watch and when to wake it (its socket and timer callbacks), and the loop calls it back
 /// when a socket is ready or the time has come (`curl_multi_socket_action`). No thread of its
 /// own, and nothing runs between requests. TLS is verified (against the system's authorities,
-/// or `caFile`); HTTP/1.1 or HTTP/2 as the server offers; at most 5 redirects, to http(s) only;
-/// proxies from the environment, as curl reads them (`https_proxy`, `no_proxy`...).
+/// or `caFile`); HTTP/1.1 or HTTP/2 as the server offers; a read follows at most 5 redirects,
+/// to http(s) only, and a write none; proxies from the environment, as curl reads them (`https_proxy`, `no_proxy`...).
 ///
 /// The credentials go with the first request (Basic), so that a request is one round trip; a
 /// server that asks for Digest instead gets Digest from then on (each request then takes the
@@ -204,8 +209,15 @@ public final class CurlClient: Sendable {
         text(CURLOPT_CUSTOMREQUEST, request.method)
         text(CURLOPT_PROTOCOLS_STR, "http,https")
         text(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        long(CURLOPT_FOLLOWLOCATION, 1)
-        long(CURLOPT_MAXREDIRS, 5)
+        // A read follows a redirect with its method and body (by default libcurl sends a 301's,
+        // 302's or 303's again without the body: a PROPFIND that asks nothing, a REPORT of nothing).
+        // A write does not: a PUT would go without its body, and a 303 says the write is done
+        // and points elsewhere, where a DELETE must not go. Its 3xx is its answer.
+        if request.isSafe {
+            long(CURLOPT_FOLLOWLOCATION, 1)
+            long(CURLOPT_POSTREDIR, Int(CURL_REDIR_POST_301 | CURL_REDIR_POST_302 | CURL_REDIR_POST_303))
+            long(CURLOPT_MAXREDIRS, 5)
+        }
         long(CURLOPT_NOSIGNAL, 1)
         long(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         long(CURLOPT_TIMEOUT_MS, Int(settings.timeout.components.seconds * 1000))

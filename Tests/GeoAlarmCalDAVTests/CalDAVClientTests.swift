@@ -236,6 +236,29 @@ struct CalDAVClientTests {
         #expect(cache.cachedList("L")?.objects.count == 1 + 2 * parts)
     }
 
+    /// A collection moved for good (301): reads follow it with their bodies, so the list is read
+    /// where it now is; a write does not (libcurl would send a PUT on without its body), so a
+    /// change waits, said as a redirect, and no write reaches the new place.
+    @Test func readsFollowAMovedCollectionAndWritesDoNot() async throws {
+        let (server, url) = try Self.hostile("moved")
+        defer { server.stop() }
+        let cache = MemoryTaskListCache()
+        let collection = Self.bounded(url)
+        let sync = TaskListSync(name: "L", collection: collection, cache: cache)
+        let look = try await sync.refresh().get()
+        #expect(look.changed && cache.cachedList("L")?.objects.keys.sorted() == ["/moved/task-1.ics"], "\(server.stderr)")
+        // A change to the task where it was: the GET of it follows, the PUT does not.
+        cache.enqueue(TaskListWrite(list: "L", kind: .complete, uid: "task-1", href: "/tasks/task-1.ics", time: 1_795_000_000))
+        let (sent, problem) = await sync.sendWrites()
+        #expect(sent.made == 0 && problem == .status(301), "\(String(describing: problem))")
+        #expect(problem?.description.contains("redirect") == true)
+        #expect(cache.waitingWrites().count == 1, "it waits")
+        #expect(await collection.delete("/tasks/task-1.ics", ifMatch: "\"1\"").map { "deleted" } == .failure(.status(301)))
+        let requests = server.stderr.components(separatedBy: "\n")
+        #expect(requests.contains("GET /moved/task-1.ics") && requests.contains("PUT /tasks/task-1.ics"), "\(requests)")
+        #expect(!requests.contains { $0.hasPrefix("PUT /moved") || $0.hasPrefix("DELETE /moved") || $0.contains("body of") }, "\(requests)")
+    }
+
     /// While one server trickles, another request on the same loop is answered at once.
     @Test func aSlowServerHoldsNothingElseUp() async throws {
         let (slow, url) = try Self.hostile("trickle")

@@ -20,6 +20,9 @@ MODE says, and logs `METHOD PATH` of each request on stderr:
                         changes in N parts (RFC 6578's 507 on the collection, and the next
                         token): from tI, task-(I+1) added; from the last, t(N-1), task-0 removed
                         and task-1 changed again; its token is t0 at the first PROPFIND, tN after
+    moved               a collection of task-1 moved for good: every request under /tasks/ is
+                        answered 301 to the same under /moved/, where a PROPFIND or REPORT
+                        without a body is refused (400) and a PUT says the size of its body
 """
 import re
 import sys
@@ -52,6 +55,26 @@ def collection(extra=""):
 
 COLLECTION = collection()
 PROPFINDS = [0]
+
+
+def moved(handler, request):
+    """The moved mode."""
+    if handler.path.startswith("/tasks/"):
+        return handler.answer(301, "", content_type="text/plain", headers=[("Location", "/moved/" + handler.path[7:])])
+    if handler.command in ("PROPFIND", "REPORT") and not request:
+        return handler.answer(400, "a request without a body", content_type="text/plain")
+    if handler.command == "PROPFIND":
+        return handler.answer(207, multistatus([collection("<d:sync-token>m1</d:sync-token>")]))
+    data = TASK.replace("\r", "&#13;")
+    if handler.command == "REPORT" and "calendar-multiget" in request:
+        return handler.answer(207, multistatus(
+            [response("/moved/task-1.ics", f'<d:getetag>"1"</d:getetag><c:calendar-data>{data}</c:calendar-data>')]))
+    if handler.command == "REPORT":
+        return handler.answer(207, multistatus([response("/moved/task-1.ics", '<d:getetag>"1"</d:getetag>')]))
+    if handler.command == "GET":
+        return handler.answer(200, TASK, content_type="text/calendar", headers=[("ETag", '"1"')])
+    print(f"{handler.command} body of {len(request)} bytes", file=sys.stderr, flush=True)
+    return handler.answer(204, "", content_type="text/plain", headers=[("ETag", '"2"')])
 
 
 def sync_parts(handler, request, parts):
@@ -176,6 +199,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(200, TASK, content_type="text/calendar", headers=[("ETag", f'"{time.time()}"')])
             if self.command == "PUT":
                 return self.answer(412, "changed", content_type="text/plain")
+        if MODE == "moved":
+            return moved(self, request)
         if MODE.startswith("sync-parts:"):
             return sync_parts(self, request, int(MODE.split(":")[1]))
         return self.answer(500, "unknown mode", content_type="text/plain")
