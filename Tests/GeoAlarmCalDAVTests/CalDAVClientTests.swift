@@ -159,6 +159,20 @@ struct CalDAVClientTests {
         return CalDAVCollection(client: client, url: url, settings: settings)
     }
 
+    /// A list on a server of `hostile_dav.py` in `mode`, looked at once; the caller stops the server.
+    static func hostileList(_ mode: String) async throws -> (server: Background, sync: TaskListSync, cache: MemoryTaskListCache) {
+        let (server, url) = try hostile(mode)
+        let cache = MemoryTaskListCache()
+        let sync = TaskListSync(name: "L", collection: bounded(url), cache: cache)
+        do {
+            _ = try await sync.refresh().get()
+        } catch {
+            server.stop()
+            throw error
+        }
+        return (server, sync, cache)
+    }
+
     /// Each misbehaviour ends in its problem.
     @Test(arguments: [
         ("redirect-loop", "redirect"), ("status:401", "credentials"), ("status:403", "credentials"), ("status:503", "503"),
@@ -187,11 +201,8 @@ struct CalDAVClientTests {
 
     /// An ETag that never matches: the write is tried a bounded number of times, then said.
     @Test func anETagThatNeverMatchesEndsTheWrite() async throws {
-        let (server, url) = try Self.hostile("etag-never-matches")
+        let (server, sync, cache) = try await Self.hostileList("etag-never-matches")
         defer { server.stop() }
-        let cache = MemoryTaskListCache()
-        let sync = TaskListSync(name: "L", collection: Self.bounded(url), cache: cache)
-        _ = try await sync.refresh().get()
         try TaskWriter.queue(TaskListWrite(list: "L", kind: .complete, uid: "task-1", href: "/tasks/task-1.ics", time: 1_795_000_000), in: cache)
         let (sent, problem) = await sync.sendWrites()
         #expect(sent.made == 0 && problem == .status(412), "\(String(describing: problem))")
@@ -203,11 +214,8 @@ struct CalDAVClientTests {
     /// part, and an object changed in one part and removed or changed again in a later one ends
     /// as the last part says.
     @Test func changesGivenInPartsAreAllTaken() async throws {
-        let (server, url) = try Self.hostile("sync-parts:3")
+        let (server, sync, cache) = try await Self.hostileList("sync-parts:3")
         defer { server.stop() }
-        let cache = MemoryTaskListCache()
-        let sync = TaskListSync(name: "L", collection: Self.bounded(url), cache: cache)
-        _ = try await sync.refresh().get()
         #expect(cache.cachedList("L")?.objects.keys.sorted() == ["/tasks/task-0.ics"])
         let look = try await sync.refresh().get()
         #expect(look.changed && look.requests == 5, "describe, three parts, one multiget: \(look)")
@@ -221,11 +229,8 @@ struct CalDAVClientTests {
     /// A server whose parts never end: a look reads a bounded number of them, keeps what they
     /// gave with the token reached, and the next look goes on from there.
     @Test func partsWithoutEndAreReadABoundedNumberALook() async throws {
-        let (server, url) = try Self.hostile("sync-parts:1000")
+        let (server, sync, cache) = try await Self.hostileList("sync-parts:1000")
         defer { server.stop() }
-        let cache = MemoryTaskListCache()
-        let sync = TaskListSync(name: "L", collection: Self.bounded(url), cache: cache)
-        _ = try await sync.refresh().get()
         let parts = TaskListSync.mostSyncParts
         let look = try await sync.refresh().get()
         #expect(look.requests == 1 + parts + 1, "describe, \(parts) parts, one multiget: \(look)")
@@ -240,20 +245,16 @@ struct CalDAVClientTests {
     /// where it now is; a write does not (libcurl would send a PUT on without its body), so a
     /// change waits, said as a redirect, and no write reaches the new place.
     @Test func readsFollowAMovedCollectionAndWritesDoNot() async throws {
-        let (server, url) = try Self.hostile("moved")
+        let (server, sync, cache) = try await Self.hostileList("moved")
         defer { server.stop() }
-        let cache = MemoryTaskListCache()
-        let collection = Self.bounded(url)
-        let sync = TaskListSync(name: "L", collection: collection, cache: cache)
-        let look = try await sync.refresh().get()
-        #expect(look.changed && cache.cachedList("L")?.objects.keys.sorted() == ["/moved/task-1.ics"], "\(server.stderr)")
+        #expect(cache.cachedList("L")?.objects.keys.sorted() == ["/moved/task-1.ics"], "\(server.stderr)")
         // A change to the task where it was: the GET of it follows, the PUT does not.
         cache.enqueue(TaskListWrite(list: "L", kind: .complete, uid: "task-1", href: "/tasks/task-1.ics", time: 1_795_000_000))
         let (sent, problem) = await sync.sendWrites()
         #expect(sent.made == 0 && problem == .status(301), "\(String(describing: problem))")
         #expect(problem?.description.contains("redirect") == true)
         #expect(cache.waitingWrites().count == 1, "it waits")
-        #expect(await collection.delete("/tasks/task-1.ics", ifMatch: "\"1\"").map { "deleted" } == .failure(.status(301)))
+        #expect(await sync.collection.delete("/tasks/task-1.ics", ifMatch: "\"1\"").map { "deleted" } == .failure(.status(301)))
         let requests = server.stderr.components(separatedBy: "\n")
         #expect(requests.contains("GET /moved/task-1.ics") && requests.contains("PUT /tasks/task-1.ics"), "\(requests)")
         #expect(!requests.contains { $0.hasPrefix("PUT /moved") || $0.hasPrefix("DELETE /moved") || $0.contains("body of") }, "\(requests)")
