@@ -28,7 +28,7 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
         case .changed: "the task changed on the server meanwhile"
         case .notFound: "not found on the server"
         case .status(let status) where (300..<400).contains(status):
-            "the server answered \(status), a redirect, which a change does not follow: give url as the server now has it"
+            "the server answered \(status), a redirect that a change does not follow (a 303, or to another server): give url as the server now has it"
         case .status(let status): "the server answered \(status)"
         case .malformed(let reason): "the server's answer cannot be used: \(reason)"
         case .notACollection(let found):
@@ -184,7 +184,7 @@ public struct CalDAVCollection: Sendable {
         let request = WebRequest(
             method: "PUT", url: ServerAddress.resolve(href, against: url),
             headers: [("Content-Type", "text/calendar; charset=utf-8"), condition], body: bytes)
-        switch await client.perform(request, settings: settings) {
+        switch await perform(write: request) {
         case .failure(let reason): return .failure(.unreachable(reason))
         case .response(let status, let headers, _):
             if let problem = Self.problem(status) { return .failure(problem) }
@@ -195,12 +195,27 @@ public struct CalDAVCollection: Sendable {
     /// Deletes `href`, only over the ETag `ifMatch` when given.
     public func delete(_ href: String, ifMatch etag: String?) async -> Result<Void, CalDAVProblem> {
         let request = WebRequest(method: "DELETE", url: ServerAddress.resolve(href, against: url), headers: etag.map { [("If-Match", $0)] } ?? [])
-        switch await client.perform(request, settings: settings) {
+        switch await perform(write: request) {
         case .failure(let reason): return .failure(.unreachable(reason))
         case .response(let status, _, _):
             if let problem = Self.problem(status) { return .failure(problem) }
             return .success(())
         }
+    }
+
+    /// Performs a write, which the client lets follow no redirect: a 301, 302, 307 or 308 to
+    /// the same server (a collection moved) is followed here, once, with the same method,
+    /// conditions and body. A 303 (the write is done, see elsewhere), a redirect to another
+    /// server or one relative to the object is the answer.
+    private func perform(write request: WebRequest) async -> WebResponse {
+        let answer = await client.perform(request, settings: settings)
+        guard case .response(let status, let headers, _) = answer, [301, 302, 307, 308].contains(status),
+              let location = headers["location"], location.hasPrefix("/") || location.hasPrefix("http://") || location.hasPrefix("https://")
+        else { return answer }
+        var moved = request
+        moved.url = ServerAddress.resolve(location, against: request.url)
+        guard ServerAddress.origin(of: moved.url) == ServerAddress.origin(of: request.url) else { return answer }
+        return await client.perform(moved, settings: settings)
     }
 
     // MARK: Discovery

@@ -212,7 +212,8 @@ public final class CurlClient: Sendable {
         // A read follows a redirect with its method and body (by default libcurl sends a 301's,
         // 302's or 303's again without the body: a PROPFIND that asks nothing, a REPORT of nothing).
         // A write does not: a PUT would go without its body, and a 303 says the write is done
-        // and points elsewhere, where a DELETE must not go. Its 3xx is its answer.
+        // and points elsewhere, where a DELETE must not go. Its 3xx is its answer, for the caller
+        // to follow or not.
         if request.isSafe {
             long(CURLOPT_FOLLOWLOCATION, 1)
             long(CURLOPT_POSTREDIR, Int(CURL_REDIR_POST_301 | CURL_REDIR_POST_302 | CURL_REDIR_POST_303))

@@ -20,9 +20,10 @@ MODE says, and logs `METHOD PATH` of each request on stderr:
                         changes in N parts (RFC 6578's 507 on the collection, and the next
                         token): from tI, task-(I+1) added; from the last, t(N-1), task-0 removed
                         and task-1 changed again; its token is t0 at the first PROPFIND, tN after
-    moved               a collection of task-1 moved for good: every request under /tasks/ is
-                        answered 301 to the same under /moved/, where a PROPFIND or REPORT
-                        without a body is refused (400) and a PUT says the size of its body
+    moved:CODE          a collection of task-1 moved: every request under /tasks/ is answered
+                        CODE (301, 303...) to the same under /moved/, where a PROPFIND or REPORT
+                        without a body is refused (400) and a PUT or DELETE says the size of its
+                        body and is made (204)
 """
 import re
 import sys
@@ -57,10 +58,10 @@ COLLECTION = collection()
 PROPFINDS = [0]
 
 
-def moved(handler, request):
-    """The moved mode."""
+def moved(handler, request, status):
+    """The moved:CODE mode."""
     if handler.path.startswith("/tasks/"):
-        return handler.answer(301, "", content_type="text/plain", headers=[("Location", "/moved/" + handler.path[7:])])
+        return handler.answer(status, "", content_type="text/plain", headers=[("Location", "/moved/" + handler.path[7:])])
     if handler.command in ("PROPFIND", "REPORT") and not request:
         return handler.answer(400, "a request without a body", content_type="text/plain")
     if handler.command == "PROPFIND":
@@ -73,7 +74,7 @@ def moved(handler, request):
         return handler.answer(207, multistatus([response("/moved/task-1.ics", '<d:getetag>"1"</d:getetag>')]))
     if handler.command == "GET":
         return handler.answer(200, TASK, content_type="text/calendar", headers=[("ETag", '"1"')])
-    print(f"{handler.command} body of {len(request)} bytes", file=sys.stderr, flush=True)
+    print(f"{handler.command} {handler.path}: body of {len(request)} bytes", file=sys.stderr, flush=True)
     return handler.answer(204, "", content_type="text/plain", headers=[("ETag", '"2"')])
 
 
@@ -199,8 +200,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(200, TASK, content_type="text/calendar", headers=[("ETag", f'"{time.time()}"')])
             if self.command == "PUT":
                 return self.answer(412, "changed", content_type="text/plain")
-        if MODE == "moved":
-            return moved(self, request)
+        if MODE.startswith("moved:"):
+            return moved(self, request, int(MODE.split(":")[1]))
         if MODE.startswith("sync-parts:"):
             return sync_parts(self, request, int(MODE.split(":")[1]))
         return self.answer(500, "unknown mode", content_type="text/plain")
