@@ -28,7 +28,7 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
         case .changed: "the task changed on the server meanwhile"
         case .notFound: "not found on the server"
         case .status(let status) where (300..<400).contains(status):
-            "the server answered \(status), a redirect that a change does not follow (a 303, or to another server): give url as the server now has it"
+            "the server answered \(status), a redirect not followed: give url as the server now has it"
         case .status(let status): "the server answered \(status)"
         case .malformed(let reason): "the server's answer cannot be used: \(reason)"
         case .notACollection(let found):
