@@ -203,13 +203,14 @@ public struct CalDAVCollection: Sendable {
         }
     }
 
-    /// Performs a write, which the client lets follow no redirect: a 301, 302, 307 or 308 to
-    /// the same server (a collection moved) is followed here, once, with the same method,
-    /// conditions and body. A 303 (the write is done, see elsewhere), a redirect to another
-    /// server or one relative to the object is the answer.
+    /// Performs a write, which the client lets follow no redirect: a 301, 307 or 308 to the same
+    /// server (a collection moved) is followed here, once, with the same method, conditions and
+    /// body. A 302 or 303 (where a login page or a portal sends a request, which must not take
+    /// the change and refuse it for good), a redirect to another server or one relative to the
+    /// object is the answer: the change waits.
     private func perform(write request: WebRequest) async -> WebResponse {
         let answer = await client.perform(request, settings: settings)
-        guard case .response(let status, let headers, _) = answer, [301, 302, 307, 308].contains(status),
+        guard case .response(let status, let headers, _) = answer, [301, 307, 308].contains(status),
               let location = headers["location"], location.hasPrefix("/") || location.hasPrefix("http://") || location.hasPrefix("https://")
         else { return answer }
         var moved = request

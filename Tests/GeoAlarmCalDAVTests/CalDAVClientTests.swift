@@ -241,7 +241,7 @@ struct CalDAVClientTests {
         #expect(cache.cachedList("L")?.objects.count == 1 + 2 * parts)
     }
 
-    /// A collection moved (a 301, 302, 307 or 308): reads follow it with their bodies, so the
+    /// A collection moved (a 301, 307 or 308): reads follow it with their bodies, so the
     /// list is read where it now is, and a write follows it too, with its body and condition
     /// (libcurl would send a PUT on without its body).
     @Test(arguments: [301, 308])
@@ -260,17 +260,19 @@ struct CalDAVClientTests {
         #expect(requests.contains("DELETE /moved/task-1.ics: body of 0 bytes"), "\(requests)")
     }
 
-    /// A 303 says a write is done and points elsewhere: a write does not follow it (a DELETE
-    /// must not go there), the change waits, and the problem says why.
-    @Test func aWriteDoesNotFollowA303() async throws {
-        let (server, sync, cache) = try await Self.hostileList("moved:303")
+    /// A 302 or 303 sends a write where a login page or a portal is, or says it is done and
+    /// points elsewhere: a write does not follow it (a DELETE must not go there, and a page that
+    /// refuses a PUT would drop the change for good), the change waits, and the problem says why.
+    @Test(arguments: [302, 303])
+    func aWriteDoesNotFollowA302Or303(status: Int) async throws {
+        let (server, sync, cache) = try await Self.hostileList("moved:\(status)")
         defer { server.stop() }
         cache.enqueue(TaskListWrite(list: "L", kind: .complete, uid: "task-1", href: "/tasks/task-1.ics", time: 1_795_000_000))
         let (sent, problem) = await sync.sendWrites()
-        #expect(sent.made == 0 && problem == .status(303), "\(String(describing: problem))")
+        #expect(sent.made == 0 && problem == .status(status), "\(String(describing: problem))")
         #expect(problem?.description.contains("redirect") == true)
         #expect(cache.waitingWrites().count == 1, "it waits")
-        #expect(await sync.collection.delete("/tasks/task-1.ics", ifMatch: "\"1\"").map { "deleted" } == .failure(.status(303)))
+        #expect(await sync.collection.delete("/tasks/task-1.ics", ifMatch: "\"1\"").map { "deleted" } == .failure(.status(status)))
         let requests = server.stderr.components(separatedBy: "\n")
         #expect(requests.contains("PUT /tasks/task-1.ics") && !requests.contains { $0.contains("body of") }, "\(requests)")
     }
