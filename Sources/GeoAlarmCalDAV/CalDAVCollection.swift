@@ -229,15 +229,15 @@ public struct CalDAVCollection: Sendable {
 
     /// The task collections of the user, when `url` names a server or a principal rather than a
     /// collection (RFC 4791's discovery: `current-user-principal`, its `calendar-home-set`, the
-    /// collections there whose `supported-calendar-component-set` holds VTODO).
+    /// collections there whose `supported-calendar-component-set` holds VTODO). The principal
+    /// is asked of `url`, and where it names none (a server whose root is its web pages), of
+    /// the server's `/.well-known/caldav` (RFC 6764), which such a server points at its CalDAV.
     public func discover() async -> Result<[Found], CalDAVProblem> {
-        let principalQuery = """
-            <?xml version="1.0" encoding="utf-8"?>
-            <d:propfind xmlns:d="DAV:"><d:prop><d:current-user-principal/></d:prop></d:propfind>
-            """
+        let wellKnown = ServerAddress.origin(of: url) + "/.well-known/caldav"
         var principal = path
-        if case .success(let answer) = await multistatus("PROPFIND", url, depth: "0", body: principalQuery),
-           let found = answer.responses.first?.principal {
+        if let found = await userPrincipal(at: url) {
+            principal = found
+        } else if url != wellKnown + "/", let found = await userPrincipal(at: wellKnown) {
             principal = found
         }
         let homeQuery = """
@@ -261,6 +261,16 @@ public struct CalDAVCollection: Sendable {
                 Found(url: ServerAddress.resolve($0.href, against: url), name: $0.displayName)
             })
         }
+    }
+
+    /// The `current-user-principal` that `target` names; nil when it names none.
+    private func userPrincipal(at target: String) async -> String? {
+        let query = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <d:propfind xmlns:d="DAV:"><d:prop><d:current-user-principal/></d:prop></d:propfind>
+            """
+        guard case .success(let answer) = await multistatus("PROPFIND", target, depth: "0", body: query) else { return nil }
+        return answer.responses.first?.principal.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     // MARK: Parts

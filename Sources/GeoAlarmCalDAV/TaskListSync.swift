@@ -39,7 +39,15 @@ public struct TaskListSync: Sendable {
         var requests = 1
         let own: Multistatus.Response
         switch await collection.describe() {
-        case .failure(let problem): return .failure(problem)
+        case .failure(let problem):
+            // A server's root may be its web pages (not found, refused as a method, or HTML),
+            // its CalDAV elsewhere: what discovery finds there is named.
+            switch problem {
+            case .malformed, .status, .notFound:
+                if case .success(let found) = await collection.discover(), !found.isEmpty { return .failure(.notACollection(found.map(\.url))) }
+            default: break
+            }
+            return .failure(problem)
         case .success(let found): own = found
         }
         guard own.isCalendar, own.components.isEmpty || own.components.contains("VTODO") else {

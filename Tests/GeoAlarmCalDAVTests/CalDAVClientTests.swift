@@ -277,6 +277,19 @@ struct CalDAVClientTests {
         #expect(requests.contains("PUT /tasks/task-1.ics") && !requests.contains { $0.contains("body of") }, "\(requests)")
     }
 
+    /// A server whose root is its web pages (as a Nextcloud's is) and whose CalDAV is elsewhere:
+    /// discovery asks its `/.well-known/caldav` (followed, with its request, to where it points),
+    /// and a list given the root's address names the task list found there.
+    @Test func aServersRootFindsItsTaskListsThroughTheWellKnownAddress() async throws {
+        let (server, url) = try Self.hostile("web-root")
+        defer { server.stop() }
+        let root = String(url.dropLast("tasks/".count))
+        let errands = root + "dav/calendars/ana/errands/"
+        #expect(try await Self.bounded(root).discover().get() == [CalDAVCollection.Found(url: errands, name: "errands")])
+        let look = await TaskListSync(name: "L", collection: Self.bounded(root), cache: MemoryTaskListCache()).refresh()
+        #expect(look.map(\.changed) == .failure(.notACollection([errands])))
+    }
+
     /// While one server trickles, another request on the same loop is answered at once.
     @Test func aSlowServerHoldsNothingElseUp() async throws {
         let (slow, url) = try Self.hostile("trickle")

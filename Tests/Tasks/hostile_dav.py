@@ -24,6 +24,9 @@ MODE says, and logs `METHOD PATH` of each request on stderr:
                         CODE (301, 303...) to the same under /moved/, where a PROPFIND or REPORT
                         without a body is refused (400) and a PUT or DELETE says the size of its
                         body and is made (204)
+    web-root            a server whose root is its web pages (HTML) and whose CalDAV is under
+                        /dav/, found through /.well-known/caldav (a 301): the principal ana,
+                        her calendar home, and there a task list and an events calendar
 """
 import re
 import sys
@@ -56,6 +59,31 @@ def collection(extra=""):
 
 COLLECTION = collection()
 PROPFINDS = [0]
+
+
+def web_root(handler, request):
+    """The web-root mode."""
+    if handler.path == "/.well-known/caldav":
+        return handler.answer(301, "", content_type="text/plain", headers=[("Location", "/dav/")])
+    if not handler.path.startswith("/dav/"):
+        return handler.answer(200, "<html><body>Log in</body></html>", content_type="text/html")
+    if not request:
+        return handler.answer(400, "a request without a body", content_type="text/plain")
+    if handler.path == "/dav/":
+        return handler.answer(207, multistatus([response(
+            "/dav/", "<d:current-user-principal><d:href>/dav/principals/ana/</d:href></d:current-user-principal>")]))
+    if handler.path == "/dav/principals/ana/":
+        return handler.answer(207, multistatus([response(
+            handler.path, "<c:calendar-home-set><d:href>/dav/calendars/ana/</d:href></c:calendar-home-set>")]))
+    if handler.path == "/dav/calendars/ana/":
+        def calendar(name, component):
+            return response(
+                f"/dav/calendars/ana/{name}/", f"<d:displayname>{name}</d:displayname>"
+                "<d:resourcetype><d:collection/><c:calendar/></d:resourcetype>"
+                f'<c:supported-calendar-component-set><c:comp name="{component}"/></c:supported-calendar-component-set>')
+        home = response("/dav/calendars/ana/", "<d:resourcetype><d:collection/></d:resourcetype>")
+        return handler.answer(207, multistatus([home, calendar("errands", "VTODO"), calendar("personal", "VEVENT")]))
+    return handler.answer(404, "no such thing", content_type="text/plain")
 
 
 def moved(handler, request, status):
@@ -200,6 +228,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(200, TASK, content_type="text/calendar", headers=[("ETag", f'"{time.time()}"')])
             if self.command == "PUT":
                 return self.answer(412, "changed", content_type="text/plain")
+        if MODE == "web-root":
+            return web_root(self, request)
         if MODE.startswith("moved:"):
             return moved(self, request, int(MODE.split(":")[1]))
         if MODE.startswith("sync-parts:"):
