@@ -41,9 +41,10 @@ public struct TaskListSync: Sendable {
         switch await collection.describe() {
         case .failure(let problem):
             // A server's root may be its web pages (not found, refused as a method, or HTML),
-            // its CalDAV elsewhere: what discovery finds there is named.
+            // its CalDAV elsewhere: what discovery finds there is named. A server in trouble
+            // (5xx) is not asked more.
             switch problem {
-            case .malformed, .status, .notFound:
+            case .malformed, .notFound, .status(..<500), .status(501):
                 if case .success(let found) = await collection.discover(), !found.isEmpty { return .failure(.notACollection(found.map(\.url))) }
             default: break
             }
