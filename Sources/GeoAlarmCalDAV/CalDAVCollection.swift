@@ -163,8 +163,14 @@ public struct CalDAVCollection: Sendable {
         return .success(found)
     }
 
-    /// One object and its ETag (GET).
+    /// One object and its ETag: as a look reads it (a calendar-multiget, whose `getetag` is the
+    /// server's own), else by a GET. A proxy that compresses a GET's answer (nginx with gzip)
+    /// makes its ETag weak, `W/"..."`, and no `If-Match` matches a weak ETag: a change sent over
+    /// it would be refused (412) however often it was made again.
     public func object(_ href: String) async -> Result<CachedList.Object, CalDAVProblem> {
+        if case .success(let found) = await objects([href]), let object = found[address(href)] ?? (found.count == 1 ? found.first?.value : nil) {
+            return .success(object)
+        }
         let answer = await client.perform(WebRequest(method: "GET", url: ServerAddress.resolve(href, against: url)), settings: settings)
         switch answer {
         case .failure(let reason): return .failure(.unreachable(reason))
@@ -188,7 +194,8 @@ public struct CalDAVCollection: Sendable {
         case .failure(let reason): return .failure(.unreachable(reason))
         case .response(let status, let headers, _):
             if let problem = Self.problem(status) { return .failure(problem) }
-            return .success(headers["etag"])
+            // A weak ETag serves no `If-Match`: the next look learns the server's own.
+            return .success(headers["etag"].flatMap { $0.hasPrefix("W/") ? nil : $0 })
         }
     }
 

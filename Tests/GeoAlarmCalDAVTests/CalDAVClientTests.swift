@@ -241,6 +241,20 @@ struct CalDAVClientTests {
         #expect(cache.cachedList("L")?.objects.count == 1 + 2 * parts)
     }
 
+    /// A task changed elsewhere behind a proxy that makes a GET's ETag weak: the change refused
+    /// over the copy's ETag is made again over the server's own (the multiget's), not over the
+    /// weak one that no `If-Match` matches; the weak ETag of the answer is not kept.
+    @Test func aWeakETagIsNotWrittenOver() async throws {
+        let (server, sync, cache) = try await Self.hostileList("weak-etag")
+        defer { server.stop() }
+        try TaskWriter.queue(TaskListWrite(list: "L", kind: .complete, uid: "task-1", href: "/tasks/task-1.ics", time: 1_795_000_000), in: cache)
+        let (sent, problem) = await sync.sendWrites()
+        #expect(sent.made == 1 && problem == nil, "\(String(describing: problem)) \(server.stderr)")
+        let requests = server.stderr.components(separatedBy: "\n")
+        #expect(requests.filter { $0.hasPrefix("PUT /") }.count == 2 && requests.contains("PUT made over \"2\""), "\(requests)")
+        #expect(cache.cachedList("L")?.objects["/tasks/task-1.ics"].map { $0.etag == nil } == true)
+    }
+
     /// A collection moved (a 301, 307 or 308): reads follow it with their bodies, so the
     /// list is read where it now is, and a write follows it too, with its body and condition
     /// (libcurl would send a PUT on without its body).

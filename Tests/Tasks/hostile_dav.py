@@ -24,6 +24,9 @@ MODE says, and logs `METHOD PATH` of each request on stderr:
                         CODE (301, 303...) to the same under /moved/, where a PROPFIND or REPORT
                         without a body is refused (400) and a PUT or DELETE says the size of its
                         body and is made (204)
+    weak-etag           a collection of task-1 behind a proxy that makes a GET's ETag weak
+                        (W/"2"); its first multiget gives ETag "1", later ones "2"; a PUT over
+                        "2" is made (204, logged with its If-Match), any other is refused (412)
     web-root            a server whose root is its web pages (HTML) and whose CalDAV is under
                         /dav/, found through /.well-known/caldav (a 301): the principal ana,
                         her calendar home, and there a task list and an events calendar
@@ -59,6 +62,29 @@ def collection(extra=""):
 
 COLLECTION = collection()
 PROPFINDS = [0]
+
+
+MULTIGETS = [0]
+
+
+def weak_etag(handler, request):
+    """The weak-etag mode."""
+    data = TASK.replace("\r", "&#13;")
+    if handler.command == "PROPFIND":
+        return handler.answer(207, multistatus([COLLECTION]))
+    if handler.command == "REPORT" and "calendar-multiget" in request:
+        MULTIGETS[0] += 1
+        etag = '"1"' if MULTIGETS[0] == 1 else '"2"'
+        return handler.answer(207, multistatus(
+            [response("/tasks/task-1.ics", f"<d:getetag>{etag}</d:getetag><c:calendar-data>{data}</c:calendar-data>")]))
+    if handler.command == "REPORT":
+        return handler.answer(207, multistatus([response("/tasks/task-1.ics", '<d:getetag>"1"</d:getetag>')]))
+    if handler.command == "GET":
+        return handler.answer(200, TASK, content_type="text/calendar", headers=[("ETag", 'W/"2"')])
+    if handler.command == "PUT" and handler.headers.get("If-Match") == '"2"':
+        print(f"PUT made over {handler.headers.get('If-Match')}", file=sys.stderr, flush=True)
+        return handler.answer(204, "", content_type="text/plain", headers=[("ETag", 'W/"3"')])
+    return handler.answer(412, "changed", content_type="text/plain")
 
 
 def web_root(handler, request):
@@ -228,6 +254,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(200, TASK, content_type="text/calendar", headers=[("ETag", f'"{time.time()}"')])
             if self.command == "PUT":
                 return self.answer(412, "changed", content_type="text/plain")
+        if MODE == "weak-etag":
+            return weak_etag(self, request)
         if MODE == "web-root":
             return web_root(self, request)
         if MODE.startswith("moved:"):
