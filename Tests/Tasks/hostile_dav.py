@@ -64,23 +64,35 @@ COLLECTION = collection()
 PROPFINDS = [0]
 
 
+def read_one_task(handler, request, href, etags):
+    """Answers a read of a collection of the one task at `href`: a multiget, a calendar-query,
+    a GET, with the ETags `etags` gives for each ("multiget", "query", "get"); False for
+    another request."""
+    if handler.command == "REPORT" and "calendar-multiget" in request:
+        data = TASK.replace("\r", "&#13;")
+        handler.answer(207, multistatus(
+            [response(href, f"<d:getetag>{etags['multiget']}</d:getetag><c:calendar-data>{data}</c:calendar-data>")]))
+    elif handler.command == "REPORT":
+        handler.answer(207, multistatus([response(href, f"<d:getetag>{etags['query']}</d:getetag>")]))
+    elif handler.command == "GET":
+        handler.answer(200, TASK, content_type="text/calendar", headers=[("ETag", etags["get"])])
+    else:
+        return False
+    return True
+
+
 MULTIGETS = [0]
 
 
 def weak_etag(handler, request):
     """The weak-etag mode."""
-    data = TASK.replace("\r", "&#13;")
     if handler.command == "PROPFIND":
         return handler.answer(207, multistatus([COLLECTION]))
     if handler.command == "REPORT" and "calendar-multiget" in request:
         MULTIGETS[0] += 1
-        etag = '"1"' if MULTIGETS[0] == 1 else '"2"'
-        return handler.answer(207, multistatus(
-            [response("/tasks/task-1.ics", f"<d:getetag>{etag}</d:getetag><c:calendar-data>{data}</c:calendar-data>")]))
-    if handler.command == "REPORT":
-        return handler.answer(207, multistatus([response("/tasks/task-1.ics", '<d:getetag>"1"</d:getetag>')]))
-    if handler.command == "GET":
-        return handler.answer(200, TASK, content_type="text/calendar", headers=[("ETag", 'W/"2"')])
+    if read_one_task(handler, request, "/tasks/task-1.ics", {
+            "multiget": '"1"' if MULTIGETS[0] == 1 else '"2"', "query": '"1"', "get": 'W/"2"'}):
+        return
     if handler.command == "PUT" and handler.headers.get("If-Match") == '"2"':
         print(f"PUT made over {handler.headers.get('If-Match')}", file=sys.stderr, flush=True)
         return handler.answer(204, "", content_type="text/plain", headers=[("ETag", 'W/"3"')])
@@ -120,14 +132,8 @@ def moved(handler, request, status):
         return handler.answer(400, "a request without a body", content_type="text/plain")
     if handler.command == "PROPFIND":
         return handler.answer(207, multistatus([collection("<d:sync-token>m1</d:sync-token>")]))
-    data = TASK.replace("\r", "&#13;")
-    if handler.command == "REPORT" and "calendar-multiget" in request:
-        return handler.answer(207, multistatus(
-            [response("/moved/task-1.ics", f'<d:getetag>"1"</d:getetag><c:calendar-data>{data}</c:calendar-data>')]))
-    if handler.command == "REPORT":
-        return handler.answer(207, multistatus([response("/moved/task-1.ics", '<d:getetag>"1"</d:getetag>')]))
-    if handler.command == "GET":
-        return handler.answer(200, TASK, content_type="text/calendar", headers=[("ETag", '"1"')])
+    if read_one_task(handler, request, "/moved/task-1.ics", {"multiget": '"1"', "query": '"1"', "get": '"1"'}):
+        return
     print(f"{handler.command} {handler.path}: body of {len(request)} bytes", file=sys.stderr, flush=True)
     return handler.answer(204, "", content_type="text/plain", headers=[("ETag", '"2"')])
 
@@ -244,14 +250,9 @@ class Handler(BaseHTTPRequestHandler):
         if MODE == "etag-never-matches":
             if self.command == "PROPFIND":
                 return self.answer(207, multistatus([COLLECTION]))
-            if self.command == "REPORT" and "calendar-multiget" in request:
-                data = TASK.replace("\r", "&#13;")
-                return self.answer(207, multistatus(
-                    [response("/tasks/task-1.ics", f'<d:getetag>"{time.time()}"</d:getetag><c:calendar-data>{data}</c:calendar-data>')]))
-            if self.command == "REPORT":
-                return self.answer(207, multistatus([response("/tasks/task-1.ics", f'<d:getetag>"{time.time()}"</d:getetag>')]))
-            if self.command == "GET":
-                return self.answer(200, TASK, content_type="text/calendar", headers=[("ETag", f'"{time.time()}"')])
+            now = f'"{time.time()}"'
+            if read_one_task(self, request, "/tasks/task-1.ics", {"multiget": now, "query": now, "get": now}):
+                return
             if self.command == "PUT":
                 return self.answer(412, "changed", content_type="text/plain")
         if MODE == "weak-etag":
