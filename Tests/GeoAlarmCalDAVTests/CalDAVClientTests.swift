@@ -188,6 +188,16 @@ struct CalDAVClientTests {
         if mode == "redirect-loop" { #expect(server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("PROPFIND") }.count <= 6) }
     }
 
+    /// A server in trouble (5xx) is said as it is, in one request: a look does not go looking
+    /// for lists elsewhere on it, as it does where the address may be web pages.
+    @Test func aServerInTroubleCostsALookOneRequest() async throws {
+        let (server, url) = try Self.hostile("status:503")
+        defer { server.stop() }
+        let look = await TaskListSync(name: "L", collection: Self.bounded(url), cache: MemoryTaskListCache()).refresh()
+        #expect(look.map(\.changed) == .failure(.status(503)))
+        #expect(server.stderr.components(separatedBy: "\n").filter { !$0.isEmpty } == ["PROPFIND /tasks/"])
+    }
+
     /// A collection that lists more tasks than a list may hold is refused before any is fetched.
     @Test func thousandsUponThousandsOfTasksAreRefused() async throws {
         let (server, url) = try Self.hostile("many:\(Vdir.mostObjects + 1)")
