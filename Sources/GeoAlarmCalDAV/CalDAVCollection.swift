@@ -168,8 +168,12 @@ public struct CalDAVCollection: Sendable {
     /// makes its ETag weak, `W/"..."`, and no `If-Match` matches a weak ETag: a change sent over
     /// it would be refused (412) however often it was made again.
     public func object(_ href: String) async -> Result<CachedList.Object, CalDAVProblem> {
-        if case .success(let found) = await objects([href]), let object = found[address(href)] ?? (found.count == 1 ? found.first?.value : nil) {
-            return .success(object)
+        switch await objects([href]) {
+        case .success(let found):
+            if let object = found[address(href)] ?? (found.count == 1 ? found.first?.value : nil) { return .success(object) }
+        // A server not reached is not tried again at once: the GET would wait out the same timeout.
+        case .failure(.unreachable(let reason)): return .failure(.unreachable(reason))
+        case .failure: break
         }
         let answer = await client.perform(WebRequest(method: "GET", url: ServerAddress.resolve(href, against: url)), settings: settings)
         switch answer {

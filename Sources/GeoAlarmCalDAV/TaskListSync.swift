@@ -140,7 +140,7 @@ public struct TaskListSync: Sendable {
             guard etags.count <= Vdir.mostObjects else { return .failure(.malformed("more than \(Vdir.mostObjects) tasks changed")) }
             // A part cut short is followed from its new token; one that gives none cannot be.
             guard part.isTruncated, let next = part.token, next != token, parts < Self.mostSyncParts else {
-                let changed = etags.keys.sorted().map { (href: $0, etag: etags[$0] ?? nil) }
+                let changed = etags.sorted { $0.key < $1.key }.map { (href: $0.key, etag: $0.value) }
                 return .success(CalDAVCollection.Changes(changed: changed, removed: removed.sorted(), token: part.token, isTruncated: part.isTruncated))
             }
             token = next

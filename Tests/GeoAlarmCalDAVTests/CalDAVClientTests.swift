@@ -188,6 +188,17 @@ struct CalDAVClientTests {
         if mode == "redirect-loop" { #expect(server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("PROPFIND") }.count <= 6) }
     }
 
+    /// A task read again from a server that cannot be read (an answer that trickles past the
+    /// timeout) is asked once: no GET waits out the same timeout after the multiget.
+    @Test func aTaskOfAServerNotReachedIsAskedOnce() async throws {
+        let (server, url) = try Self.hostile("trickle")
+        defer { server.stop() }
+        let result = await Self.bounded(url).object("/tasks/task-1.ics")
+        guard case .failure(.unreachable) = result else { Issue.record("\(result)"); return }
+        let requests = server.stderr.components(separatedBy: "\n").filter { !$0.hasPrefix("trickled") && !$0.hasPrefix("gone") && !$0.isEmpty }
+        #expect(requests == ["REPORT /tasks/"], "\(requests)")
+    }
+
     /// A server in trouble (5xx) is said as it is, in one request: a look does not go looking
     /// for lists elsewhere on it, as it does where the address may be web pages.
     @Test func aServerInTroubleCostsALookOneRequest() async throws {
