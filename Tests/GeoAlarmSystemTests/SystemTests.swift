@@ -36,7 +36,6 @@ struct SystemTests {
     /// In a process of its own, where the handler disturbs no other test.
     @Test func aSignalDuringABlockedReadIsRetried() async {
         await #expect(processExitsWith: .success) {
-            sem_init(&handled, 0, 0)
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { _ in sem_post(&handled) }
             action.sa_flags = 0
@@ -50,6 +49,7 @@ struct SystemTests {
             ) throws -> Result<Int, SystemError>? {
                 let pipe = try System.pipe()
                 defer { [pipe.read, pipe.write].forEach(System.close) }
+                sem_init(&handled, 0, 0)
                 let outcome = Mutex<Result<Int, SystemError>?>(nil)
                 let reader = try System.startThread(named: "reader", detached: false) {
                     // Dispatch's threads block most signals, and a thread starts with its maker's mask.
@@ -59,6 +59,9 @@ struct SystemTests {
                     pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
                     let result = read(pipe.read)
                     outcome.withLock { $0 = result }
+                    // A signal sent after the read ended, to a thread about to end, may find no
+                    // thread to run its handler: this wakes the wait for it.
+                    sem_post(&handled)
                 }
                 // Signals until the read ended or enough have come to be sure some found it
                 // blocked; each waits for its handler to run, so none is merged with the next.
