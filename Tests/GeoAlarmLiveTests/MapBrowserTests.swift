@@ -239,7 +239,8 @@ struct MapBrowserTests {
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         let session = try MapSession(arguments: ["--open"], environment: environment)
-        #expect(session.server.waitUntil { _ in FileManager.default.fileExists(atPath: bin + "/opened") }, "\(session.server.stderr)")
+        #expect(session.server.waitUntil(watching: [bin]) { _ in FileManager.default.fileExists(atPath: bin + "/opened") },
+                "\(session.server.stderr)")
         let opened = try String(contentsOfFile: bin + "/opened", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let token = try #require(session.address.components(separatedBy: "#token=").last)
         #expect(!opened.contains(token) && opened.contains("#code="), "xdg-open got \(opened)")

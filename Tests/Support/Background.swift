@@ -47,11 +47,13 @@ public final class Background: @unchecked Sendable {
     }
 
     /// Waits until `condition` holds, looking again whenever the process writes its output or
-    /// ends; false when `seconds` pass first (a bound on a failure, not a speed test), or when
-    /// the process has ended without it. `condition` must depend on this process's output.
+    /// a file in `folders`, or ends; false when `seconds` pass first (a bound on a failure, not a
+    /// speed test), or when the process has ended without it. `condition` must depend on this
+    /// process's output or on those files.
     @discardableResult
-    public func waitUntil(seconds: Double = Deadline.failure, _ condition: (Background) -> Bool) -> Bool {
-        EventWait(folders: [scratch], processes: [processFD]).until(seconds: seconds) { condition(self) }
+    public func waitUntil(seconds: Double = Deadline.failure, watching folders: [String] = [],
+                          _ condition: (Background) -> Bool) -> Bool {
+        EventWait(folders: [scratch] + folders, processes: [processFD]).until(seconds: seconds) { condition(self) }
     }
 
     /// Sends `number` to the process, through its pidfd: once it has ended and been reaped,

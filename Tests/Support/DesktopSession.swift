@@ -37,7 +37,13 @@ public final class DesktopSession: @unchecked Sendable {
             executable: URL(fileURLWithPath: "/usr/bin/dbus-run-session"))
         display = try Background(
             ["-displayfd", "1", "-screen", "0", "1024x600x24", "-nolisten", "tcp"], executable: URL(fileURLWithPath: "/usr/bin/Xvfb"))
-        guard let address = EventWait.forFile(addressFile, until: { $0.hasSuffix("\n") }) else {
+        // Watched with the bus's end too: a bus that cannot start (its socket's path too long)
+        // is said at once, not at the deadline.
+        var address = ""
+        guard bus.waitUntil(watching: [scratch], { _ in
+            address = (try? String(contentsOfFile: addressFile, encoding: .utf8)) ?? ""
+            return address.hasSuffix("\n")
+        }) else {
             throw StartError(description: "dbus-run-session gave no bus address: \(bus.stderr)")
         }
         guard display.waitUntil({ $0.stdout.hasSuffix("\n") }), let number = Int(display.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
