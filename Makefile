@@ -72,12 +72,11 @@ check: deps
 	$(TIMED) $(SWIFT) build --build-tests
 	$(TIMED) $(SWIFT) test --skip-build --filter '^($(shell echo $(CHECK_TARGETS) | tr ' ' '|'))\.'
 
-# A failure is printed where it happens, among hundreds of lines of other tests; the lines that
-# say what failed are printed again at the end, so that the tail of a log names them.
-# The tests, and the tools they start (gpsfake, dbus, Foundation's atomic writes), get a TMPDIR
-# of their own, removed afterwards: thousands of scratch files are not left in /tmp. Others may
-# enter it (0755), as they may enter /tmp: a test runs commands as an unprivileged user.
+# The tests run in several processes at once (see Tests/run: they mostly wait for other
+# programs), each suite's output kept whole in $(SWIFT_TEST_LOG); the lines that say what failed
+# are printed at the end, so that the tail of a log names them.
 SWIFT_TEST_LOG = .build/swift-test.log
+TEST_PROCESSES ?= $(shell echo $$(( 2 * $$(nproc) )))
 # The map's browser tests drive Debian's Chromium with Playwright, from PyPI in a venv (it
 # downloads no browser: the tests name /usr/bin/chromium).
 BROWSER_VENV = .build/browser-venv
@@ -97,8 +96,8 @@ tasks-deps: deps
 
 .PHONY: swift-test
 swift-test: browser-deps tasks-deps
-	@mkdir -p .build; scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/geoalarm-tests.XXXXXX"); chmod 0755 "$$scratch"; set -o pipefail; \
-	TMPDIR=$$scratch $(SWIFT) test 2>&1 | tee $(SWIFT_TEST_LOG); status=$$?; rm -rf "$$scratch"; \
+	$(SWIFT) build --build-tests
+	@SWIFT=$(SWIFT) Tests/run $(SWIFT_TEST_LOG) $(TEST_PROCESSES) $(CHECK_TARGETS); status=$$?; \
 	[ $$status -eq 0 ] || { \
 		echo "make test: what failed (all of it in $(SWIFT_TEST_LOG)):"; \
 		grep -E '✘|error:|[Ff]atal' $(SWIFT_TEST_LOG) | grep -v '^✘ Test run with' | cut -c1-400 | tail -40; exit 1; }
