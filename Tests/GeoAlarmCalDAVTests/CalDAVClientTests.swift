@@ -185,7 +185,7 @@ struct CalDAVClientTests {
         let result = await Self.bounded(url).describe()
         guard case .failure(let problem) = result else { Issue.record("\(mode): \(result)"); return }
         #expect(problem.description.lowercased().contains(said.lowercased()), "\(mode): \(problem)")
-        if mode == "redirect-loop" { #expect(server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("PROPFIND") }.count <= 6) }
+        if mode == "redirect-loop" { #expect(server.stderrLines.filter { $0.hasPrefix("PROPFIND") }.count <= 6) }
     }
 
     /// A task read again from a server that cannot be read (an answer that trickles past the
@@ -195,7 +195,7 @@ struct CalDAVClientTests {
         defer { server.stop() }
         let result = await Self.bounded(url).object("/tasks/task-1.ics")
         guard case .failure(.unreachable) = result else { Issue.record("\(result)"); return }
-        let requests = server.stderr.components(separatedBy: "\n").filter { !$0.hasPrefix("trickled") && !$0.hasPrefix("gone") && !$0.isEmpty }
+        let requests = server.stderrLines.filter { !$0.hasPrefix("trickled") && !$0.hasPrefix("gone") }
         #expect(requests == ["REPORT /tasks/"], "\(requests)")
     }
 
@@ -206,7 +206,7 @@ struct CalDAVClientTests {
         defer { server.stop() }
         let look = await TaskListSync(name: "L", collection: Self.bounded(url), cache: MemoryTaskListCache()).refresh()
         #expect(look.map(\.changed) == .failure(.status(503)))
-        #expect(server.stderr.components(separatedBy: "\n").filter { !$0.isEmpty } == ["PROPFIND /tasks/"])
+        #expect(server.stderrLines == ["PROPFIND /tasks/"])
     }
 
     /// A collection that lists more tasks than a list may hold is refused before any is fetched.
@@ -228,7 +228,7 @@ struct CalDAVClientTests {
         let (sent, problem) = await sync.sendWrites()
         #expect(sent.made == 0 && problem == .status(412), "\(String(describing: problem))")
         #expect(cache.waitingWrites().count == 1, "it waits for the next look")
-        #expect(server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("PUT") }.count == TaskListSync.tries)
+        #expect(server.stderrLines.filter { $0.hasPrefix("PUT") }.count == TaskListSync.tries)
     }
 
     /// A server that gives its changes a part at a time (RFC 6578's 507): one look follows every
@@ -243,7 +243,7 @@ struct CalDAVClientTests {
         let copy = try #require(cache.cachedList("L"))
         #expect(copy.objects.keys.sorted() == ["/tasks/task-1.ics", "/tasks/task-2.ics"])
         #expect(copy.syncToken == "t3")
-        let syncs = server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("REPORT") }.count
+        let syncs = server.stderrLines.filter { $0.hasPrefix("REPORT") }.count
         #expect(syncs == 1 + 1 + 3 + 1, "calendar-query, multiget, three parts, multiget")
     }
 
@@ -271,7 +271,7 @@ struct CalDAVClientTests {
         try TaskWriter.queue(TaskListWrite(list: "L", kind: .complete, uid: "task-1", href: "/tasks/task-1.ics", time: 1_795_000_000), in: cache)
         let (sent, problem) = await sync.sendWrites()
         #expect(sent.made == 1 && problem == nil, "\(String(describing: problem)) \(server.stderr)")
-        let requests = server.stderr.components(separatedBy: "\n")
+        let requests = server.stderrLines
         #expect(requests.filter { $0.hasPrefix("PUT /") }.count == 2 && requests.contains("PUT made over \"2\""), "\(requests)")
         #expect(cache.cachedList("L")?.objects["/tasks/task-1.ics"].map { $0.etag == nil } == true)
     }
@@ -289,7 +289,7 @@ struct CalDAVClientTests {
         let (sent, problem) = await sync.sendWrites()
         #expect(sent.made == 1 && problem == nil, "\(String(describing: problem))")
         #expect(await sync.collection.delete("/tasks/task-1.ics", ifMatch: "\"1\"").map { "deleted" } == .success("deleted"))
-        let requests = server.stderr.components(separatedBy: "\n")
+        let requests = server.stderrLines
         let put = try #require(requests.first { $0.hasPrefix("PUT /moved/task-1.ics: body of ") }, "\(requests)")
         #expect(put != "PUT /moved/task-1.ics: body of 0 bytes")
         #expect(requests.contains("DELETE /moved/task-1.ics: body of 0 bytes"), "\(requests)")
@@ -308,7 +308,7 @@ struct CalDAVClientTests {
         #expect(problem?.description.contains("redirect") == true)
         #expect(cache.waitingWrites().count == 1, "it waits")
         #expect(await sync.collection.delete("/tasks/task-1.ics", ifMatch: "\"1\"").map { "deleted" } == .failure(.status(status)))
-        let requests = server.stderr.components(separatedBy: "\n")
+        let requests = server.stderrLines
         #expect(requests.contains("PUT /tasks/task-1.ics") && !requests.contains { $0.contains("body of") }, "\(requests)")
     }
 

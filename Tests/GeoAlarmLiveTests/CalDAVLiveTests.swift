@@ -181,7 +181,7 @@ struct CalDAVLiveTests {
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
         #expect(server.waitUntil { $0.stderr.contains("gone after") }, "\(server.stderr)")
-        let trickled = server.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("trickled ") }.count
+        let trickled = server.stderrLines.filter { $0.hasPrefix("trickled ") }.count
         #expect(trickled < 10, "the request ended with the agent, not at its bound: \(trickled) bytes")
         #expect(!agent.stderr.contains("could not be read"), "a look the stop ended says nothing: \(agent.stderr)")
     }

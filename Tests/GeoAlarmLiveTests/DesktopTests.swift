@@ -167,7 +167,7 @@ struct DesktopTests {
         environment.removeValue(forKey: "DISPLAY")
         let agent = try Self.walk(config: "config/demo.toml", environment: environment)
         #expect(agent.stdoutLines.count == 5)
-        let warnings = agent.stderr.components(separatedBy: "\n").filter { $0.contains("no notification server on the session bus") }
+        let warnings = agent.stderrLines.filter { $0.contains("no notification server on the session bus") }
         #expect(warnings.count == 1, "\(agent.stderr)")
         #expect(warnings.first?.hasSuffix("continuing headless") == true)
     }

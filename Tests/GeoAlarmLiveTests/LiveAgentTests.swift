@@ -87,7 +87,7 @@ struct LiveAgentTests {
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
         #expect(agent.stdoutLines == (try Self.replayedEvents()))
-        let refused = agent.stderr.components(separatedBy: "\n").filter { $0.contains("unavailable: can't connect") }
+        let refused = agent.stderrLines.filter { $0.contains("unavailable: can't connect") }
         #expect(refused.count == 1, "logged once per change of state, not per retry: \(refused)")
     }
 

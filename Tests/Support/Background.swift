@@ -39,6 +39,7 @@ public final class Background: @unchecked Sendable {
     public var stdout: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
     public var stderr: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
     public var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+    public var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
 
     /// Whether the process still runs (reaping it once it has ended).
     public var isRunning: Bool {

@@ -57,7 +57,7 @@ public final class Radicale: @unchecked Sendable {
         self.server = server
         let said = "Listening on '[127.0.0.1]:"
         guard server.waitUntil({ $0.stderr.contains("Radicale server ready") }),
-              let line = server.stderr.split(separator: "\n").last(where: { $0.contains(said) }),
+              let line = server.stderrLines.last(where: { $0.contains(said) }),
               let port = Int(line.components(separatedBy: said).last?.prefix { $0.isNumber } ?? "")
         else { throw Failure(description: "radicale did not start: \(server.stderr)") }
         self.port = port
