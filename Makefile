@@ -68,9 +68,10 @@ test: deps
 # root): a few minutes, for the loop while working. `make test` runs them too, with the rest.
 CHECK_TARGETS = GeoAlarmCoreTests GeoAlarmConfigTests GeoAlarmPipelineTests GeoAlarmStoreTests GeoAlarmScannersTests \
 	GeoAlarmEncodingTests GeoAlarmOwnTracksTests GeoAlarmSecretBoxTests GeoAlarmAgentTests GeoAlarmOutputTests GeoAlarmTasksTests
+CHECK_FILTER = ^($(shell echo $(CHECK_TARGETS) | tr ' ' '|'))\.
 check: deps
 	$(TIMED) $(SWIFT) build --build-tests
-	$(TIMED) $(SWIFT) test --skip-build --filter '^($(shell echo $(CHECK_TARGETS) | tr ' ' '|'))\.'
+	$(TIMED) $(SWIFT) test --skip-build --filter '$(CHECK_FILTER)'
 
 # The tests run in several processes at once (see Tests/run: they mostly wait for other
 # programs), each suite's output kept whole in $(SWIFT_TEST_LOG); the lines that say what failed
@@ -97,7 +98,7 @@ tasks-deps: deps
 .PHONY: swift-test
 swift-test: browser-deps tasks-deps
 	$(SWIFT) build --build-tests
-	@SWIFT=$(SWIFT) Tests/run $(SWIFT_TEST_LOG) $(TEST_PROCESSES) $(CHECK_TARGETS); status=$$?; \
+	@SWIFT=$(SWIFT) Tests/run $(SWIFT_TEST_LOG) $(TEST_PROCESSES) '$(CHECK_FILTER)'; status=$$?; \
 	[ $$status -eq 0 ] || { \
 		echo "make test: what failed (all of it in $(SWIFT_TEST_LOG)):"; \
 		grep -E '✘|error:|[Ff]atal' $(SWIFT_TEST_LOG) | grep -v '^✘ Test run with' | cut -c1-400 | tail -40; exit 1; }
