@@ -222,6 +222,10 @@ struct MQTTTests {
                                     "--state", Command.scratchState()])
         let availability = "geoalarm/\(Self.clientID)/availability"
         #expect(subscriber.waitUntil { MQTTLines($0.stdout).payloads(on: availability) == ["online"] })
+        // The `lwt` rides a second connection, made beside the one that said `online`: killed
+        // before the broker has it, the agent leaves none (in one loaded run the test killed it
+        // that soon, and waited out its deadline for the `lwt`).
+        #expect(broker.waitUntilLogged(" as \(Self.clientID)-lwt "), "\(broker.log)")
         agent.signal(SIGKILL)
         // Reaped at once: a zombie left meanwhile would be counted by the hook tests running beside this one.
         #expect(agent.exitStatus() == 128 + SIGKILL)
