@@ -84,7 +84,7 @@ struct CLITests {
             """)
         let run = try Command.run(["check", "-c", path])
         #expect(run.status == 1)
-        #expect(run.stderr.split(separator: "\n").map(String.init) == [
+        #expect(run.stderrLines == [
             "\(path):5: reminder \"pick-up-the-parcel\" (#1): raduis: unknown key (did you mean \"radius\"?)",
             "\(path):6: reminder \"pick-up-the-parcel\" (#1): when: unknown value \"whenever\" (use \"arrive\", \"leave\" or \"both\")",
         ])
@@ -178,7 +178,7 @@ struct AreaCommandTests {
         let add = try Command.run(["add", "-c", config, "--title", "Bread", "--at", "38.7,-9.1", "--radius=-5m"])
         #expect(add.status == 1)
         #expect(!add.stderr.contains("\\n"), "\(add.stderr)")
-        let lines = add.stderr.split(separator: "\n")
+        let lines = add.stderrLines
         #expect(lines.count >= 2 && lines.allSatisfy { $0.hasPrefix("geoalarm: error: ") }, "\(add.stderr)")
         #expect(lines.contains { $0.contains("radius") && $0.contains(config) }, "\(add.stderr)")
     }

@@ -71,7 +71,7 @@ struct TrustTests {
         let tooLong = try Command.temporaryFile(Self.reminder + "timeout = \"400d\"\ndwell = 99999999999\n")
         let run = try Command.run(["check", "-c", tooLong])
         #expect(run.status == 1)
-        #expect(run.stderr.split(separator: "\n") == [
+        #expect(run.stderrLines == [
             "\(tooLong):6: reminder \"a\" (#1): dwell: 99999999999 s is more than a year (365d)",
             "\(tooLong):5: reminder \"a\" (#1): timeout: \"400d\" is more than a year (365d)",
         ])

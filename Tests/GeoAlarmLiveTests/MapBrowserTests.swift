@@ -149,7 +149,7 @@ struct MapBrowserTests {
         let invalid = try Command.temporaryFile(before.replacingOccurrences(of: "radius = 80", with: "radius = \"-5m\""))
         let check = try Command.run(["check", "-c", invalid])
         #expect(check.status != 0)
-        let said = try #require(check.stderr.split(separator: "\n").first { $0.contains("radius") })
+        let said = try #require(check.stderrLines.first { $0.contains("radius") })
         #expect(refused.output.contains(said.replacingOccurrences(of: invalid, with: session.configPath)), "\(refused.output) / \(said)")
     }
 

@@ -7,6 +7,7 @@ public struct Command {
     public var stderr: String
 
     public var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+    public var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
 
     /// The repository root (where `config/` lives): Tests/Support/Command.swift is three levels down.
     public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -60,7 +60,7 @@ public final class Mosquitto: @unchecked Sendable {
     /// earlier one subscribed to the same filter.
     public func waitUntilSubscribed(_ client: String, to filter: String, seconds: Double = Deadline.failure) -> Bool {
         broker?.waitUntil(seconds: seconds) { output in
-            output.stderr.split(separator: "\n").contains { line in
+            output.stderrLines.contains { line in
                 line.hasSuffix(" \(filter)") && line.contains(": \(client) ")
             }
         } ?? false
