@@ -242,10 +242,11 @@ public struct CalDAVCollection: Sendable {
     /// collection (RFC 4791's discovery: `current-user-principal`, its `calendar-home-set`, the
     /// collections there whose `supported-calendar-component-set` holds VTODO). The principal
     /// is asked of `url`, and where it names none (a server whose root is its web pages), of
-    /// the server's `/.well-known/caldav` (RFC 6764), which such a server points at its CalDAV.
+    /// the server's `/.well-known/caldav` (RFC 6764), which such a server points at its CalDAV,
+    /// maybe on another server. Each address found is read against the one that named it.
     public func discover() async -> Result<[Found], CalDAVProblem> {
         let wellKnown = ServerAddress.origin(of: url) + "/.well-known/caldav"
-        var principal = path
+        var principal = ServerAddress.resolve(path, against: url)
         if let found = await userPrincipal(at: url) {
             principal = found
         } else if url != wellKnown + "/", let found = await userPrincipal(at: wellKnown) {
@@ -256,32 +257,52 @@ public struct CalDAVCollection: Sendable {
             <d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><c:calendar-home-set/></d:prop></d:propfind>
             """
         var home = principal
-        switch await multistatus("PROPFIND", ServerAddress.resolve(principal, against: url), depth: "0", body: homeQuery) {
+        switch await multistatus("PROPFIND", principal, depth: "0", body: homeQuery) {
         case .failure(let problem): return .failure(problem)
-        case .success(let answer): home = answer.responses.first?.calendarHome ?? principal
+        case .success(let answer): home = answer.responses.first?.calendarHome.map { ServerAddress.resolve($0, against: principal) } ?? principal
         }
         let listQuery = """
             <?xml version="1.0" encoding="utf-8"?>
             <d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">
             <d:prop><d:resourcetype/><d:displayname/><c:supported-calendar-component-set/></d:prop></d:propfind>
             """
-        switch await multistatus("PROPFIND", ServerAddress.resolve(home, against: url), depth: "1", body: listQuery) {
+        switch await multistatus("PROPFIND", home, depth: "1", body: listQuery) {
         case .failure(let problem): return .failure(problem)
         case .success(let answer):
             return .success(answer.responses.filter { $0.isCalendar && ($0.components.isEmpty || $0.components.contains("VTODO")) }.map {
-                Found(url: ServerAddress.resolve($0.href, against: url), name: $0.displayName)
+                Found(url: ServerAddress.resolve($0.href, against: home), name: $0.displayName)
             })
         }
     }
 
-    /// The `current-user-principal` that `target` names; nil when it names none.
+    /// The address of the `current-user-principal` that `target` names; nil when it names none.
+    ///
+    /// Its redirects are followed here rather than by the client, which would send no
+    /// credentials to another server: RFC 6764 lets `/.well-known/caldav` point to another one
+    /// (a provider's `example.com` to its `caldav.example.com`), and the principal is asked of it
+    /// with the credentials, since the server the user named sent them there. Never from https
+    /// to http, where they would travel in clear; at most five, as the client's.
     private func userPrincipal(at target: String) async -> String? {
         let query = """
             <?xml version="1.0" encoding="utf-8"?>
             <d:propfind xmlns:d="DAV:"><d:prop><d:current-user-principal/></d:prop></d:propfind>
             """
-        guard case .success(let answer) = await multistatus("PROPFIND", target, depth: "0", body: query) else { return nil }
-        return answer.responses.first?.principal.flatMap { $0.isEmpty ? nil : $0 }
+        var target = target
+        for _ in 0...5 {
+            var request = Self.request("PROPFIND", target, depth: "0", body: query)
+            request.followsRedirects = false
+            let answer = await client.perform(request, settings: settings)
+            guard case .response(let status, let headers, _) = answer, [301, 302, 303, 307, 308].contains(status) else {
+                guard case .success(let found) = Self.multistatus(of: answer), let principal = found.responses.first?.principal, !principal.isEmpty
+                else { return nil }
+                return ServerAddress.resolve(principal, against: target)
+            }
+            guard let location = headers["location"] else { return nil }
+            let next = ServerAddress.resolve(location, against: target)
+            guard next.hasPrefix("https://") || !target.hasPrefix("https://") else { return nil }
+            target = next
+        }
+        return nil
     }
 
     // MARK: Parts
@@ -297,13 +318,23 @@ public struct CalDAVCollection: Sendable {
     }
 
     private func multistatus(_ method: String, _ target: String, depth: String?, body: String) async -> Result<Multistatus, CalDAVProblem> {
+        Self.multistatus(of: await client.perform(Self.request(method, target, depth: depth, body: body), settings: settings))
+    }
+
+    /// A WebDAV request of XML `body`.
+    private static func request(_ method: String, _ target: String, depth: String?, body: String) -> WebRequest {
         var headers = [("Content-Type", "application/xml; charset=utf-8")]
         if let depth { headers.append(("Depth", depth)) }
-        switch await client.perform(WebRequest(method: method, url: target, headers: headers, body: Array(body.utf8)), settings: settings) {
+        return WebRequest(method: method, url: target, headers: headers, body: Array(body.utf8))
+    }
+
+    /// The multistatus an answer holds, or why it holds none.
+    private static func multistatus(of answer: WebResponse) -> Result<Multistatus, CalDAVProblem> {
+        switch answer {
         case .failure(let reason):
             return .failure(.unreachable(reason))
         case .response(let status, _, let answer):
-            if let problem = Self.problem(status) { return .failure(problem) }
+            if let problem = problem(status) { return .failure(problem) }
             guard status == 207 else { return .failure(.status(status)) }
             do {
                 return .success(try Multistatus.parse(answer))

@@ -11,17 +11,17 @@ public struct WebRequest: Sendable {
     public var url: String
     public var headers: [(String, String)]
     public var body: [UInt8]
+    /// Whether the client follows a redirect itself (up to 5, without the credentials when it
+    /// leads to another server, as libcurl does), rather than answering with it. By default a
+    /// read does (RFC 9110's safe methods, and WebDAV's PROPFIND and REPORT) and a write does not.
+    public var followsRedirects: Bool
 
     public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
-    }
-
-    /// Whether the method only reads (RFC 9110's safe methods, and WebDAV's PROPFIND and REPORT).
-    public var isSafe: Bool {
-        ["GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"].contains(method)
+        followsRedirects = ["GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"].contains(method)
     }
 }
 
@@ -214,7 +214,7 @@ public final class CurlClient: Sendable {
         // A write does not: a PUT would go without its body, and a 303 says the write is done
         // and points elsewhere, where a DELETE must not go. Its 3xx is its answer, for the caller
         // to follow or not.
-        if request.isSafe {
+        if request.followsRedirects {
             long(CURLOPT_FOLLOWLOCATION, 1)
             long(CURLOPT_POSTREDIR, Int(CURL_REDIR_POST_301 | CURL_REDIR_POST_302 | CURL_REDIR_POST_303))
             long(CURLOPT_MAXREDIRS, 5)

@@ -143,13 +143,15 @@ struct CalDAVClientTests {
     // MARK: Hostile servers
 
     /// A server of `hostile_dav.py` in `mode`.
-    static func hostile(_ mode: String) throws -> (Background, String) {
+    /// A server of `hostile_dav.py` in `mode` (over TLS with `certificates`), and the address of its `/tasks/`.
+    static func hostile(_ mode: String, certificates: TestCertificates? = nil) throws -> (Background, String) {
+        let tls = certificates.map { [$0.certificate, $0.key] } ?? []
         let server = try Background(
-            [Command.root.appendingPathComponent("Tests/Tasks/hostile_dav.py").path, mode], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+            [Command.root.appendingPathComponent("Tests/Tasks/hostile_dav.py").path, mode] + tls, executable: URL(fileURLWithPath: "/usr/bin/python3"))
         guard server.waitUntil({ $0.stdout.hasPrefix("listening ") }), let port = Int(server.stdoutLines.first?.dropFirst(10) ?? "") else {
             throw POSIXError(.ECHILD)
         }
-        return (server, "http://127.0.0.1:\(port)/tasks/")
+        return (server, (certificates == nil ? "http://127.0.0.1:" : "https://localhost:") + "\(port)/tasks/")
     }
 
     static func bounded(_ url: String) -> CalDAVCollection {
@@ -323,6 +325,39 @@ struct CalDAVClientTests {
         #expect(try await Self.bounded(root).discover().get() == [CalDAVCollection.Found(url: errands, name: "errands")])
         let look = await TaskListSync(name: "L", collection: Self.bounded(root), cache: MemoryTaskListCache()).refresh()
         #expect(look.map(\.changed) == .failure(.notACollection([errands])))
+    }
+
+    /// A provider's address whose `/.well-known/caldav` points to its CalDAV on another server
+    /// (RFC 6764): discovery follows it there with the credentials, which that server needs,
+    /// and names the task list by its whole address there.
+    @Test func aWellKnownAddressOnAnotherServerIsFollowedWithTheCredentials() async throws {
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        let (provider, url) = try Self.hostile("elsewhere:\(server.url)")
+        defer { provider.stop() }
+        let root = String(url.dropLast("tasks/".count))
+        let settings = Self.collection(server).settings
+        let found = await CalDAVCollection(client: Self.client, url: root, settings: settings).discover()
+        #expect(found.map { $0.map(\.url) } == .success([server.tasksURL]))
+        #expect(provider.stderrLines.contains("PROPFIND /.well-known/caldav"), "\(provider.stderrLines)")
+    }
+
+    /// The credentials never travel in clear: a `/.well-known/caldav` of an https server that
+    /// points to an http one is not followed, and discovery says what the server named answered.
+    @Test func aWellKnownAddressIsNotFollowedFromHTTPSToHTTP() async throws {
+        let (plain, plainURL) = try Self.hostile("web-root")
+        defer { plain.stop() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-hostile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificates = try TestCertificates(in: folder.path)
+        let (provider, url) = try Self.hostile("elsewhere:\(plainURL.dropLast("tasks/".count))", certificates: certificates)
+        defer { provider.stop() }
+        let settings = WebSettings(username: "ana", password: "secret", caFile: certificates.authority)
+        let found = await CalDAVCollection(client: Self.client, url: String(url.dropLast("tasks/".count)), settings: settings).discover()
+        #expect(found.map { $0.map(\.url) } == .failure(.status(200)))
+        #expect(provider.stderrLines.contains("PROPFIND /.well-known/caldav"), "\(provider.stderrLines)")
+        #expect(plain.stderrLines.isEmpty, "\(plain.stderrLines)")
     }
 
     /// While one server trickles, another request on the same loop is answered at once.

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """A CalDAV server that misbehaves in one way, for geoalarm's tests of bad servers.
 
-    hostile_dav.py MODE
+    hostile_dav.py MODE [CERTIFICATE KEY]
 
-Listens on a loopback port of its own and prints `listening PORT`; answers every request as
-MODE says, and logs `METHOD PATH` of each request on stderr:
+Listens on a loopback port of its own (over TLS with CERTIFICATE and its KEY, when given) and
+prints `listening PORT`; answers every request as MODE says, and logs `METHOD PATH` of each
+request on stderr:
 
     redirect-loop       302 to the same address, for ever
     status:N            status N (401, 403, 500, 503...) with a short body
@@ -30,8 +31,11 @@ MODE says, and logs `METHOD PATH` of each request on stderr:
     web-root            a server whose root is its web pages (HTML) and whose CalDAV is under
                         /dav/, found through /.well-known/caldav (a 301): the principal ana,
                         her calendar home, and there a task list and an events calendar
+    elsewhere:URL       a server whose root is its web pages and whose /.well-known/caldav
+                        points (a 301) to URL, on another server
 """
 import re
+import ssl
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -259,6 +263,10 @@ class Handler(BaseHTTPRequestHandler):
             return weak_etag(self, request)
         if MODE == "web-root":
             return web_root(self, request)
+        if MODE.startswith("elsewhere:"):
+            if self.path == "/.well-known/caldav":
+                return self.answer(301, "", content_type="text/plain", headers=[("Location", MODE.split(":", 1)[1])])
+            return self.answer(200, "<html><body>Log in</body></html>", content_type="text/html")
         if MODE.startswith("moved:"):
             return moved(self, request, int(MODE.split(":")[1]))
         if MODE.startswith("sync-parts:"):
@@ -271,6 +279,10 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    if len(sys.argv) == 4:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(sys.argv[2], sys.argv[3])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     print(f"listening {server.server_address[1]}", flush=True)
     server.serve_forever()
 
