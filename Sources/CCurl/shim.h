@@ -41,6 +41,10 @@ static inline CURLcode geoalarm_curl_easy_getinfo_offset(CURL *handle, CURLINFO 
     return curl_easy_getinfo(handle, info, value);
 }
 
+static inline CURLcode geoalarm_curl_easy_getinfo_text(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 static inline CURLcode geoalarm_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
     return curl_easy_getinfo(handle, info, value);
 }

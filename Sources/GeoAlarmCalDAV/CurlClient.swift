@@ -103,6 +103,8 @@ public final class CurlClient: Sendable {
         var headers: [String: String] = [:]
         var tooLarge = false
         var headerList: UnsafeMutablePointer<curl_slist>?
+        /// The server (`https://host:port`) the credentials go to; nil without credentials.
+        var credentialsServer: String?
         /// Where libcurl says what went wrong in its own words (the TLS library's reason).
         let errorWords = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         var done: (@Sendable (WebResponse) -> Void)?
@@ -179,6 +181,7 @@ public final class CurlClient: Sendable {
     private func start(_ request: WebRequest, settings: WebSettings, done: @escaping @Sendable (WebResponse) -> Void) {
         guard let multi = multiHandle(), let handle = curl_easy_init() else { return done(.failure("libcurl could not start a request")) }
         let transfer = Transfer(handle: handle, largestBody: settings.largestBody)
+        if settings.username != nil { transfer.credentialsServer = ServerAddress.origin(of: request.url) }
         transfer.done = done
         state.value.next += 1
         let number = state.value.next
@@ -336,7 +339,8 @@ public final class CurlClient: Sendable {
             } else {
                 var status = 0
                 _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-                response = .response(status: status, headers: transfer.headers, body: transfer.body)
+                response = Self.credentialsLeftBehind(transfer, status: status)
+                    ?? .response(status: status, headers: transfer.headers, body: transfer.body)
             }
             count(handle)
             finish(transfer, number: number, with: response, multi: multi)
@@ -357,6 +361,20 @@ public final class CurlClient: Sendable {
             traffic.sent += requestBytes + Int(uploaded)
             traffic.received += headerBytes + Int(downloaded)
         }
+    }
+
+    /// Why a read redirected to another server was refused there (401), where libcurl sends no
+    /// credentials, rightly: said as such, rather than as the credentials refused; nil otherwise.
+    private static func credentialsLeftBehind(_ transfer: Transfer, status: Int) -> WebResponse? {
+        var reached: UnsafeMutablePointer<CChar>?
+        guard status == 401, let server = transfer.credentialsServer,
+              geoalarm_curl_easy_getinfo_text(transfer.handle, CURLINFO_EFFECTIVE_URL, &reached) == CURLE_OK, let reached
+        else { return nil }
+        let address = String(cString: reached)
+        guard ServerAddress.origin(of: address) != server else { return nil }
+        return .failure(
+            "redirected to \(address), another server, which asks for the credentials (401); they go to the server of url only: "
+                + "give url as the server now has it")
     }
 
     private func finish(_ transfer: Transfer, number: UInt, with response: WebResponse, multi: UnsafeMutableRawPointer?) {

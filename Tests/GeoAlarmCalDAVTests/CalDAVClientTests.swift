@@ -360,6 +360,25 @@ struct CalDAVClientTests {
         #expect(plain.stderrLines.isEmpty, "\(plain.stderrLines)")
     }
 
+    /// A collection moved to another server: the read follows it there, without the credentials
+    /// (libcurl's rule), and the refusal there is said as that, with the address to give, not
+    /// as credentials to check.
+    @Test func aReadRedirectedToAnotherServerSaysWhyItWasRefusedThere() async throws {
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        let (mover, url) = try Self.hostile("moved-to:\(server.tasksURL)")
+        defer { mover.stop() }
+        let settings = Self.collection(server).settings
+        let answer = await CalDAVCollection(client: Self.client, url: url, settings: settings).describe()
+        guard case .failure(.unreachable(let reason)) = answer else {
+            Issue.record("\(answer)")
+            return
+        }
+        #expect(reason.contains("redirected to \(server.tasksURL), another server") && reason.contains("give url"), "\(reason)")
+        // Given that address, the same credentials read it.
+        #expect((try? await Self.collection(server).describe().get())?.isCalendar == true)
+    }
+
     /// While one server trickles, another request on the same loop is answered at once.
     @Test func aSlowServerHoldsNothingElseUp() async throws {
         let (slow, url) = try Self.hostile("trickle")

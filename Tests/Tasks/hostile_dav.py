@@ -33,6 +33,7 @@ request on stderr:
                         her calendar home, and there a task list and an events calendar
     elsewhere:URL       a server whose root is its web pages and whose /.well-known/caldav
                         points (a 301) to URL, on another server
+    moved-to:URL        every request answered 301 to URL, on another server
 """
 import re
 import ssl
@@ -263,6 +264,8 @@ class Handler(BaseHTTPRequestHandler):
             return weak_etag(self, request)
         if MODE == "web-root":
             return web_root(self, request)
+        if MODE.startswith("moved-to:"):
+            return self.answer(301, "", content_type="text/plain", headers=[("Location", MODE.split(":", 1)[1])])
         if MODE.startswith("elsewhere:"):
             if self.path == "/.well-known/caldav":
                 return self.answer(301, "", content_type="text/plain", headers=[("Location", MODE.split(":", 1)[1])])
