@@ -342,6 +342,20 @@ struct CalDAVClientTests {
         #expect(provider.stderrLines.contains("PROPFIND /.well-known/caldav"), "\(provider.stderrLines)")
     }
 
+    /// A principal whose calendar home is on another server, as iCloud's are (the principal on
+    /// `caldav.icloud.com`, the home on a `pNN-caldav.icloud.com`): the collections the home lists
+    /// are on the home's server.
+    @Test func aCalendarHomeOnAnotherServerNamesItsCollectionsThere() async throws {
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        let (principal, url) = try Self.hostile("home-at:\(server.url)\(server.user)/")
+        defer { principal.stop() }
+        let root = String(url.dropLast("tasks/".count))
+        let found = await CalDAVCollection(client: Self.client, url: root, settings: Self.collection(server).settings).discover()
+        #expect(found.map { $0.map(\.url) } == .success([server.tasksURL]))
+        #expect(principal.stderrLines == ["PROPFIND /", "PROPFIND /principal/"])
+    }
+
     /// The credentials never travel in clear: a `/.well-known/caldav` of an https server that
     /// points to an http one is not followed, and discovery says what the server named answered.
     @Test func aWellKnownAddressIsNotFollowedFromHTTPSToHTTP() async throws {

@@ -34,6 +34,8 @@ request on stderr:
     elsewhere:URL       a server whose root is its web pages and whose /.well-known/caldav
                         points (a 301) to URL, on another server
     moved-to:URL        every request answered 301 to URL, on another server
+    home-at:URL         a principal whose calendar home is URL, on another server (as iCloud's
+                        are): every PROPFIND names the principal /principal/ and the home URL
 """
 import re
 import ssl
@@ -264,6 +266,11 @@ class Handler(BaseHTTPRequestHandler):
             return weak_etag(self, request)
         if MODE == "web-root":
             return web_root(self, request)
+        if MODE.startswith("home-at:") and self.command == "PROPFIND":
+            home = MODE.split(":", 1)[1]
+            return self.answer(207, multistatus([response(
+                self.path, "<d:current-user-principal><d:href>/principal/</d:href></d:current-user-principal>"
+                f"<c:calendar-home-set><d:href>{home}</d:href></c:calendar-home-set>")]))
         if MODE.startswith("moved-to:"):
             return self.answer(301, "", content_type="text/plain", headers=[("Location", MODE.split(":", 1)[1])])
         if MODE.startswith("elsewhere:"):
