@@ -331,14 +331,9 @@ struct CalDAVClientTests {
     /// (RFC 6764): discovery follows it there with the credentials, which that server needs,
     /// and names the task list by its whole address there.
     @Test func aWellKnownAddressOnAnotherServerIsFollowedWithTheCredentials() async throws {
-        let server = try Radicale(password: "secret", tls: true)
-        _ = try server.client(["make-list"])
-        let (provider, url) = try Self.hostile("elsewhere:\(server.url)")
+        let (server, provider, found) = try await Self.discoveryBeside { "elsewhere:\($0.url)" }
         defer { provider.stop() }
-        let root = String(url.dropLast("tasks/".count))
-        let settings = Self.collection(server).settings
-        let found = await CalDAVCollection(client: Self.client, url: root, settings: settings).discover()
-        #expect(found.map { $0.map(\.url) } == .success([server.tasksURL]))
+        #expect(found == .success([server.tasksURL]))
         #expect(provider.stderrLines.contains("PROPFIND /.well-known/caldav"), "\(provider.stderrLines)")
     }
 
@@ -346,14 +341,24 @@ struct CalDAVClientTests {
     /// `caldav.icloud.com`, the home on a `pNN-caldav.icloud.com`): the collections the home lists
     /// are on the home's server.
     @Test func aCalendarHomeOnAnotherServerNamesItsCollectionsThere() async throws {
+        let (server, principal, found) = try await Self.discoveryBeside { "home-at:\($0.url)\($0.user)/" }
+        defer { principal.stop() }
+        #expect(found == .success([server.tasksURL]))
+        #expect(principal.stderrLines == ["PROPFIND /", "PROPFIND /principal/"])
+    }
+
+    /// Radicale over TLS with ana's task list; beside it, a server of `hostile_dav.py` in the
+    /// mode `mode` names (which the caller stops); and the addresses discovery finds from that
+    /// server's root with ana's credentials.
+    static func discoveryBeside(
+        _ mode: (Radicale) -> String
+    ) async throws -> (server: Radicale, other: Background, found: Result<[String], CalDAVProblem>) {
         let server = try Radicale(password: "secret", tls: true)
         _ = try server.client(["make-list"])
-        let (principal, url) = try Self.hostile("home-at:\(server.url)\(server.user)/")
-        defer { principal.stop() }
+        let (other, url) = try Self.hostile(mode(server))
         let root = String(url.dropLast("tasks/".count))
         let found = await CalDAVCollection(client: Self.client, url: root, settings: Self.collection(server).settings).discover()
-        #expect(found.map { $0.map(\.url) } == .success([server.tasksURL]))
-        #expect(principal.stderrLines == ["PROPFIND /", "PROPFIND /principal/"])
+        return (server, other, found.map { $0.map(\.url) })
     }
 
     /// The credentials never travel in clear: a `/.well-known/caldav` of an https server that
