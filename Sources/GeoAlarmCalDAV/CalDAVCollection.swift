@@ -298,7 +298,7 @@ public struct CalDAVCollection: Sendable {
                 return ServerAddress.resolve(principal, against: target)
             }
             guard let location = headers["location"] else { return nil }
-            let next = ServerAddress.resolve(location, against: target)
+            let next = ServerAddress.redirect(location, from: target)
             guard next.hasPrefix("https://") || !target.hasPrefix("https://") else { return nil }
             target = next
         }

@@ -134,6 +134,20 @@ public enum ServerAddress {
         url.hasSuffix("/") ? url : url + "/"
     }
 
+    /// Where a redirect from `url` leads: its `Location`, a whole URL, a path on the same server
+    /// (`/dav/`), one from the same scheme (`//host/dav/`), or one beside `url`'s last segment
+    /// (`dav/` from `/.well-known/caldav` is `/.well-known/dav/`), as RFC 3986 reads a
+    /// reference (dot segments are left to the server).
+    public static func redirect(_ location: String, from url: String) -> String {
+        if location.hasPrefix("http://") || location.hasPrefix("https://") { return location }
+        if location.hasPrefix("//") { return (url.hasPrefix("https://") ? "https:" : "http:") + location }
+        let origin = origin(of: url)
+        if location.hasPrefix("/") { return origin + location }
+        let path = url.dropFirst(origin.count).prefix { $0 != "?" && $0 != "#" }
+        let directory = path.lastIndex(of: "/").map { path[...$0] } ?? "/"
+        return origin + directory + location
+    }
+
     /// The absolute address of `href` (a path, or a whole URL) on the server of `url`.
     public static func resolve(_ href: String, against url: String) -> String {
         if href.hasPrefix("http://") || href.hasPrefix("https://") { return href }

@@ -171,3 +171,26 @@ struct NamedTimeZoneTests {
         }
     }
 }
+
+/// The parts of a server's address, and where a redirect leads.
+struct ServerAddressTests {
+    @Test(arguments: [
+        ("https://b.example/dav/", "https://a.example/.well-known/caldav", "https://b.example/dav/"),
+        ("/dav/", "https://a.example:8443/.well-known/caldav", "https://a.example:8443/dav/"),
+        ("//b.example/dav/", "https://a.example/.well-known/caldav", "https://b.example/dav/"),
+        ("//b.example/dav/", "http://a.example/", "http://b.example/dav/"),
+        ("dav/", "https://a.example/.well-known/caldav", "https://a.example/.well-known/dav/"),
+        ("dav/", "https://a.example/remote.php/dav/calendars/", "https://a.example/remote.php/dav/calendars/dav/"),
+        ("dav/", "https://a.example", "https://a.example/dav/"),
+        ("dav/", "https://a.example/x?from=/y/z", "https://a.example/dav/"),
+    ])
+    func aRedirectLeadsWhereRFC3986ReadsItsLocation(location: String, url: String, leads: String) {
+        #expect(ServerAddress.redirect(location, from: url) == leads)
+    }
+
+    @Test func anOriginIsTheSchemeHostAndPort() {
+        #expect(ServerAddress.origin(of: "https://cloud.example.org:8443/dav/ana/tasks/") == "https://cloud.example.org:8443")
+        #expect(ServerAddress.path(of: "https://cloud.example.org:8443/dav/ana/tasks") == "/dav/ana/tasks/")
+        #expect(ServerAddress.path(of: "https://cloud.example.org") == "/")
+    }
+}
