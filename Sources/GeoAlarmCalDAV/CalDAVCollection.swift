@@ -297,9 +297,9 @@ public struct CalDAVCollection: Sendable {
                 else { return nil }
                 return ServerAddress.resolve(principal, against: target)
             }
-            guard let location = headers["location"] else { return nil }
-            let next = ServerAddress.redirect(location, from: target)
-            guard next.hasPrefix("https://") || !target.hasPrefix("https://") else { return nil }
+            guard let location = headers["location"], let next = ServerAddress.redirect(location, from: target),
+                  next.hasPrefix("https://") || !target.hasPrefix("https://")
+            else { return nil }
             target = next
         }
         return nil

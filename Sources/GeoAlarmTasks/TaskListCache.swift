@@ -137,9 +137,13 @@ public enum ServerAddress {
     /// Where a redirect from `url` leads: its `Location`, a whole URL, a path on the same server
     /// (`/dav/`), one from the same scheme (`//host/dav/`), or one beside `url`'s last segment
     /// (`dav/` from `/.well-known/caldav` is `/.well-known/dav/`), as RFC 3986 reads a
-    /// reference (dot segments are left to the server).
-    public static func redirect(_ location: String, from url: String) -> String {
-        if location.hasPrefix("http://") || location.hasPrefix("https://") { return location }
+    /// reference (dot segments are left to the server; the scheme written in lower case); nil
+    /// for another scheme (`ftp:`, `file:`).
+    public static func redirect(_ location: String, from url: String) -> String? {
+        let scheme = location.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+        if !scheme.isEmpty, location.dropFirst(scheme.count).first == ":" {
+            return ["http", "https"].contains(scheme.lowercased()) ? scheme.lowercased() + location.dropFirst(scheme.count) : nil
+        }
         if location.hasPrefix("//") { return (url.hasPrefix("https://") ? "https:" : "http:") + location }
         let origin = origin(of: url)
         if location.hasPrefix("/") { return origin + location }

@@ -183,8 +183,12 @@ struct ServerAddressTests {
         ("dav/", "https://a.example/remote.php/dav/calendars/", "https://a.example/remote.php/dav/calendars/dav/"),
         ("dav/", "https://a.example", "https://a.example/dav/"),
         ("dav/", "https://a.example/x?from=/y/z", "https://a.example/dav/"),
+        ("./a:b/", "https://a.example/dav/", "https://a.example/dav/./a:b/"),
+        ("ftp://b.example/dav/", "https://a.example/", nil),
+        ("file:/etc/passwd", "https://a.example/", nil),
+        ("HTTPS://b.example/Dav/", "https://a.example/", "https://b.example/Dav/"),
     ])
-    func aRedirectLeadsWhereRFC3986ReadsItsLocation(location: String, url: String, leads: String) {
+    func aRedirectLeadsWhereRFC3986ReadsItsLocation(location: String, url: String, leads: String?) {
         #expect(ServerAddress.redirect(location, from: url) == leads)
     }
 
