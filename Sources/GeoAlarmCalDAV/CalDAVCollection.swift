@@ -226,7 +226,7 @@ public struct CalDAVCollection: Sendable {
         else { return answer }
         var moved = request
         moved.url = ServerAddress.resolve(location, against: request.url)
-        guard ServerAddress.origin(of: moved.url) == ServerAddress.origin(of: request.url) else { return answer }
+        guard ServerAddress.isSameServer(moved.url, request.url) else { return answer }
         return await client.perform(moved, settings: settings)
     }
 

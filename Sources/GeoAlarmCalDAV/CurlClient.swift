@@ -366,12 +366,14 @@ public final class CurlClient: Sendable {
     /// Why a read redirected to another server was refused there (401), where libcurl sends no
     /// credentials, rightly: said as such, rather than as the credentials refused; nil otherwise.
     private static func credentialsLeftBehind(_ transfer: Transfer, status: Int) -> WebResponse? {
+        var redirects = 0
         var reached: UnsafeMutablePointer<CChar>?
         guard status == 401, let server = transfer.credentialsServer,
+              geoalarm_curl_easy_getinfo_long(transfer.handle, CURLINFO_REDIRECT_COUNT, &redirects) == CURLE_OK, redirects > 0,
               geoalarm_curl_easy_getinfo_text(transfer.handle, CURLINFO_EFFECTIVE_URL, &reached) == CURLE_OK, let reached
         else { return nil }
         let address = String(cString: reached)
-        guard ServerAddress.origin(of: address) != server else { return nil }
+        guard !ServerAddress.isSameServer(address, server) else { return nil }
         return .failure(
             "redirected to \(address), another server, which asks for the credentials (401); they go to the server of url only: "
                 + "give url as the server now has it")

@@ -122,6 +122,20 @@ public enum ServerAddress {
         return String(url[..<end])
     }
 
+    /// Whether two addresses are on one server: the same scheme, host and port, the host in any
+    /// case and the scheme's own port written or not (`https://Cloud.example.org:443/a` and
+    /// `https://cloud.example.org/b` are).
+    public static func isSameServer(_ one: String, _ other: String) -> Bool {
+        func server(_ url: String) -> String {
+            let origin = origin(of: url).lowercased()
+            for (scheme, port) in [("https://", ":443"), ("http://", ":80")] where origin.hasPrefix(scheme) && origin.hasSuffix(port) {
+                return String(origin.dropLast(port.count))
+            }
+            return origin
+        }
+        return server(one) == server(other)
+    }
+
     /// `/dav/ana/tasks/` of the same, ending in `/`.
     public static func path(of url: String) -> String {
         let origin = origin(of: url)

@@ -192,6 +192,19 @@ struct ServerAddressTests {
         #expect(ServerAddress.redirect(location, from: url) == leads)
     }
 
+    @Test(arguments: [
+        ("https://cloud.example.org/dav/", "https://cloud.example.org/other/", true),
+        ("https://Cloud.Example.org:443/dav/", "https://cloud.example.org/", true),
+        ("http://cloud.example.org:80/", "http://cloud.example.org/dav/", true),
+        ("https://cloud.example.org/", "http://cloud.example.org/", false),
+        ("https://cloud.example.org:8443/", "https://cloud.example.org/", false),
+        ("http://cloud.example.org:443/", "http://cloud.example.org/", false),
+        ("https://caldav.example.org/", "https://p42-caldav.example.org/", false),
+    ])
+    func twoAddressesAreOnOneServerWhenTheirSchemeHostAndPortAre(one: String, other: String, same: Bool) {
+        #expect(ServerAddress.isSameServer(one, other) == same)
+    }
+
     @Test func anOriginIsTheSchemeHostAndPort() {
         #expect(ServerAddress.origin(of: "https://cloud.example.org:8443/dav/ana/tasks/") == "https://cloud.example.org:8443")
         #expect(ServerAddress.path(of: "https://cloud.example.org:8443/dav/ana/tasks") == "/dav/ana/tasks/")
