@@ -10,6 +10,9 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
     case unreachable(String)
     /// 401 or 403: the credentials.
     case refused(Int)
+    /// Redirected to this address, on another server, and refused there (401): the credentials
+    /// go to the server of `url` only.
+    case refusedElsewhere(String)
     /// 412: the object changed since it was read.
     case changed
     /// 404 or 410.
@@ -21,10 +24,21 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
     /// The address is no task collection (a server, a principal): the task collections found there.
     case notACollection([String])
 
+    /// The problem of a request that got no usable answer.
+    init(_ failure: WebFailure) {
+        switch failure {
+        case .unanswered(let reason): self = .unreachable(reason)
+        case .refusedElsewhere(let address): self = .refusedElsewhere(address)
+        }
+    }
+
     public var description: String {
         switch self {
         case .unreachable(let reason): "the server could not be read: \(reason)"
         case .refused(let status): "the server refuses the credentials (\(status)): check username and the password"
+        case .refusedElsewhere(let address):
+            "redirected to \(address), another server, which asks for the credentials (401); they go to the server of url only: "
+                + "give url as the server now has it"
         case .changed: "the task changed on the server meanwhile"
         case .notFound: "not found on the server"
         case .status(let status) where (300..<400).contains(status):
@@ -177,7 +191,7 @@ public struct CalDAVCollection: Sendable {
         }
         let answer = await client.perform(WebRequest(method: "GET", url: ServerAddress.resolve(href, against: url)), settings: settings)
         switch answer {
-        case .failure(let reason): return .failure(.unreachable(reason))
+        case .failure(let failure): return .failure(CalDAVProblem(failure))
         case .response(let status, let headers, let body):
             if let problem = Self.problem(status) { return .failure(problem) }
             guard body.count <= Vdir.largestObject else { return .failure(.malformed("an object over \(DisplayText.size(Vdir.largestObject))")) }
@@ -195,7 +209,7 @@ public struct CalDAVCollection: Sendable {
             method: "PUT", url: ServerAddress.resolve(href, against: url),
             headers: [("Content-Type", "text/calendar; charset=utf-8"), condition], body: bytes)
         switch await perform(write: request) {
-        case .failure(let reason): return .failure(.unreachable(reason))
+        case .failure(let failure): return .failure(CalDAVProblem(failure))
         case .response(let status, let headers, _):
             if let problem = Self.problem(status) { return .failure(problem) }
             // A weak ETag serves no `If-Match`: the next look learns the server's own.
@@ -207,7 +221,7 @@ public struct CalDAVCollection: Sendable {
     public func delete(_ href: String, ifMatch etag: String?) async -> Result<Void, CalDAVProblem> {
         let request = WebRequest(method: "DELETE", url: ServerAddress.resolve(href, against: url), headers: etag.map { [("If-Match", $0)] } ?? [])
         switch await perform(write: request) {
-        case .failure(let reason): return .failure(.unreachable(reason))
+        case .failure(let failure): return .failure(CalDAVProblem(failure))
         case .response(let status, _, _):
             if let problem = Self.problem(status) { return .failure(problem) }
             return .success(())
@@ -331,8 +345,8 @@ public struct CalDAVCollection: Sendable {
     /// The multistatus an answer holds, or why it holds none.
     private static func multistatus(of answer: WebResponse) -> Result<Multistatus, CalDAVProblem> {
         switch answer {
-        case .failure(let reason):
-            return .failure(.unreachable(reason))
+        case .failure(let failure):
+            return .failure(CalDAVProblem(failure))
         case .response(let status, _, let answer):
             if let problem = problem(status) { return .failure(problem) }
             guard status == 207 else { return .failure(.status(status)) }

@@ -29,8 +29,16 @@ public struct WebRequest: Sendable {
 /// the body; or why nothing usable did.
 public enum WebResponse: Sendable {
     case response(status: Int, headers: [String: String], body: [UInt8])
+    case failure(WebFailure)
+}
+
+/// Why no usable answer came.
+public enum WebFailure: Sendable, Equatable {
     /// Nothing came, or it broke a bound: the reason, for the log.
-    case failure(String)
+    case unanswered(String)
+    /// A read redirected to this address, on another server, was refused there (401): libcurl
+    /// sends the credentials to the server first asked only, rightly.
+    case refusedElsewhere(String)
 }
 
 /// How requests reach a server: the credentials, the authority its certificate must come from,
@@ -171,7 +179,7 @@ public final class CurlClient: Sendable {
             let transfers = state.value.transfers
             state.value.transfers = [:]
             for (number, transfer) in transfers.sorted(by: { $0.key < $1.key }) {
-                finish(transfer, number: number, with: .failure(reason), multi: multi)
+                finish(transfer, number: number, with: .failure(.unanswered(reason)), multi: multi)
             }
         }
     }
@@ -179,21 +187,21 @@ public final class CurlClient: Sendable {
     // MARK: Requests
 
     private func start(_ request: WebRequest, settings: WebSettings, done: @escaping @Sendable (WebResponse) -> Void) {
-        guard let multi = multiHandle(), let handle = curl_easy_init() else { return done(.failure("libcurl could not start a request")) }
+        guard let multi = multiHandle(), let handle = curl_easy_init() else { return done(.failure(.unanswered("libcurl could not start a request"))) }
         let transfer = Transfer(handle: handle, largestBody: settings.largestBody)
         if settings.username != nil { transfer.credentialsServer = ServerAddress.origin(of: request.url) }
         transfer.done = done
         state.value.next += 1
         let number = state.value.next
         if let problem = configure(transfer, number: number, request: request, settings: settings) {
-            finish(transfer, number: number, with: .failure(problem), multi: nil)
+            finish(transfer, number: number, with: .failure(.unanswered(problem)), multi: nil)
             return
         }
         state.value.transfers[number] = transfer
         let added = curl_multi_add_handle(multi, handle)
         if added != CURLM_OK {
             state.value.transfers[number] = nil
-            finish(transfer, number: number, with: .failure(String(cString: curl_multi_strerror(added))), multi: nil)
+            finish(transfer, number: number, with: .failure(.unanswered(String(cString: curl_multi_strerror(added)))), multi: nil)
         }
     }
 
@@ -333,9 +341,9 @@ public final class CurlClient: Sendable {
             guard let transfer = state.value.transfers.removeValue(forKey: number) else { continue }
             let response: WebResponse
             if transfer.tooLarge {
-                response = .failure("the answer is larger than \(DisplayText.size(transfer.largestBody))")
+                response = .failure(.unanswered("the answer is larger than \(DisplayText.size(transfer.largestBody))"))
             } else if result != CURLE_OK {
-                response = .failure(transfer.reason(result))
+                response = .failure(.unanswered(transfer.reason(result)))
             } else {
                 var status = 0
                 _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
@@ -363,8 +371,8 @@ public final class CurlClient: Sendable {
         }
     }
 
-    /// Why a read redirected to another server was refused there (401), where libcurl sends no
-    /// credentials, rightly: said as such, rather than as the credentials refused; nil otherwise.
+    /// A read redirected to another server and refused there (401), where libcurl sends no
+    /// credentials: said as such, rather than as the credentials refused; nil otherwise.
     private static func credentialsLeftBehind(_ transfer: Transfer, status: Int) -> WebResponse? {
         var redirects = 0
         var reached: UnsafeMutablePointer<CChar>?
@@ -374,9 +382,7 @@ public final class CurlClient: Sendable {
         else { return nil }
         let address = String(cString: reached)
         guard !ServerAddress.isSameServer(address, server) else { return nil }
-        return .failure(
-            "redirected to \(address), another server, which asks for the credentials (401); they go to the server of url only: "
-                + "give url as the server now has it")
+        return .failure(.refusedElsewhere(address))
     }
 
     private func finish(_ transfer: Transfer, number: UInt, with response: WebResponse, multi: UnsafeMutableRawPointer?) {

@@ -112,6 +112,7 @@ struct Doctor: AsyncParsableCommand {
         case .password: "make password_file a file of yours (chmod 600) holding the password, or fix password_command"
         case .server(.refused): "check username and the password (an app password where the account has two-factor login)"
         case .server(.notACollection): "give url the address of the task list itself, as found"
+        case .server(.refusedElsewhere): "give url the address it is redirected to, if the list is there now"
         case .server(.unreachable): "check the address, the network, and cafile for a server whose certificate a private authority made"
         case .server: "check the address: it must name a CalDAV collection of tasks"
         }

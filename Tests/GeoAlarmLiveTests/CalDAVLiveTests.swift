@@ -187,7 +187,8 @@ struct CalDAVLiveTests {
     }
 
     /// `doctor` names what is wrong with a server's list: the credentials, the authority, an
-    /// address that is the server rather than the collection (with the collection found there).
+    /// address that is the server rather than the collection (with the collection found there),
+    /// a list moved to another server.
     @Test func doctorSaysWhatIsWrongWithTheServer() throws {
         let server = try Self.server([("rfc-bread", "Buy bread", (Self.bakery, Self.bakeryLon), "30")])
         let (config, passwordFile) = try Self.config(server, poll: "1m")
@@ -210,5 +211,22 @@ struct CalDAVLiveTests {
         try text.replacingOccurrences(of: "cafile = ", with: "# cafile = ").write(toFile: config, atomically: true, encoding: .utf8)
         let authority = try doctor()
         #expect(authority.hasPrefix("FAIL") && authority.contains("certificate") && authority.contains("cafile"), "\(authority)")
+        // A list moved to another server (over TLS from the same authority), which the
+        // credentials do not follow to.
+        let certificates = try #require(server.certificates)
+        let mover = try Background(
+            [Command.root.appendingPathComponent("Tests/Tasks/hostile_dav.py").path, "moved-to:\(server.tasksURL)",
+             certificates.certificate, certificates.key],
+            executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        defer { mover.stop() }
+        guard mover.waitUntil({ $0.stdout.hasPrefix("listening ") }), let port = mover.stdoutLines.first?.dropFirst("listening ".count) else {
+            Issue.record("no moved list: \(mover.stderr)")
+            return
+        }
+        try text.replacingOccurrences(of: "url = \"\(server.tasksURL)\"", with: "url = \"https://127.0.0.1:\(port)/tasks/\"")
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let moved = try doctor()
+        #expect(moved.hasPrefix("FAIL") && moved.contains("redirected to \(server.tasksURL), another server"), "\(moved)")
+        #expect(moved.contains("Do: give url the address it is redirected to"), "\(moved)")
     }
 }
