@@ -236,11 +236,11 @@ public struct CalDAVCollection: Sendable {
     private func perform(write request: WebRequest) async -> WebResponse {
         let answer = await client.perform(request, settings: settings)
         guard case .response(let status, let headers, _) = answer, [301, 307, 308].contains(status),
-              let location = headers["location"], location.hasPrefix("/") || location.hasPrefix("http://") || location.hasPrefix("https://")
+              let location = headers["location"], location.hasPrefix("/") || location.hasPrefix("http://") || location.hasPrefix("https://"),
+              let target = ServerAddress.redirect(location, from: request.url), ServerAddress.isSameServer(target, request.url)
         else { return answer }
         var moved = request
-        moved.url = ServerAddress.resolve(location, against: request.url)
-        guard ServerAddress.isSameServer(moved.url, request.url) else { return answer }
+        moved.url = target
         return await client.perform(moved, settings: settings)
     }
 
@@ -260,7 +260,7 @@ public struct CalDAVCollection: Sendable {
     /// maybe on another server. Each address found is read against the one that named it.
     public func discover() async -> Result<[Found], CalDAVProblem> {
         let wellKnown = ServerAddress.origin(of: url) + "/.well-known/caldav"
-        var principal = ServerAddress.resolve(path, against: url)
+        var principal = ServerAddress.collection(url)
         if let found = await userPrincipal(at: url) {
             principal = found
         } else if url != wellKnown + "/", let found = await userPrincipal(at: wellKnown) {
@@ -320,9 +320,6 @@ public struct CalDAVCollection: Sendable {
     }
 
     // MARK: Parts
-
-    /// The collection's path on its server.
-    var path: String { ServerAddress.path(of: url) }
 
     /// An object's `href` as the copy keeps it: its path on the server (a server may write the
     /// whole URL).
