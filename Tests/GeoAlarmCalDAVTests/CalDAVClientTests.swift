@@ -143,17 +143,6 @@ struct CalDAVClientTests {
     // MARK: Hostile servers
 
     /// A server of `hostile_dav.py` in `mode`.
-    /// A server of `hostile_dav.py` in `mode` (over TLS with `certificates`), and the address of its `/tasks/`.
-    static func hostile(_ mode: String, certificates: TestCertificates? = nil) throws -> (Background, String) {
-        let tls = certificates.map { [$0.certificate, $0.key] } ?? []
-        let server = try Background(
-            [Command.root.appendingPathComponent("Tests/Tasks/hostile_dav.py").path, mode] + tls, executable: URL(fileURLWithPath: "/usr/bin/python3"))
-        guard server.waitUntil({ $0.stdout.hasPrefix("listening ") }), let port = Int(server.stdoutLines.first?.dropFirst(10) ?? "") else {
-            throw POSIXError(.ECHILD)
-        }
-        return (server, (certificates == nil ? "http://127.0.0.1:" : "https://localhost:") + "\(port)/tasks/")
-    }
-
     static func bounded(_ url: String) -> CalDAVCollection {
         var settings = WebSettings()
         settings.largestBody = 1 << 20
@@ -163,7 +152,7 @@ struct CalDAVClientTests {
 
     /// A list on a server of `hostile_dav.py` in `mode`, looked at once; the caller stops the server.
     static func hostileList(_ mode: String) async throws -> (server: Background, sync: TaskListSync, cache: MemoryTaskListCache) {
-        let (server, url) = try hostile(mode)
+        let (server, url) = try HostileDAV.start(mode)
         let cache = MemoryTaskListCache()
         let sync = TaskListSync(name: "L", collection: bounded(url), cache: cache)
         do {
@@ -182,7 +171,7 @@ struct CalDAVClientTests {
         ("not-xml", "not a multistatus"),
     ])
     func aMisbehavingServerEndsInAProblem(mode: String, said: String) async throws {
-        let (server, url) = try Self.hostile(mode)
+        let (server, url) = try HostileDAV.start(mode)
         defer { server.stop() }
         let result = await Self.bounded(url).describe()
         guard case .failure(let problem) = result else { Issue.record("\(mode): \(result)"); return }
@@ -193,7 +182,7 @@ struct CalDAVClientTests {
     /// A task read again from a server that cannot be read (an answer that trickles past the
     /// timeout) is asked once: no GET waits out the same timeout after the multiget.
     @Test func aTaskOfAServerNotReachedIsAskedOnce() async throws {
-        let (server, url) = try Self.hostile("trickle")
+        let (server, url) = try HostileDAV.start("trickle")
         defer { server.stop() }
         let result = await Self.bounded(url).object("/tasks/task-1.ics")
         guard case .failure(.unreachable) = result else { Issue.record("\(result)"); return }
@@ -204,7 +193,7 @@ struct CalDAVClientTests {
     /// A server in trouble (5xx) is said as it is, in one request: a look does not go looking
     /// for lists elsewhere on it, as it does where the address may be web pages.
     @Test func aServerInTroubleCostsALookOneRequest() async throws {
-        let (server, url) = try Self.hostile("status:503")
+        let (server, url) = try HostileDAV.start("status:503")
         defer { server.stop() }
         let look = await TaskListSync(name: "L", collection: Self.bounded(url), cache: MemoryTaskListCache()).refresh()
         #expect(look.map(\.changed) == .failure(.status(503)))
@@ -213,7 +202,7 @@ struct CalDAVClientTests {
 
     /// A collection that lists more tasks than a list may hold is refused before any is fetched.
     @Test func thousandsUponThousandsOfTasksAreRefused() async throws {
-        let (server, url) = try Self.hostile("many:\(Vdir.mostObjects + 1)")
+        let (server, url) = try HostileDAV.start("many:\(Vdir.mostObjects + 1)")
         defer { server.stop() }
         var collection = Self.bounded(url)
         collection.settings.largestBody = 64 << 20
@@ -318,7 +307,7 @@ struct CalDAVClientTests {
     /// discovery asks its `/.well-known/caldav` (followed, with its request, to where it points),
     /// and a list given the root's address names the task list found there.
     @Test func aServersRootFindsItsTaskListsThroughTheWellKnownAddress() async throws {
-        let (server, url) = try Self.hostile("web-root")
+        let (server, url) = try HostileDAV.start("web-root")
         defer { server.stop() }
         let root = String(url.dropLast("tasks/".count))
         let errands = root + "dav/calendars/ana/errands/"
@@ -355,7 +344,7 @@ struct CalDAVClientTests {
     ) async throws -> (server: Radicale, other: Background, found: Result<[String], CalDAVProblem>) {
         let server = try Radicale(password: "secret", tls: true)
         _ = try server.client(["make-list"])
-        let (other, url) = try Self.hostile(mode(server))
+        let (other, url) = try HostileDAV.start(mode(server))
         let root = String(url.dropLast("tasks/".count))
         let found = await CalDAVCollection(client: Self.client, url: root, settings: Self.collection(server).settings).discover()
         return (server, other, found.map { $0.map(\.url) })
@@ -364,13 +353,13 @@ struct CalDAVClientTests {
     /// The credentials never travel in clear: a `/.well-known/caldav` of an https server that
     /// points to an http one is not followed, and discovery says what the server named answered.
     @Test func aWellKnownAddressIsNotFollowedFromHTTPSToHTTP() async throws {
-        let (plain, plainURL) = try Self.hostile("web-root")
+        let (plain, plainURL) = try HostileDAV.start("web-root")
         defer { plain.stop() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-hostile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let certificates = try TestCertificates(in: folder.path)
-        let (provider, url) = try Self.hostile("elsewhere:\(plainURL.dropLast("tasks/".count))", certificates: certificates)
+        let (provider, url) = try HostileDAV.start("elsewhere:\(plainURL.dropLast("tasks/".count))", certificates: certificates)
         defer { provider.stop() }
         let settings = WebSettings(username: "ana", password: "secret", caFile: certificates.authority)
         let found = await CalDAVCollection(client: Self.client, url: String(url.dropLast("tasks/".count)), settings: settings).discover()
@@ -385,7 +374,7 @@ struct CalDAVClientTests {
     @Test func aReadRedirectedToAnotherServerSaysWhyItWasRefusedThere() async throws {
         let server = try Radicale(password: "secret", tls: true)
         _ = try server.client(["make-list"])
-        let (mover, url) = try Self.hostile("moved-to:\(server.tasksURL)")
+        let (mover, url) = try HostileDAV.start("moved-to:\(server.tasksURL)")
         defer { mover.stop() }
         let settings = Self.collection(server).settings
         let answer = await CalDAVCollection(client: Self.client, url: url, settings: settings).describe()
@@ -398,7 +387,7 @@ struct CalDAVClientTests {
 
     /// While one server trickles, another request on the same loop is answered at once.
     @Test func aSlowServerHoldsNothingElseUp() async throws {
-        let (slow, url) = try Self.hostile("trickle")
+        let (slow, url) = try HostileDAV.start("trickle")
         defer { slow.stop() }
         let server = try Radicale(password: "secret", tls: true)
         _ = try server.client(["make-list"])

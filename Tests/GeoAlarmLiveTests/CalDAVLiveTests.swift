@@ -213,17 +213,9 @@ struct CalDAVLiveTests {
         #expect(authority.hasPrefix("FAIL") && authority.contains("certificate") && authority.contains("cafile"), "\(authority)")
         // A list moved to another server (over TLS from the same authority), which the
         // credentials do not follow to.
-        let certificates = try #require(server.certificates)
-        let mover = try Background(
-            [Command.root.appendingPathComponent("Tests/Tasks/hostile_dav.py").path, "moved-to:\(server.tasksURL)",
-             certificates.certificate, certificates.key],
-            executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        let (mover, movedURL) = try HostileDAV.start("moved-to:\(server.tasksURL)", certificates: try #require(server.certificates))
         defer { mover.stop() }
-        guard mover.waitUntil({ $0.stdout.hasPrefix("listening ") }), let port = mover.stdoutLines.first?.dropFirst("listening ".count) else {
-            Issue.record("no moved list: \(mover.stderr)")
-            return
-        }
-        try text.replacingOccurrences(of: "url = \"\(server.tasksURL)\"", with: "url = \"https://127.0.0.1:\(port)/tasks/\"")
+        try text.replacingOccurrences(of: "url = \"\(server.tasksURL)\"", with: "url = \"\(movedURL)\"")
             .write(toFile: config, atomically: true, encoding: .utf8)
         let moved = try doctor()
         #expect(moved.hasPrefix("FAIL") && moved.contains("redirected to \(server.tasksURL), another server"), "\(moved)")
