@@ -155,9 +155,6 @@ func checkMap(_ bytes: [UInt8]) {
     }
 }
 
-/// A task object: every property's bytes lie in the input; a task read from it gives reminders
-/// with valid places and radii; completing it changes only its completion's lines (the others'
-/// bytes stay) and reads back completed; uncompleting reads back open.
 /// A server's multistatus answer: what is read of it comes from the input (no text longer than
 /// it, objects together no larger), and a refusal names a line of the input.
 func checkMultistatus(_ bytes: [UInt8]) {
@@ -183,6 +180,9 @@ func checkMultistatus(_ bytes: [UInt8]) {
     guard objectBytes <= bytes.count else { fatalError("objects of \(objectBytes) bytes from a \(bytes.count)-byte answer") }
 }
 
+/// A task object: every property's bytes lie in the input; a task read from it gives reminders
+/// with valid places and radii; completing it changes only its completion's lines (the others'
+/// bytes stay) and reads back completed; uncompleting reads back open.
 func checkICalendar(_ bytes: [UInt8]) {
     guard let calendar = try? ICalendarReader.read(bytes) else { return }
     var pending = [calendar]
