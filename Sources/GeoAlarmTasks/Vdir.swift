@@ -9,7 +9,8 @@ import Glibc
 /// files inside the folder; at most ``largestObject`` bytes a file and ``mostObjects`` files.
 /// Written atomically (a temporary file in the folder, synced, renamed over), and only over the
 /// bytes that were read: when the file changed since, the caller reads it again and applies its
-/// change again, so that an edit another program made meanwhile survives.
+/// change again, so that an edit another program made meanwhile survives. A file read through a
+/// link is written and deleted where the link leads, so that the link and its target stay one object.
 public struct Vdir: Sendable {
     public let folder: String
 
@@ -93,9 +94,10 @@ public struct Vdir: Sendable {
         } else if (try? System.linkStatus(path)) ?? nil != nil {
             throw .changed
         }
-        let (_, name) = PathParts.split(path)
+        let destination = expected == nil ? path : target(of: path)
+        let (_, name) = PathParts.split(destination)
         let temporary = "\(folder)/.\(name).geoalarm-\(getpid()).tmp"
-        let mode: mode_t = ((try? System.fileStatus(path)) ?? nil).map { $0.st_mode & 0o777 } ?? 0o600
+        let mode: mode_t = ((try? System.fileStatus(destination)) ?? nil).map { $0.st_mode & 0o777 } ?? 0o600
         do {
             let descriptor = try System.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: mode)
             defer { System.close(descriptor) }
@@ -113,23 +115,34 @@ public struct Vdir: Sendable {
             }
         }
         do {
-            try System.rename(temporary, path)
+            try System.rename(temporary, destination)
         } catch {
             System.unlink(temporary)
+            throw .failed("\(destination): \(error.reason)")
+        }
+        syncFolder()
+    }
+
+    /// Deletes the file at `path`, when it still holds `expected` (a link: its target, then the link).
+    public func delete(_ path: String, expected: [UInt8]) throws(WriteProblem) {
+        guard case .success(let current) = readObject(path), current == expected else { throw .changed }
+        let destination = target(of: path)
+        do {
+            try System.remove(destination)
+            if destination != path { try System.remove(path) }
+        } catch {
             throw .failed("\(path): \(error.reason)")
         }
         syncFolder()
     }
 
-    /// Deletes the file at `path`, when it still holds `expected`.
-    public func delete(_ path: String, expected: [UInt8]) throws(WriteProblem) {
-        guard case .success(let current) = readObject(path), current == expected else { throw .changed }
-        do {
-            try System.remove(path)
-        } catch {
-            throw .failed("\(path): \(error.reason)")
-        }
-        syncFolder()
+    /// The file a link at `path` leads to, or `path` itself. Called once ``readObject(_:)`` has
+    /// read `path`, so a link's target is a file in the folder.
+    private func target(of path: String) -> String {
+        guard let link = (try? System.linkStatus(path)) ?? nil, link.st_mode & S_IFMT == S_IFLNK,
+              let target = try? System.realPath(path)
+        else { return path }
+        return target
     }
 
     private func syncFolder() {

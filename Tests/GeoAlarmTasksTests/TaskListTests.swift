@@ -140,6 +140,27 @@ struct TaskListTests {
         #expect(throws: SystemError.self) { try Vdir(folder: folder + "/none").read() }
     }
 
+    /// A file read through a link in the folder is written and deleted where the link leads: the
+    /// link stays, and the two never become two objects of one UID (one completed, one open).
+    @Test func aLinkIsWrittenAndDeletedWhereItLeads() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let open = Self.object(["UID:a", "SUMMARY:A"]), done = Self.object(["UID:a", "SUMMARY:A", "STATUS:COMPLETED"])
+        try Data(open).write(to: URL(fileURLWithPath: folder + "/a.ics"))
+        #expect(chmod(folder + "/a.ics", 0o640) == 0)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/0.ics", withDestinationPath: "a.ics")
+        let vdir = Vdir(folder: folder)
+        #expect(throws: Vdir.WriteProblem.self) { try vdir.write(done, to: folder + "/0.ics", replacing: done) }
+        try vdir.write(done, to: folder + "/0.ics", replacing: open)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: folder + "/0.ics") == "a.ics")
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: folder + "/a.ics"))) == done)
+        #expect(try FileManager.default.attributesOfItem(atPath: folder + "/a.ics")[.posixPermissions] as? Int == 0o640)
+        #expect(try vdir.read().objects.map(\.bytes) == [done, done])
+        try vdir.delete(folder + "/0.ics", expected: done)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
+
     /// Ten thousand tasks: all read, each its own reminder.
     @Test func tenThousandTasksAreRead() {
         let objects = (0..<10_000).map { number in
