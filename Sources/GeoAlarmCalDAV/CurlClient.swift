@@ -79,7 +79,8 @@ public final class CurlClient: Sendable {
     private let state: Confined<State>
     /// The multi handle, made on the first request.
     private let multi: Mutex<UnsafeMutableRawPointer?>
-    /// The servers (`https://host:port`) that asked for Digest.
+    /// The servers that asked for Digest (``ServerAddress/server(of:)``: one entry for every way
+    /// of writing one).
     private let digestServers = Mutex<Set<String>>([])
     private let counted = Mutex(Traffic())
 
@@ -154,7 +155,7 @@ public final class CurlClient: Sendable {
 
     /// Sends `request` and returns the answer.
     public func perform(_ request: WebRequest, settings: WebSettings) async -> WebResponse {
-        let server = ServerAddress.origin(of: request.url)
+        let server = ServerAddress.server(of: request.url)
         var settings = settings
         settings.digest = digestServers.withLock { $0.contains(server) }
         let answer = await withCheckedContinuation { continuation in

@@ -122,18 +122,21 @@ public enum ServerAddress {
         return String(url[..<end])
     }
 
+    /// The server of `url` written one way: its origin in lower case, without the scheme's own
+    /// port (`https://Cloud.example.org:443/a` is `https://cloud.example.org`).
+    public static func server(of url: String) -> String {
+        let origin = origin(of: url).lowercased()
+        for (scheme, port) in [("https://", ":443"), ("http://", ":80")] where origin.hasPrefix(scheme) && origin.hasSuffix(port) {
+            return String(origin.dropLast(port.count))
+        }
+        return origin
+    }
+
     /// Whether two addresses are on one server: the same scheme, host and port, the host in any
     /// case and the scheme's own port written or not (`https://Cloud.example.org:443/a` and
     /// `https://cloud.example.org/b` are).
     public static func isSameServer(_ one: String, _ other: String) -> Bool {
-        func server(_ url: String) -> String {
-            let origin = origin(of: url).lowercased()
-            for (scheme, port) in [("https://", ":443"), ("http://", ":80")] where origin.hasPrefix(scheme) && origin.hasSuffix(port) {
-                return String(origin.dropLast(port.count))
-            }
-            return origin
-        }
-        return server(one) == server(other)
+        server(of: one) == server(of: other)
     }
 
     /// `/dav/ana/tasks/` of the same, ending in `/`.

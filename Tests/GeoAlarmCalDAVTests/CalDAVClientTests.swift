@@ -140,6 +140,30 @@ struct CalDAVClientTests {
         #expect(why.contains("localhost") || why.contains("name"), "\(why)")
     }
 
+    /// A server that takes only Digest (Baikal's default, and older SabreDAV's): the first
+    /// request's Basic is refused and made again with Digest, and from then on the client sends
+    /// Digest to that server, however its address is written; a wrong password is said as
+    /// refused credentials.
+    @Test func aServerThatTakesOnlyDigestIsAnsweredWithDigest() async throws {
+        let (server, url) = try HostileDAV.start("digest:ana:secret")
+        defer { server.stop() }
+        let client = CurlClient(loop: Self.loop)
+        func look(at url: String) async throws -> MemoryTaskListCache {
+            let cache = MemoryTaskListCache()
+            let collection = CalDAVCollection(client: client, url: url, settings: WebSettings(username: "ana", password: "secret"))
+            _ = try await TaskListSync(name: "L", collection: collection, cache: cache).refresh().get()
+            return cache
+        }
+        let local = url.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        #expect(try await look(at: local).cachedList("L")?.objects.keys.sorted() == ["/tasks/task-1.ics"])
+        #expect(try await look(at: local.replacingOccurrences(of: "localhost", with: "LocalHost")).cachedList("L")?.objects.count == 1)
+        let wrong = CalDAVCollection(client: client, url: local, settings: WebSettings(username: "ana", password: "wrong"))
+        #expect(await wrong.describe().map(\.href) == .failure(.refused(401)))
+        let answers = server.stderrLines.filter { $0.hasPrefix("auth ") }
+        #expect(answers.filter { $0 == "auth basic" }.count == 1, "Basic once, then Digest: \(answers)")
+        #expect(answers.filter { $0 == "auth digest ok" }.count >= 4 && answers.last == "auth digest wrong", "\(answers)")
+    }
+
     // MARK: Hostile servers
 
     /// A server of `hostile_dav.py` in `mode`.

@@ -230,5 +230,7 @@ struct ServerAddressTests {
         #expect(ServerAddress.origin(of: "https://cloud.example.org:8443/dav/ana/tasks/") == "https://cloud.example.org:8443")
         #expect(ServerAddress.path(of: "https://cloud.example.org:8443/dav/ana/tasks") == "/dav/ana/tasks/")
         #expect(ServerAddress.path(of: "https://cloud.example.org") == "/")
+        #expect(ServerAddress.server(of: "https://Cloud.Example.org:443/dav/") == "https://cloud.example.org")
+        #expect(ServerAddress.server(of: "http://cloud.example.org:8080/") == "http://cloud.example.org:8080")
     }
 }

@@ -36,7 +36,12 @@ request on stderr:
     moved-to:URL        every request answered 301 to URL, on another server
     home-at:URL         a principal whose calendar home is URL, on another server (as iCloud's
                         are): every PROPFIND names the principal /principal/ and the home URL
+    digest:USER:PASS    a collection of task-1 that takes only HTTP Digest (RFC 7616, MD5,
+                        qop=auth), as Baikal and older SabreDAV servers do by default: a request
+                        without it, or with a wrong one, is answered 401 with a challenge;
+                        logs `auth basic`, `auth none`, `auth digest ok` or `auth digest wrong`
 """
+import hashlib
 import re
 import ssl
 import sys
@@ -129,6 +134,31 @@ def web_root(handler, request):
         home = response("/dav/calendars/ana/", "<d:resourcetype><d:collection/></d:resourcetype>")
         return handler.answer(207, multistatus([home, calendar("errands", "VTODO"), calendar("personal", "VEVENT")]))
     return handler.answer(404, "no such thing", content_type="text/plain")
+
+
+def digest(handler, request, user, password):
+    """The digest:USER:PASS mode."""
+    realm, nonce = "geoalarm tests", "5f0c1e2d"
+    def md5(text):
+        return hashlib.md5(text.encode()).hexdigest()
+    scheme, _, fields = handler.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "digest":
+        given = {name: quoted or plain for name, quoted, plain in re.findall(r'(\w+)=(?:"([^"]*)"|([^,\s]*))', fields)}
+        secret = md5(f"{user}:{realm}:{password}")
+        expected = md5(":".join([secret, nonce, given.get("nc", ""), given.get("cnonce", ""), given.get("qop", ""),
+                                 md5(f"{handler.command}:{given.get('uri', '')}")]))
+        ok = given.get("username") == user and given.get("response") == expected
+        print(f"auth digest {'ok' if ok else 'wrong'}", file=sys.stderr, flush=True)
+    else:
+        ok = False
+        print(f"auth {scheme.lower() or 'none'}", file=sys.stderr, flush=True)
+    if not ok:
+        return handler.answer(401, "", content_type="text/plain", headers=[(
+            "WWW-Authenticate", f'Digest realm="{realm}", nonce="{nonce}", qop="auth", algorithm=MD5')])
+    if handler.command == "PROPFIND":
+        return handler.answer(207, multistatus([COLLECTION]))
+    if not read_one_task(handler, request, "/tasks/task-1.ics", {"multiget": '"1"', "query": '"1"', "get": '"1"'}):
+        handler.answer(405, "not here", content_type="text/plain")
 
 
 def moved(handler, request, status):
@@ -279,6 +309,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, "<html><body>Log in</body></html>", content_type="text/html")
         if MODE.startswith("moved:"):
             return moved(self, request, int(MODE.split(":")[1]))
+        if MODE.startswith("digest:"):
+            return digest(self, request, *MODE.split(":")[1:3])
         if MODE.startswith("sync-parts:"):
             return sync_parts(self, request, int(MODE.split(":")[1]))
         return self.answer(500, "unknown mode", content_type="text/plain")
