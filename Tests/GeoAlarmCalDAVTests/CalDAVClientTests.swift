@@ -142,21 +142,27 @@ struct CalDAVClientTests {
 
     /// A server that takes only Digest (Baikal's default, and older SabreDAV's): the first
     /// request's Basic is refused and made again with Digest, and from then on the client sends
-    /// Digest to that server, however its address is written; a wrong password is said as
-    /// refused credentials.
+    /// Digest to that server, however its address is written; a completion goes with its whole
+    /// body; a wrong password is said as refused credentials.
     @Test func aServerThatTakesOnlyDigestIsAnsweredWithDigest() async throws {
         let (server, url) = try HostileDAV.start("digest:ana:secret")
         defer { server.stop() }
         let client = CurlClient(loop: Self.loop)
-        func look(at url: String) async throws -> MemoryTaskListCache {
+        func list(at url: String) async throws -> (sync: TaskListSync, cache: MemoryTaskListCache) {
             let cache = MemoryTaskListCache()
             let collection = CalDAVCollection(client: client, url: url, settings: WebSettings(username: "ana", password: "secret"))
-            _ = try await TaskListSync(name: "L", collection: collection, cache: cache).refresh().get()
-            return cache
+            let sync = TaskListSync(name: "L", collection: collection, cache: cache)
+            _ = try await sync.refresh().get()
+            return (sync, cache)
         }
         let local = url.replacingOccurrences(of: "127.0.0.1", with: "localhost")
-        #expect(try await look(at: local).cachedList("L")?.objects.keys.sorted() == ["/tasks/task-1.ics"])
-        #expect(try await look(at: local.replacingOccurrences(of: "localhost", with: "LocalHost")).cachedList("L")?.objects.count == 1)
+        #expect(try await list(at: local).cache.cachedList("L")?.objects.keys.sorted() == ["/tasks/task-1.ics"])
+        let (sync, cache) = try await list(at: local.replacingOccurrences(of: "localhost", with: "LocalHost"))
+        try TaskWriter.queue(TaskListWrite(list: "L", kind: .complete, uid: "task-1", href: "/tasks/task-1.ics", time: 1_795_000_000), in: cache)
+        let (sent, problem) = await sync.sendWrites()
+        #expect(sent.made == 1 && problem == nil, "\(String(describing: problem))")
+        let completed = try #require(cache.cachedList("L")?.objects["/tasks/task-1.ics"]?.bytes)
+        #expect(server.stderrLines.contains("PUT of \(completed.count) bytes over \"1\""), "\(server.stderrLines)")
         let wrong = CalDAVCollection(client: client, url: local, settings: WebSettings(username: "ana", password: "wrong"))
         #expect(await wrong.describe().map(\.href) == .failure(.refused(401)))
         let answers = server.stderrLines.filter { $0.hasPrefix("auth ") }

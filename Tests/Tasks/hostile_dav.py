@@ -39,7 +39,8 @@ request on stderr:
     digest:USER:PASS    a collection of task-1 that takes only HTTP Digest (RFC 7616, MD5,
                         qop=auth), as Baikal and older SabreDAV servers do by default: a request
                         without it, or with a wrong one, is answered 401 with a challenge;
-                        logs `auth basic`, `auth none`, `auth digest ok` or `auth digest wrong`
+                        logs `auth basic`, `auth none`, `auth digest ok` or `auth digest wrong`,
+                        and a PUT's size and If-Match (it is made: 204)
 """
 import hashlib
 import re
@@ -157,6 +158,9 @@ def digest(handler, request, user, password):
             "WWW-Authenticate", f'Digest realm="{realm}", nonce="{nonce}", qop="auth", algorithm=MD5')])
     if handler.command == "PROPFIND":
         return handler.answer(207, multistatus([COLLECTION]))
+    if handler.command == "PUT":
+        print(f"PUT of {len(request)} bytes over {handler.headers.get('If-Match')}", file=sys.stderr, flush=True)
+        return handler.answer(204, "", content_type="text/plain", headers=[("ETag", '"2"')])
     if not read_one_task(handler, request, "/tasks/task-1.ics", {"multiget": '"1"', "query": '"1"', "get": '"1"'}):
         handler.answer(405, "not here", content_type="text/plain")
 
