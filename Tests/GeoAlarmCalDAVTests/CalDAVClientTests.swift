@@ -198,7 +198,7 @@ struct CalDAVClientTests {
     @Test(arguments: [
         ("redirect-loop", "redirect"), ("status:401", "credentials"), ("status:403", "credentials"), ("status:503", "503"),
         ("huge:3000000", "larger than 1 MiB"), ("endless-xml", "larger than 1 MiB"), ("trickle", "time"), ("malformed", "line"),
-        ("not-xml", "not a multistatus"),
+        ("not-xml", "not a multistatus"), ("gzip-bomb:200000000", "larger than 1 MiB"),
     ])
     func aMisbehavingServerEndsInAProblem(mode: String, said: String) async throws {
         let (server, url) = try HostileDAV.start(mode)
@@ -207,6 +207,14 @@ struct CalDAVClientTests {
         guard case .failure(let problem) = result else { Issue.record("\(mode): \(result)"); return }
         #expect(problem.description.lowercased().contains(said.lowercased()), "\(mode): \(problem)")
         if mode == "redirect-loop" { #expect(server.stderrLines.filter { $0.hasPrefix("PROPFIND") }.count <= 6) }
+    }
+
+    /// Answers compressed on the way (a proxy's gzip) are read as their text: the list, its task.
+    @Test func compressedAnswersAreReadAsTheirText() async throws {
+        let (server, _, cache) = try await Self.hostileList("gzip")
+        defer { server.stop() }
+        let task = try #require(cache.cachedList("L")?.objects["/tasks/task-1.ics"])
+        #expect(String(decoding: task.bytes, as: UTF8.self).contains("SUMMARY:Buy bread\r\nGEO:38.7105;-9.1366") && task.etag == "\"1\"")
     }
 
     /// A task read again from a server that cannot be read (an answer that trickles past the

@@ -36,17 +36,22 @@ request on stderr:
     moved-to:URL        every request answered 301 to URL, on another server
     home-at:URL         a principal whose calendar home is URL, on another server (as iCloud's
                         are): every PROPFIND names the principal /principal/ and the home URL
+    gzip                a collection of task-1 behind a proxy that compresses every answer
+                        (Content-Encoding: gzip), as nginx in front of Nextcloud may
+    gzip-bomb:BYTES     a 207 of some hundreds of kilobytes that inflates to BYTES (gzip)
     digest:USER:PASS    a collection of task-1 that takes only HTTP Digest (RFC 7616, MD5,
                         qop=auth), as Baikal and older SabreDAV servers do by default: a request
                         without it, or with a wrong one, is answered 401 with a challenge;
                         logs `auth basic`, `auth none`, `auth digest ok` or `auth digest wrong`,
                         and a PUT's size and If-Match (it is made: 204)
 """
+import gzip
 import hashlib
 import re
 import ssl
 import sys
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODE = sys.argv[1]
@@ -165,6 +170,28 @@ def digest(handler, request, user, password):
         handler.answer(405, "not here", content_type="text/plain")
 
 
+def gzip_bomb(handler, size):
+    """The gzip-bomb:BYTES mode, its inflated body never held whole."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    head = b"<?xml version='1.0'?><d:multistatus xmlns:d='DAV:'>"
+    parts = [compressor.compress(head)]
+    block = b" " * (1 << 20)
+    for start in range(len(head), size, len(block)):
+        parts.append(compressor.compress(block[: size - start]))
+    parts.append(compressor.flush())
+    data = b"".join(parts)
+    handler.send_response(207)
+    handler.send_header("Content-Type", "application/xml")
+    handler.send_header("Content-Encoding", "gzip")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    print(f"sent {len(data)} bytes for {size}", file=sys.stderr, flush=True)
+    try:
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
 def moved(handler, request, status):
     """The moved:CODE mode."""
     if handler.path.startswith("/tasks/"):
@@ -219,6 +246,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, status, body, content_type="application/xml; charset=utf-8", headers=()):
         data = body.encode() if isinstance(body, str) else body
+        if MODE == "gzip" and data:
+            data = gzip.compress(data)
+            headers = list(headers) + [("Content-Encoding", "gzip")]
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -251,6 +281,13 @@ class Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             return
+        if MODE.startswith("gzip-bomb:"):
+            return gzip_bomb(self, int(MODE.split(":")[1]))
+        if MODE == "gzip":
+            if self.command == "PROPFIND":
+                return self.answer(207, multistatus([COLLECTION]))
+            if read_one_task(self, request, "/tasks/task-1.ics", {"multiget": '"1"', "query": '"1"', "get": '"1"'}):
+                return
         if MODE == "endless-xml":
             self.send_response(207)
             self.send_header("Content-Type", "application/xml")
