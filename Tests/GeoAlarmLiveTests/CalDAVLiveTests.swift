@@ -144,6 +144,33 @@ struct CalDAVLiveTests {
         #expect(agent.stdout.contains("arrive  errands/rfcbread  \"Buy bread\""), "\(agent.stdout)")
     }
 
+    /// A `password_command` (a keyring) is run once, its password kept; refused, it is run again
+    /// at the next look, so that a password changed in the keyring takes while the agent runs. A
+    /// command that fails is said with its exit status and what it printed.
+    @Test func aPasswordCommandIsAskedAgainAfterARefusal() throws {
+        let server = try Self.server([("rfc-bread", "Buy bread", (Self.bakery, Self.bakeryLon), "30")])
+        let (config, passwordFile) = try Self.config(server, poll: "10s", password: "wrong")
+        let asked = passwordFile + ".asked"
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        try text.replacingOccurrences(
+            of: "password_file = \"\(passwordFile)\"", with: "password_command = [\"/bin/sh\", \"-c\", \"echo >> \(asked); cat \(passwordFile)\"]"
+        ).write(toFile: config, atomically: true, encoding: .utf8)
+        func timesAsked() -> Int { ((try? String(contentsOfFile: asked, encoding: .utf8)) ?? "").count { $0 == "\n" } }
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:1"])
+        #expect(agent.waitUntil { $0.stderr.contains("refuses the credentials (401)") }, "\(agent.stderr)")
+        let beforeFix = timesAsked()
+        try "secret\n".write(toFile: passwordFile, atomically: false, encoding: .utf8)
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminder") }, "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(beforeFix >= 1 && timesAsked() == beforeFix + 1, "asked \(beforeFix), then \(timesAsked())")
+        try text.replacingOccurrences(
+            of: "password_file = \"\(passwordFile)\"", with: "password_command = [\"/bin/sh\", \"-c\", \"echo the keyring is locked >&2; exit 1\"]"
+        ).write(toFile: config, atomically: true, encoding: .utf8)
+        let list = try Command.run(["list", "-c", config, "--state", Command.scratchState()])
+        #expect(list.stderr.contains("failed with exit status 1: the keyring is locked"), "\(list.stderr)")
+    }
+
     /// Another device completes a task and adds one: after the next look the first is silent and
     /// the new one fires.
     @Test func theAgentFollowsTheServerAtEachLook() throws {
