@@ -99,6 +99,15 @@ def read_one_task(handler, request, href, etags):
     return True
 
 
+def one_task(handler, request):
+    """Answers a PROPFIND of the collection of task-1, or a read of it (its ETag "1"); False for
+    another request."""
+    if handler.command == "PROPFIND":
+        handler.answer(207, multistatus([COLLECTION]))
+        return True
+    return read_one_task(handler, request, "/tasks/task-1.ics", {"multiget": '"1"', "query": '"1"', "get": '"1"'})
+
+
 MULTIGETS = [0]
 
 
@@ -161,12 +170,10 @@ def digest(handler, request, user, password):
     if not ok:
         return handler.answer(401, "", content_type="text/plain", headers=[(
             "WWW-Authenticate", f'Digest realm="{realm}", nonce="{nonce}", qop="auth", algorithm=MD5')])
-    if handler.command == "PROPFIND":
-        return handler.answer(207, multistatus([COLLECTION]))
     if handler.command == "PUT":
         print(f"PUT of {len(request)} bytes over {handler.headers.get('If-Match')}", file=sys.stderr, flush=True)
         return handler.answer(204, "", content_type="text/plain", headers=[("ETag", '"2"')])
-    if not read_one_task(handler, request, "/tasks/task-1.ics", {"multiget": '"1"', "query": '"1"', "get": '"1"'}):
+    if not one_task(handler, request):
         handler.answer(405, "not here", content_type="text/plain")
 
 
@@ -283,11 +290,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if MODE.startswith("gzip-bomb:"):
             return gzip_bomb(self, int(MODE.split(":")[1]))
-        if MODE == "gzip":
-            if self.command == "PROPFIND":
-                return self.answer(207, multistatus([COLLECTION]))
-            if read_one_task(self, request, "/tasks/task-1.ics", {"multiget": '"1"', "query": '"1"', "get": '"1"'}):
-                return
+        if MODE == "gzip" and one_task(self, request):
+            return
         if MODE == "endless-xml":
             self.send_response(207)
             self.send_header("Content-Type", "application/xml")
