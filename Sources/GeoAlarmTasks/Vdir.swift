@@ -61,6 +61,11 @@ public struct Vdir: Sendable {
     /// What is read is what was checked: a link's target as found, and no link put in the place
     /// of either meanwhile (a link swapped to point out of the folder is not followed).
     public func readObject(_ path: String) -> Result<[UInt8], TaskProblem> {
+        readFile(path).map(\.bytes)
+    }
+
+    /// ``readObject(_:)``, with the file the bytes came from: `path`, or the target of a link there.
+    private func readFile(_ path: String) -> Result<(file: String, bytes: [UInt8]), TaskProblem> {
         guard let link = (try? System.linkStatus(path)) ?? nil else { return .failure(TaskProblem("it is gone")) }
         var checked = path
         if link.st_mode & S_IFMT == S_IFLNK {
@@ -73,7 +78,7 @@ public struct Vdir: Sendable {
         }
         if let problem = FileSafety.notRegularFileProblem(checked) { return .failure(TaskProblem(problem)) }
         do {
-            return .success(try UserFile.contents(of: checked, limit: Self.largestObject, followingLinks: false))
+            return .success((checked, try UserFile.contents(of: checked, limit: Self.largestObject, followingLinks: false)))
         } catch {
             return .failure(TaskProblem(error.isOverLimit ? "\(error): not read" : "cannot read: \(error)"))
         }
@@ -89,12 +94,13 @@ public struct Vdir: Sendable {
     /// Puts `bytes` in place of the file at `path`, when it still holds `expected` (nil: it must
     /// not exist yet); the folder's new entry is synced.
     public func write(_ bytes: [UInt8], to path: String, replacing expected: [UInt8]?) throws(WriteProblem) {
+        var destination = path
         if let expected {
-            guard case .success(let current) = readObject(path), current == expected else { throw .changed }
+            guard case .success(let current) = readFile(path), current.bytes == expected else { throw .changed }
+            destination = current.file
         } else if (try? System.linkStatus(path)) ?? nil != nil {
             throw .changed
         }
-        let destination = expected == nil ? path : target(of: path)
         let (_, name) = PathParts.split(destination)
         let temporary = "\(folder)/.\(name).geoalarm-\(getpid()).tmp"
         let mode: mode_t = ((try? System.fileStatus(destination)) ?? nil).map { $0.st_mode & 0o777 } ?? 0o600
@@ -125,24 +131,14 @@ public struct Vdir: Sendable {
 
     /// Deletes the file at `path`, when it still holds `expected` (a link: its target, then the link).
     public func delete(_ path: String, expected: [UInt8]) throws(WriteProblem) {
-        guard case .success(let current) = readObject(path), current == expected else { throw .changed }
-        let destination = target(of: path)
+        guard case .success(let current) = readFile(path), current.bytes == expected else { throw .changed }
         do {
-            try System.remove(destination)
-            if destination != path { try System.remove(path) }
+            try System.remove(current.file)
+            if current.file != path { try System.remove(path) }
         } catch {
             throw .failed("\(path): \(error.reason)")
         }
         syncFolder()
-    }
-
-    /// The file a link at `path` leads to, or `path` itself. Called once ``readObject(_:)`` has
-    /// read `path`, so a link's target is a file in the folder.
-    private func target(of path: String) -> String {
-        guard let link = (try? System.linkStatus(path)) ?? nil, link.st_mode & S_IFMT == S_IFLNK,
-              let target = try? System.realPath(path)
-        else { return path }
-        return target
     }
 
     private func syncFolder() {
