@@ -172,7 +172,7 @@ struct CalDAVClientTests {
 
     // MARK: Hostile servers
 
-    /// A server of `hostile_dav.py` in `mode`.
+    /// The collection at `url` (a server of `hostile_dav.py`), read within small bounds: 1 MiB, 4 s.
     static func bounded(_ url: String) -> CalDAVCollection {
         var settings = WebSettings()
         settings.largestBody = 1 << 20
