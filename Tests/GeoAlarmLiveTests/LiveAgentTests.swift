@@ -118,8 +118,9 @@ struct LiveAgentTests {
 
         try Data((demo + "\n[[reminder]]\ntitle = \"Broken\"\nlat = 200\nlon = 0\n").utf8).write(to: URL(fileURLWithPath: config))
         agent.signal(SIGHUP)
+        // The reason comes on the line after the refusal: wait for it, not only for the refusal.
         #expect(agent.waitUntil { $0.stderr.contains("failed; the previous config stays in force") })
-        #expect(agent.stderr.contains("\(config):49: reminder \"broken\" (#6): lat: 200 is out of range (-90 to 90)"))
+        #expect(agent.waitUntil { $0.stderr.contains("\(config):49: reminder \"broken\" (#6): lat: 200 is out of range (-90 to 90)") })
 
         // Without the ferry reminder: it must not fire; the others keep their state and still fire.
         let withoutFerry = demo.components(separatedBy: "[[reminder]]\nid = \"ferry\"")[0]
