@@ -21,8 +21,12 @@ import FoundationEssentials
 /// nanometres, more than the rounding of its bound (a nanometre or two: latitudes differenced in
 /// radians) and of the sum while it stays under ``restartDistance``.
 ///
-/// Only geometry is kept: any engine whose fixes follow one another here may use the margins,
-/// a tracked device's copy of an engine included.
+/// A "beyond" is kept only while its fence's tracker is settled outside (the engine forgets it,
+/// ``forgetBeyond(_:)``, when a fix leaves the tracker otherwise, and starts the cell again
+/// when it sets trackers apart from fixes), so that ``isBeyondReach(_:)`` alone says a fence
+/// cannot change: the engine passes over it without reading its shape or tracker. Otherwise only
+/// geometry is kept: any engine whose fixes follow one another here may use the margins, a
+/// tracked device's copy of an engine included.
 struct CellMargins: Sendable {
     /// The travel up to which a candidate stays beyond its reach, and within it.
     private struct Thresholds {
@@ -74,6 +78,12 @@ struct CellMargins: Sendable {
     /// distance from the fix (which says nothing of how far within).
     mutating func record(_ number: Int, atLeast distance: Double, reach: Double) {
         thresholds[number] = Thresholds(beyond: travelled + (distance * (1 - 1e-8) - 1e-6 - reach), within: -.infinity)
+    }
+
+    /// Drops what was kept of how far beyond its reach candidate `number` is (its tracker is
+    /// no longer settled outside).
+    mutating func forgetBeyond(_ number: Int) {
+        thresholds[number].beyond = -.infinity
     }
 
     /// Keeps that the fix stays inside candidate `number` (an area) for at least `travel`.

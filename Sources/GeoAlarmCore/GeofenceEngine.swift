@@ -296,6 +296,8 @@ public struct GeofenceEngine: Sendable {
     /// Every fence undecided, no fix seen; proximity shown or not.
     private mutating func reset(showingProximity: Bool) {
         trackers.reset()
+        // The margins kept say which fences are settled outside: none is now.
+        lastCell = (-1, [])
         // A sparse engine's places far from every fix follow their collection's shared tracker.
         let visited = trackers.isSparse ? reminders.count : shapes.count
         unsettled = UnsettledSlots(first: visited)
@@ -509,19 +511,22 @@ public struct GeofenceEngine: Sendable {
                 position = unsettled.ordered[nextOther]
                 nextOther += 1
             }
+            // A fence settled outside that the fix is still certainly beyond the reach of: passed
+            // over before its shape and tracker are read, which among a million fences are rarely
+            // in the cache (``CellMargins`` keeps "beyond" only for fences settled outside).
+            if candidate >= 0, margins.isBeyondReach(candidate) { continue }
             let slot = Int(position)
             let shape = shapes[slot]
             let distance: Double
             let evidence: FenceEvidence
             if shape.areaNumber < 0 {
                 // A settled-outside circle that the fix is certainly beyond the reach of cannot
-                // change: passed over while its margin lasts, or on a trigonometry-free bound
-                // (the haversine's rounding is far below the 1e-9 asked beyond the reach). Nor
-                // can a settled-inside one the fix is certainly within the reach of, passed over
-                // while its margin lasts (an unsettled one's bookkeeping is then as it was).
+                // change: its margin gone, passed over on a trigonometry-free bound (the
+                // haversine's rounding is far below the 1e-9 asked beyond the reach). Nor can a
+                // settled-inside one the fix is certainly within the reach of, passed over while
+                // its margin lasts (an unsettled one's bookkeeping is then as it was).
                 if candidate >= 0 {
                     if trackers[slot].isSettledOutside {
-                        if margins.isBeyondReach(candidate) { continue }
                         let atLeast = origin.distanceLowerBound(to: shape.center)
                         margins.record(candidate, atLeast: atLeast, reach: shape.reach)
                         if atLeast > shape.reach * (1 + 1e-9) { continue }
@@ -539,7 +544,6 @@ public struct GeofenceEngine: Sendable {
                 // edges) without reading the area.
                 if candidate >= 0 {
                     if trackers[slot].isSettledOutside {
-                        if margins.isBeyondReach(candidate) { continue }
                         let gap = areas[Int(shape.areaNumber)].leastTravelToNear(from: origin, margin: shape.reach)
                         margins.record(candidate, atLeast: gap, reach: 0)
                         if gap > 0 { continue }
@@ -571,6 +575,7 @@ public struct GeofenceEngine: Sendable {
             let changed = trackers.observe(
                 evidence, atSlot: slot, time: fix.time, dwell: shape.dwell, confirmations: settings.confirmations)
             let isSettled = trackers[slot].isSettledOutside
+            if candidate >= 0, !isSettled { margins.forgetBeyond(candidate) }
             if isSettled, wasUnsettled {
                 unsettled.remove(position)
             } else if !isSettled, !wasUnsettled {

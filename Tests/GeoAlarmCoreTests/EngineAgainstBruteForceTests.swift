@@ -54,6 +54,27 @@ struct SparseEngineTests {
         }
     }
 
+    /// A tracked device's engine copied from one that has seen fixes (this machine's, its cell
+    /// and margins measured) starts undecided all the same: it reports what a copy of a new
+    /// engine reports.
+    @Test func aCopyOfAnEngineThatSawFixesStartsAfresh() async {
+        await propertyCheck(count: 150, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var random = SplitMix(seed: UInt64(seed))
+            let scene = RandomScene(&random)
+            let track = scene.track(&random)
+            var used = GeofenceEngine(reminders: scene.reminders, collections: [scene.collection], settings: scene.settings)
+            for fix in track[..<(track.count / 2)] { _ = used.process(fix) }
+            var fromUsed = used.copyForTrackedDevice(restoring: [:])
+            var fromNew = GeofenceEngine(reminders: scene.reminders, collections: [scene.collection], settings: scene.settings)
+                .copyForTrackedDevice(restoring: [:])
+            for fix in track[(track.count / 2)...] {
+                let (mine, theirs) = (fromUsed.process(fix), fromNew.process(fix))
+                #expect(mine.events.map { "\($0.kind):\($0.reminder.id)" } == theirs.events.map { "\($0.kind):\($0.reminder.id)" }, "seed \(seed)")
+                #expect(mine.changes.map { "\($0.presence):\($0.reminderID)" } == theirs.changes.map { "\($0.presence):\($0.reminderID)" }, "seed \(seed)")
+            }
+        }
+    }
+
     /// A device that stays far from a collection of 20,000 places keeps no tracker for them.
     @Test func farPlacesCostNothing() {
         let places = (0..<20_000).map { CollectionPlace(geometry: .circle(center: Coordinate(latitude: 10 + Double($0) * 0.001, longitude: 10), radius: 50)) }
