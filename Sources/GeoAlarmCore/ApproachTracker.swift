@@ -127,13 +127,15 @@ struct ApproachTracker: Sendable {
     /// Moves the motion on with a dated fix and reads the proximities due (see the type's note),
     /// and, where proximity is shown, gives out in `changes` (empty when called) those that
     /// changed noticeably; returns the approaches fired.
-    /// `reminders`, `names`, `shapes`, `areas` and `index` are the engine's (its reminders' names,
-    /// its fences' packed shapes, their areas by number, and the index that files the reminders
-    /// first, by slot): a reading reads the packed shapes, not the reminders, and its changes
-    /// share the names rather than copy them.
+    /// `reminders`, `names`, `shapes` and `areas` are the engine's (its reminders' names, its
+    /// fences' packed shapes, their areas by number): a reading reads the packed shapes, not the
+    /// reminders, and its changes share the names rather than copy them. `candidates` are the
+    /// fences its grid index files under the fix's cell, in ascending order (the index files the
+    /// reminders first, by slot, and the places of collections after them): the engine has them
+    /// at hand for the crossings.
     mutating func observe(
         _ fix: Fix, at time: Date, reminders: [Reminder], names: [ReminderNames], shapes: [FenceShape], areas: [Area],
-        index: GridIndex, changes: inout ProximityChanges
+        candidates: ArraySlice<Int32>, changes: inout ProximityChanges
     ) -> [GeofenceEvent] {
         guard !reminders.isEmpty, showsProximity || !approachSlots.isEmpty else { return [] }
         motion.record(fix, time: time.timeIntervalSince1970)
@@ -143,7 +145,7 @@ struct ApproachTracker: Sendable {
         var slots = approachSlots
         if isReading {
             lastReading = time
-            slots = slotsOfReading(near: fix.coordinate, index: index)
+            slots = slotsOfReading(near: candidates)
         }
         let frame = LocalFrame(at: fix.coordinate)
         let moving = motion.motion(in: frame)
@@ -178,13 +180,12 @@ struct ApproachTracker: Sendable {
         return events
     }
 
-    /// The slots a reading at `point` reads, in order: every one, or (among many) those with an
-    /// approach, those near `point` and the next turn of the others, each once. The three are
-    /// each in slot order (the index files the reminders first, by slot, and the places of
-    /// collections after them), so one pass merges them.
-    private mutating func slotsOfReading(near point: Coordinate, index: GridIndex) -> [Int] {
+    /// The slots a reading reads, in order: every one, or (among many) those with an approach,
+    /// those among the fix's cell's `candidates` and the next turn of the others, each once. The
+    /// three are each in slot order, so one pass merges them.
+    private mutating func slotsOfReading(near candidates: ArraySlice<Int32>) -> [Int] {
         guard count > Self.readsAllUpTo else { return Array(0..<count) }
-        let near = index.candidates(near: point).prefix { Int($0) < count }
+        let near = candidates.prefix { Int($0) < count }
         let turnEnd = nextInTurn + Self.farTurn
         // The turn wraps past the last slot: its start, then its end.
         let inTurn = turnEnd <= count ? Array(nextInTurn..<turnEnd) : Array(0..<(turnEnd - count)) + Array(nextInTurn..<count)

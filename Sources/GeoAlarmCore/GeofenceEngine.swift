@@ -603,8 +603,8 @@ public struct GeofenceEngine: Sendable {
         var proximityChanges: ProximityChanges = []
         if let time = fix.time {
             let approaches = approachTracker.observe(
-                fix, at: time, reminders: reminders, names: names, shapes: shapes, areas: areas, index: index,
-                changes: &proximityChanges)
+                fix, at: time, reminders: reminders, names: names, shapes: shapes, areas: areas,
+                candidates: lastCell.candidates, changes: &proximityChanges)
             // Appending nothing still costs a call and a uniqueness check, on every fix.
             if !approaches.isEmpty { events += approaches }
         }
