@@ -307,10 +307,11 @@ struct CalDAVClientTests {
 
     /// A collection moved (a 301, 307 or 308): reads follow it with their bodies, so the
     /// list is read where it now is, and a write follows it too, with its body and condition
-    /// (libcurl would send a PUT on without its body).
-    @Test(arguments: [301, 308])
-    func readsAndWritesFollowAMovedCollection(status: Int) async throws {
-        let (server, sync, cache) = try await Self.hostileList("moved:\(status)")
+    /// (libcurl would send a PUT on without its body); to a path, or to a whole address on the
+    /// same server whose scheme is in capitals (schemes are case-insensitive).
+    @Test(arguments: [(301, ""), (308, ""), (308, ":absolute")])
+    func readsAndWritesFollowAMovedCollection(status: Int, location: String) async throws {
+        let (server, sync, cache) = try await Self.hostileList("moved:\(status)\(location)")
         defer { server.stop() }
         #expect(cache.cachedList("L")?.objects.keys.sorted() == ["/moved/task-1.ics"], "\(server.stderr)")
         // A change to the task where it was.

@@ -25,6 +25,8 @@ request on stderr:
                         CODE (301, 303...) to the same under /moved/, where a PROPFIND or REPORT
                         without a body is refused (400) and a PUT or DELETE says the size of its
                         body and is made (204)
+    moved:CODE:absolute the same, the Location a whole address with its scheme in capitals
+                        (HTTP://HOST/moved/...: RFC 3986 makes schemes case-insensitive)
     weak-etag           a collection of task-1 behind a proxy that makes a GET's ETag weak
                         (W/"2"); its first multiget gives ETag "1", later ones "2"; a PUT over
                         "2" is made (204, logged with its If-Match), any other is refused (412)
@@ -199,10 +201,13 @@ def gzip_bomb(handler, size):
         pass
 
 
-def moved(handler, request, status):
-    """The moved:CODE mode."""
+def moved(handler, request, status, absolute):
+    """The moved:CODE and moved:CODE:absolute modes."""
     if handler.path.startswith("/tasks/"):
-        return handler.answer(status, "", content_type="text/plain", headers=[("Location", "/moved/" + handler.path[7:])])
+        target = "/moved/" + handler.path[7:]
+        if absolute:
+            target = ("HTTPS://" if len(sys.argv) > 2 else "HTTP://") + handler.headers["Host"] + target
+        return handler.answer(status, "", content_type="text/plain", headers=[("Location", target)])
     if handler.command in ("PROPFIND", "REPORT") and not request:
         return handler.answer(400, "a request without a body", content_type="text/plain")
     if handler.command == "PROPFIND":
@@ -353,7 +358,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(301, "", content_type="text/plain", headers=[("Location", MODE.split(":", 1)[1])])
             return self.answer(200, "<html><body>Log in</body></html>", content_type="text/html")
         if MODE.startswith("moved:"):
-            return moved(self, request, int(MODE.split(":")[1]))
+            return moved(self, request, int(MODE.split(":")[1]), MODE.split(":")[2:] == ["absolute"])
         if MODE.startswith("digest:"):
             return digest(self, request, *MODE.split(":")[1:3])
         if MODE.startswith("sync-parts:"):
