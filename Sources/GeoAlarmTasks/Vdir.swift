@@ -38,18 +38,22 @@ public struct Vdir: Sendable {
         public var problems: [(path: String, reason: String)] = []
     }
 
-    /// Every object of the folder, in the order of their names; throws when the folder itself cannot be read.
+    /// Every object of the folder, in the order of their names; throws when the folder itself
+    /// cannot be read. A link to another object of the folder is that object, read once under
+    /// its own name (not twice, the second passed over as a task seen already).
     public func read() throws(SystemError) -> Contents {
         var contents = Contents()
         let names = try System.folderEntries(folder).filter { $0.hasSuffix(Self.fileExtension) && !$0.hasPrefix(".") }.sorted()
+        let listed = Set(names)
         for name in names {
             let path = folder + "/" + name
             guard contents.objects.count < Self.mostObjects else {
                 contents.problems.append((path, "more than \(Self.mostObjects) files in the folder: the rest are not read"))
                 break
             }
-            switch readObject(path) {
-            case .success(let bytes): contents.objects.append(Object(path: path, bytes: bytes))
+            switch readFile(path) {
+            case .success(let read) where read.file != path && listed.contains(PathParts.split(read.file).name): continue
+            case .success(let read): contents.objects.append(Object(path: path, bytes: read.bytes))
             case .failure(let problem): contents.problems.append((path, problem.description))
             }
         }
