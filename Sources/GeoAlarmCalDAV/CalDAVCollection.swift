@@ -236,19 +236,12 @@ public struct CalDAVCollection: Sendable {
     private func perform(write request: WebRequest) async -> WebResponse {
         let answer = await client.perform(request, settings: settings)
         guard case .response(let status, let headers, _) = answer, [301, 307, 308].contains(status),
-              let location = headers["location"], Self.isAbsoluteOrRooted(location),
+              let location = headers["location"], location.hasPrefix("/") || ServerAddress.httpURL(location) != nil,
               let target = ServerAddress.redirect(location, from: request.url), ServerAddress.isSameServer(target, request.url)
         else { return answer }
         var moved = request
         moved.url = target
         return await client.perform(moved, settings: settings)
-    }
-
-    /// Whether a redirect's `location` is a whole address or a path from the server's root (a
-    /// scheme's letters in any case, RFC 3986 3.1), rather than relative to the object.
-    private static func isAbsoluteOrRooted(_ location: String) -> Bool {
-        let start = location.prefix(8).lowercased()
-        return start.hasPrefix("/") || start.hasPrefix("http://") || start.hasPrefix("https://")
     }
 
     // MARK: Discovery

@@ -169,9 +169,18 @@ public enum ServerAddress {
         return origin + directory + location
     }
 
+    /// `address` with its scheme in lower case, when it is an http or https URL with the scheme
+    /// written in any case (RFC 3986 3.1: `HTTPS://` is `https://`); nil when it is not one.
+    public static func httpURL(_ address: String) -> String? {
+        for scheme in ["http://", "https://"] where address.prefix(scheme.count).lowercased() == scheme {
+            return scheme + address.dropFirst(scheme.count)
+        }
+        return nil
+    }
+
     /// The absolute address of `href` (a path, or a whole URL) on the server of `url`.
     public static func resolve(_ href: String, against url: String) -> String {
-        if href.hasPrefix("http://") || href.hasPrefix("https://") { return href }
+        if let absolute = httpURL(href) { return absolute }
         if href.hasPrefix("/") { return origin(of: url) + href }
         return origin(of: url) + path(of: url) + href
     }

@@ -220,6 +220,19 @@ struct ServerAddressTests {
         #expect(ServerAddress.redirect(location, from: url) == leads)
     }
 
+    /// An href read from a server's answer: a path, one below the collection, or a whole URL,
+    /// its scheme written in any case (RFC 3986 3.1) and given back in lower case.
+    @Test(arguments: [
+        ("/dav/ana/tasks/a.ics", "https://a.example:8443/dav/ana/tasks/", "https://a.example:8443/dav/ana/tasks/a.ics"),
+        ("a.ics", "https://a.example/dav/ana/tasks/", "https://a.example/dav/ana/tasks/a.ics"),
+        ("https://b.example/x/a.ics", "https://a.example/dav/", "https://b.example/x/a.ics"),
+        ("HTTPS://b.example/X/a.ics", "https://a.example/dav/", "https://b.example/X/a.ics"),
+        ("Http://b.example/a.ics", "http://a.example/", "http://b.example/a.ics"),
+    ])
+    func anHrefIsReadAgainstTheAddressItCameFrom(href: String, url: String, address: String) {
+        #expect(ServerAddress.resolve(href, against: url) == address)
+    }
+
     @Test(arguments: [
         ("https://cloud.example.org/dav/", "https://cloud.example.org/other/", true),
         ("https://Cloud.Example.org:443/dav/", "https://cloud.example.org/", true),
