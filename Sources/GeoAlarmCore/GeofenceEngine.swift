@@ -351,6 +351,9 @@ public struct GeofenceEngine: Sendable {
         }
     }
 
+    /// Sets `slot`'s tracker apart from fixes: only on a new or reset engine, whose cell is not
+    /// yet measured (``CellMargins`` keeps a margin beyond the reach only for a fence settled
+    /// outside since it was measured).
     private mutating func keep(_ tracker: FenceTracker, at slot: Int) {
         trackers[slot] = tracker
         if tracker.presence != .unknown { keptStates += 1 }
