@@ -70,8 +70,12 @@ public struct WebSettings: Sendable, Equatable {
 /// to http(s) only, and a write none; proxies from the environment, as curl reads them (`https_proxy`, `no_proxy`...).
 ///
 /// The credentials go with the first request (Basic), so that a request is one round trip; a
-/// server that asks for Digest instead gets Digest from then on (each request then takes the
-/// server's challenge first).
+/// server that asks for Digest instead gets Digest from then on. Digest needs the server's
+/// challenge (its nonce) before the credentials can go: libcurl keeps it in the request's handle,
+/// so the client keeps one handle per Digest server and user after a request answered, and the
+/// next request to it answers the kept challenge at once, one round trip again. A request on a
+/// kept handle that is refused (the server dropped its nonce without saying it is stale) is made
+/// once more on a new handle, which takes a new challenge.
 ///
 /// Every call is made on the loop's thread.
 public final class CurlClient: Sendable {
@@ -82,6 +86,14 @@ public final class CurlClient: Sendable {
     /// The servers that asked for Digest (``ServerAddress/server(of:)``: one entry for every way
     /// of writing one).
     private let digestServers = Mutex<Set<String>>([])
+    /// A handle kept after a Digest request answered, by ``reuseKey(_:settings:)``: it holds the
+    /// server's last challenge. Not in `state`: `deinit` frees them, on whatever thread.
+    private let keptHandles = Mutex<[String: KeptHandle]>([:])
+
+    /// An easy handle between two requests: used on the loop's thread only, freed by `deinit`.
+    private struct KeptHandle: @unchecked Sendable {
+        let handle: UnsafeMutableRawPointer
+    }
     private let counted = Mutex(Traffic())
 
     /// What the client sent and received since it was made: for `make bench`'s cost of a look.
@@ -114,6 +126,8 @@ public final class CurlClient: Sendable {
         var headerList: UnsafeMutablePointer<curl_slist>?
         /// The server (`https://host:port`) the credentials go to; nil without credentials.
         var credentialsServer: String?
+        /// Where the handle is kept once the request is answered (a Digest request); nil: freed.
+        var reuseKey: String?
         /// Where libcurl says what went wrong in its own words (the TLS library's reason).
         let errorWords = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         var done: (@Sendable (WebResponse) -> Void)?
@@ -145,12 +159,8 @@ public final class CurlClient: Sendable {
     private static let globalInit: Void = { _ = curl_global_init(3) }()
 
     deinit {
+        for kept in keptHandles.withLock({ $0.values }) { curl_easy_cleanup(kept.handle) }
         if let multi = multi.withLock({ $0 }) { curl_multi_cleanup(multi) }
-    }
-
-    /// Sends `request` and hands the answer to `done` on the loop's thread.
-    public func perform(_ request: WebRequest, settings: WebSettings, done: @escaping @Sendable (WebResponse) -> Void) {
-        loop.execute { [self] in start(request, settings: settings, done: done) }
     }
 
     /// Sends `request` and returns the answer.
@@ -158,8 +168,10 @@ public final class CurlClient: Sendable {
         let server = ServerAddress.server(of: request.url)
         var settings = settings
         settings.digest = digestServers.withLock { $0.contains(server) }
-        let answer = await withCheckedContinuation { continuation in
-            perform(request, settings: settings) { continuation.resume(returning: $0) }
+        let (answer, wasReused) = await send(request, settings: settings, reusing: true)
+        // Refused on a kept handle: its challenge may have gone stale unsaid; a new handle takes a new one.
+        if wasReused, case .response(401, _, _) = answer {
+            return await send(request, settings: settings, reusing: false).answer
         }
         // Basic refused by a server that asks for Digest: Digest, for this one and the next.
         guard settings.username != nil, !settings.digest, case .response(401, let headers, _) = answer,
@@ -167,9 +179,24 @@ public final class CurlClient: Sendable {
         else { return answer }
         _ = digestServers.withLock { $0.insert(server) }
         settings.digest = true
-        return await withCheckedContinuation { continuation in
-            perform(request, settings: settings) { continuation.resume(returning: $0) }
+        return await send(request, settings: settings, reusing: false).answer
+    }
+
+    /// Sends `request` on the loop's thread (on a kept handle, when `reusing` and one is kept for
+    /// it) and returns the answer, and whether the handle was a kept one.
+    private func send(_ request: WebRequest, settings: WebSettings, reusing: Bool) async -> (answer: WebResponse, wasReused: Bool) {
+        await withCheckedContinuation { continuation in
+            loop.execute { [self] in
+                start(request, settings: settings, reusing: reusing) { continuation.resume(returning: ($0, $1)) }
+            }
         }
+    }
+
+    /// Where a Digest request's handle is kept: one for each server (as ``ServerAddress/server(of:)``
+    /// writes it), user and authority file. Nil for any other request.
+    private static func reuseKey(_ request: WebRequest, settings: WebSettings) -> String? {
+        guard settings.digest, let username = settings.username else { return nil }
+        return [ServerAddress.server(of: request.url), username, settings.caFile ?? ""].joined(separator: "\n")
     }
 
     /// Ends every request under way, each answered with `reason` (the agent stops: it does not
@@ -187,11 +214,19 @@ public final class CurlClient: Sendable {
 
     // MARK: Requests
 
-    private func start(_ request: WebRequest, settings: WebSettings, done: @escaping @Sendable (WebResponse) -> Void) {
-        guard let multi = multiHandle(), let handle = curl_easy_init() else { return done(.failure(.unanswered("libcurl could not start a request"))) }
+    private func start(
+        _ request: WebRequest, settings: WebSettings, reusing: Bool, done: @escaping @Sendable (WebResponse, Bool) -> Void
+    ) {
+        let reuseKey = Self.reuseKey(request, settings: settings)
+        let kept = reusing ? reuseKey.flatMap { key in keptHandles.withLock { $0.removeValue(forKey: key)?.handle } } : nil
+        guard let multi = multiHandle(), let handle = kept ?? curl_easy_init() else {
+            return done(.failure(.unanswered("libcurl could not start a request")), false)
+        }
         let transfer = Transfer(handle: handle, largestBody: settings.largestBody)
         if settings.username != nil { transfer.credentialsServer = ServerAddress.origin(of: request.url) }
-        transfer.done = done
+        transfer.reuseKey = reuseKey
+        let wasReused = kept != nil
+        transfer.done = { response in done(response, wasReused) }
         state.value.next += 1
         let number = state.value.next
         if let problem = configure(transfer, number: number, request: request, settings: settings) {
@@ -206,7 +241,10 @@ public final class CurlClient: Sendable {
         }
     }
 
-    /// Sets the request's options; why not, when one is refused.
+    /// Sets the request's options; why not, when one is refused. A kept handle still has its
+    /// last request's options: those that differ between requests on one handle (the method, the
+    /// body, the redirects) are set for every request; the credentials and the authority file
+    /// are the same for every request on it (``reuseKey(_:settings:)``).
     private func configure(_ transfer: Transfer, number: UInt, request: WebRequest, settings: WebSettings) -> String? {
         let handle = transfer.handle
         var failure: CURLcode = CURLE_OK
@@ -218,6 +256,8 @@ public final class CurlClient: Sendable {
             if failure == CURLE_OK { failure = value.withCString { geoalarm_curl_easy_setopt_pointer(handle, option, $0) } }
         }
         text(CURLOPT_URL, request.url)
+        // Without a body below, a kept handle's last one is not sent again.
+        long(CURLOPT_HTTPGET, 1)
         text(CURLOPT_CUSTOMREQUEST, request.method)
         text(CURLOPT_PROTOCOLS_STR, "http,https")
         text(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
@@ -226,11 +266,9 @@ public final class CurlClient: Sendable {
         // A write does not: a PUT would go without its body, and a 303 says the write is done
         // and points elsewhere, where a DELETE must not go. Its 3xx is its answer, for the caller
         // to follow or not.
-        if request.followsRedirects {
-            long(CURLOPT_FOLLOWLOCATION, 1)
-            long(CURLOPT_POSTREDIR, Int(CURL_REDIR_POST_301 | CURL_REDIR_POST_302 | CURL_REDIR_POST_303))
-            long(CURLOPT_MAXREDIRS, 5)
-        }
+        long(CURLOPT_FOLLOWLOCATION, request.followsRedirects ? 1 : 0)
+        long(CURLOPT_POSTREDIR, Int(CURL_REDIR_POST_301 | CURL_REDIR_POST_302 | CURL_REDIR_POST_303))
+        long(CURLOPT_MAXREDIRS, 5)
         long(CURLOPT_NOSIGNAL, 1)
         long(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         long(CURLOPT_TIMEOUT_MS, Int(settings.timeout.components.seconds * 1000))
@@ -375,24 +413,47 @@ public final class CurlClient: Sendable {
     /// A read redirected to another server and refused there (401), where libcurl sends no
     /// credentials: said as such, rather than as the credentials refused; nil otherwise.
     private static func credentialsLeftBehind(_ transfer: Transfer, status: Int) -> WebResponse? {
-        var redirects = 0
-        var reached: UnsafeMutablePointer<CChar>?
-        guard status == 401, let server = transfer.credentialsServer,
-              geoalarm_curl_easy_getinfo_long(transfer.handle, CURLINFO_REDIRECT_COUNT, &redirects) == CURLE_OK, redirects > 0,
-              geoalarm_curl_easy_getinfo_text(transfer.handle, CURLINFO_EFFECTIVE_URL, &reached) == CURLE_OK, let reached
+        guard status == 401, let server = transfer.credentialsServer, let address = reached(by: transfer),
+              !ServerAddress.isSameServer(address, server)
         else { return nil }
-        let address = String(cString: reached)
-        guard !ServerAddress.isSameServer(address, server) else { return nil }
         return .failure(.refusedElsewhere(address))
+    }
+
+    /// The address a finished transfer ended at, after the redirects it followed.
+    private static func reached(by transfer: Transfer) -> String? {
+        var reached: UnsafeMutablePointer<CChar>?
+        guard geoalarm_curl_easy_getinfo_text(transfer.handle, CURLINFO_EFFECTIVE_URL, &reached) == CURLE_OK, let reached
+        else { return nil }
+        return String(cString: reached)
     }
 
     private func finish(_ transfer: Transfer, number: UInt, with response: WebResponse, multi: UnsafeMutableRawPointer?) {
         if let multi { curl_multi_remove_handle(multi, transfer.handle) }
-        curl_easy_cleanup(transfer.handle)
+        if !keep(transfer, answered: response) { curl_easy_cleanup(transfer.handle) }
         curl_slist_free_all(transfer.headerList)
         let done = transfer.done
         transfer.done = nil
         done?(response)
+    }
+
+    /// Keeps a Digest request's handle, with the challenge it answered, for the next request to
+    /// its server; false (the caller frees it) when the request was not answered, was refused or
+    /// ended on another server (its challenge may be that one's), or a handle is kept there already.
+    private func keep(_ transfer: Transfer, answered response: WebResponse) -> Bool {
+        guard let key = transfer.reuseKey, case .response(let status, _, _) = response, status != 401,
+              let server = transfer.credentialsServer, let address = Self.reached(by: transfer),
+              ServerAddress.isSameServer(address, server)
+        else { return false }
+        // What pointed into the transfer, freed once it is done, points nowhere while the handle waits.
+        for option in [CURLOPT_ERRORBUFFER, CURLOPT_HTTPHEADER, CURLOPT_WRITEDATA, CURLOPT_HEADERDATA] {
+            guard geoalarm_curl_easy_setopt_pointer(transfer.handle, option, nil) == CURLE_OK else { return false }
+        }
+        let handle = KeptHandle(handle: transfer.handle)
+        return keptHandles.withLock { kept in
+            guard kept[key] == nil else { return false }
+            kept[key] = handle
+            return true
+        }
     }
 
     // MARK: What arrives

@@ -168,6 +168,33 @@ struct CalDAVClientTests {
         let answers = server.stderrLines.filter { $0.hasPrefix("auth ") }
         #expect(answers.filter { $0 == "auth basic" }.count == 1, "Basic once, then Digest: \(answers)")
         #expect(answers.filter { $0 == "auth digest ok" }.count >= 4 && answers.last == "auth digest wrong", "\(answers)")
+        // The challenge is taken once and answered at once from then on: a request goes without
+        // credentials only at the first Digest one, and for the wrong password, made again on a
+        // new handle after its refusal on the kept one.
+        #expect(answers.filter { $0 == "auth none" }.count == 2, "\(answers)")
+    }
+
+    /// A request on a handle kept from a Digest request sends its own body only (a GET after a
+    /// PUT sends none), and a server whose nonces serve one request each is still answered: the
+    /// refusal on the kept handle is followed by the request on a new one, with a new challenge.
+    @Test(arguments: [false, true])
+    func aKeptDigestChallengeServesTheNextRequest(noncesServeOnce: Bool) async throws {
+        let (server, url) = try HostileDAV.start("digest:ana:secret" + (noncesServeOnce ? ":once" : ""))
+        defer { server.stop() }
+        let client = CurlClient(loop: Self.loop)
+        let settings = WebSettings(username: "ana", password: "secret")
+        let task = url + "task-1.ics"
+        let put = WebRequest(method: "PUT", url: task, headers: [("If-Match", "\"1\"")], body: Array("BEGIN:VCALENDAR".utf8))
+        for request in [WebRequest(method: "GET", url: task), put, WebRequest(method: "GET", url: task)] {
+            let answer = await client.perform(request, settings: settings)
+            guard case .response(let status, _, _) = answer else { Issue.record("\(request.method): \(answer)"); return }
+            #expect(status == (request.method == "PUT" ? 204 : 200), "\(request.method): \(status)")
+        }
+        let answers = server.stderrLines.filter { $0.hasPrefix("auth ") }
+        let retaken = noncesServeOnce ? ["auth digest used", "auth none", "auth digest ok"] : ["auth digest ok"]
+        #expect(answers == ["auth basic", "auth none", "auth digest ok"] + retaken + retaken, "\(answers)")
+        #expect(server.stderrLines.filter { $0.hasPrefix("GET with") }.allSatisfy { $0 == "GET with 0 bytes" }, "\(server.stderrLines)")
+        #expect(server.stderrLines.contains("PUT of 15 bytes over \"1\""), "\(server.stderrLines)")
     }
 
     // MARK: Hostile servers

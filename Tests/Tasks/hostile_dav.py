@@ -45,7 +45,12 @@ request on stderr:
                         qop=auth), as Baikal and older SabreDAV servers do by default: a request
                         without it, or with a wrong one, is answered 401 with a challenge;
                         logs `auth basic`, `auth none`, `auth digest ok` or `auth digest wrong`,
-                        and a PUT's size and If-Match (it is made: 204)
+                        the size of each request's body (`GET with 0 bytes`), and a PUT's size
+                        and If-Match (it is made: 204)
+    digest:USER:PASS:once
+                        the same, each challenge's nonce good for one request: a nonce used
+                        before is answered 401 with a new challenge that does not say it is
+                        stale (logs `auth digest used`), as a strict server may
 """
 import gzip
 import hashlib
@@ -153,11 +158,15 @@ def web_root(handler, request):
     return handler.answer(404, "no such thing", content_type="text/plain")
 
 
-def digest(handler, request, user, password):
-    """The digest:USER:PASS mode."""
-    realm, nonce = "geoalarm tests", "5f0c1e2d"
+NONCES = [0]
+
+
+def digest(handler, request, user, password, once=False):
+    """The digest:USER:PASS and digest:USER:PASS:once modes."""
+    realm, nonce = "geoalarm tests", f"5f0c1e2d{NONCES[0]}"
     def md5(text):
         return hashlib.md5(text.encode()).hexdigest()
+    print(f"{handler.command} with {len(request)} bytes", file=sys.stderr, flush=True)
     scheme, _, fields = handler.headers.get("Authorization", "").partition(" ")
     if scheme.lower() == "digest":
         given = {name: quoted or plain for name, quoted, plain in re.findall(r'(\w+)=(?:"([^"]*)"|([^,\s]*))', fields)}
@@ -165,7 +174,11 @@ def digest(handler, request, user, password):
         expected = md5(":".join([secret, nonce, given.get("nc", ""), given.get("cnonce", ""), given.get("qop", ""),
                                  md5(f"{handler.command}:{given.get('uri', '')}")]))
         ok = given.get("username") == user and given.get("response") == expected
-        print(f"auth digest {'ok' if ok else 'wrong'}", file=sys.stderr, flush=True)
+        used = given.get("nonce") != nonce
+        print(f"auth digest {'used' if used else 'ok' if ok else 'wrong'}", file=sys.stderr, flush=True)
+        if once:
+            NONCES[0] += 1
+            nonce = f"5f0c1e2d{NONCES[0]}"
     else:
         ok = False
         print(f"auth {scheme.lower() or 'none'}", file=sys.stderr, flush=True)
@@ -360,7 +373,7 @@ class Handler(BaseHTTPRequestHandler):
         if MODE.startswith("moved:"):
             return moved(self, request, int(MODE.split(":")[1]), MODE.split(":")[2:] == ["absolute"])
         if MODE.startswith("digest:"):
-            return digest(self, request, *MODE.split(":")[1:3])
+            return digest(self, request, *MODE.split(":")[1:3], once=MODE.endswith(":once"))
         if MODE.startswith("sync-parts:"):
             return sync_parts(self, request, int(MODE.split(":")[1]))
         return self.answer(500, "unknown mode", content_type="text/plain")
