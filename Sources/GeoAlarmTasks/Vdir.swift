@@ -39,8 +39,8 @@ public struct Vdir: Sendable {
     }
 
     /// Every object of the folder, in the order of their names; throws when the folder itself
-    /// cannot be read. A link to another object of the folder is that object, read once under
-    /// its own name (not twice, the second passed over as a task seen already).
+    /// cannot be read. A link to another object of the folder is that object, read (or said
+    /// unreadable) once under its own name, not twice.
     public func read() throws(SystemError) -> Contents {
         var contents = Contents()
         let names = try System.folderEntries(folder).filter { $0.hasSuffix(Self.fileExtension) && !$0.hasPrefix(".") }.sorted()
@@ -51,9 +51,10 @@ public struct Vdir: Sendable {
                 contents.problems.append((path, "more than \(Self.mostObjects) files in the folder: the rest are not read"))
                 break
             }
-            switch readFile(path) {
-            case .success(let read) where read.file != path && listed.contains(PathParts.split(read.file).name): continue
-            case .success(let read): contents.objects.append(Object(path: path, bytes: read.bytes))
+            let read = readFile(path)
+            if read.file != path && listed.contains(PathParts.split(read.file).name) { continue }
+            switch read.bytes {
+            case .success(let bytes): contents.objects.append(Object(path: path, bytes: bytes))
             case .failure(let problem): contents.problems.append((path, problem.description))
             }
         }
@@ -65,26 +66,27 @@ public struct Vdir: Sendable {
     /// What is read is what was checked: a link's target as found, and no link put in the place
     /// of either meanwhile (a link swapped to point out of the folder is not followed).
     public func readObject(_ path: String) -> Result<[UInt8], TaskProblem> {
-        readFile(path).map(\.bytes)
+        readFile(path).bytes
     }
 
-    /// ``readObject(_:)``, with the file the bytes came from: `path`, or the target of a link there.
-    private func readFile(_ path: String) -> Result<(file: String, bytes: [UInt8]), TaskProblem> {
-        guard let link = (try? System.linkStatus(path)) ?? nil else { return .failure(TaskProblem("it is gone")) }
+    /// ``readObject(_:)``, with the file the bytes come from (or would): `path`, or the target of
+    /// a link there once it is found in the folder.
+    private func readFile(_ path: String) -> (file: String, bytes: Result<[UInt8], TaskProblem>) {
+        guard let link = (try? System.linkStatus(path)) ?? nil else { return (path, .failure(TaskProblem("it is gone"))) }
         var checked = path
         if link.st_mode & S_IFMT == S_IFLNK {
             guard let target = try? System.realPath(path) else {
-                return .failure(TaskProblem("a link to nothing (its target is missing, or the links loop): not read"))
+                return (path, .failure(TaskProblem("a link to nothing (its target is missing, or the links loop): not read")))
             }
             guard let folderPath = try? System.realPath(folder), PathParts.split(target).folder == folderPath
-            else { return .failure(TaskProblem("a link out of the folder: not read")) }
+            else { return (path, .failure(TaskProblem("a link out of the folder: not read"))) }
             checked = target
         }
-        if let problem = FileSafety.notRegularFileProblem(checked) { return .failure(TaskProblem(problem)) }
+        if let problem = FileSafety.notRegularFileProblem(checked) { return (checked, .failure(TaskProblem(problem))) }
         do {
-            return .success((checked, try UserFile.contents(of: checked, limit: Self.largestObject, followingLinks: false)))
+            return (checked, .success(try UserFile.contents(of: checked, limit: Self.largestObject, followingLinks: false)))
         } catch {
-            return .failure(TaskProblem(error.isOverLimit ? "\(error): not read" : "cannot read: \(error)"))
+            return (checked, .failure(TaskProblem(error.isOverLimit ? "\(error): not read" : "cannot read: \(error)")))
         }
     }
 
@@ -100,7 +102,8 @@ public struct Vdir: Sendable {
     public func write(_ bytes: [UInt8], to path: String, replacing expected: [UInt8]?) throws(WriteProblem) {
         var destination = path
         if let expected {
-            guard case .success(let current) = readFile(path), current.bytes == expected else { throw .changed }
+            let current = readFile(path)
+            guard case .success(let found) = current.bytes, found == expected else { throw .changed }
             destination = current.file
         } else if (try? System.linkStatus(path)) ?? nil != nil {
             throw .changed
@@ -135,7 +138,8 @@ public struct Vdir: Sendable {
 
     /// Deletes the file at `path`, when it still holds `expected` (a link: its target, then the link).
     public func delete(_ path: String, expected: [UInt8]) throws(WriteProblem) {
-        guard case .success(let current) = readFile(path), current.bytes == expected else { throw .changed }
+        let current = readFile(path)
+        guard case .success(let found) = current.bytes, found == expected else { throw .changed }
         do {
             try System.remove(current.file)
             if current.file != path { try System.remove(path) }

@@ -161,9 +161,15 @@ struct TaskListTests {
         let other = Self.object(["UID:b", "SUMMARY:B"])
         try Data(other).write(to: URL(fileURLWithPath: folder + "/b.txt"))
         try FileManager.default.createSymbolicLink(atPath: folder + "/b.ics", withDestinationPath: "b.txt")
+        // A link to a task file of the folder that cannot be read: the file is named, once.
+        try Data(count: Vdir.largestObject + 1).write(to: URL(fileURLWithPath: folder + "/c.ics"))
+        try FileManager.default.createSymbolicLink(atPath: folder + "/1.ics", withDestinationPath: "c.ics")
         let contents = try vdir.read()
-        #expect(contents.objects.map(\.path) == [folder + "/a.ics", folder + "/b.ics"] && contents.problems.isEmpty)
+        #expect(contents.objects.map(\.path) == [folder + "/a.ics", folder + "/b.ics"])
         #expect(contents.objects.map(\.bytes) == [done, other])
+        #expect(contents.problems.map(\.path) == [folder + "/c.ics"], "\(contents.problems)")
+        try FileManager.default.removeItem(atPath: folder + "/1.ics")
+        try FileManager.default.removeItem(atPath: folder + "/c.ics")
         try vdir.delete(folder + "/0.ics", expected: done)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["b.ics", "b.txt"])
     }
