@@ -79,6 +79,15 @@ public struct ServerSettings: Sendable, Equatable {
         self.caFile = caFile
         self.poll = poll
     }
+
+    /// Whether the credentials cross a network unencrypted: a user over plain http to a host other
+    /// than this machine (`localhost`, a loopback address).
+    public var sendsCredentialsUnencrypted: Bool {
+        guard username != nil, url.hasPrefix("http://") else { return false }
+        guard case .success(let authority) = HostAndPort.split(ServerAddress.origin(of: url).dropFirst("http://".count))
+        else { return true }
+        return !(authority.host.lowercased() == "localhost" || IPAddress(String(authority.host))?.isLoopback == true)
+    }
 }
 
 extension ServerSettings {

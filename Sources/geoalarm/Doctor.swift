@@ -101,9 +101,15 @@ struct Doctor: AsyncParsableCommand {
             \(list.settings.location): \(server)\(DisplayText.counted(list.reminders.count, "reminder")) and \
             \(DisplayText.counted(list.alarms.count, "time alarm")) from \(DisplayText.counted(list.objectCount, "task"))
             """
-        guard let first = list.problems.first else { return Finding(.ok, name, counts) }
-        return Finding(.note, name, "\(counts); \(DisplayText.counted(list.problems.count, "problem")), the first: \(first)",
-                       advice: "geoalarm check lists them all")
+        if let first = list.problems.first {
+            return Finding(.note, name, "\(counts); \(DisplayText.counted(list.problems.count, "problem")), the first: \(first)",
+                           advice: "geoalarm check lists them all")
+        }
+        if case .server(let server) = list.settings.source, server.sendsCredentialsUnencrypted {
+            return Finding(.note, name, "\(counts); its credentials cross the network unencrypted (http)",
+                           advice: "give url as https:// (a server without TLS of its own can have it from a proxy before it)")
+        }
+        return Finding(.ok, name, counts)
     }
 
     /// What to do when a task list's server cannot be used.

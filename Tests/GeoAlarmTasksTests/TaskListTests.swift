@@ -239,6 +239,23 @@ struct ServerAddressTests {
         #expect(ServerAddress.resolve(href, against: url) == address)
     }
 
+    /// Credentials over plain http to another machine are said (by `doctor`); not over https, not
+    /// to this machine, not without a user.
+    @Test(arguments: [
+        ("http://dav.home.example:5232/ana/tasks/", "ana", true),
+        ("http://192.168.1.20/dav/", "ana", true),
+        ("http://[fd00::20]:5232/", "ana", true),
+        ("https://dav.home.example/ana/tasks/", "ana", false),
+        ("http://localhost:5232/ana/tasks/", "ana", false),
+        ("http://LocalHost/", "ana", false),
+        ("http://127.0.0.1:5232/", "ana", false),
+        ("http://[::1]:5232/", "ana", false),
+        ("http://dav.home.example/public/", nil, false),
+    ])
+    func credentialsOverPlainHTTPToAnotherMachineAreKnown(url: String, username: String?, unencrypted: Bool) {
+        #expect(ServerSettings(url: url, username: username).sendsCredentialsUnencrypted == unencrypted)
+    }
+
     @Test(arguments: [
         ("https://cloud.example.org/dav/", "https://cloud.example.org/other/", true),
         ("https://Cloud.Example.org:443/dav/", "https://cloud.example.org/", true),
