@@ -121,6 +121,12 @@ public struct MQTTSettings: Sendable, Equatable {
         "\(usesTLS ? "mqtts" : "mqtt")://\(IPAddress.shown(host)):\(port)"
     }
 
+    /// Whether the credentials cross a network unencrypted: a user over `mqtt://` (no TLS) to a
+    /// broker on another machine than this one.
+    public var sendsCredentialsUnencrypted: Bool {
+        username != nil && !usesTLS && !IPAddress.isThisMachine(host)
+    }
+
     /// The client id to connect with: the configured one, else `geoalarm-HOSTNAME`.
     public func clientID(hostName: String) -> String {
         clientID ?? "geoalarm-\(hostName)"

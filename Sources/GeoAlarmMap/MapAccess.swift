@@ -37,7 +37,7 @@ public struct MapAccess: Sendable {
             hosts = .anyAddress(port: port, names: Set((machineNames + ["localhost"]).map { "\($0.lowercased()):\(port)" }))
         } else {
             var accepted: Set<String> = ["\(IPAddress.shown(host).lowercased()):\(port)"]
-            if address?.isLoopback == true || host.lowercased() == "localhost" { accepted.insert("localhost:\(port)") }
+            if IPAddress.isThisMachine(host) { accepted.insert("localhost:\(port)") }
             hosts = .exactly(accepted)
         }
     }

@@ -31,6 +31,12 @@ public struct IPAddress: Sendable, Equatable {
         return bytes == Array(repeating: 0, count: 15) + [1]
     }
 
+    /// Whether `host` (a name or an address, without brackets) is this machine: `localhost`, or a
+    /// loopback address. What goes to it crosses no network.
+    public static func isThisMachine(_ host: some StringProtocol) -> Bool {
+        host.lowercased() == "localhost" || IPAddress(String(host))?.isLoopback == true
+    }
+
     /// `0.0.0.0` or `::`: every address of the machine, to a listening socket.
     public var isUnspecified: Bool { bytes.allSatisfy { $0 == 0 } }
 

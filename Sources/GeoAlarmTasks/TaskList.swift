@@ -86,7 +86,7 @@ public struct ServerSettings: Sendable, Equatable {
         guard username != nil, url.hasPrefix("http://") else { return false }
         guard case .success(let authority) = HostAndPort.split(ServerAddress.origin(of: url).dropFirst("http://".count))
         else { return true }
-        return !(authority.host.lowercased() == "localhost" || IPAddress(String(authority.host))?.isLoopback == true)
+        return !IPAddress.isThisMachine(authority.host)
     }
 }
 

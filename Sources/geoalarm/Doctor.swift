@@ -199,7 +199,9 @@ struct Doctor: AsyncParsableCommand {
         let who = settings.username.map { " as \($0)" } ?? ""
         switch answer {
         case .connected?, .received?:
-            return Finding(.ok, "mqtt", "\(settings.url) takes the connection\(who)")
+            guard settings.sendsCredentialsUnencrypted else { return Finding(.ok, "mqtt", "\(settings.url) takes the connection\(who)") }
+            return Finding(.note, "mqtt", "\(settings.url) takes the connection\(who); the credentials cross the network unencrypted (mqtt://)",
+                           advice: "give url as mqtts:// (brokers take TLS on port 8883), with cafile for a private authority")
         case .unavailable(let reason)?:
             // "the broker refused the connection" is the broker's answer; "Connection refused", no broker there.
             let advice = if reason.contains("refused the connection") {

@@ -248,6 +248,21 @@ struct MQTTFormatTests {
         }
     }
 
+    /// Credentials to a broker on another machine without TLS are said (by `doctor`); not over
+    /// TLS, not to this machine, not without a user.
+    @Test(arguments: [
+        ("broker.home.example", false, "agent", true),
+        ("fd00::20", false, "agent", true),
+        ("broker.home.example", true, "agent", false),
+        ("localhost", false, "agent", false),
+        ("127.0.0.1", false, "agent", false),
+        ("::1", false, "agent", false),
+        ("broker.home.example", false, nil, false),
+    ])
+    func credentialsToABrokerWithoutTLSOnAnotherMachineAreKnown(host: String, usesTLS: Bool, username: String?, unencrypted: Bool) {
+        #expect(MQTTSettings(host: host, usesTLS: usesTLS, username: username).sendsCredentialsUnencrypted == unencrypted)
+    }
+
     @Test func aPasswordFileMustBeTheUsersAloneAndNotEmpty() throws {
         let config = try Command.temporaryFile("")
         let folder = (config as NSString).deletingLastPathComponent
