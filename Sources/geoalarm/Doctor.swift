@@ -84,7 +84,8 @@ struct Doctor: AsyncParsableCommand {
     }
 
     /// A task list: its folder readable, or its server reachable, the credentials accepted and
-    /// the collection found; how many reminders, and the tasks passed over.
+    /// the collection found; how many reminders, and the tasks passed over; credentials that
+    /// cross the network unencrypted.
     private func checkTaskList(_ list: TaskListLoad, outcome: ServerTaskLists.Outcome?) -> Finding {
         let name = "tasklist \(list.settings.name)"
         if let problem = outcome?.problem {
@@ -183,7 +184,8 @@ struct Doctor: AsyncParsableCommand {
     /// Seconds the broker of `[mqtt]` has to take a connection.
     static let brokerWait = 5.0
 
-    /// The broker of `[mqtt]`: whether it takes a connection with the config's credentials and TLS.
+    /// The broker of `[mqtt]`: whether it takes a connection with the config's credentials and
+    /// TLS, and whether those credentials cross the network unencrypted.
     private func checkMQTT(config: Config?) async -> Finding {
         guard let config else { return Finding(.skip, "mqtt", "no valid config to read [mqtt] from") }
         guard let settings = config.mqtt?.broker else { return Finding(.skip, "mqtt", "no [mqtt] table: no broker is used") }
