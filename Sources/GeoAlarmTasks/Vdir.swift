@@ -90,6 +90,14 @@ public struct Vdir: Sendable {
         }
     }
 
+    /// The file a write or a delete at `path` acts on (`path`, or the target of a link there),
+    /// when it still holds `expected`, the bytes last read; ``WriteProblem/changed`` otherwise.
+    private func file(at path: String, holding expected: [UInt8]) throws(WriteProblem) -> String {
+        let current = readFile(path)
+        guard case .success(let found) = current.bytes, found == expected else { throw .changed }
+        return current.file
+    }
+
     /// Why a write was not made.
     public enum WriteProblem: Error, Sendable {
         /// The file is not what was read any more: read it again.
@@ -102,9 +110,7 @@ public struct Vdir: Sendable {
     public func write(_ bytes: [UInt8], to path: String, replacing expected: [UInt8]?) throws(WriteProblem) {
         var destination = path
         if let expected {
-            let current = readFile(path)
-            guard case .success(let found) = current.bytes, found == expected else { throw .changed }
-            destination = current.file
+            destination = try file(at: path, holding: expected)
         } else if (try? System.linkStatus(path)) ?? nil != nil {
             throw .changed
         }
@@ -138,11 +144,10 @@ public struct Vdir: Sendable {
 
     /// Deletes the file at `path`, when it still holds `expected` (a link: its target, then the link).
     public func delete(_ path: String, expected: [UInt8]) throws(WriteProblem) {
-        let current = readFile(path)
-        guard case .success(let found) = current.bytes, found == expected else { throw .changed }
+        let target = try file(at: path, holding: expected)
         do {
-            try System.remove(current.file)
-            if current.file != path { try System.remove(path) }
+            try System.remove(target)
+            if target != path { try System.remove(path) }
         } catch {
             throw .failed("\(path): \(error.reason)")
         }
