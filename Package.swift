@@ -143,8 +143,8 @@ let package = Package(
         .target(
             name: "GeoAlarmMap",
             dependencies: [
-                "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmScanners", "GeoAlarmStore", "GeoAlarmSystem",
-                "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOutput", "GeoAlarmScanners", "GeoAlarmStore",
+                "GeoAlarmSystem", "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.embedInCode("Page/map.js"), .embedInCode("Page/map.css")]

@@ -2,6 +2,7 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmOutput
 import GeoAlarmStore
 import GeoAlarmSystem
 
@@ -147,15 +148,11 @@ struct MapData: Sendable {
         return object.text
     }
 
+    /// An event as `geoalarm history --json` prints it (the agent's event log's JSON object).
     private static func eventJSON(_ entry: StateStore.HistoryEntry) -> String {
-        var object = JSONObject()
-        object.add("time", entry.time.map(Timestamp.iso8601))
-        object.add("kind", entry.kind.rawValue)
-        object.add("id", entry.reminderID)
-        object.add("title", entry.title)
-        object.add("lat", number: entry.coordinate?.latitude)
-        object.add("lon", number: entry.coordinate?.longitude)
-        return object.text
+        EventFormat.json.line(for: EventRecord(
+            time: entry.time, kind: entry.kind, reminderID: entry.reminderID, title: entry.title,
+            coordinate: entry.coordinate, distance: entry.distance, device: entry.device))
     }
 }
 

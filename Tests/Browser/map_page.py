@@ -188,21 +188,31 @@ def text_only(page, reminder, title):
 
 
 def live(page):
-    """Says when the page watches; then, for each "LAT LON" line on stdin (a position the agent
-    has saved), waits until the page shows you there."""
+    """Says when the page watches; then, for each "LAT LON EVENTS LAST" line on stdin (a position
+    the agent has saved, how many events the map lists and the newest one's kind), waits until
+    the page shows you there and lists those events, the newest first."""
     print("watching", flush=True)
     for line in sys.stdin:
-        lat, lon = (float(part) for part in line.split())
+        lat, lon, events, last = line.split()
         page.wait_for_function(
             """([lat, lon]) => {
                 const dot = document.querySelector("path.position");
                 return dot !== null && Math.abs(Number(dot.dataset.lat) - lat) < 1e-9
                     && Math.abs(Number(dot.dataset.lon) - lon) < 1e-9;
             }""",
-            arg=[lat, lon],
+            arg=[float(lat), float(lon)],
             timeout=TIMEOUT_MS,
         )
-        print(f"position {lat} {lon}", flush=True)
+        page.wait_for_function(
+            """([count, kind]) => {
+                const items = document.querySelectorAll("#history li");
+                return items.length === count && items[0].className === `event-${kind}`
+                    && document.querySelectorAll(`path.event.event-${kind}`).length > 0;
+            }""",
+            arg=[int(events), last],
+            timeout=TIMEOUT_MS,
+        )
+        print(f"position {lat} {lon}, {events} events, the last {last}", flush=True)
 
 
 def refused(url):

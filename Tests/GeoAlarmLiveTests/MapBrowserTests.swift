@@ -154,7 +154,8 @@ struct MapBrowserTests {
     }
 
     /// The position on the page is the agent's, and moves with it: after each half of the demo
-    /// walk, the page shows the last fix the agent saved.
+    /// walk, the page shows the last fix the agent saved, and lists the events it recorded
+    /// (this machine's, at a place), the newest first.
     @Test func theLivePositionFollowsTheAgent() throws {
         let session = try MapSession()
         // To the bakery, then the rest: each half has changes of side, which the agent saves with their fix.
@@ -179,7 +180,10 @@ struct MapBrowserTests {
             #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
             let store = try #require(try StateStore(readingFrom: session.statePath))
             let fix = try #require(try store.lastFix())
-            try System.writeAll(write, Array("\(fix.coordinate.latitude) \(fix.coordinate.longitude)\n".utf8))
+            let events = try store.history().filter { $0.coordinate != nil && $0.device == nil }
+            let last = try #require(events.last, "the walk's half crosses a fence")
+            try System.writeAll(write, Array(
+                "\(fix.coordinate.latitude) \(fix.coordinate.longitude) \(events.count) \(last.kind.rawValue)\n".utf8))
             #expect(browser.waitUntil { $0.stdoutLines.count == number + 2 }, "\(browser.stdout) \(browser.stderr)")
             shown.append(fix.coordinate)
         }

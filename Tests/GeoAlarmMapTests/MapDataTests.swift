@@ -2,7 +2,7 @@ import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 @testable import GeoAlarmMap
-import GeoAlarmStore
+@testable import GeoAlarmStore
 import GeoAlarmTestSupport
 import Testing
 
@@ -75,6 +75,28 @@ struct MapDataTests {
         let position = try #require(snapshot["position"] as? [String: Any])
         #expect(position["lat"] as? Double == 38.71 && position["error"] as? Double == 12.5)
         #expect((shapes["collections"] as? [[String: Any]])?.first?["places"] as? Double == 2500)
+    }
+
+    /// The recent events are the objects `geoalarm history --json` prints, oldest first: the
+    /// same keys as the agent's event log, so that whoever reads one reads the other.
+    @Test func theHistoryIsListedAsTheEventLogWritesIt() throws {
+        var data = MapData(config: try Self.config())
+        let at = Coordinate(latitude: 38.7104, longitude: -9.1365)
+        data.state.history = [
+            StateStore.HistoryEntry(
+                time: Date(timeIntervalSince1970: 1_800_000_000), kind: .arrive, reminderID: "bread", title: "Buy bread",
+                coordinate: at, distance: 12.34),
+            StateStore.HistoryEntry(
+                time: Date(timeIntervalSince1970: 1_800_000_600), kind: .leave, reminderID: "block", title: "The block",
+                coordinate: at, distance: 80),
+        ]
+        let history = try #require(try Self.object(data.stateJSON(now: Date()))["history"] as? [[String: Any]])
+        #expect(history.map { $0["event"] as? String } == ["arrive", "leave"])
+        #expect(history.map { $0["reminder"] as? String } == ["bread", "block"])
+        #expect(history[0]["title"] as? String == "Buy bread" && history[0]["time"] as? String == "2027-01-15T08:00:00Z")
+        #expect(history[0]["lat"] as? Double == 38.7104 && history[0]["lon"] as? Double == -9.1365)
+        #expect(history[0]["distance_m"] as? Double == 12.3)
+        #expect(history[0]["kind"] == nil && history[0]["id"] == nil, "no second vocabulary for an event")
     }
 
     /// A view over the whole grid is capped and says so; a small view lists all it holds.

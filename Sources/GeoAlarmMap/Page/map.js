@@ -298,18 +298,20 @@
     dot.bindTooltip(asText(`You, at ${position.time ? new Date(position.time).toLocaleTimeString() : "an unknown time"}`));
   }
 
+  /** The recent events, newest first: each an object of the event log's JSON lines
+   * (`geoalarm history --json`). */
   function drawHistory(events) {
     historyLayer.clearLayers();
     historyList.replaceChildren();
-    for (const event of events.slice().reverse()) {
+    for (const entry of events.slice().reverse()) {
       const item = document.createElement("li");
-      item.className = `event-${event.kind}`;
-      const time = event.time ? new Date(event.time) : null;
-      item.textContent = `${time ? time.toLocaleString() : "?"}: ${event.kind} ${event.title}`;
-      if (event.lat !== null && event.lon !== null) {
-        const marker = L.circleMarker([event.lat, event.lon], { radius: 4, className: `event event-${event.kind}`, bubblingMouseEvents: false }).addTo(historyLayer);
+      item.className = `event-${entry.event}`;
+      const time = entry.time ? new Date(entry.time) : null;
+      item.textContent = `${time ? time.toLocaleString() : "?"}: ${entry.event} ${entry.title}`;
+      if (entry.lat !== null && entry.lon !== null) {
+        const marker = L.circleMarker([entry.lat, entry.lon], { radius: 4, className: `event event-${entry.event}`, bubblingMouseEvents: false }).addTo(historyLayer);
         marker.bindTooltip(asText(item.textContent));
-        item.addEventListener("click", () => map.setView([event.lat, event.lon], Math.max(map.getZoom(), 16)));
+        item.addEventListener("click", () => map.setView([entry.lat, entry.lon], Math.max(map.getZoom(), 16)));
       }
       historyList.append(item);
     }
