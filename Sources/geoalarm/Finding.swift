@@ -28,9 +28,11 @@ struct Finding {
     }
 
     /// "FAIL  gpsd: localhost:2947: connection refused. Do: start gpsd (...)", its control
-    /// characters escaped (a path, or what a server said of itself, may hold them).
+    /// characters escaped (a path, or what a server said of itself, may hold them). A detail
+    /// that is already a sentence (an error's message) keeps its own full stop.
     var line: String {
         let label = verdict.rawValue + String(repeating: " ", count: max(0, 5 - verdict.rawValue.count))
-        return DisplayText.escaped("\(label) \(subject): \(detail)" + (advice.map { ". Do: \($0)" } ?? ""))
+        let stop = detail.hasSuffix(".") ? " " : ". "
+        return DisplayText.escaped("\(label) \(subject): \(detail)" + (advice.map { stop + "Do: \($0)" } ?? ""))
     }
 }

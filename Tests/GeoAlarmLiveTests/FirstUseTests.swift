@@ -148,6 +148,21 @@ struct FirstUseTests {
         #expect(down.stdoutLines.contains("skip  fix: gpsd cannot be asked"))
     }
 
+    /// A first run, before any config: doctor says where it looked and how to make one, in
+    /// one sentence each (the loader's message ends with its own full stop).
+    @Test func doctorWithoutAConfigSaysWhereItLookedAndHowToMakeOne() throws {
+        let (home, environment) = try Self.emptyHome()
+        let nothingListens = try GPSFake()
+        let result = try Command.run(
+            ["doctor", "--headless", "--gpsd", "localhost:\(nothingListens.port)", "--wait", "0"], environment: environment)
+        #expect(result.status == 1)
+        #expect(result.stdoutLines.contains(
+            "FAIL  config: no config file found; tried \(home)/.config/geoalarm/config.toml, /etc/geoalarm/config.toml. "
+                + "Create one (see config/example.toml) or pass --config FILE. "
+                + "Do: make one with geoalarm add --title TITLE --here (or --at LAT,LON)"), "\(result.stdout)")
+        #expect(!result.stdout.contains(".."), "\(result.stdout)")
+    }
+
     @Test func doctorFailsOnABrokenConfigAndAnOpenStateFile() throws {
         let (_, environment) = try Self.emptyHome()
         let config = try Command.temporaryFile("[[reminder]]\ntitle = \"No place\"\n")
