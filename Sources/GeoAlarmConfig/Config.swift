@@ -22,6 +22,11 @@ public struct Config: Sendable {
     public var alarms: [TimeAlarm] = []
     /// The ids of all `[[reminder]]` tables, with a place or a time, in file order.
     public var idsInFileOrder: [String] = []
+    /// Every id a new reminder may not take: the reminders' and time alarms', the collections'
+    /// and the task lists'.
+    public var takenIDs: Set<String> {
+        Set(idsInFileOrder + collections.map(\.id) + taskListSettings.map(\.id))
+    }
     /// `[gpsd] host`, when given.
     public var gpsdHost: String?
     /// `[gpsd] port`, when given.

@@ -154,6 +154,20 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     /// Metres from `point` to the fence: to a circle's centre, or to an area's edge (0 inside it).
     public func distance(from point: Coordinate) -> Double { geometry.distance(from: point) }
 
+    /// The id for a new reminder titled `title`: its slug, numbered ("buy-bread-2", "-3" ...)
+    /// when one of `taken` has it; "reminder" (numbered likewise) for a title without letters or
+    /// digits, which has no slug.
+    public static func newID(titled title: String, taken: Set<String>) -> String {
+        let slug = slug(title).isEmpty ? "reminder" : slug(title)
+        var id = slug
+        var number = 2
+        while taken.contains(id) {
+            id = "\(slug)-\(number)"
+            number += 1
+        }
+        return id
+    }
+
     /// A lowercase identifier made of the title's letters and digits joined by dashes ("Buy bread!" → "buy-bread").
     public static func slug(_ title: String) -> String {
         var words: [String] = []

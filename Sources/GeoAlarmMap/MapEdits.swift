@@ -109,15 +109,7 @@ enum MapEdits {
         }
         guard let location = change.location else { throw Refusal(description: "say where: lat and lon") }
         if let list = change.list { return try addTask(change, title: title, to: list, in: config, store: store) }
-        let taken = Set(config.idsInFileOrder)
-        // A title without letters or digits ("🍞") has no slug: the page has no id field, so one is made up.
-        let slug = Reminder.slug(title).isEmpty ? "reminder" : Reminder.slug(title)
-        var id = slug
-        var number = 2
-        while taken.contains(id) {
-            id = "\(slug)-\(number)"
-            number += 1
-        }
+        let id = Reminder.newID(titled: title, taken: config.takenIDs)
         var fields = [("id", ConfigEditor.quote(id)), ("title", ConfigEditor.quote(title)), ("location", ConfigEditor.quote(location))]
         if let radius = change.radius { fields.append(("radius", ConfigEditor.quote(radius))) }
         if let when = change.when { fields.append(("when", ConfigEditor.quote(when))) }

@@ -56,7 +56,7 @@ struct Add: AsyncParsableCommand {
     @Option(name: .customLong("repeat"), help: ArgumentHelp("always, once or a period such as 12h.", valueName: "repeat"))
     var repetition: String?
 
-    @Option(help: "The reminder's id (default: a slug of the title).")
+    @Option(help: "The reminder's id (default: a slug of the title, numbered when another reminder has it).")
     var id: String?
 
     @Option(help: ArgumentHelp(
@@ -127,14 +127,22 @@ struct Add: AsyncParsableCommand {
         if let radius { fields.append(("radius", ConfigEditor.quote(radius))) }
         if let when { fields.append(("when", ConfigEditor.quote(when))) }
         if let repetition { fields.append(("repeat", ConfigEditor.quote(repetition))) }
+        var added = id ?? Reminder.slug(title)
         try edit(path, creating: creating) { (bytes) throws(ConfigEditor.EditError) in
             var bytes = bytes
             if let place, let at { bytes = try ConfigEditor.definingPlace(place, at: at, in: bytes, path: path) }
+            // Without --id, a title another reminder has (milk at two shops) gets a numbered id,
+            // chosen under the file's lock; a file that does not load keeps the slug, and its
+            // own problems are what the check after the edit reports.
+            if id == nil, let config = try? ConfigLoader.parse(bytes, path: path) {
+                added = Reminder.newID(titled: title, taken: config.takenIDs)
+                if added != Reminder.slug(title) { return ConfigEditor.appendingReminder([("id", ConfigEditor.quote(added))] + fields, to: bytes) }
+            }
             return ConfigEditor.appendingReminder(fields, to: bytes)
         }
         if creating != nil { try Console.line("created \(path)") }
         if let place, at != nil { try Console.line("defined place \(place) in \(path)") }
-        try Console.line("added \(id ?? Reminder.slug(title)) to \(path)")
+        try Console.line("added \(added) to \(path)")
     }
 
     /// Adds the reminder as a new task of the task list `name`, at `at` (or the `[places]` place

@@ -108,6 +108,21 @@ struct LifecycleCommandTests {
         #expect(try String(contentsOfFile: config, encoding: .utf8).hasPrefix(Self.commented))
     }
 
+    /// Milk at two shops: `add` with a title another reminder has writes a numbered id, and says
+    /// which (an id given with --id that is taken is refused, as above).
+    @Test func addingATitleTwiceNumbersTheSecondId() throws {
+        let config = try Command.temporaryFile("")
+        for (shop, id) in [("38.70,-9.10", "buy-milk"), ("38.71,-9.11", "buy-milk-2"), ("38.72,-9.12", "buy-milk-3")] {
+            let add = try Command.run(["add", "-c", config, "--title", "Buy milk", "--at", shop])
+            #expect(add.status == 0 && add.stdoutLines == ["added \(id) to \(config)"], "\(add.stdout)\(add.stderr)")
+        }
+        let list = try Command.run(["list", "-c", config, "--json"])
+        #expect(list.stdoutLines.count == 3 && list.stdoutLines.allSatisfy { $0.contains(#""title":"Buy milk""#) }, "\(list.stdout)")
+        let written = try String(contentsOfFile: config, encoding: .utf8)
+        #expect(!written.contains(#"id = "buy-milk""# + "\n") && written.contains(#"id = "buy-milk-3""#),
+                "the first keeps the id its title gives: \(written)")
+    }
+
     @Test func timeAlarmsAreListedAndRemovedLikeTheOthers() throws {
         let config = try Command.temporaryFile(Self.commented + "\n[[reminder]]\nid = \"call\"\ntitle = \"Call mum\"\nat = \"2026-12-24T16:00\"\n\n# the end\n")
         let state = Command.scratchState()

@@ -52,6 +52,17 @@ struct QuantityTests {
         #expect(Reminder.slug("!!!") == "")
     }
 
+    /// A new reminder's id is its title's slug, numbered past every id taken; a title without
+    /// letters or digits is a "reminder".
+    @Test func aNewReminderTakesTheFirstFreeNumberedSlug() {
+        #expect(Reminder.newID(titled: "Buy milk", taken: []) == "buy-milk")
+        #expect(Reminder.newID(titled: "Buy milk", taken: ["buy-milk"]) == "buy-milk-2")
+        #expect(Reminder.newID(titled: "Buy milk!", taken: ["buy-milk", "buy-milk-2", "buy-milk-4"]) == "buy-milk-3")
+        #expect(Reminder.newID(titled: "🍞", taken: []) == "reminder")
+        #expect(Reminder.newID(titled: "🍞", taken: ["reminder"]) == "reminder-2")
+        #expect(Reminder.newID(titled: "Buy milk", taken: ["buy-milk-2"]) == "buy-milk", "only the id itself counts")
+    }
+
     @Test func spansAreDescribedInTheirTwoLargestUnits() {
         #expect(Span.describe(0.4) == "0 s")
         #expect(Span.describe(-5) == "0 s")

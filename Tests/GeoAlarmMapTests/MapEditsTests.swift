@@ -52,6 +52,29 @@ struct MapEditsTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix(Self.text), "appended, every byte before kept")
     }
 
+    /// A collection's id and a task list's are taken too: a reminder titled as one of them is
+    /// numbered, not refused as a duplicate.
+    @Test func anAddedReminderDoesNotTakeACollectionsOrAListsId() throws {
+        let folder = try Command.temporaryFile("name,lat,lon\nLidl,38.7,-9.1\n", named: "shops.csv")
+        let tasks = URL(fileURLWithPath: folder).deletingLastPathComponent().appendingPathComponent("errands").path
+        try FileManager.default.createDirectory(atPath: tasks, withIntermediateDirectories: true)
+        let path = try Command.temporaryFile(Self.text + """
+            [[collection]]
+            file = "\(folder)"
+            title = "Shop {name}"
+
+            [[tasklist]]
+            name = "Errands"
+            vdir = "\(tasks)"
+
+            """)
+        let config = try ConfigLoader.load(path: path)
+        #expect(try MapEdits.add(MapChange(title: "Shops", latitude: 38.7, longitude: -9.1), to: config) == "shops-2")
+        #expect(try MapEdits.add(MapChange(title: "Errands", latitude: 38.7, longitude: -9.1), to: config) == "errands-2")
+        let after = try ConfigLoader.load(path: path)
+        #expect(Set(after.reminders.map(\.id)).isSuperset(of: ["shops-2", "errands-2"]))
+    }
+
     @Test func anInvalidChangeIsRefusedAsCheckWouldAndNothingIsWritten() throws {
         let (path, config) = try Self.configFile()
         for change in [
