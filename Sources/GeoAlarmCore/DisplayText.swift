@@ -44,6 +44,31 @@ public enum DisplayText {
         }
     }
 
+    /// How many terminal columns `text` takes once escaped: two for each wide character (CJK
+    /// ideographs and kana, Hangul, fullwidth forms, an emoji shown as a picture), one for any
+    /// other, a combining mark going with the character it marks. For aligning a table whatever
+    /// the script of the titles in it.
+    public static func columns(_ text: String) -> Int {
+        text.reduce(0) { $0 + (isWide($1) ? 2 : 1) }
+    }
+
+    /// Whether a terminal shows `character` two columns wide (Unicode's East Asian Wide and
+    /// Fullwidth ranges, and emoji presentation, as `wcwidth` counts them).
+    private static func isWide(_ character: Character) -> Bool {
+        let scalars = character.unicodeScalars
+        guard let first = scalars.first else { return false }
+        // A variation selector 16 asks for the emoji (picture) form of what it follows.
+        if first.properties.isEmojiPresentation || scalars.contains(where: { $0.value == 0xFE0F }) { return true }
+        switch first.value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+             0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
+             0x20000...0x2FFFD, 0x30000...0x3FFFD:
+            return true
+        default:
+            return false
+        }
+    }
+
     /// A count with its noun for people: "1 reminder", "3 reminders", "0 reminders"; `plural`
     /// where the noun takes more than an "s" ("1 entry", "2 entries").
     public static func counted(_ count: Int, _ singular: String, plural: String? = nil) -> String {

@@ -77,6 +77,19 @@ struct QuantityTests {
     }
 
     /// Names quoted in messages: whole when short, their first characters and "…" when long.
+    /// Terminal columns: two for CJK, Hangul, fullwidth forms and emoji pictures, one for Latin
+    /// letters with or without marks, the escapes of control characters counted as written.
+    @Test func textIsMeasuredInTerminalColumns() {
+        #expect(DisplayText.columns("Buy bread") == 9)
+        #expect(DisplayText.columns("Café") == 4 && DisplayText.columns("Cafe\u{301}") == 4)
+        #expect(DisplayText.columns("買牛奶") == 6 && DisplayText.columns("パン") == 4 && DisplayText.columns("빵") == 2)
+        #expect(DisplayText.columns("🍞 bread") == 8, "an emoji shown as a picture")
+        #expect(DisplayText.columns("❤️") == 2 && DisplayText.columns("❤") == 1, "text form unless VS16 asks for the picture")
+        #expect(DisplayText.columns("🇵🇹") == 2, "a flag is one character")
+        #expect(DisplayText.columns("ＡＢ") == 4 && DisplayText.columns("ｱ") == 1, "fullwidth letters; halfwidth katakana")
+        #expect(DisplayText.columns(DisplayText.escaped("a\tb")) == 4)
+    }
+
     @Test func shortenedKeepsShortTextAndCutsLongText() {
         #expect(DisplayText.shortened("parcel") == "parcel")
         #expect(DisplayText.shortened(String(repeating: "é", count: 60)) == String(repeating: "é", count: 60))
