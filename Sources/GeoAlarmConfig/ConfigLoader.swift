@@ -598,7 +598,9 @@ struct ConfigReader: TableReading {
         }
         if id.isEmpty {
             report(in: table, context, "id", "cannot be made from \(emptyHint); give it an id")
-        } else if !id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) {
+        } else if !id.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
+            // Letters of any script: a title in Cyrillic, Greek or Chinese makes its own id
+            // ("Купить хлеб" → "купить-хлеб"); spaces, punctuation, controls and emoji do not.
             report(in: table, context, "id", "\"\(id)\" may only hold letters, digits, '-', '_' and '.'")
         }
     }

@@ -194,6 +194,35 @@ struct ConfigTests {
         ])
     }
 
+    /// A title in any script makes the reminder's id without an `id` key, as a Latin one does;
+    /// what no id can hold is still refused.
+    @Test func titlesInAnyScriptMakeTheirOwnIds() throws {
+        let config = try ConfigLoader.parse("""
+            [[reminder]]
+            title = "Купить хлеб"
+            location = "55.7558,37.6173"
+
+            [[reminder]]
+            title = "Ψωμί"
+            location = "37.9838,23.7275"
+
+            [[reminder]]
+            title = "買牛奶"
+            location = "25.0330,121.5654"
+
+            [[reminder]]
+            id = "café"
+            title = "Coffee"
+            location = "38.7,-9.1"
+
+            """, path: "r.toml")
+        #expect(config.reminders.map(\.id) == ["купить-хлеб", "ψωμί", "買牛奶", "café"])
+        #expect(problems("[[reminder]]\nid = \"хлеб 🍞\"\ntitle = \"T\"\nlat = 1\nlon = 2\n") == [
+            "r.toml:2: reminder \"хлеб 🍞\" (#1): id: \"хлеб 🍞\" may only hold letters, digits, '-', '_' and '.'",
+        ])
+        #expect(problems("[[reminder]]\nid = \"a\u{202E}b\"\ntitle = \"T\"\nlat = 1\nlon = 2\n").count == 1, "a bidi control is no letter")
+    }
+
     @Test func unreadableFileNamesTheCause() {
         #expect(throws: ConfigError.self) { try ConfigLoader.load(path: "/nonexistent/geoalarm.toml") }
         do {
