@@ -144,7 +144,7 @@ public final class GPSFake: @unchecked Sendable {
                 environment: ProcessInfo.processInfo.environment.merging(["TMPDIR": folder]) { _, new in new }, stdin: read)
             // The first prompt comes once gpsfake has asked gpsd to add the device; gpsd reads the
             // device's sentences once it has probed and activated it.
-            if fake.waitUntil({ $0.stdout.contains("? ") && $0.stderr.contains(Self.activated) }) {
+            if fake.waitUntil(seconds: Self.startBound, { $0.stdout.contains("? ") && $0.stderr.contains(Self.activated) }) {
                 self.fake = fake
                 goAhead = write
                 return
@@ -161,6 +161,11 @@ public final class GPSFake: @unchecked Sendable {
 
     /// What gpsd logs (from `-D 3`) once it reads the device.
     private static let activated = "activated GPS"
+    /// How long a start may take before it is taken as stuck and made again: gpsd activates the
+    /// device within a second or two even on a loaded machine, and a start that hung (seen once in
+    /// a clean clone's run: gpsfake still running, gpsd never reading the device) held its test
+    /// for the whole failure bound before this. A slow start past it costs a second try, no more.
+    private static let startBound: Double = 60
 
     /// Whether a log is NMEA text: its first byte outside `#` comment lines is a `$` or `!`.
     private static func isText(_ path: String) -> Bool {
