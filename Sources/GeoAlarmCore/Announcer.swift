@@ -14,6 +14,13 @@ public struct Lifecycle: Sendable, Equatable {
         self.snoozedUntil = snoozedUntil
         self.lastFired = lastFired
     }
+
+    /// When a snooze of `seconds` taken at `now` ends: on the next whole second, so that it is
+    /// shown as a time a person reads ("until 09:42:17Z", not "09:42:16.085Z") and never ends
+    /// before it was asked to.
+    public static func snoozeEnd(after seconds: Double, from now: Date) -> Date {
+        Date(timeIntervalSince1970: (now.timeIntervalSince1970 + seconds).rounded(.up))
+    }
 }
 
 /// What a person did to a reminder from a pop-up's buttons.

@@ -121,7 +121,7 @@ struct Snooze: AsyncParsableCommand {
     func run() async throws {
         let found = try await reminder.reminder()
         let seconds = try Span.parse(duration)
-        let until = seconds > 0 ? Date().addingTimeInterval(seconds) : nil
+        let until = seconds > 0 ? Lifecycle.snoozeEnd(after: seconds, from: Date()) : nil
         try reminder.stateOptions.open().snooze(found.id, until: until)
         try Console.line(until.map { "snoozed \(found.id) until \(Timestamp.iso8601($0))" } ?? "\(found.id) is no longer snoozed")
     }

@@ -77,7 +77,7 @@ struct Run: AsyncParsableCommand {
             let notifier = DesktopNotifier(logger: logger) { action, reminder in
                 logger.info("\"\(action == .done ? "Done" : "Snooze 1 h")\" pressed for reminder \(reminder)")
                 let now = Date()
-                let taken: ReminderAction = action == .done ? .complete(at: now) : .snooze(until: now.addingTimeInterval(3600))
+                let taken: ReminderAction = action == .done ? .complete(at: now) : .snooze(until: Lifecycle.snoozeEnd(after: 3600, from: now))
                 channel.continuation.yield(.reminderAction(taken, id: reminder))
             }
             sinks.append(notifier)

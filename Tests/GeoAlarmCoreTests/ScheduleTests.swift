@@ -95,6 +95,14 @@ struct ScheduleTests {
         #expect(announcer.lifecycles["bakery"]?.lastFired == Self.utc("2026-11-21T20:01:00Z"))
     }
 
+    /// A snooze ends on a whole second, never before the time asked for.
+    @Test func aSnoozeEndsOnTheNextWholeSecond() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000.085)
+        #expect(Lifecycle.snoozeEnd(after: 3600, from: now) == Date(timeIntervalSince1970: 1_800_003_601))
+        #expect(Lifecycle.snoozeEnd(after: 600, from: Date(timeIntervalSince1970: 1_800_000_000)) == Date(timeIntervalSince1970: 1_800_000_600))
+        #expect(Lifecycle.snoozeEnd(after: 0.5, from: now) == Date(timeIntervalSince1970: 1_800_000_001))
+    }
+
     @Test func snoozeStartsDueAndWindowsSilenceButUntimedEventsPass() {
         var announcer = Announcer(timeZone: Self.lisbon)
         announcer.snooze("bakery", until: Self.utc("2026-11-21T09:00:00Z"))
