@@ -75,7 +75,13 @@ struct Complete: AsyncParsableCommand {
             try Console.line("completed \(found.id) (\"\(found.title)\") in task list \(task.list)\(standing)")
             return
         }
-        try reminder.stateOptions.open().setCompleted(found.id, at: Date())
+        let store = try reminder.stateOptions.open()
+        // The first completion stands: status and the map keep saying when it was done.
+        if let completed = try store.lifecycles()[found.id]?.completedAt {
+            try Console.line("\(found.id) (\"\(found.title)\") was already completed, at \(Timestamp.iso8601(completed))")
+            return
+        }
+        try store.setCompleted(found.id, at: Date())
         try Console.line("completed \(found.id) (\"\(found.title)\")")
     }
 }
@@ -95,7 +101,12 @@ struct Uncomplete: AsyncParsableCommand {
             try Console.line("uncompleted \(found.id) (\"\(found.title)\") in task list \(task.list)\(standing)")
             return
         }
-        try reminder.stateOptions.open().setCompleted(found.id, at: nil)
+        let store = try reminder.stateOptions.open()
+        guard try store.lifecycles()[found.id]?.completedAt != nil else {
+            try Console.line("\(found.id) (\"\(found.title)\") is not completed")
+            return
+        }
+        try store.setCompleted(found.id, at: nil)
         try Console.line("uncompleted \(found.id) (\"\(found.title)\")")
     }
 }

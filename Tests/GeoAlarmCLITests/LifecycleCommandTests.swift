@@ -1,4 +1,5 @@
 import Foundation
+import GeoAlarmStore
 import GeoAlarmTestSupport
 import Testing
 
@@ -47,6 +48,12 @@ struct LifecycleCommandTests {
         #expect(listed.stdoutLines.contains { $0.hasPrefix("post-the-letter ") })
 
         #expect(try Command.run(["complete", "post-the-letter", "-c", config, "--state", state]).status == 0)
+        let completedAt = try #require(try StateStore(readingFrom: state)?.lifecycles()["post-the-letter"]?.completedAt)
+        let again = try Command.run(["complete", "post-the-letter", "-c", config, "--state", state])
+        #expect(again.status == 0 && again.stdout.wholeMatch(
+            of: /post-the-letter \("Post the letter"\) was already completed, at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\n/) != nil,
+                "\(again.stdout)")
+        #expect(try StateStore(readingFrom: state)?.lifecycles()["post-the-letter"]?.completedAt == completedAt, "the first completion stands")
         let hidden = try Command.run(["list", "-c", config, "--state", state])
         #expect(!hidden.stdoutLines.contains { $0.hasPrefix("post-the-letter ") }, "completed reminders are hidden")
         let all = try Command.run(["list", "-c", config, "--state", state, "--all"])
@@ -57,6 +64,9 @@ struct LifecycleCommandTests {
         #expect(snoozed.wholeMatch(of: /snoozed bread until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n/) != nil, "a time to the second: \(snoozed)")
         #expect(try Command.run(["status", "-c", config, "--state", state]).stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains("snoozed until") })
         #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).status == 0)
+        #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).stdoutLines == [
+            "post-the-letter (\"Post the letter\") is not completed",
+        ])
         #expect(try Command.run(["list", "-c", config, "--state", state]).stdoutLines.contains { $0.hasPrefix("post-the-letter ") })
 
         let removed = try Command.run(["remove", "post-the-letter", "-c", config])
