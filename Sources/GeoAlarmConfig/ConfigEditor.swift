@@ -24,6 +24,23 @@ public enum ConfigEditor {
         appendingTable("[[reminder]]", fields, to: bytes)
     }
 
+    /// `bytes` with a new reminder titled `title` appended (its other `fields` after the title),
+    /// and the id it takes: the title's slug, numbered past every id the file holds (milk at two
+    /// shops: `buy-milk-2`), written as an `id` line only where it is not the slug. Called within
+    /// ``edit(path:creating:_:)``, the choice is made under the file's lock. A file that does not
+    /// load keeps the slug: the check after the edit reports the file's own problems.
+    public static func appendingReminder(
+        titled title: String, _ fields: [(String, String)], to bytes: [UInt8], path: String
+    ) -> (bytes: [UInt8], id: String) {
+        let slug = Reminder.slug(title)
+        guard let config = try? ConfigLoader.parse(bytes, path: path) else {
+            return (appendingReminder([("title", quote(title))] + fields, to: bytes), slug)
+        }
+        let id = Reminder.newID(titled: title, taken: config.takenIDs)
+        let named = id == slug ? [] : [("id", quote(id))]
+        return (appendingReminder(named + [("title", quote(title))] + fields, to: bytes), id)
+    }
+
     /// `bytes` with a table (`header`, then a `key = value` line per field) at the end, a blank
     /// line before it.
     private static func appendingTable(_ header: String, _ fields: [(String, String)], to bytes: [UInt8]) -> [UInt8] {

@@ -109,11 +109,15 @@ enum MapEdits {
         }
         guard let location = change.location else { throw Refusal(description: "say where: lat and lon") }
         if let list = change.list { return try addTask(change, title: title, to: list, in: config, store: store) }
-        let id = Reminder.newID(titled: title, taken: config.takenIDs)
-        var fields = [("id", ConfigEditor.quote(id)), ("title", ConfigEditor.quote(title)), ("location", ConfigEditor.quote(location))]
+        var fields = [("location", ConfigEditor.quote(location))]
         if let radius = change.radius { fields.append(("radius", ConfigEditor.quote(radius))) }
         if let when = change.when { fields.append(("when", ConfigEditor.quote(when))) }
-        try edit(config.path) { bytes in ConfigEditor.appendingReminder(fields, to: bytes) }
+        var id = ""
+        try edit(config.path) { bytes in
+            let appended = ConfigEditor.appendingReminder(titled: title, fields, to: bytes, path: config.path)
+            id = appended.id
+            return appended.bytes
+        }
         return id
     }
 
@@ -238,7 +242,7 @@ enum MapEdits {
         guard let store else { throw Refusal(description: "there is no state file to write to") }
         do {
             switch action {
-            case .complete: try store.setCompleted(id, at: now)
+            case .complete: try store.complete(id, at: now)
             case .uncomplete: try store.setCompleted(id, at: nil)
             case .snooze:
                 guard let seconds = change.seconds, seconds.isFinite, seconds >= 0, seconds <= Span.maximum else {

@@ -207,9 +207,19 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Sets a reminder's completion (nil: not completed), as `geoalarm complete` and `uncomplete` do.
+    /// Sets a reminder's completion (nil: not completed, as `geoalarm uncomplete` does);
+    /// ``complete(_:at:)`` keeps an earlier one.
     public func setCompleted(_ id: String, at time: Date?) throws(StoreError) {
         try apply([.completed(id, at: time)])
+    }
+
+    /// Marks `id` completed at `time` unless it is completed already: the first completion stands,
+    /// as `status` and the map show it. Returns that earlier completion; nil when this call made it.
+    @discardableResult
+    public func complete(_ id: String, at time: Date) throws(StoreError) -> Date? {
+        if let earlier = try lifecycles()[id]?.completedAt { return earlier }
+        try setCompleted(id, at: time)
+        return nil
     }
 
     /// Forgets a removed reminder's state (inside/outside, completed, snoozed, last fired), so

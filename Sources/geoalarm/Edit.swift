@@ -116,8 +116,6 @@ struct Add: AsyncParsableCommand {
         if let list { return try await addTask(to: list, at: at) }
         let (path, creating) = try target()
         var fields: [(String, String)] = []
-        if let id { fields.append(("id", ConfigEditor.quote(id))) }
-        fields.append(("title", ConfigEditor.quote(title)))
         if let notes { fields.append(("notes", ConfigEditor.quote(notes))) }
         if let place {
             fields.append(("place", ConfigEditor.quote(place)))
@@ -131,14 +129,12 @@ struct Add: AsyncParsableCommand {
         try edit(path, creating: creating) { (bytes) throws(ConfigEditor.EditError) in
             var bytes = bytes
             if let place, let at { bytes = try ConfigEditor.definingPlace(place, at: at, in: bytes, path: path) }
-            // Without --id, a title another reminder has (milk at two shops) gets a numbered id,
-            // chosen under the file's lock; a file that does not load keeps the slug, and its
-            // own problems are what the check after the edit reports.
-            if id == nil, let config = try? ConfigLoader.parse(bytes, path: path) {
-                added = Reminder.newID(titled: title, taken: config.takenIDs)
-                if added != Reminder.slug(title) { return ConfigEditor.appendingReminder([("id", ConfigEditor.quote(added))] + fields, to: bytes) }
+            if let id {
+                return ConfigEditor.appendingReminder([("id", ConfigEditor.quote(id)), ("title", ConfigEditor.quote(title))] + fields, to: bytes)
             }
-            return ConfigEditor.appendingReminder(fields, to: bytes)
+            let appended = ConfigEditor.appendingReminder(titled: title, fields, to: bytes, path: path)
+            added = appended.id
+            return appended.bytes
         }
         if creating != nil { try Console.line("created \(path)") }
         if let place, at != nil { try Console.line("defined place \(place) in \(path)") }

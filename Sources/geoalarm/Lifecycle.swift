@@ -75,13 +75,10 @@ struct Complete: AsyncParsableCommand {
             try Console.line("completed \(found.id) (\"\(found.title)\") in task list \(task.list)\(standing)")
             return
         }
-        let store = try reminder.stateOptions.open()
-        // The first completion stands: status and the map keep saying when it was done.
-        if let completed = try store.lifecycles()[found.id]?.completedAt {
-            try Console.line("\(found.id) (\"\(found.title)\") was already completed, at \(Timestamp.iso8601(completed))")
+        if let earlier = try reminder.stateOptions.open().complete(found.id, at: Date()) {
+            try Console.line("\(found.id) (\"\(found.title)\") was already completed, at \(Timestamp.iso8601(earlier))")
             return
         }
-        try store.setCompleted(found.id, at: Date())
         try Console.line("completed \(found.id) (\"\(found.title)\")")
     }
 }

@@ -71,8 +71,11 @@ struct MapEditsTests {
         let config = try ConfigLoader.load(path: path)
         #expect(try MapEdits.add(MapChange(title: "Shops", latitude: 38.7, longitude: -9.1), to: config) == "shops-2")
         #expect(try MapEdits.add(MapChange(title: "Errands", latitude: 38.7, longitude: -9.1), to: config) == "errands-2")
+        #expect(try MapEdits.add(MapChange(title: "Stamps", latitude: 38.7, longitude: -9.1), to: config) == "stamps")
         let after = try ConfigLoader.load(path: path)
-        #expect(Set(after.reminders.map(\.id)).isSuperset(of: ["shops-2", "errands-2"]))
+        #expect(Set(after.reminders.map(\.id)).isSuperset(of: ["shops-2", "errands-2", "stamps"]))
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written.contains(#"id = "shops-2""#) && !written.contains(#"id = "stamps""#), "an id line only where the title's slug is taken")
     }
 
     @Test func anInvalidChangeIsRefusedAsCheckWouldAndNothingIsWritten() throws {
@@ -106,6 +109,8 @@ struct MapEditsTests {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         try MapEdits.apply(.complete, MapChange(id: "bread"), in: config, store: store, now: now)
         #expect(try store.lifecycles()["bread"]?.completedAt == now)
+        try MapEdits.apply(.complete, MapChange(id: "bread"), in: config, store: store, now: now.addingTimeInterval(60))
+        #expect(try store.lifecycles()["bread"]?.completedAt == now, "the first completion stands")
         try MapEdits.apply(.snooze, MapChange(id: "water-the-plants", seconds: 600), in: config, store: store, now: now)
         #expect(try store.lifecycles()["water-the-plants"]?.snoozedUntil == now.addingTimeInterval(600))
         #expect(throws: MapEdits.Refusal.self) { try MapEdits.apply(.snooze, MapChange(id: "bread", seconds: -1), in: config, store: store, now: now) }
