@@ -250,12 +250,14 @@ public final class FixPipeline {
     /// taken off every sink (its pop-ups closed). The lifecycles as they now are, for the
     /// pipelines of tracked devices (``takeLifecycles(_:)``).
     public func apply(_ action: ReminderAction, to id: String) -> [String: Lifecycle] {
+        // The first completion stands, as `geoalarm complete` and the map keep it: Done on a
+        // pop-up shown before the reminder was completed elsewhere changes nothing.
+        if case .complete = action, announcer.lifecycles[id]?.completedAt != nil { return announcer.lifecycles }
         // A task's completion is written to its task list (by the caller), not the state file:
         // here it only silences the task until the list, read again, no longer has it.
         if case .complete = action, taskIDs.contains(id) {} else { state.apply(action, to: id) }
-        let wasCompleted = announcer.lifecycles[id]?.completedAt != nil
         announcer.apply(action, to: id)
-        if case .complete = action, !wasCompleted {
+        if case .complete = action {
             for sink in sinks { sink.reminderCompleted(id) }
         }
         for sink in sinks { sink.lifecyclesChanged(announcer.lifecycles) }

@@ -40,8 +40,11 @@ struct ReminderActionTests {
         #expect(recorder.lifecycles.withLock { $0.last?["shop"]?.completedAt } == pressed)
         // Written for other processes (`geoalarm status`), and not again told as completed.
         #expect(try StateStore(path: path).lifecycles()["shop"]?.completedAt == pressed)
-        _ = pipeline.apply(.complete(at: pressed.addingTimeInterval(5)), to: "shop")
+        let again = pipeline.apply(.complete(at: pressed.addingTimeInterval(5)), to: "shop")
         #expect(recorder.completed.withLock { $0 } == ["shop"], "a pop-up of a completed reminder is closed once")
+        // Done on a pop-up shown before: the first completion stands, here and in the file.
+        #expect(again["shop"]?.completedAt == pressed)
+        #expect(try StateStore(path: path).lifecycles()["shop"]?.completedAt == pressed)
     }
 
     @Test func snoozeSilencesTheReminderUntilItsEnd() throws {
