@@ -120,8 +120,8 @@ struct Status: AsyncParsableCommand {
     /// "completed ..." and "snoozed until ..." where they apply at `now`.
     private static func lifecycleNotes(_ lifecycle: Lifecycle, now: Date) -> [String] {
         var notes: [String] = []
-        if let completed = lifecycle.completedAt { notes.append("completed \(Timestamp.iso8601(completed))") }
-        if let until = lifecycle.snoozedUntil, until > now { notes.append("snoozed until \(Timestamp.iso8601(until))") }
+        if let completed = lifecycle.completedAt { notes.append("completed \(Timestamp.iso8601ToTheSecond(completed))") }
+        if let until = lifecycle.snoozedUntil, until > now { notes.append("snoozed until \(Timestamp.iso8601ToTheSecond(until))") }
         return notes
     }
 

@@ -16,6 +16,14 @@ struct JSONEncodingTests {
         #expect(Timestamp.iso8601(Date(timeIntervalSince1970: seconds)) == text)
     }
 
+    /// For people: to the whole second, never rounded up into the next one.
+    @Test func timestampsToTheSecond() {
+        #expect(Timestamp.iso8601ToTheSecond(Date(timeIntervalSince1970: 1_795_248_390.876)) == "2026-11-21T08:06:30Z")
+        #expect(Timestamp.iso8601ToTheSecond(Date(timeIntervalSince1970: 1_795_248_390.9996)) == "2026-11-21T08:06:30Z")
+        #expect(Timestamp.iso8601ToTheSecond(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59Z")
+        #expect(Timestamp.iso8601ToTheSecond(Date(timeIntervalSince1970: .nan)) == "an out-of-range time")
+    }
+
     @Test func stringsAndNumbers() {
         #expect(JSONText.quote("a\u{1}b\tc\\") == #""a\u0001b\tc\\""#)
         #expect(JSONText.number(.infinity) == "null")
