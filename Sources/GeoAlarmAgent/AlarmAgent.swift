@@ -125,7 +125,7 @@ public final class AlarmAgent: Service {
         case .reminderAction(let action, let id):
             // A task is completed where it lives: its file, which its app and every device that syncs it read
             // (once: a second Done, on a pop-up shown before, leaves its first completion).
-            if case .complete(let time) = action, current.pipeline.announcer.lifecycles[id]?.completedAt == nil,
+            if case .complete(let time) = action, !current.pipeline.isCompleted(id),
                let task = current.config.taskOrigin(of: id) {
                 do {
                     try TaskWriter.complete(task, at: time, cache: keeper.taskListCache)

@@ -158,11 +158,12 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     /// when one of `taken` has it; "reminder" (numbered likewise) for a title without letters or
     /// digits, which has no slug.
     public static func newID(titled title: String, taken: Set<String>) -> String {
-        let slug = slug(title).isEmpty ? "reminder" : slug(title)
-        var id = slug
+        let slug = slug(title)
+        let base = slug.isEmpty ? "reminder" : slug
+        var id = base
         var number = 2
         while taken.contains(id) {
-            id = "\(slug)-\(number)"
+            id = "\(base)-\(number)"
             number += 1
         }
         return id

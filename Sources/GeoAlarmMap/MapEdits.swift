@@ -243,7 +243,7 @@ enum MapEdits {
         do {
             switch action {
             case .complete: try store.complete(id, at: now)
-            case .uncomplete: try store.setCompleted(id, at: nil)
+            case .uncomplete: try store.uncomplete(id)
             case .snooze:
                 guard let seconds = change.seconds, seconds.isFinite, seconds >= 0, seconds <= Span.maximum else {
                     throw Refusal(description: "a snooze lasts 0 seconds to a year (365 days)")

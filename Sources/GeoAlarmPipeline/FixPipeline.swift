@@ -245,6 +245,9 @@ public final class FixPipeline {
         return lifecycles
     }
 
+    /// Whether reminder `id` is completed: a Done on it changes nothing.
+    public func isCompleted(_ id: String) -> Bool { announcer.lifecycles[id]?.completedAt != nil }
+
     /// Takes a pop-up button's action on reminder `id` straight from the notifier: written to the
     /// state file (for other processes), taken by the announcer, and a reminder just completed is
     /// taken off every sink (its pop-ups closed). The lifecycles as they now are, for the
@@ -252,7 +255,7 @@ public final class FixPipeline {
     public func apply(_ action: ReminderAction, to id: String) -> [String: Lifecycle] {
         // The first completion stands, as `geoalarm complete` and the map keep it: Done on a
         // pop-up shown before the reminder was completed elsewhere changes nothing.
-        if case .complete = action, announcer.lifecycles[id]?.completedAt != nil { return announcer.lifecycles }
+        if case .complete = action, isCompleted(id) { return announcer.lifecycles }
         // A task's completion is written to its task list (by the caller), not the state file:
         // here it only silences the task until the list, read again, no longer has it.
         if case .complete = action, taskIDs.contains(id) {} else { state.apply(action, to: id) }

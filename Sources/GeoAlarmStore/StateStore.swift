@@ -207,19 +207,21 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Sets a reminder's completion (nil: not completed, as `geoalarm uncomplete` does);
-    /// ``complete(_:at:)`` keeps an earlier one.
-    public func setCompleted(_ id: String, at time: Date?) throws(StoreError) {
-        try apply([.completed(id, at: time)])
-    }
-
     /// Marks `id` completed at `time` unless it is completed already: the first completion stands,
     /// as `status` and the map show it. Returns that earlier completion; nil when this call made it.
     @discardableResult
     public func complete(_ id: String, at time: Date) throws(StoreError) -> Date? {
         if let earlier = try lifecycles()[id]?.completedAt { return earlier }
-        try setCompleted(id, at: time)
+        try apply([.completed(id, at: time)])
         return nil
+    }
+
+    /// Marks `id` not completed; false, writing nothing, when it was not completed.
+    @discardableResult
+    public func uncomplete(_ id: String) throws(StoreError) -> Bool {
+        guard try lifecycles()[id]?.completedAt != nil else { return false }
+        try apply([.completed(id, at: nil)])
+        return true
     }
 
     /// Forgets a removed reminder's state (inside/outside, completed, snoozed, last fired), so

@@ -98,12 +98,10 @@ struct Uncomplete: AsyncParsableCommand {
             try Console.line("uncompleted \(found.id) (\"\(found.title)\") in task list \(task.list)\(standing)")
             return
         }
-        let store = try reminder.stateOptions.open()
-        guard try store.lifecycles()[found.id]?.completedAt != nil else {
+        guard try reminder.stateOptions.open().uncomplete(found.id) else {
             try Console.line("\(found.id) (\"\(found.title)\") is not completed")
             return
         }
-        try store.setCompleted(found.id, at: nil)
         try Console.line("uncompleted \(found.id) (\"\(found.title)\")")
     }
 }

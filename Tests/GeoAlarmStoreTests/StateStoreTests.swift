@@ -403,7 +403,7 @@ struct StateStoreTests {
         }
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         // A command completes a reminder meanwhile: it makes a new file at the path.
-        try StateStore(path: path).setCompleted("office", at: Date(timeIntervalSince1970: 1_800_000_100))
+        try StateStore(path: path).complete("office", at: Date(timeIntervalSince1970: 1_800_000_100))
         #expect(keeper.changedByOthers(), "another file at the path is one to read")
         let lifecycles = keeper.lifecycles()
         #expect(lifecycles["office"]?.completedAt == Date(timeIntervalSince1970: 1_800_000_100), "the command's completion is read")
