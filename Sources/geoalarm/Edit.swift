@@ -32,10 +32,10 @@ struct Add: AsyncParsableCommand {
 
     @OptionGroup var options: ConfigOptions
 
-    @Option(help: "What to remember.")
+    @Option(parsing: .unconditional, help: "What to remember.")
     var title: String
 
-    @Option(help: ArgumentHelp("Where: a point.", valueName: "lat,lon"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Where: a point.", valueName: "lat,lon"))
     var at: String?
 
     @Flag(help: "Where: here, gpsd's position now (else the last fix the agent recorded).")
@@ -50,7 +50,7 @@ struct Add: AsyncParsableCommand {
     @Option(help: ArgumentHelp("arrive, leave or both.", valueName: "when"))
     var when: String?
 
-    @Option(help: "More text for the pop-up.")
+    @Option(parsing: .unconditional, help: "More text for the pop-up.")
     var notes: String?
 
     @Option(name: .customLong("repeat"), help: ArgumentHelp("always, once or a period such as 12h.", valueName: "repeat"))

@@ -18,7 +18,7 @@ struct List: AsyncParsableCommand {
     @Option(help: "Sort by title (case-insensitive), distance (needs --from), radius or due date (undated last).")
     var sort: ReminderListing.SortKey = .title
 
-    @Option(help: ArgumentHelp("Show distances from this point.", valueName: "lat,lon"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Show distances from this point.", valueName: "lat,lon"))
     var from: String?
 
     @Flag(help: "Print one JSON object per line (keys in the man page) instead of a table.")

@@ -59,6 +59,21 @@ struct OptionTests {
         }
     }
 
+    /// South of the equator and west of Greenwich a point begins with a minus sign, and a title
+    /// or note may too: each is its option's value, written as a user types it (no `=`).
+    @Test func valuesThatBeginWithAMinusSignAreTheirOptionsValues() throws {
+        let config = try Command.temporaryFile("", named: "south.toml")
+        let added = try Command.run(["add", "-c", config, "--title", "-20% at the bakery", "--at", "-33.9249,18.4241",
+                                     "--notes", "-- bring the card", "--radius", "80m"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let written = try String(contentsOfFile: config, encoding: .utf8)
+        #expect(written.contains("title = \"-20% at the bakery\"\nnotes = \"-- bring the card\"\nlocation = \"-33.9249,18.4241\""),
+                "\(written)")
+        let listed = try Command.run(["list", "-c", config, "--state", Command.scratchState(), "--from", "-33.9249,-18.4241"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdoutLines.last?.hasSuffix(" 3381.1 km") == true, "\(listed.stdout)")
+    }
+
     @Test func gpsdAndDeviceBelongToHere() throws {
         let result = try Command.run(["add", "-c", "config/demo.toml", "--title", "x", "--at", "1,2", "--gpsd", "localhost:2000"])
         #expect(result.status == 64)
