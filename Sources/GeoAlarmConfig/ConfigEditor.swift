@@ -33,10 +33,10 @@ public enum ConfigEditor {
         titled title: String, _ fields: [(String, String)], to bytes: [UInt8], path: String
     ) -> (bytes: [UInt8], id: String) {
         let slug = Reminder.slug(title)
-        guard let config = try? ConfigLoader.parse(bytes, path: path) else {
+        guard let taken = try? ConfigLoader.takenIDs(bytes, path: path) else {
             return (appendingReminder([("title", quote(title))] + fields, to: bytes), slug)
         }
-        let id = Reminder.newID(titled: title, taken: config.takenIDs)
+        let id = Reminder.newID(titled: title, taken: taken)
         let named = id == slug ? [] : [("id", quote(id))]
         return (appendingReminder(named + [("title", quote(title))] + fields, to: bytes), id)
     }

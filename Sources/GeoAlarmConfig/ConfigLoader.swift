@@ -47,6 +47,17 @@ public enum ConfigLoader {
         return config
     }
 
+    /// The ids the reminders, time alarms, collections and task lists of a valid file take
+    /// (``Config/takenIDs``), read without its collections' files, so that choosing a new id
+    /// beside a million places does not read them.
+    public static func takenIDs(_ bytes: [UInt8], path: String) throws(ConfigError) -> Set<String> {
+        let document = try document(bytes, path: path)
+        var reader = ConfigReader(file: path, document: document, readsCollectionFiles: false)
+        let config = reader.read(document.root)
+        guard reader.diagnostics.isEmpty else { throw ConfigError(reader.diagnostics) }
+        return config.takenIDs
+    }
+
     /// The parsed TOML of a reminders file, or its syntax error with line and column.
     public static func document(_ bytes: [UInt8], path: String) throws(ConfigError) -> TOMLDocument {
         do {
@@ -74,6 +85,8 @@ struct ConfigReader: TableReading {
     /// The parsed file, for the lines problems are reported at.
     let document: TOMLDocument
     var diagnostics: [ConfigDiagnostic] = []
+    /// False reads each collection's id and settings but not its file of places.
+    let readsCollectionFiles: Bool
 
     static let topLevelKeys = ["defaults", "places", "reminder", "collection", "tasklist", "gpsd", "output", "history", "mqtt", "map"]
     static let taskListKeys = ["name", "vdir", "url", "username", "password_file", "password_command", "cafile", "poll", "geo_tasks"]
@@ -103,9 +116,10 @@ struct ConfigReader: TableReading {
         "radius", "hysteresis", "dwell", "when", "active", "due", "starts", "repeat", "fire_when_overdue", "approach_within", "approach_eta",
     ]
 
-    init(file: String, document: TOMLDocument) {
+    init(file: String, document: TOMLDocument, readsCollectionFiles: Bool = true) {
         self.file = file
         self.document = document
+        self.readsCollectionFiles = readsCollectionFiles
     }
 
     mutating func read(_ root: TOMLTable) -> Config {
@@ -559,6 +573,10 @@ struct ConfigReader: TableReading {
             schedule: schedule(table, context: context, defaults: defaults))
         guard diagnostics.count == before, let id, let path, let format else { return nil }
         let resolved = PathParts.resolve(path, besides: file)
+        guard readsCollectionFiles else {
+            return (ReminderCollection(id: id, template: template, places: []),
+                    CollectionLoad(collectionID: id, file: resolved, placeCount: 0, problems: [], problemCount: 0))
+        }
         let list: PlaceList
         do {
             list = try CollectionFile.read(path: resolved, format: format, defaultRadius: radius)

@@ -15,6 +15,31 @@ struct CollectionConfigTests {
         return "\(directory)/config.toml"
     }
 
+    /// The ids a file takes, for `add` to choose a new one, are read without its collections'
+    /// files: a file that is not there yet still gives its collection's id, where loading fails.
+    @Test func takenIDsAreReadWithoutTheCollectionsFiles() throws {
+        let text = """
+            [[reminder]]
+            title = "Buy milk"
+            location = "38.7,-9.1"
+            [[reminder]]
+            title = "Alarm"
+            at = "2026-12-24T16:00"
+            [[collection]]
+            file = "fuel.csv"
+            [[collection]]
+            id = "cameras"
+            file = "later.csv"
+            """
+        let path = try folder(text, ["fuel.csv": "lat,lon\n38.75,-9.10\n"])
+        let bytes = Array(try String(contentsOfFile: path, encoding: .utf8).utf8)
+        #expect(try ConfigLoader.takenIDs(bytes, path: path) == ["buy-milk", "alarm", "fuel", "cameras"])
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(bytes, path: path) }
+        try "lat,lon\n38.76,-9.11\n".write(toFile: URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("later.csv").path, atomically: true, encoding: .utf8)
+        #expect(try ConfigLoader.parse(bytes, path: path).takenIDs == ConfigLoader.takenIDs(bytes, path: path))
+        #expect(throws: ConfigError.self) { try ConfigLoader.takenIDs(Array("[[reminder]]\ntitle = 1\n".utf8), path: path) }
+    }
+
     @Test func csvWithCommasOrSemicolonsQuotesAndPerPlaceRadius() throws {
         let path = try folder("""
             [defaults]
