@@ -15,7 +15,9 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Show completed reminders too (hidden by default).")
     var all = false
 
-    @Option(help: "Sort by title (case-insensitive), distance (needs --from), radius or due date (undated last).")
+    @Option(help: ArgumentHelp(
+        "Sort by title (case-insensitive), distance (from --from, else the last fix the agent recorded), radius or due date (undated last).",
+        valueName: "sort"))
     var sort: ReminderListing.SortKey = .title
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Show distances from this point.", valueName: "lat,lon"))
@@ -28,19 +30,40 @@ struct List: AsyncParsableCommand {
         if let from, case .failure(let error) = ReminderRules.parseLocation(from) {
             throw ValidationError("--from: \(error.description)")
         }
-        if sort == .distance, from == nil { throw ValidationError("--sort distance needs --from LAT,LON.") }
     }
 
     func run() async throws {
         let (config, _) = try await options.load(fetchingInto: stateOptions.path)
+        let origin = try from.flatMap { try? ReminderRules.parseLocation($0).get() } ?? lastFixForDistances()
         let listing = ReminderListing(
             reminders: config.reminders,
             collections: config.collections.map { collection in
                 .init(collection: collection, file: config.collectionLoads.first { $0.collectionID == collection.id }?.file ?? "?")
             },
             alarms: config.alarms, completed: try completedIDs(), showsCompleted: all, sort: sort,
-            origin: from.flatMap { try? ReminderRules.parseLocation($0).get() }, timeZone: SystemTimeZone())
+            origin: origin, timeZone: SystemTimeZone())
         for line in json ? listing.jsonLines() : listing.tableLines() { try Console.line(line) }
+    }
+
+    /// For `--sort distance` without `--from`: the last fix the agent recorded, said on stderr
+    /// with its age; with none, exits 64 asking for `--from`.
+    private func lastFixForDistances() throws -> Coordinate? {
+        guard sort == .distance else { return nil }
+        let store = try stateOptions.openForReading()
+        let recorded: Fix?
+        do {
+            recorded = try store?.lastFix()
+        } catch {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
+        guard let fix = recorded else {
+            Diagnostics.error("--sort distance: \(stateOptions.path) holds no fix to measure from; give --from LAT,LON")
+            throw ExitCode.validationFailure
+        }
+        let age = fix.time.map { "\(Span.describe(Date().timeIntervalSince($0))) old" } ?? "of unknown age"
+        Diagnostics.logger.info("distances from the last fix recorded in \(stateOptions.path): \(fix.coordinate), \(age)")
+        return fix.coordinate
     }
 
     /// Ids of completed reminders, from the state file when there is one.

@@ -1,4 +1,6 @@
 import Foundation
+import GeoAlarmCore
+import GeoAlarmStore
 import GeoAlarmTestSupport
 import Testing
 
@@ -123,9 +125,18 @@ struct CLITests {
         #expect(byDistance.stdoutLines.first?.hasSuffix("DISTANCE") == true)
         let byRadius = try Command.run(["list", "-c", "config/demo.toml", "--sort", "radius"])
         #expect(byRadius.stdoutLines.last?.hasPrefix("ferry ") == true)
-        let invalid = try Command.run(["list", "-c", "config/demo.toml", "--sort", "distance"])
-        #expect(invalid.status != 0)
-        #expect(invalid.stderr.contains("--sort distance needs --from LAT,LON."))
+        let state = Command.scratchState()
+        let noFix = try Command.run(["list", "-c", "config/demo.toml", "--sort", "distance", "--state", state])
+        #expect(noFix.status == 64)
+        #expect(noFix.stderr == "geoalarm: error: --sort distance: \(state) holds no fix to measure from; give --from LAT,LON\n")
+        // The agent's last fix, by the river: the ferry is nearest.
+        try StateStore(path: state).setLastFix(Fix(time: Date(), coordinate: Coordinate(latitude: 38.7063, longitude: -9.1357)))
+        let fromHere = try Command.run(["list", "-c", "config/demo.toml", "--sort", "distance", "--state", state])
+        #expect(fromHere.status == 0, "\(fromHere.stderr)")
+        #expect(fromHere.stdoutLines.dropFirst().first?.hasPrefix("ferry ") == true, "\(fromHere.stdout)")
+        #expect(fromHere.stdoutLines.first?.hasSuffix("DISTANCE") == true)
+        #expect(fromHere.stderr.hasPrefix("geoalarm: info: distances from the last fix recorded in \(state): 38.706300,-9.135700, ")
+                    && fromHere.stderr.hasSuffix(" old\n"), "\(fromHere.stderr)")
     }
 }
 
