@@ -186,8 +186,10 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     }
 
     /// `text` with its accents and other marks taken off: combining marks dropped, and a Latin
-    /// letter that carries them ("LATIN SMALL LETTER E WITH ACUTE", as Unicode names it) made
-    /// its plain letter; other characters (ß, ø's stroke, other scripts) stay as they are.
+    /// or Greek letter that carries them ("LATIN SMALL LETTER E WITH ACUTE", "GREEK SMALL LETTER
+    /// ALPHA WITH TONOS", as Unicode names them) made its plain letter. Other characters stay as
+    /// they are: ß, and the letters of other scripts, where a mark often makes another letter
+    /// (Cyrillic й, қ).
     public static func withoutDiacritics(_ text: String) -> String {
         var plain = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
@@ -195,24 +197,29 @@ public struct Reminder: Sendable, Equatable, Identifiable {
             case .nonspacingMark, .enclosingMark: continue
             default: break
             }
-            plain.append(baseLatinLetter(of: scalar) ?? scalar)
+            plain.append(plainLetter(of: scalar) ?? scalar)
         }
         return String(plain)
     }
 
-    /// The plain letter of a Latin letter with marks ("LATIN CAPITAL LETTER O WITH ACUTE" → O); nil for any other.
-    private static func baseLatinLetter(of scalar: Unicode.Scalar) -> Unicode.Scalar? {
+    /// The plain letter of a Latin or Greek letter with marks ("LATIN CAPITAL LETTER O WITH
+    /// ACUTE" → O, "GREEK SMALL LETTER IOTA WITH DIALYTIKA AND TONOS" → ι); nil for any other.
+    private static func plainLetter(of scalar: Unicode.Scalar) -> Unicode.Scalar? {
         guard !scalar.isASCII, let name = scalar.properties.name, let with = name.firstRange(of: " WITH ") else { return nil }
-        let words = name[..<with.lowerBound].split(separator: " ")
-        guard words.count == 4, words[0] == "LATIN", words[2] == "LETTER", words[3].count == 1,
-              let letter = words[3].unicodeScalars.first, ("A"..."Z").contains(letter)
-        else { return nil }
-        switch words[1] {
-        case "CAPITAL": return letter
-        case "SMALL": return Unicode.Scalar(letter.value + 0x20)
-        default: return nil
-        }
+        return plainLetters[String(name[..<with.lowerBound])]
     }
+
+    /// The letters a letter with marks can be made of, by their Unicode names: ASCII's and the
+    /// Greek alphabet's.
+    private static let plainLetters: [String: Unicode.Scalar] = {
+        let codes = Array(0x41...0x5A) + Array(0x61...0x7A) + Array(0x391...0x3A9) + Array(0x3B1...0x3C9)
+        var letters: [String: Unicode.Scalar] = [:]
+        for code in codes {
+            guard let scalar = Unicode.Scalar(code), let name = scalar.properties.name else { continue }
+            letters[name] = scalar
+        }
+        return letters
+    }()
 }
 
 /// Checks of single reminder values, worded for the user; nil means the value is fine.

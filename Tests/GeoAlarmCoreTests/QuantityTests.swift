@@ -50,6 +50,9 @@ struct QuantityTests {
         #expect(Reminder.slug("Pick up the parcel!") == "pick-up-the-parcel")
         #expect(Reminder.slug("Café  Ólá 2") == "cafe-ola-2")
         #expect(Reminder.slug("!!!") == "")
+        #expect(Reminder.slug("Smørrebrød in Łódź, Straße") == "smorrebrod-in-lodz-straße")
+        #expect(Reminder.slug("Ψωμί ΆΈΪ ἄρτος") == "ψωμι-αει-αρτος", "Greek accents and breathings go, as Latin ones do")
+        #expect(Reminder.slug("Ёлка, йод, қала") == "ёлка-йод-қала", "a Cyrillic mark makes another letter: kept")
     }
 
     /// A new reminder's id is its title's slug, numbered past every id taken; a title without
