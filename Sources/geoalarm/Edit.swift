@@ -240,7 +240,7 @@ struct Add: AsyncParsableCommand {
             Diagnostics.error("\(why); and \(stateOptions.path) holds no fix: give --at LAT,LON")
             throw ExitCode.failure
         }
-        let age = lastFix.time.map { "\(Span.describe(Date().timeIntervalSince($0))) old" } ?? "of unknown age"
+        let age = lastFix.age
         Diagnostics.logger.warning("\(why); using the last fix the agent recorded, \(age)")
         try Console.line("here: \(lastFix.coordinate), the last fix recorded in \(stateOptions.path) (\(age))")
         return lastFix.coordinate

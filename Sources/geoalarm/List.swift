@@ -61,7 +61,7 @@ struct List: AsyncParsableCommand {
             Diagnostics.error("--sort distance: \(stateOptions.path) holds no fix to measure from; give --from LAT,LON")
             throw ExitCode.validationFailure
         }
-        let age = fix.time.map { "\(Span.describe(Date().timeIntervalSince($0))) old" } ?? "of unknown age"
+        let age = fix.age
         Diagnostics.logger.info("distances from the last fix recorded in \(stateOptions.path): \(fix.coordinate), \(age)")
         return fix.coordinate
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import GeoAlarmCore
 import GeoAlarmStore
 import GeoAlarmSystem
 
@@ -73,6 +74,11 @@ extension StateOptions {
         let migration = applied < StateStore.knownSchemaVersion ? " (brought up to date when next opened)" : ""
         return Finding(.ok, "state", "\(path): mode \(mode), writable, \(version)\(migration)")
     }
+}
+
+extension Fix {
+    /// How old the fix is now, for a line that uses a recorded one ("2 h old").
+    var age: String { time.map { "\(Span.describe(Date().timeIntervalSince($0))) old" } ?? "of unknown age" }
 }
 
 extension ValidationError {
