@@ -344,11 +344,12 @@ public final class AlarmAgent: Service {
         }
     }
 
-    /// Logs the bad rows skipped in the config's collection files and the tasks passed over in
-    /// its task lists (as warnings: all of them with `everyProblem`, else the first
+    /// Logs the config's warnings, the bad rows skipped in its collection files and the tasks
+    /// passed over in its task lists (as warnings: all of them with `everyProblem`, else the first
     /// ``problemsShown`` of each list), and what each collection and list loaded; for the agent's
     /// reloads and the commands that load a config alike.
     public static func logSources(of config: Config, to logger: Logger, everyProblem: Bool = false) {
+        for warning in config.warnings { logger.warning("\(warning)") }
         for load in config.collectionLoads {
             for problem in load.shownProblems { logger.warning("\(problem)") }
             logger.info("\(load.summary)")

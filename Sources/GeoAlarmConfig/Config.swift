@@ -18,6 +18,9 @@ public struct Config: Sendable {
     public var collections: [ReminderCollection] = []
     /// What each collection's file gave: places loaded and rows skipped, in the same order.
     public var collectionLoads: [CollectionLoad] = []
+    /// What is valid but likely not meant: an id whose word mixes Latin, Greek and Cyrillic
+    /// letters (``Lookalikes``). Logged as warnings wherever the config is loaded.
+    public var warnings: [ConfigDiagnostic] = []
     /// Every `[[reminder]]` with an `at` time instead of a place, in file order.
     public var alarms: [TimeAlarm] = []
     /// The ids of all `[[reminder]]` tables, with a place or a time, in file order.
@@ -213,6 +216,11 @@ extension Config {
             let shown = DisplayText.escaped(id)
             if let collection = config.collections.first(where: { id.hasPrefix($0.id + "/") }) {
                 description = "no place \"\(shown)\" in collection \(collection.id) of \(config.path): its places are \(collection.memberIDRange)"
+            } else if let twin = config.idsInFileOrder.first(where: { Lookalikes.skeleton($0) == Lookalikes.skeleton(id) }) {
+                // Same-looking, different letters: say which, or the two read as one.
+                let differing = zip(id.unicodeScalars, twin.unicodeScalars).first { $0 != $1 }
+                let letters = differing.map { ": \(Lookalikes.describe($0)) given, \(Lookalikes.describe($1)) in the file" } ?? ""
+                description = "no reminder \"\(shown)\" in \(config.path); \"\(twin)\" looks the same but is written with other letters\(letters)"
             } else {
                 let all = config.idsInFileOrder + config.collections.map(\.memberIDRange)
                 description = "no reminder \"\(shown)\" in \(config.path); there are: \(all.joined(separator: ", "))"

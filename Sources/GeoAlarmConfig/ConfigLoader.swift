@@ -85,6 +85,8 @@ struct ConfigReader: TableReading {
     /// The parsed file, for the lines problems are reported at.
     let document: TOMLDocument
     var diagnostics: [ConfigDiagnostic] = []
+    /// What is valid but likely not meant (``Config/warnings``).
+    var warnings: [ConfigDiagnostic] = []
     /// False reads each collection's id and settings but not its file of places.
     let readsCollectionFiles: Bool
 
@@ -237,6 +239,7 @@ struct ConfigReader: TableReading {
             }
             if let attribution = string(table, "attribution", context: "map") { config.map.attribution = attribution }
         }
+        config.warnings = warnings
         return config
     }
 
@@ -620,6 +623,12 @@ struct ConfigReader: TableReading {
             // Letters of any script: a title in Cyrillic, Greek or Chinese makes its own id
             // ("Купить хлеб" → "купить-хлеб"); spaces, punctuation, controls and emoji do not.
             report(in: table, context, "id", "\"\(id)\" may only hold letters, digits, '-', '_' and '.'")
+        } else if let (main, strays) = Lookalikes.mixedWord(in: id) {
+            let line = document.position(of: table["id"]?.keyOffset ?? table.start).line
+            warnings.append(ConfigDiagnostic(
+                file: file, line: line, context: context, key: "id",
+                message: "\"\(id)\" has \(strays.map(Lookalikes.describe).joined(separator: ", ")) among \(main.rawValue) letters "
+                    + "in one word: it is not the id it looks like (a keyboard layout switched halfway?)"))
         }
     }
 

@@ -223,6 +223,33 @@ struct ConfigTests {
         #expect(problems("[[reminder]]\nid = \"a\u{202E}b\"\ntitle = \"T\"\nlat = 1\nlon = 2\n").count == 1, "a bidi control is no letter")
     }
 
+    /// An id with a Cyrillic а in a Latin word loads, with a warning at its line; a command
+    /// given the Latin id is told the two differ, and in which letter.
+    @Test func anIdOfMixedScriptsIsWarnedAboutAndToldApart() throws {
+        let config = try ConfigLoader.parse("""
+            [[reminder]]
+            title = "Купить iPhone"
+            location = "55.7558,37.6173"
+
+            [[reminder]]
+            id = "bre\u{430}d"
+            title = "Bread"
+            location = "38.7,-9.1"
+
+            """, path: "r.toml")
+        #expect(config.reminders.map(\.id) == ["купить-iphone", "bre\u{430}d"])
+        #expect(config.warnings.map(\.description) == [
+            "r.toml:6: reminder \"bre\u{430}d\" (#2): id: \"bre\u{430}d\" has Cyrillic \u{430} (U+0430) among Latin letters in one word: "
+                + "it is not the id it looks like (a keyboard layout switched halfway?)",
+        ])
+        guard case .failure(let unknown) = config.lookUp("bread") else {
+            Issue.record("the Latin id is not the reminder's")
+            return
+        }
+        #expect(unknown.description == "no reminder \"bread\" in r.toml; \"bre\u{430}d\" looks the same but is written with other letters: "
+            + "Latin a (U+0061) given, Cyrillic \u{430} (U+0430) in the file")
+    }
+
     @Test func unreadableFileNamesTheCause() {
         #expect(throws: ConfigError.self) { try ConfigLoader.load(path: "/nonexistent/geoalarm.toml") }
         do {
@@ -256,6 +283,7 @@ struct ConfigTests {
         for name in ["config/example.toml", "config/demo.toml"] {
             let config = try ConfigLoader.load(path: root.appendingPathComponent(name).path)
             #expect(!config.reminders.isEmpty, "\(name)")
+            #expect(config.warnings.isEmpty, "\(name): \(config.warnings)")
         }
     }
 }
