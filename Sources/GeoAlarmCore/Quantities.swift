@@ -55,7 +55,7 @@ public enum Span {
 
     /// Units accepted after a number, with their size in seconds.
     public static let units: [(name: String, size: Double)] = [
-        ("s", 1), ("m", 60), ("min", 60), ("h", 3600), ("d", 86400),
+        ("s", 1), ("m", 60), ("min", 60), ("h", 3600), ("d", 86400), ("w", 7 * 86400),
     ]
 
     /// Reads a span; parts add up ("1h30m"); a bare number is seconds.

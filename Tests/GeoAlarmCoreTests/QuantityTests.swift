@@ -20,7 +20,7 @@ struct QuantityTests {
         #expect(QuantityError.unknownUnit("yd", allowed: ["m", "km"]).description == "unknown unit \"yd\" (use m, km)")
     }
 
-    @Test(arguments: [("90s", 90.0), ("2m", 120), ("2min", 120), ("1.5h", 5400), ("1h30m", 5400), ("1d", 86400), ("45", 45)])
+    @Test(arguments: [("90s", 90.0), ("2m", 120), ("2min", 120), ("1.5h", 5400), ("1h30m", 5400), ("1d", 86400), ("2w", 1_209_600), ("1w2d", 777_600), ("45", 45)])
     func spans(text: String, seconds: Double) throws {
         #expect(try Span.parse(text) == seconds)
     }
