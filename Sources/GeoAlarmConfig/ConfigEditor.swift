@@ -228,11 +228,12 @@ public enum ConfigEditor {
 
     /// Runs `change` on the current bytes of the file at `path` while holding its lock, checks the
     /// result with ``ConfigLoader``, and replaces the file with it. `creating` is the text of a
-    /// file that does not exist yet (nil: a missing file is an error). Returns the path written.
+    /// file that does not exist yet (nil: a missing file is an error). Returns the config the
+    /// file now holds (its ``Config/warnings`` for the caller to say).
     @discardableResult
     public static func edit(
         path: String, creating: String? = nil, _ change: ([UInt8]) throws(EditError) -> [UInt8]
-    ) throws(EditError) -> String {
+    ) throws(EditError) -> Config {
         let target = try resolveTarget(path, mayBeMissing: creating != nil)
         let lock: Int32
         do {
@@ -255,13 +256,14 @@ public enum ConfigEditor {
             throw EditError("\(target): cannot read: \(error)")
         }
         let changed = try change(current)
+        let config: Config
         do {
-            _ = try ConfigLoader.parse(changed, path: path)
+            config = try ConfigLoader.parse(changed, path: path)
         } catch {
             throw EditError("not changed, the result would be invalid:\n\(error.description)")
         }
         try replace(target, with: changed, like: existing)
-        return target
+        return config
     }
 
     /// The file a (possibly linked) config path stands for; a missing file resolves through its folder.

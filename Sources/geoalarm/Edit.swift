@@ -8,12 +8,14 @@ import GeoAlarmSystem
 import GeoAlarmTasks
 
 /// Runs one locked, validated, atomic edit of the reminders file (starting it from `creating`
-/// when it does not exist), or explains why not and exits 1.
+/// when it does not exist), saying the warnings of the file it leaves, or explains why not and
+/// exits 1.
 private func edit(
     _ path: String, creating: String? = nil, _ change: ([UInt8]) throws(ConfigEditor.EditError) -> [UInt8]
 ) throws {
     do {
-        try ConfigEditor.edit(path: path, creating: creating, change)
+        let edited = try ConfigEditor.edit(path: path, creating: creating, change)
+        for warning in edited.warnings { Diagnostics.logger.warning("\(warning)") }
     } catch {
         Diagnostics.error(error.description)
         throw ExitCode.failure

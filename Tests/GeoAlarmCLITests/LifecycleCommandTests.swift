@@ -135,6 +135,18 @@ struct LifecycleCommandTests {
                 "the first keeps the id its title gives: \(written)")
     }
 
+    /// A title typed with the keyboard's layout switched in a word gives an id that only looks
+    /// like its words: `add` says so at once, as every later command does.
+    @Test func addWarnsOfAnIdWhoseWordMixesScripts() throws {
+        let config = try Command.temporaryFile("")
+        let add = try Command.run(["add", "-c", config, "--title", "Хлеб и м\u{6F}локо", "--at", "55.75,37.62"])
+        #expect(add.status == 0 && add.stdoutLines == ["added хлеб-и-м\u{6F}локо to \(config)"], "\(add.stdout)")
+        #expect(add.stderr.hasPrefix("geoalarm: warning: \(config):1: reminder \"хлеб-и-м\u{6F}локо\" (#1): id: ")
+                    && add.stderr.contains("has Latin o (U+006F) among Cyrillic letters in one word"), "\(add.stderr)")
+        let plain = try Command.run(["add", "-c", try Command.temporaryFile(""), "--title", "Хлеб и молоко", "--at", "55.75,37.62"])
+        #expect(plain.status == 0 && plain.stderr.isEmpty, "\(plain.stderr)")
+    }
+
     @Test func timeAlarmsAreListedAndRemovedLikeTheOthers() throws {
         let config = try Command.temporaryFile(Self.commented + "\n[[reminder]]\nid = \"call\"\ntitle = \"Call mum\"\nat = \"2026-12-24T16:00\"\n\n# the end\n")
         let state = Command.scratchState()
