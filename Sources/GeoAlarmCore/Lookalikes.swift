@@ -20,13 +20,21 @@ public enum Lookalikes {
     }
 
     /// The first word of `id` (a part between `-`, `_` and `.`) whose letters are of more than
-    /// one of the three scripts: the script most of its letters are of, and the other letters.
+    /// one of the three scripts: the script most of its letters are of (on a tie, its first
+    /// letter's), and the other letters.
     public static func mixedWord(in id: String) -> (main: Script, strays: [Unicode.Scalar])? {
         for word in id.split(whereSeparator: { "-_.".contains($0) }) {
             let letters = word.unicodeScalars.compactMap { scalar in Script(of: scalar).map { (scalar, $0) } }
-            var counts: [Script: Int] = [:]
-            for (_, script) in letters { counts[script, default: 0] += 1 }
-            guard counts.count > 1, let main = counts.max(by: { $0.value < $1.value })?.key else { continue }
+            var counts: [(script: Script, letters: Int)] = []
+            for (_, script) in letters {
+                if let index = counts.firstIndex(where: { $0.script == script }) {
+                    counts[index].letters += 1
+                } else {
+                    counts.append((script, 1))
+                }
+            }
+            guard counts.count > 1 else { continue }
+            let main = counts.dropFirst().reduce(counts[0]) { $1.letters > $0.letters ? $1 : $0 }.script
             return (main, letters.filter { $0.1 != main }.map(\.0))
         }
         return nil

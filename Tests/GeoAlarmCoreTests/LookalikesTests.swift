@@ -9,6 +9,8 @@ struct LookalikesTests {
         let milk = try #require(Lookalikes.mixedWord(in: "хлеб-и-м\u{6F}локо"))
         #expect(milk.main == .cyrillic && milk.strays == ["o"])
         #expect(Lookalikes.mixedWord(in: "ψωμ\u{69}")?.strays == ["i"])
+        #expect(Lookalikes.mixedWord(in: "ab\u{430}\u{431}")?.main == .latin, "a tie goes to the first letter's script")
+        #expect(Lookalikes.mixedWord(in: "\u{430}\u{431}ab")?.main == .cyrillic)
         for id in ["bread", "купить-iphone", "ψωμι-bread", "café", "買牛奶", "3д-printer", "a1_б2.c3", "über-straße"] {
             #expect(Lookalikes.mixedWord(in: id) == nil, "\(id): each word is of one script")
         }
