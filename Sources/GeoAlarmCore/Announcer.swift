@@ -21,6 +21,51 @@ public struct Lifecycle: Sendable, Equatable {
     public static func snoozeEnd(after seconds: Double, from now: Date) -> Date {
         Date(timeIntervalSince1970: (now.timeIntervalSince1970 + seconds).rounded(.up))
     }
+
+    /// When a snooze asked for as `text` at `now` ends, in `zone`: after a span ("1h", "2d",
+    /// as ``snoozeEnd(after:from:)``), at the next coming of a time of day ("18:00": today, else
+    /// tomorrow), or at a local date and time ("2026-12-01T08:00"; a date alone, at its start).
+    /// nil for a span of 0, which ends a snooze.
+    public static func snoozeEnd(_ text: String, from now: Date, in zone: some TimeZoneRules) throws(SnoozeTimeError) -> Date? {
+        let trimmed = text.trimmingWhitespace()
+        if let minute = ActiveWindow.minuteOfDay(trimmed) {
+            let today = LocalTime(now, in: zone)
+            let moment = LocalTime.moment(year: today.year, month: today.month, day: today.day, secondOfDay: minute * 60, in: zone)
+            return moment > now
+                ? moment : LocalTime.moment(year: today.year, month: today.month, day: today.day + 1, secondOfDay: minute * 60, in: zone)
+        }
+        if let date = LocalDate(parsing: trimmed) {
+            let moment = date.start(in: zone)
+            guard moment > now else { throw .passed(trimmed) }
+            return moment
+        }
+        if trimmed.contains(":") { throw .notATime(trimmed) }
+        let seconds: Double
+        do {
+            seconds = try Span.parse(trimmed)
+        } catch {
+            throw .unreadable(error)
+        }
+        return seconds > 0 ? snoozeEnd(after: seconds, from: now) : nil
+    }
+}
+
+/// Why a snooze's end could not be told from what was given.
+public enum SnoozeTimeError: Error, Equatable, CustomStringConvertible {
+    /// Neither a time nor a span: the span's own complaint.
+    case unreadable(QuantityError)
+    /// A date and time that is not ahead.
+    case passed(String)
+    /// A time of day (it holds a colon) that is none.
+    case notATime(String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let problem): problem.description
+        case .passed(let text): "\(text) has passed"
+        case .notATime(let text): "\"\(text)\" is not a time of day (00:00 to 24:00) nor a date and time"
+        }
+    }
 }
 
 /// What a person did to a reminder from a pop-up's buttons.

@@ -3,6 +3,7 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmSystem
 import GeoAlarmTasks
 
 /// The reminder named on the command line, checked against the config.
@@ -106,29 +107,36 @@ struct Uncomplete: AsyncParsableCommand {
     }
 }
 
-/// `geoalarm snooze ID DURATION`.
+/// `geoalarm snooze ID DURATION|TIME`.
 struct Snooze: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Silence a reminder for a while (\"1h\", \"30m\", \"2d\"; 0 ends a snooze).")
+        abstract: "Silence a reminder for a while (\"1h\", \"2d\") or until a time (\"18:00\", \"2026-12-01T08:00\"); 0 ends a snooze.")
 
     @OptionGroup var reminder: ReminderArgument
 
-    @Argument(help: ArgumentHelp("How long: 1h, 30m, 2d; 0 ends the snooze.", valueName: "duration"))
+    @Argument(help: ArgumentHelp(
+        "How long (1h, 30m, 2d) or until when, in local time (18:00: its next coming; 2026-12-01T08:00); 0 ends the snooze.",
+        valueName: "duration"))
     var duration: String
 
     func validate() throws {
-        do {
-            _ = try Span.parse(duration)
-        } catch {
-            throw ValidationError("\(DisplayText.escaped(duration)): \(error.description); expected a duration such as 1h, 30m or 2d.")
-        }
+        _ = try end()
     }
 
     func run() async throws {
         let found = try await reminder.reminder()
-        let seconds = try Span.parse(duration)
-        let until = seconds > 0 ? Lifecycle.snoozeEnd(after: seconds, from: Date()) : nil
+        let until = try end()
         try reminder.stateOptions.open().snooze(found.id, until: until)
         try Console.line(until.map { "snoozed \(found.id) until \(Timestamp.iso8601($0))" } ?? "\(found.id) is no longer snoozed")
+    }
+
+    /// When the snooze asked for ends, from now; nil ends a snooze.
+    private func end() throws -> Date? {
+        do {
+            return try Lifecycle.snoozeEnd(duration, from: Date(), in: SystemTimeZone())
+        } catch {
+            throw ValidationError(
+                "\(DisplayText.escaped(duration)): \(error.description); expected a duration such as 1h, 30m or 2d, or a time such as 18:00 or 2026-12-01T08:00.")
+        }
     }
 }

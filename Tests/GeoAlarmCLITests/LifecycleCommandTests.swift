@@ -63,6 +63,11 @@ struct LifecycleCommandTests {
                 "a completion to the second: \(status.stdout)")
         let snoozed = try Command.run(["snooze", "bread", "2h", "-c", config, "--state", state]).stdout
         #expect(snoozed.wholeMatch(of: /snoozed bread until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n/) != nil, "a time to the second: \(snoozed)")
+        let untilEvening = try Command.run(["snooze", "bread", "18:30", "-c", config, "--state", state], environment: ProcessInfo.processInfo.environment.merging(["TZ": "UTC"]) { $1 }).stdout
+        #expect(untilEvening.wholeMatch(of: /snoozed bread until \d{4}-\d\d-\d\dT18:30:00Z\n/) != nil, "until a time of day: \(untilEvening)")
+        let passed = try Command.run(["snooze", "bread", "2020-01-01T08:00", "-c", config, "--state", state])
+        #expect(passed.status == 64 && passed.stderr.hasPrefix("Error: 2020-01-01T08:00: 2020-01-01T08:00 has passed; expected a duration"),
+                "\(passed.stderr)")
         #expect(try Command.run(["status", "-c", config, "--state", state]).stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains("snoozed until") })
         #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).status == 0)
         #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).stdoutLines == [

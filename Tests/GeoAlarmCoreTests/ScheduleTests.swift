@@ -103,6 +103,27 @@ struct ScheduleTests {
         #expect(Lifecycle.snoozeEnd(after: 0.5, from: now) == Date(timeIntervalSince1970: 1_800_000_001))
     }
 
+    /// A snooze until a time of day ends at its next coming, local time; until a date and time,
+    /// then; for a span, after it; "0" ends one. Lisbon, on the day the clocks go back.
+    @Test func aSnoozeEndsAfterASpanOrAtALocalTime() throws {
+        let now = Self.utc("2026-10-25T10:00:00Z")  // 10:00 in Lisbon, now on UTC again
+        #expect(try Lifecycle.snoozeEnd("18:00", from: now, in: Self.lisbon) == Self.utc("2026-10-25T18:00:00Z"))
+        #expect(try Lifecycle.snoozeEnd("09:30", from: now, in: Self.lisbon) == Self.utc("2026-10-26T09:30:00Z"), "past today: tomorrow")
+        #expect(try Lifecycle.snoozeEnd("10:00", from: now, in: Self.lisbon) == Self.utc("2026-10-26T10:00:00Z"), "now is not ahead")
+        #expect(try Lifecycle.snoozeEnd("00:30", from: Self.utc("2026-10-24T12:00:00Z"), in: Self.lisbon) == Self.utc("2026-10-24T23:30:00Z"),
+                "the night before, in summer time still")
+        #expect(try Lifecycle.snoozeEnd("2026-12-01T08:00", from: now, in: Self.lisbon) == Self.utc("2026-12-01T08:00:00Z"))
+        #expect(try Lifecycle.snoozeEnd("2026-07-01 08:00", from: Self.utc("2026-06-01T00:00:00Z"), in: Self.lisbon)
+                == Self.utc("2026-07-01T07:00:00Z"), "summer time: UTC+1")
+        #expect(try Lifecycle.snoozeEnd("2026-10-31", from: now, in: Self.lisbon) == Self.utc("2026-10-31T00:00:00Z"), "a date: its start")
+        #expect(try Lifecycle.snoozeEnd("1h30m", from: now, in: Self.lisbon) == Self.utc("2026-10-25T11:30:00Z"))
+        #expect(try Lifecycle.snoozeEnd("0", from: now, in: Self.lisbon) == nil)
+        #expect(throws: SnoozeTimeError.passed("2026-10-01T08:00")) { try Lifecycle.snoozeEnd("2026-10-01T08:00", from: now, in: Self.lisbon) }
+        #expect(throws: SnoozeTimeError.unreadable(.notANumber("soon"))) { try Lifecycle.snoozeEnd("soon", from: now, in: Self.lisbon) }
+        #expect(throws: SnoozeTimeError.notATime("25:00")) { try Lifecycle.snoozeEnd("25:00", from: now, in: Self.lisbon) }
+        #expect(throws: SnoozeTimeError.notATime("2026-13-01T08:00")) { try Lifecycle.snoozeEnd("2026-13-01T08:00", from: now, in: Self.lisbon) }
+    }
+
     @Test func snoozeStartsDueAndWindowsSilenceButUntimedEventsPass() {
         var announcer = Announcer(timeZone: Self.lisbon)
         announcer.snooze("bakery", until: Self.utc("2026-11-21T09:00:00Z"))
