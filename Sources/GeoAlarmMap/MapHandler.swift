@@ -155,6 +155,9 @@ final class MapHandler: Sendable {
                 model.reloadConfig()
                 var object = JSONObject()
                 object.add("id", id)
+                // What the config now warns of (an id that only looks like its words), as `add` says it.
+                let warnings = model.current.config.warnings.map(\.description)
+                if !warnings.isEmpty { object.add("warning", warnings.joined(separator: "\n")) }
                 return Self.json(201, object.text)
             case "/api/change":
                 try MapEdits.change(parsed, in: config)

@@ -123,7 +123,9 @@ def add(page, title, radius):
     check(answer.value.status == 201, f"adding answered {answer.value.status}: {answer.value.text()}")
     added = answer.value.json()["id"]
     page.wait_for_selector(f'path[data-id="{added}"]')
-    print(json.dumps({"id": added, "lat": lat, "lon": lon}))
+    message = page.locator("#message")
+    said = message.text_content() if message.is_visible() else ""
+    print(json.dumps({"id": added, "lat": lat, "lon": lon, "message": said}))
 
 
 def drag(page, reminder, dx, dy):

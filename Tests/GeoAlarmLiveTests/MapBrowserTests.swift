@@ -104,8 +104,21 @@ struct MapBrowserTests {
         let clicked = Coordinate(latitude: try #require(answer["lat"] as? Double), longitude: try #require(answer["lon"] as? Double))
         #expect(Haversine.distance(center, clicked) < 1, "added where the click was")
         #expect(session.configText.hasPrefix(before), "the file was appended to, every byte before kept")
+        #expect(answer["message"] as? String == "", "nothing to warn of")
         let list = try Command.run(["list", "-c", session.configPath])
         #expect(list.status == 0 && list.stdout.contains(id) && list.stdout.contains("Post the letters"), "\(list.stdout)")
+    }
+
+    /// A title typed with the keyboard's layout switched in a word is added, and the page says
+    /// what `add` says of it.
+    @Test func aTitleTypedWithTheLayoutSwitchedIsWarnedOf() throws {
+        let session = try MapSession()
+        let added = try session.drive("add", Self.json(["title": "Хлеб и м\u{6F}локо", "radius": "40m"]))
+        #expect(added.status == 0, "\(added.errors)")
+        let answer = try #require(
+            try JSONSerialization.jsonObject(with: Data((added.output.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
+        #expect(answer["id"] as? String == "хлеб-и-м\u{6F}локо")
+        #expect((answer["message"] as? String)?.contains("has Latin o (U+006F) among Cyrillic letters in one word") == true, "\(answer)")
     }
 
     @Test func aDragMovesAReminderAndKeepsTheRestOfTheFile() throws {

@@ -49,7 +49,7 @@
     return span;
   }
 
-  /** Shows a refusal or failure until the next change succeeds. */
+  /** Shows a refusal, a failure or a warning until the next change succeeds. */
   function say(text) {
     message.textContent = text;
     message.hidden = !text;
@@ -439,7 +439,10 @@
       const change = { title: title.value, lat: point.lat, lon: point.lng, radius: radius.value, when: when.value };
       if (list && list.value) change.list = list.value;
       post("/api/add", change)
-        .then(() => map.closePopup(popup), () => {});
+        .then((answer) => {
+          map.closePopup(popup);
+          if (answer.warning) say(answer.warning);
+        }, () => {});
     });
     title.focus();
   });
