@@ -71,7 +71,15 @@ struct Doctor: AsyncParsableCommand {
             var config = try ConfigLoader.read(path: path)
             let fetched = await FetchedTaskLists.fetch(config.serverTaskLists.map(\.settings), statePath: stateOptions.path, quietly: true)
             config.loadTaskLists(cache: fetched.servers.cache)
-            report(Finding(.ok, "config", "\(path): \(config.summary)"))
+            let check = "geoalarm check --config \(path)"
+            if let first = config.warnings.first {
+                let count = config.warnings.count
+                let found = count > 1 ? "\(count) warnings; the first: \(first)" : "a warning: \(first)"
+                report(Finding(.note, "config", "\(path): \(config.summary); \(found)",
+                               advice: count > 1 ? "\(check) lists them all" : "mend it if it is not meant, then \(check)"))
+            } else {
+                report(Finding(.ok, "config", "\(path): \(config.summary)"))
+            }
             return (config, fetched)
         } catch {
             let first = error.diagnostics.first?.description ?? "unreadable"

@@ -181,6 +181,21 @@ struct FirstUseTests {
         #expect(result.stdoutLines.contains("FAIL  state: \(state) (mode 644, schema 11 of 11) is readable by others: it holds where you have been. Do: chmod 600 \(state)"))
     }
 
+    /// A config that loads with a warning (an id whose word mixes scripts) is a note, with the
+    /// warning and what to do.
+    @Test func doctorNotesAConfigsWarning() throws {
+        let (_, environment) = try Self.emptyHome()
+        let config = try Command.temporaryFile("[[reminder]]\nid = \"bre\u{430}d\"\ntitle = \"Bread\"\nlocation = \"38.7,-9.1\"\n")
+        let nothingListens = try GPSFake()
+        let result = try Command.run(
+            ["doctor", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(nothingListens.port)",
+             "--wait", "0"], environment: environment)
+        #expect(result.stdoutLines.contains {
+            $0.hasPrefix("note  config: \(config): 1 reminder (1 enabled), 0 places; a warning: \(config):2: reminder \"bre\u{430}d\" (#1): id: ")
+                && $0.hasSuffix("Do: mend it if it is not meant, then geoalarm check --config \(config)")
+        }, "\(result.stdout)")
+    }
+
     @Test func doctorNamesTheNotificationServerAndItsButtons() throws {
         let desktop = try DesktopSession(dunstConfig: DesktopTests.dunstrc)
         var environment = desktop.environment
