@@ -214,9 +214,10 @@ extension Config {
 
         init(id: String, config: Config) {
             let shown = DisplayText.escaped(id)
+            let looks = Lookalikes.skeleton(id)
             if let collection = config.collections.first(where: { id.hasPrefix($0.id + "/") }) {
                 description = "no place \"\(shown)\" in collection \(collection.id) of \(config.path): its places are \(collection.memberIDRange)"
-            } else if let twin = config.idsInFileOrder.first(where: { Lookalikes.skeleton($0) == Lookalikes.skeleton(id) }) {
+            } else if let twin = config.idsInFileOrder.first(where: { Lookalikes.skeleton($0) == looks }) {
                 // Same-looking, different letters: say which, or the two read as one.
                 let differing = zip(id.unicodeScalars, twin.unicodeScalars).first { $0 != $1 }
                 let letters = differing.map { ": \(Lookalikes.describe($0)) given, \(Lookalikes.describe($1)) in the file" } ?? ""

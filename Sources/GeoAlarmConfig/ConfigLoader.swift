@@ -624,10 +624,9 @@ struct ConfigReader: TableReading {
             // ("Купить хлеб" → "купить-хлеб"); spaces, punctuation, controls and emoji do not.
             report(in: table, context, "id", "\"\(id)\" may only hold letters, digits, '-', '_' and '.'")
         } else if let (main, strays) = Lookalikes.mixedWord(in: id) {
-            let line = document.position(of: table["id"]?.keyOffset ?? table.start).line
-            warnings.append(ConfigDiagnostic(
-                file: file, line: line, context: context, key: "id",
-                message: "\"\(id)\" has \(strays.map(Lookalikes.describe).joined(separator: ", ")) among \(main.rawValue) letters "
+            warnings.append(diagnostic(
+                in: table, context, "id",
+                "\"\(id)\" has \(strays.map(Lookalikes.describe).joined(separator: ", ")) among \(main.rawValue) letters "
                     + "in one word: it is not the id it looks like (a keyboard layout switched halfway?)"))
         }
     }

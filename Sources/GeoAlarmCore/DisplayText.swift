@@ -22,6 +22,12 @@ public enum DisplayText {
         return out
     }
 
+    /// A scalar's code point as Unicode writes it: "U+0430", "U+1F35E".
+    public static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+
     /// At most `limit` characters of the bytes' text (invalid UTF-8 shown as U+FFFD), escaped,
     /// with "…" when cut: for quoting a file or a child's output in a message.
     public static func excerpt<Bytes: Collection<UInt8>>(_ bytes: Bytes, limit: Int = 60) -> String {

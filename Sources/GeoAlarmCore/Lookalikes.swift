@@ -50,8 +50,7 @@ public enum Lookalikes {
 
     /// "Cyrillic а (U+0430)"; "U+2014" for a character of none of the three scripts.
     public static func describe(_ scalar: Unicode.Scalar) -> String {
-        let hex = String(scalar.value, radix: 16, uppercase: true)
-        let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        let code = DisplayText.codePoint(scalar)
         guard let script = Script(of: scalar) else { return code }
         return "\(script.rawValue) \(Character(scalar)) (\(code))"
     }

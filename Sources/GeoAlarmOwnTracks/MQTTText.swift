@@ -13,10 +13,10 @@ public enum MQTTText {
         for scalar in text.unicodeScalars {
             let value = scalar.value
             if value < 0x20 || (0x7F...0x9F).contains(value) {
-                return "holds the control character U+\(String(value, radix: 16, uppercase: true).leftPadded(to: 4))"
+                return "holds the control character \(DisplayText.codePoint(scalar))"
             }
             if scalar.properties.isNoncharacterCodePoint {
-                return "holds the noncharacter U+\(String(value, radix: 16, uppercase: true).leftPadded(to: 4))"
+                return "holds the noncharacter \(DisplayText.codePoint(scalar))"
             }
         }
         return nil
@@ -44,12 +44,5 @@ public enum MQTTText {
             if level.contains("#"), level != "#" || index != levels.count - 1 { return "has # that is not the whole last level" }
         }
         return stringProblem(filter)
-    }
-}
-
-extension String {
-    /// The text with zeros before it up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

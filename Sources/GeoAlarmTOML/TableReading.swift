@@ -50,13 +50,22 @@ public protocol TableReading {
 extension TableReading {
     /// Records a problem, at the line of `key` in `table` when it is there, else at the table's start.
     public mutating func report(in table: TOMLTable?, _ context: String?, _ key: String?, _ message: String) {
-        report(at: table.map { table in key.flatMap { table[$0]?.keyOffset } ?? table.start }, context, key, message)
+        diagnostics.append(diagnostic(in: table, context, key, message))
     }
 
     /// Records a problem at the line of a byte offset of the file, when known.
     public mutating func report(at offset: Int?, _ context: String?, _ key: String?, _ message: String) {
-        let line = offset.map { document.position(of: $0).line }
-        diagnostics.append(ConfigDiagnostic(file: file, line: line, context: context, key: key, message: message))
+        diagnostics.append(diagnostic(at: offset, context, key, message))
+    }
+
+    /// A diagnostic placed as ``report(in:_:_:_:)`` places a problem, for what is not one (a warning).
+    public func diagnostic(in table: TOMLTable?, _ context: String?, _ key: String?, _ message: String) -> ConfigDiagnostic {
+        diagnostic(at: table.map { table in key.flatMap { table[$0]?.keyOffset } ?? table.start }, context, key, message)
+    }
+
+    /// A diagnostic at the line of a byte offset of the file, when known.
+    private func diagnostic(at offset: Int?, _ context: String?, _ key: String?, _ message: String) -> ConfigDiagnostic {
+        ConfigDiagnostic(file: file, line: offset.map { document.position(of: $0).line }, context: context, key: key, message: message)
     }
 
     /// Reports each key of `table` that is not `allowed`, with the nearest allowed one.

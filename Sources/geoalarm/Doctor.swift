@@ -67,11 +67,11 @@ struct Doctor: AsyncParsableCommand {
             report(Finding(.fail, "config", "\(error)", advice: "make one with geoalarm add --title TITLE --here (or --at LAT,LON)"))
             return (nil, nil)
         }
+        let check = "geoalarm check --config \(path)"
         do {
             var config = try ConfigLoader.read(path: path)
             let fetched = await FetchedTaskLists.fetch(config.serverTaskLists.map(\.settings), statePath: stateOptions.path, quietly: true)
             config.loadTaskLists(cache: fetched.servers.cache)
-            let check = "geoalarm check --config \(path)"
             if let first = config.warnings.first {
                 let count = config.warnings.count
                 let found = count > 1 ? "\(count) warnings; the first: \(first)" : "a warning: \(first)"
@@ -85,7 +85,6 @@ struct Doctor: AsyncParsableCommand {
             let first = error.diagnostics.first?.description ?? "unreadable"
             let count = error.diagnostics.count
             let found = count > 1 ? "\(count) problems; the first: \(first)" : "1 problem: \(first)"
-            let check = "geoalarm check --config \(path)"
             report(Finding(.fail, "config", found, advice: count > 1 ? "\(check) lists them all" : "fix it, then \(check)"))
             return (nil, nil)
         }
