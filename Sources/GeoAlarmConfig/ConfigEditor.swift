@@ -25,13 +25,15 @@ public enum ConfigEditor {
     }
 
     /// `bytes` with a new reminder titled `title` appended (its other `fields` after the title),
-    /// and the id it takes: the title's slug, numbered past every id the file holds (milk at two
-    /// shops: `buy-milk-2`), written as an `id` line only where it is not the slug. Called within
-    /// ``edit(path:creating:_:)``, the choice is made under the file's lock. A file that does not
-    /// load keeps the slug: the check after the edit reports the file's own problems.
+    /// and the id it takes: `id` when given (its `id` line always written), else the title's
+    /// slug, numbered past every id the file holds (milk at two shops: `buy-milk-2`), written as
+    /// an `id` line only where it is not the slug. Called within ``edit(path:creating:_:)``, the
+    /// choice is made under the file's lock. A file that does not load keeps the slug: the check
+    /// after the edit reports the file's own problems.
     public static func appendingReminder(
-        titled title: String, _ fields: [(String, String)], to bytes: [UInt8], path: String
+        titled title: String, id given: String? = nil, _ fields: [(String, String)], to bytes: [UInt8], path: String
     ) -> (bytes: [UInt8], id: String) {
+        if let given { return (appendingReminder([("id", quote(given)), ("title", quote(title))] + fields, to: bytes), given) }
         let slug = Reminder.slug(title)
         guard let taken = try? ConfigLoader.takenIDs(bytes, path: path) else {
             return (appendingReminder([("title", quote(title))] + fields, to: bytes), slug)

@@ -127,14 +127,11 @@ struct Add: AsyncParsableCommand {
         if let radius { fields.append(("radius", ConfigEditor.quote(radius))) }
         if let when { fields.append(("when", ConfigEditor.quote(when))) }
         if let repetition { fields.append(("repeat", ConfigEditor.quote(repetition))) }
-        var added = id ?? Reminder.slug(title)
+        var added = ""
         try edit(path, creating: creating) { (bytes) throws(ConfigEditor.EditError) in
             var bytes = bytes
             if let place, let at { bytes = try ConfigEditor.definingPlace(place, at: at, in: bytes, path: path) }
-            if let id {
-                return ConfigEditor.appendingReminder([("id", ConfigEditor.quote(id)), ("title", ConfigEditor.quote(title))] + fields, to: bytes)
-            }
-            let appended = ConfigEditor.appendingReminder(titled: title, fields, to: bytes, path: path)
+            let appended = ConfigEditor.appendingReminder(titled: title, id: id, fields, to: bytes, path: path)
             added = appended.id
             return appended.bytes
         }
