@@ -209,19 +209,32 @@ public final class StateStore: Sendable {
 
     /// Marks `id` completed at `time` unless it is completed already: the first completion stands,
     /// as `status` and the map show it. Returns that earlier completion; nil when this call made it.
+    /// The check and the write are one transaction, so that a completion made meanwhile by
+    /// another process (the agent, a task list's sync, a second command) is never overwritten.
     @discardableResult
     public func complete(_ id: String, at time: Date) throws(StoreError) -> Date? {
-        if let earlier = try lifecycles()[id]?.completedAt { return earlier }
-        try apply([.completed(id, at: time)])
-        return nil
+        try writing { db throws(SQLiteError) -> Date? in
+            if let earlier = try Self.completion(of: id, in: db) { return earlier }
+            try Self.setLifecycle(db, id, column: "completed_at", to: time)
+            return nil
+        }
     }
 
-    /// Marks `id` not completed; false, writing nothing, when it was not completed.
+    /// Marks `id` not completed; false, writing nothing, when it was not completed (checked in
+    /// the same transaction as the write, as ``complete(_:at:)`` does).
     @discardableResult
     public func uncomplete(_ id: String) throws(StoreError) -> Bool {
-        guard try lifecycles()[id]?.completedAt != nil else { return false }
-        try apply([.completed(id, at: nil)])
-        return true
+        try writing { db throws(SQLiteError) -> Bool in
+            guard try Self.completion(of: id, in: db) != nil else { return false }
+            try Self.setLifecycle(db, id, column: "completed_at", to: nil)
+            return true
+        }
+    }
+
+    /// When `id` was completed; nil when it is not.
+    private static func completion(of id: String, in db: SQLiteConnection) throws(SQLiteError) -> Date? {
+        try db.fetchOne("SELECT completed_at FROM lifecycle WHERE reminder = ?", [id], as: Double.self)
+            .map(Date.init(timeIntervalSince1970:))
     }
 
     /// Forgets a removed reminder's state (inside/outside, completed, snoozed, last fired), so
@@ -391,7 +404,7 @@ public final class StateStore: Sendable {
                 db, time: firing.time, kind: .alarm, id: firing.alarm.id, title: firing.alarm.title, coordinate: nil,
                 distance: nil, device: nil)
         case .completed(let id, let time):
-            try setLifecycle(db, id, column: "completed_at", to: time)
+            try Self.setLifecycle(db, id, column: "completed_at", to: time)
         case .snoozed(let id, let until):
             try setLifecycle(db, id, column: "snoozed_until", to: until)
         case .lastFix(let fix):

@@ -3,6 +3,7 @@ import GeoAlarmCore
 @testable import GeoAlarmStore
 import GeoAlarmSystem
 import GeoAlarmTestSupport
+import Synchronization
 import Testing
 
 struct StateStoreTests {
@@ -142,6 +143,30 @@ struct StateStoreTests {
     }
 
     /// The map draws the last fix with its error circle.
+    /// Completions made at once through stores of their own (as the agent, a task list's sync
+    /// and a command each hold one): exactly one makes it, and every other is told that one's
+    /// time, which is the one kept. Then only the first of two un-completions undoes it.
+    @Test func ofCompletionsAtOnceTheFirstStandsAndTheOthersAreToldIt() throws {
+        let path = Self.path()
+        try StateStore(path: path).snooze("office", until: nil)
+        let stores = try (0..<8).map { _ throws in try StateStore(path: path) }
+        let answers = Mutex<[Int: Result<Date?, StoreError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: stores.count) { index in
+            let answer = Result { () throws(StoreError) in
+                try stores[index].complete("office", at: Date(timeIntervalSince1970: 1_800_000_000 + Double(index)))
+            }
+            answers.withLock { $0[index] = answer }
+        }
+        let all = try answers.withLock { $0 }.mapValues { try $0.get() }
+        let winners = all.filter { $0.value == nil }.map(\.key)
+        #expect(all.count == stores.count && winners.count == 1, "\(all)")
+        let kept = try #require(try StateStore(path: path).lifecycles()["office"]?.completedAt)
+        #expect(winners.first.map { Date(timeIntervalSince1970: 1_800_000_000 + Double($0)) } == kept)
+        #expect(all.values.compactMap { $0 }.allSatisfy { $0 == kept }, "\(all)")
+        #expect(try stores[0].uncomplete("office") && !stores[1].uncomplete("office"))
+        #expect(try StateStore(path: path).lifecycles()["office"]?.completedAt == nil)
+    }
+
     @Test func theLastFixKeepsItsErrorEstimate() throws {
         let store = try StateStore(path: Self.path())
         #expect(try store.lastFix() == nil)
