@@ -35,7 +35,7 @@ APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libmosquitto-dev mosquitto mosquitto-clients openssl libsodium-dev libcurl4-openssl-dev \
 	dpkg-dev binutils lintian debootstrap \
 	libjs-leaflet chromium python3-venv \
-	radicale vdirsyncer todoman util-linux
+	radicale vdirsyncer todoman util-linux tzdata
 
 .PHONY: all deps build test check demo replay-demo install clean fuzz fuzz-build deb test-package
 

@@ -17,11 +17,27 @@ public enum Timestamp {
         let millis = Int(((total - Double(seconds)) * 1000).rounded())
         let (wholeSeconds, fraction) = millis == 1000 ? (seconds + 1, 0) : (seconds, millis)
         guard Double(wholeSeconds) <= latest else { return "an out-of-range time" }
-        let utc = LocalTime(Date(timeIntervalSince1970: Double(wholeSeconds)), in: FixedOffset.utc)
-        let secondOfDay = utc.secondOfDay
-        // Written into the string's own storage: one allocation, where a String per field made
-        // a dozen for every event line.
-        return String(unsafeUninitializedCapacity: 24) { text in
+        return written(Date(timeIntervalSince1970: Double(wholeSeconds)), milliseconds: fraction, in: FixedOffset.utc)
+    }
+
+    /// `2026-11-21T09:06:30+01:00`: the moment, to the second, on the clock of `zone` with its
+    /// offset from UTC (a `Z` where there is none), for a command that answers a time its user
+    /// typed in local time.
+    public static func iso8601(_ date: Date, in zone: some TimeZoneRules) -> String {
+        let total = date.timeIntervalSince1970.rounded(.down)
+        // A day's margin either side keeps the local date within the four-digit years.
+        guard total.isFinite, total >= earliest + 86_400, total <= latest - 86_400 else { return "an out-of-range time" }
+        return written(Date(timeIntervalSince1970: total), milliseconds: 0, in: zone)
+    }
+
+    /// The local date and time of `moment` in `zone`, the milliseconds when not 0, and the
+    /// zone's offset. Written into the string's own storage: one allocation, where a String per
+    /// field made a dozen for every event line.
+    private static func written(_ moment: Date, milliseconds fraction: Int, in zone: some TimeZoneRules) -> String {
+        let local = LocalTime(moment, in: zone)
+        let secondOfDay = local.secondOfDay
+        let offsetMinutes = zone.secondsAheadOfUTC(at: moment) / 60
+        return String(unsafeUninitializedCapacity: 29) { text in
             var end = 0
             func put(_ byte: UInt8) {
                 text[end] = byte
@@ -35,11 +51,11 @@ public enum Timestamp {
                     divisor /= 10
                 }
             }
-            put(utc.year, digits: 4)
+            put(local.year, digits: 4)
             put(UInt8(ascii: "-"))
-            put(utc.month, digits: 2)
+            put(local.month, digits: 2)
             put(UInt8(ascii: "-"))
-            put(utc.day, digits: 2)
+            put(local.day, digits: 2)
             put(UInt8(ascii: "T"))
             put(secondOfDay / 3600, digits: 2)
             put(UInt8(ascii: ":"))
@@ -50,7 +66,14 @@ public enum Timestamp {
                 put(UInt8(ascii: "."))
                 put(fraction, digits: 3)
             }
-            put(UInt8(ascii: "Z"))
+            if offsetMinutes == 0 {
+                put(UInt8(ascii: "Z"))
+            } else {
+                put(UInt8(ascii: offsetMinutes < 0 ? "-" : "+"))
+                put(abs(offsetMinutes) / 60 % 100, digits: 2)
+                put(UInt8(ascii: ":"))
+                put(abs(offsetMinutes) % 60, digits: 2)
+            }
             return end
         }
     }

@@ -127,7 +127,8 @@ struct Snooze: AsyncParsableCommand {
         let found = try await reminder.reminder()
         let until = try end()
         try reminder.stateOptions.open().snooze(found.id, until: until)
-        try Console.line(until.map { "snoozed \(found.id) until \(Timestamp.iso8601($0))" } ?? "\(found.id) is no longer snoozed")
+        // In local time, as the time may have been typed ("18:00"), with its offset from UTC.
+        try Console.line(until.map { "snoozed \(found.id) until \(Timestamp.iso8601($0, in: SystemTimeZone()))" } ?? "\(found.id) is no longer snoozed")
     }
 
     /// When the snooze asked for ends, from now; nil ends a snooze.

@@ -62,9 +62,14 @@ struct LifecycleCommandTests {
         #expect(status.stdoutLines.contains { $0.hasPrefix("post-the-letter ") && $0.contains(#/completed \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /#) },
                 "a completion to the second: \(status.stdout)")
         let snoozed = try Command.run(["snooze", "bread", "2h", "-c", config, "--state", state]).stdout
-        #expect(snoozed.wholeMatch(of: /snoozed bread until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n/) != nil, "a time to the second: \(snoozed)")
+        #expect(snoozed.wholeMatch(of: /snoozed bread until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)\n/) != nil,
+                "a time to the second: \(snoozed)")
         let untilEvening = try Command.run(["snooze", "bread", "18:30", "-c", config, "--state", state], environment: ProcessInfo.processInfo.environment.merging(["TZ": "UTC"]) { $1 }).stdout
         #expect(untilEvening.wholeMatch(of: /snoozed bread until \d{4}-\d\d-\d\dT18:30:00Z\n/) != nil, "until a time of day: \(untilEvening)")
+        // Answered on the clock it was typed on: 18:30 in Berlin, not 16:30 or 17:30 UTC.
+        let inBerlin = try Command.run(["snooze", "bread", "18:30", "-c", config, "--state", state],
+                                       environment: ProcessInfo.processInfo.environment.merging(["TZ": "Europe/Berlin"]) { $1 }).stdout
+        #expect(inBerlin.wholeMatch(of: /snoozed bread until \d{4}-\d\d-\d\dT18:30:00\+0[12]:00\n/) != nil, "in local time: \(inBerlin)")
         let passed = try Command.run(["snooze", "bread", "2020-01-01T08:00", "-c", config, "--state", state])
         #expect(passed.status == 64 && passed.stderr.hasPrefix("Error: 2020-01-01T08:00: 2020-01-01T08:00 has passed; expected a duration"),
                 "\(passed.stderr)")
