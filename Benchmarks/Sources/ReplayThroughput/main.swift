@@ -1,9 +1,11 @@
 // Replay throughput in fixes per second, parse and engine, for a large NMEA file and a large
 // gpsd JSON file (the same million-second walk) with the hundred reminders around it. The
-// baseline of the same run is parsing alone; the ratio says what the engine adds.
+// baseline of the same run is parsing alone; the ratio says what the engine adds. gpsd's own
+// decoder (libgps, as the live agent uses it) on the same JSON lines is the peer of the parse.
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmGPSD
 import GeoAlarmPipeline
 import GeoAlarmReplay
 import GeoAlarmStore
@@ -72,4 +74,31 @@ for (name, path) in files {
         format: "| %@ | %d MB | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.0f%% | %d |", name, size / 1_000_000,
         p, pLow, pHigh, f, fLow, fHigh, (1 - f / p) * 100, events))
 }
+
+/// Fixes per second of libgps's `gps_unpack` on each line of `path` and the conversion of its
+/// TPV into a ``Fix`` (``TPVDecoder``, which copies each line into a C string first), decoding
+/// alone (the lines read into memory first, not timed).
+func libgpsDecoding(_ path: String) throws -> Double {
+    let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+    let decoder = TPVDecoder()
+    let start = ContinuousClock.now
+    let decoded = lines.count { decoder.decode($0) != nil }
+    let elapsed = seconds(ContinuousClock.now - start)
+    guard decoded == fixCount else {
+        FileHandle.standardError.write(Data("\(path): libgps decoded \(decoded) fixes, expected \(fixCount)\n".utf8))
+        exit(1)
+    }
+    return Double(decoded) / elapsed
+}
+
+let jsonPath = files[1].1
+let libgps = spread(try (0..<3).map { _ in try libgpsDecoding(jsonPath) })
+var ownParse: [Double] = []
+for _ in 0..<3 { ownParse.append(Double(fixCount) / (await replay(jsonPath, parseOnly: true)).seconds) }
+let own = spread(ownParse)
+print("")
+print("| gpsd JSON, decoding alone | fixes per second | against libgps |")
+print("| --- | ---: | ---: |")
+print(String(format: "| libgps `gps_unpack` (gpsd's own C decoder, as `run` uses it) and the `Fix` made of it | %.0f (%.0f-%.0f) | 1x |", libgps.median, libgps.low, libgps.high))
+print(String(format: "| geoalarm's reader (`replay`, parse only) | %.0f (%.0f-%.0f) | %.1fx |", own.median, own.low, own.high, own.median / libgps.median))
 print("goal: NMEA replay at 1,000,000 fixes per second (parse + engine)")
