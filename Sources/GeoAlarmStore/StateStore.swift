@@ -215,7 +215,7 @@ public final class StateStore: Sendable {
     public func complete(_ id: String, at time: Date) throws(StoreError) -> Date? {
         try writing { db throws(SQLiteError) -> Date? in
             if let earlier = try Self.completion(of: id, in: db) { return earlier }
-            try Self.setLifecycle(db, id, column: "completed_at", to: time)
+            try Self.make(.completed(id, at: time), in: db)
             return nil
         }
     }
@@ -226,7 +226,7 @@ public final class StateStore: Sendable {
     public func uncomplete(_ id: String) throws(StoreError) -> Bool {
         try writing { db throws(SQLiteError) -> Bool in
             guard try Self.completion(of: id, in: db) != nil else { return false }
-            try Self.setLifecycle(db, id, column: "completed_at", to: nil)
+            try Self.make(.completed(id, at: nil), in: db)
             return true
         }
     }
@@ -403,8 +403,17 @@ public final class StateStore: Sendable {
             try insertHistory(
                 db, time: firing.time, kind: .alarm, id: firing.alarm.id, title: firing.alarm.title, coordinate: nil,
                 distance: nil, device: nil)
-        case .completed(let id, let time):
-            try Self.setLifecycle(db, id, column: "completed_at", to: time)
+        case .completed(let id, let time?):
+            // The first completion stands: the agent's Done, written from what it last read,
+            // keeps one that a command or the map made in the file meanwhile.
+            try db.execute(
+                """
+                INSERT INTO lifecycle (reminder, completed_at) VALUES (?, ?)
+                ON CONFLICT(reminder) DO UPDATE SET completed_at = coalesce(completed_at, excluded.completed_at)
+                """,
+                [id, time.timeIntervalSince1970])
+        case .completed(let id, nil):
+            try setLifecycle(db, id, column: "completed_at", to: nil)
         case .snoozed(let id, let until):
             try setLifecycle(db, id, column: "snoozed_until", to: until)
         case .lastFix(let fix):

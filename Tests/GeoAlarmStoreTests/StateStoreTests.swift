@@ -167,6 +167,20 @@ struct StateStoreTests {
         #expect(try StateStore(path: path).lifecycles()["office"]?.completedAt == nil)
     }
 
+    /// The agent's Done, pressed before it has read a command's completion, keeps that earlier
+    /// completion in the file; after an un-completion, a Done is written.
+    @Test func theAgentsDoneKeepsACompletionMadeMeanwhile() throws {
+        let path = Self.path()
+        let keeper = StateKeeper(path: path, logger: CapturingLog().logger)
+        _ = keeper.lifecycles()
+        try StateStore(path: path).complete("office", at: Date(timeIntervalSince1970: 1_800_000_000))
+        keeper.apply(.complete(at: Date(timeIntervalSince1970: 1_800_000_500)), to: "office")
+        #expect(try StateStore(path: path).lifecycles()["office"]?.completedAt == Date(timeIntervalSince1970: 1_800_000_000))
+        try StateStore(path: path).uncomplete("office")
+        keeper.apply(.complete(at: Date(timeIntervalSince1970: 1_800_000_900)), to: "office")
+        #expect(try StateStore(path: path).lifecycles()["office"]?.completedAt == Date(timeIntervalSince1970: 1_800_000_900))
+    }
+
     @Test func theLastFixKeepsItsErrorEstimate() throws {
         let store = try StateStore(path: Self.path())
         #expect(try store.lastFix() == nil)
