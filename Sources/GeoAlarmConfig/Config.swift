@@ -38,6 +38,8 @@ public struct Config: Sendable {
     public var notify: Bool
     /// `[output] hook_timeout`: seconds a command hook may run before it is killed.
     public var hookTimeout: Double = 10
+    /// `[output] snooze`: seconds that a pop-up's Snooze button and the map's silence a reminder.
+    public var snooze: Double = 3600
     /// `[history] keep`: seconds of event history to keep; nil keeps everything.
     public var historyKeep: Double?
     /// `[mqtt]`, when given: the broker events and positions go to, and locations come from.
@@ -69,13 +71,14 @@ public struct Config: Sendable {
 extension Config {
     /// Whether any reminder, collection or time alarm runs a command of its own (`exec`).
     /// The settings read only at start that differ in `other` (a reloaded config), as the
-    /// config names them: `[gpsd]`, `[output] notify` and `hook_timeout`, and every `[mqtt]` key
+    /// config names them: `[gpsd]`, `[output]`'s keys, and every `[mqtt]` key
     /// (a broker, credentials, topics). Empty when a reload takes everything that changed.
     public func restartOnlyChanges(in other: Config) -> [String] {
         var changed: [String] = []
         if gpsdHost != other.gpsdHost || gpsdPort != other.gpsdPort { changed.append("[gpsd]") }
         if notify != other.notify { changed.append("[output] notify") }
         if hookTimeout != other.hookTimeout { changed.append("[output] hook_timeout") }
+        if snooze != other.snooze { changed.append("[output] snooze") }
         // Their folders are watched from the start: a list's reminders are read again at every reload all the same.
         if Set(taskListSettings.compactMap(\.folder)) != Set(other.taskListSettings.compactMap(\.folder)) { changed.append("[[tasklist]] vdir (watched)") }
         switch (mqtt, other.mqtt) {

@@ -95,7 +95,7 @@ struct ConfigReader: TableReading {
     static let mapKeys = ["tiles", "attribution"]
     static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
-    static let outputKeys = ["notify", "hook_timeout"]
+    static let outputKeys = ["notify", "hook_timeout", "snooze"]
     static let alertKeys = ["urgency", "icon", "timeout", "exec"]
     static let scheduleKeys = ["repeat", "active", "due", "starts", "fire_when_overdue"]
     static let defaultsKeys = [
@@ -219,6 +219,9 @@ struct ConfigReader: TableReading {
             config.notify = bool(table, "notify", context: "output") ?? true
             if let timeout = span(table, "hook_timeout", context: "output") {
                 if timeout > 0 { config.hookTimeout = timeout } else { report(in: table, "output", "hook_timeout", "must be above 0") }
+            }
+            if let snooze = span(table, "snooze", context: "output") {
+                if snooze >= 60 { config.snooze = snooze } else { report(in: table, "output", "snooze", "must be at least a minute") }
             }
         }
         if let table = table(root, "mqtt", context: "top level") {

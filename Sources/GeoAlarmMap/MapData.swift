@@ -59,6 +59,9 @@ struct MapData: Sendable {
             return entry.text
         }.joined(separator: ",") + "]")
         object.add("lists", raw: "[" + config.taskListSettings.map { JSONText.quote($0.name) }.joined(separator: ",") + "]")
+        // The Snooze button's length (`[output] snooze`), and its label.
+        object.add("snooze", number: config.snooze)
+        object.add("snooze_label", Span.describe(config.snooze))
         return object.text
     }
 

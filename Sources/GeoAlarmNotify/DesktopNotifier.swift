@@ -12,7 +12,8 @@ import Synchronization
 /// `announce` only queues the announcement (a bounded queue: when it is full the oldest waiting
 /// pop-up is dropped) and returns, so the engine and the stdout log never wait for D-Bus. The
 /// GLib thread sends the notifications (libnotify blocks up to 25 s on a hung server) and runs
-/// the callbacks of their "Done" and "Snooze 1 h" buttons, which go straight to `onAction`.
+/// the callbacks of their "Done" and "Snooze 1 h" buttons (or as long as `[output] snooze`
+/// says), which go straight to `onAction`.
 /// The queue in and `onAction` out are the only ways between the agent's loop and that thread.
 /// Without a session bus or notification server, the first failure is logged once and every
 /// later event tries again, since the server may have started since.
@@ -23,6 +24,8 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
     public static let defaultIcon = "mark-location"
 
     private let logger: Logger
+    /// The snooze button's label: "Snooze 1 h".
+    private let snoozeLabel: String
     private let onAction: @Sendable (NotificationAction, String) -> Void
     private let waiting = Mutex<[Announcement]>([])
     private let dropped = Mutex(0)
@@ -45,9 +48,11 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
         case missing
     }
 
-    /// `onAction` is called (on the GLib thread) with the button pressed and the reminder's id.
-    public init(logger: Logger, onAction: @escaping @Sendable (NotificationAction, String) -> Void) {
+    /// `onAction` is called (on the GLib thread) with the button pressed and the reminder's id;
+    /// the snooze button names `snooze` (seconds) as a person says it.
+    public init(logger: Logger, snooze: Double = 3600, onAction: @escaping @Sendable (NotificationAction, String) -> Void) {
         self.logger = logger
+        snoozeLabel = "Snooze \(Span.describe(snooze))"
         self.onAction = onAction
     }
 
@@ -123,7 +128,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
                 binding.takeUnretainedValue().notifier.forget(binding.takeUnretainedValue())
                 binding.release()
             }
-            notify_notification_add_action(notification, NotificationAction.snooze.rawValue, "Snooze 1 h", pressed, context, nil)
+            notify_notification_add_action(notification, NotificationAction.snooze.rawValue, snoozeLabel, pressed, context, nil)
             binding = shared
         }
         var error: UnsafeMutablePointer<GError>?

@@ -74,10 +74,11 @@ struct Run: AsyncParsableCommand {
             logger.info("headless: events are logged, no pop-ups")
         } else {
             // A button goes straight to the agent, which writes the state file for other processes.
-            let notifier = DesktopNotifier(logger: logger) { action, reminder in
-                logger.info("\"\(action == .done ? "Done" : "Snooze 1 h")\" pressed for reminder \(reminder)")
+            let snooze = config.snooze
+            let notifier = DesktopNotifier(logger: logger, snooze: snooze) { action, reminder in
+                logger.info("\"\(action == .done ? "Done" : "Snooze \(Span.describe(snooze))")\" pressed for reminder \(reminder)")
                 let now = Date()
-                let taken: ReminderAction = action == .done ? .complete(at: now) : .snooze(until: Lifecycle.snoozeEnd(after: 3600, from: now))
+                let taken: ReminderAction = action == .done ? .complete(at: now) : .snooze(until: Lifecycle.snoozeEnd(after: snooze, from: now))
                 channel.continuation.yield(.reminderAction(taken, id: reminder))
             }
             sinks.append(notifier)

@@ -165,6 +165,15 @@ def remove(page, reminder):
     print(f"removed {reminder}")
 
 
+def snooze(page, reminder, label):
+    """The reminder's Snooze button, which names its length, pressed: then it offers Unsnooze."""
+    with page.expect_response("**/api/snooze") as answer:
+        page.click(f'#reminders li[data-id="{reminder}"] button:text("{label}")')
+    check(answer.value.status == 200, f"snoozing answered {answer.value.status}: {answer.value.text()}")
+    page.wait_for_selector(f'#reminders li[data-id="{reminder}"] button:text("Unsnooze")')
+    print(f"snoozed {reminder}")
+
+
 def refuse_radius(page, reminder, radius):
     """An invalid radius typed in a reminder's form: refused, the message shown."""
     page.click(f'#reminders li[data-id="{reminder}"] button:text("Edit")')
@@ -324,6 +333,8 @@ def run(page, scenario, argument):
         drag(page, argument["id"], argument["dx"], argument["dy"])
     elif scenario == "remove":
         remove(page, argument["id"])
+    elif scenario == "snooze":
+        snooze(page, argument["id"], argument["label"])
     elif scenario == "refuse-radius":
         refuse_radius(page, argument["id"], argument["radius"])
     elif scenario == "text-only":

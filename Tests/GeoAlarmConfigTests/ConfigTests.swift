@@ -73,8 +73,8 @@ struct ConfigTests {
         func config(_ text: String) throws -> Config { try ConfigLoader.parse(reminder + text, path: "c.toml") }
         let before = try config("[gpsd]\nhost = \"a\"\n[mqtt]\nurl = \"mqtt://x\"\nqos = 1\n")
         #expect(before.restartOnlyChanges(in: before).isEmpty)
-        let after = try config("[gpsd]\nhost = \"b\"\n[output]\nnotify = false\n[mqtt]\nurl = \"mqtt://y\"\nqos = 2\n")
-        #expect(before.restartOnlyChanges(in: after) == ["[gpsd]", "[output] notify", "[mqtt] url", "[mqtt] qos"])
+        let after = try config("[gpsd]\nhost = \"b\"\n[output]\nnotify = false\nsnooze = \"20m\"\n[mqtt]\nurl = \"mqtt://y\"\nqos = 2\n")
+        #expect(before.restartOnlyChanges(in: after) == ["[gpsd]", "[output] notify", "[output] snooze", "[mqtt] url", "[mqtt] qos"])
         #expect(before.restartOnlyChanges(in: try config("")) == ["[gpsd]", "[mqtt] (removed)"])
     }
 
@@ -319,6 +319,7 @@ struct AlertConfigTests {
             exec = ["/usr/bin/paplay", "/usr/share/sounds/freedesktop/stereo/bell.oga"]
             [output]
             hook_timeout = "3s"
+            snooze = "1h30m"
             [[reminder]]
             title = "Plain"
             lat = 1
@@ -337,6 +338,8 @@ struct AlertConfigTests {
             command: ["/usr/bin/paplay", "/usr/share/sounds/freedesktop/stereo/bell.oga"]))
         #expect(config.reminders[1].alert == ReminderAlert(urgency: .critical, icon: nil, timeout: 20, command: ["notify-me"]))
         #expect(config.hookTimeout == 3)
+        #expect(config.snooze == 5400)
+        #expect(try ConfigLoader.parse("", path: "r.toml").snooze == 3600, "an hour unless the file says otherwise")
         #expect(try ConfigLoader.parse("[history]\nkeep = \"90d\"\n", path: "r.toml").historyKeep == 90 * 86400)
         #expect(try ConfigLoader.parse("", path: "r.toml").historyKeep == nil)
         #expect(try ConfigLoader.parse("", path: "r.toml").hookTimeout == 10)
@@ -347,6 +350,7 @@ struct AlertConfigTests {
             _ = try ConfigLoader.parse("""
                 [output]
                 hook_timeout = "0s"
+                snooze = "30s"
                 [[reminder]]
                 id = "x"
                 title = "X"
@@ -366,11 +370,12 @@ struct AlertConfigTests {
         } catch {
             let hint = "must be a non-empty array of strings: the program and its arguments, e.g. [\"/usr/bin/paplay\", \"bell.oga\"]"
             #expect(error.diagnostics.map(\.description) == [
-                "r.toml:8: reminder \"x\" (#1): urgency: unknown value \"urgent\" (use \"low\", \"normal\" or \"critical\")",
-                "r.toml:9: reminder \"x\" (#1): exec: \(hint)",
-                "r.toml:16: reminder \"y\" (#2): timeout: \"soon\" is not a number with a unit",
-                "r.toml:15: reminder \"y\" (#2): exec: \(hint)",
+                "r.toml:9: reminder \"x\" (#1): urgency: unknown value \"urgent\" (use \"low\", \"normal\" or \"critical\")",
+                "r.toml:10: reminder \"x\" (#1): exec: \(hint)",
+                "r.toml:17: reminder \"y\" (#2): timeout: \"soon\" is not a number with a unit",
+                "r.toml:16: reminder \"y\" (#2): exec: \(hint)",
                 "r.toml:2: output: hook_timeout: must be above 0",
+                "r.toml:3: output: snooze: must be at least a minute",
             ])
         }
     }

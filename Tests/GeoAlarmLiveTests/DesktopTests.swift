@@ -102,7 +102,8 @@ struct DesktopTests {
     /// `dmenu` setting, here a script that picks the button. The press goes straight to the agent
     /// (not through the state file): it writes the state file (what `geoalarm status` reads),
     /// closes a completed reminder's pop-up, and Home Assistant's sensor shows the new lifecycle.
-    @Test(arguments: ["Done", "Snooze 1 h"])
+    /// The snooze lasts an hour, or as long as `[output] snooze` says (and its button says so).
+    @Test(arguments: ["Done", "Snooze 1 h", "Snooze 20 min"])
     func pressingAPopUpButtonActsOnTheReminder(button: String) throws {
         // dunst lists each action of the pop-ups on screen as "#LABEL (SUMMARY) [ID,KEY]" and runs
         // the one picked: here the bakery pop-up's.
@@ -116,7 +117,8 @@ struct DesktopTests {
         // Critical: the pop-up stays on screen until it is acted on.
         let config = try Command.temporaryFile(
             demo.replacingOccurrences(of: "radius = \"30m\"\n\n", with: "radius = \"30m\"\nurgency = \"critical\"\n\n")
-                + "\n[mqtt]\nurl = \"\(broker.url)\"\nclient_id = \"desktop-test\"\nhomeassistant = true\n")
+                + "\n[mqtt]\nurl = \"\(broker.url)\"\nclient_id = \"desktop-test\"\nhomeassistant = true\n"
+                + (button == "Snooze 20 min" ? "\n[output]\nsnooze = \"20m\"\n" : ""))
         let state = Command.scratchState()
         let sensor = "geoalarm/desktop-test/reminder/bread/attributes"
         let homeAssistant = try broker.subscribe([sensor])
@@ -128,6 +130,7 @@ struct DesktopTests {
         #expect(desktop.waitUntilShown(2), "\(desktop.shown)")
         #expect(desktop.shown.last == "Arrived: Buy bread")
 
+        let pressed = Date()
         #expect(try desktop.dunstctl(["context"]).status == 0)
         func lifecycle() -> [String: Any]? { MQTTLines(homeAssistant.stdout).objects(on: sensor).last }
         let done = button == "Done"
@@ -145,7 +148,10 @@ struct DesktopTests {
                     "its pop-up closed once completed")
         } else {
             #expect(bread["completed"] as? Bool == false)
-            #expect(bread["snoozed_until"] is String)
+            let until = try #require((bread["snoozed_until"] as? String).flatMap { try? Date($0, strategy: .iso8601) })
+            let length: Double = button == "Snooze 1 h" ? 3600 : 1200
+            #expect(until >= pressed.addingTimeInterval(length - 1) && until <= Date().addingTimeInterval(length + 1),
+                    "\(until) is \(length) s after the press")
         }
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)

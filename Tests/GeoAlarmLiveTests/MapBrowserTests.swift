@@ -152,6 +152,16 @@ struct MapBrowserTests {
         #expect(list.status == 0 && !list.stdout.contains("parcel") && list.stdout.contains("bread"), "\(list.stdout)")
     }
 
+    /// The Snooze button lasts as long as `[output] snooze` says, and says so.
+    @Test func theSnoozeButtonLastsAsTheConfigSays() throws {
+        let session = try MapSession(extra: "\n[output]\nsnooze = \"20m\"\n")
+        let pressed = Date()
+        let snoozed = try session.drive("snooze", Self.json(["id": "bread", "label": "Snooze 20 min"]))
+        #expect(snoozed.status == 0, "\(snoozed.errors)")
+        let until = try #require(try StateStore(readingFrom: session.statePath)?.lifecycles()["bread"]?.snoozedUntil)
+        #expect(until >= pressed.addingTimeInterval(1199) && until <= Date().addingTimeInterval(1201), "\(until)")
+    }
+
     /// The page says what `geoalarm check` says of the file the change would make, and nothing is written.
     @Test func anInvalidRadiusIsRefusedWithCheckSMessage() throws {
         let session = try MapSession()

@@ -34,6 +34,8 @@
   const more = document.getElementById("more");
 
   let snapshot = null;
+  /** The Snooze button's length, as `[output] snooze` sets it. */
+  let snooze = { seconds: 3600, label: "1 h" };
   let fitted = false;
   let live = false;
   // A drag in progress: the snapshot that comes meanwhile is drawn once it ends.
@@ -234,7 +236,7 @@
     if (reminder.completed) button("Uncomplete", () => post("/api/uncomplete", { id: reminder.id }).catch(() => {}));
     else button("Complete", () => post("/api/complete", { id: reminder.id }).catch(() => {}));
     if (reminder.snoozed_until) button("Unsnooze", () => post("/api/snooze", { id: reminder.id, seconds: 0 }).catch(() => {}));
-    else button("Snooze 1 h", () => post("/api/snooze", { id: reminder.id, seconds: 3600 }).catch(() => {}));
+    else button(`Snooze ${snooze.label}`, () => post("/api/snooze", { id: reminder.id, seconds: snooze.seconds }).catch(() => {}));
     button("Remove", () => {
       if (confirm(`Remove "${reminder.title}" from the config?`)) post("/api/remove", { id: reminder.id }).catch(() => {});
     });
@@ -457,6 +459,7 @@
       const part = JSON.parse(await get(`/api/${name}`));
       if (!parts[name] || part.version > parts[name].version) parts[name] = part;
     }
+    snooze = { seconds: parts.reminders.snooze, label: parts.reminders.snooze_label };
     const data = {
       config: parts.reminders.config,
       collections: parts.reminders.collections,
