@@ -39,7 +39,9 @@ public struct Config: Sendable {
     /// `[output] hook_timeout`: seconds a command hook may run before it is killed.
     public var hookTimeout: Double = 10
     /// `[output] snooze`: seconds that a pop-up's Snooze button and the map's silence a reminder.
-    public var snooze: Double = 3600
+    public var snooze: Double = Config.defaultSnooze
+    /// The Snooze buttons' length where the file does not set it: an hour.
+    public static let defaultSnooze = 3600.0
     /// `[history] keep`: seconds of event history to keep; nil keeps everything.
     public var historyKeep: Double?
     /// `[mqtt]`, when given: the broker events and positions go to, and locations come from.

@@ -50,7 +50,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
 
     /// `onAction` is called (on the GLib thread) with the button pressed and the reminder's id;
     /// the snooze button names `snooze` (seconds) as a person says it.
-    public init(logger: Logger, snooze: Double = 3600, onAction: @escaping @Sendable (NotificationAction, String) -> Void) {
+    public init(logger: Logger, snooze: Double, onAction: @escaping @Sendable (NotificationAction, String) -> Void) {
         self.logger = logger
         snoozeLabel = "Snooze \(Span.describe(snooze))"
         self.onAction = onAction

@@ -205,6 +205,13 @@ struct FirstUseTests {
             ["doctor", "-c", "config/demo.toml", "--gpsd", "localhost:\(nothingListens.port)", "--wait", "0"], environment: environment)
         #expect(result.stdoutLines.contains { $0.hasPrefix("ok    notifications: dunst ") && $0.hasSuffix("shows buttons (Done, Snooze 1 h)") },
                 "\(result.stdout)")
+        // The snooze the buttons give, as the config sets it.
+        let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+        let shorter = try Command.run(
+            ["doctor", "-c", try Command.temporaryFile(demo + "\n[output]\nsnooze = \"45m\"\n"), "--gpsd", "localhost:\(nothingListens.port)",
+             "--wait", "0"], environment: environment)
+        #expect(shorter.stdoutLines.contains { $0.hasPrefix("ok    notifications: dunst ") && $0.hasSuffix("shows buttons (Done, Snooze 45 min)") },
+                "\(shorter.stdout)")
         desktop.killDunst()
         let gone = try Command.run(
             ["doctor", "-c", "config/demo.toml", "--gpsd", "localhost:\(nothingListens.port)", "--wait", "0"], environment: environment)
