@@ -210,7 +210,7 @@ public final class StateStore: Sendable {
     /// Marks `id` completed at `time` unless it is completed already: the first completion stands,
     /// as `status` and the map show it. Returns that earlier completion; nil when this call made it.
     /// The check and the write are one transaction, so that a completion made meanwhile by
-    /// another process (the agent, a task list's sync, a second command) is never overwritten.
+    /// another process (the agent's Done, the map, a second command) is never overwritten.
     @discardableResult
     public func complete(_ id: String, at time: Date) throws(StoreError) -> Date? {
         try writing { db throws(SQLiteError) -> Date? in
