@@ -165,13 +165,18 @@ def remove(page, reminder):
     print(f"removed {reminder}")
 
 
-def snooze(page, reminder, label):
-    """The reminder's Snooze button, which names its length, pressed: then it offers Unsnooze."""
+def snooze(page, reminder, label, other):
+    """The reminder's Snooze button, which names its length, pressed: then it offers Unsnooze.
+    Then, for each label read on stdin (the config changed meanwhile), waits until the other
+    reminder's Snooze button says it."""
     with page.expect_response("**/api/snooze") as answer:
         page.click(f'#reminders li[data-id="{reminder}"] button:text("{label}")')
     check(answer.value.status == 200, f"snoozing answered {answer.value.status}: {answer.value.text()}")
     page.wait_for_selector(f'#reminders li[data-id="{reminder}"] button:text("Unsnooze")')
-    print(f"snoozed {reminder}")
+    print(f"snoozed {reminder}", flush=True)
+    for line in sys.stdin:
+        page.wait_for_selector(f'#reminders li[data-id="{other}"] button:text("{line.strip()}")')
+        print(f"{other}: {line.strip()}", flush=True)
 
 
 def refuse_radius(page, reminder, radius):
@@ -334,7 +339,7 @@ def run(page, scenario, argument):
     elif scenario == "remove":
         remove(page, argument["id"])
     elif scenario == "snooze":
-        snooze(page, argument["id"], argument["label"])
+        snooze(page, argument["id"], argument["label"], argument["other"])
     elif scenario == "refuse-radius":
         refuse_radius(page, argument["id"], argument["radius"])
     elif scenario == "text-only":

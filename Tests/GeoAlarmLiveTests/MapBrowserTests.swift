@@ -152,14 +152,27 @@ struct MapBrowserTests {
         #expect(list.status == 0 && !list.stdout.contains("parcel") && list.stdout.contains("bread"), "\(list.stdout)")
     }
 
-    /// The Snooze button lasts as long as `[output] snooze` says, and says so.
+    /// The Snooze button lasts as long as `[output] snooze` says, and says so; a change of the
+    /// setting relabels the buttons on the open page.
     @Test func theSnoozeButtonLastsAsTheConfigSays() throws {
         let session = try MapSession(extra: "\n[output]\nsnooze = \"20m\"\n")
+        System.ignoreBrokenPipes()
+        let (read, write) = try System.pipe()
+        var writing = true
+        defer { if writing { System.close(write) } }
         let pressed = Date()
-        let snoozed = try session.drive("snooze", Self.json(["id": "bread", "label": "Snooze 20 min"]))
-        #expect(snoozed.status == 0, "\(snoozed.errors)")
+        let browser = try session.start("snooze", Self.json(["id": "bread", "label": "Snooze 20 min", "other": "parcel"]), stdin: read)
+        System.close(read)
+        #expect(browser.waitUntil { $0.stdoutLines.contains("snoozed bread") }, "\(browser.stderr)\n\(session.server.stderr)")
         let until = try #require(try StateStore(readingFrom: session.statePath)?.lifecycles()["bread"]?.snoozedUntil)
         #expect(until >= pressed.addingTimeInterval(1199) && until <= Date().addingTimeInterval(1201), "\(until)")
+        try Data(session.configText.replacingOccurrences(of: "snooze = \"20m\"", with: "snooze = \"45m\"").utf8)
+            .write(to: URL(fileURLWithPath: session.configPath), options: .atomic)
+        try System.writeAll(write, Array("Snooze 45 min\n".utf8))
+        #expect(browser.waitUntil { $0.stdoutLines.contains("parcel: Snooze 45 min") }, "\(browser.stdout) \(browser.stderr)")
+        System.close(write)
+        writing = false
+        #expect(browser.exitStatus(within: 600) == 0, "\(browser.stderr)")
     }
 
     /// The page says what `geoalarm check` says of the file the change would make, and nothing is written.

@@ -319,13 +319,14 @@
     }
   }
 
-  /** The reminders and collections drawn last: redrawn only when they change, so that a new
-   * position every few seconds does not close a form being filled in. */
+  /** The reminders and collections drawn last (and the Snooze button's length their entries
+   * name): redrawn only when they change, so that a new position every few seconds does not
+   * close a form being filled in. */
   let drawnReminders = "";
 
   function draw(data) {
     snapshot = data;
-    const reminders = JSON.stringify([data.reminders, data.collections]);
+    const reminders = JSON.stringify([data.reminders, data.collections, snooze]);
     if (reminders !== drawnReminders) {
       drawnReminders = reminders;
       reminderLayer.clearLayers();
