@@ -24,8 +24,8 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
     public static let defaultIcon = "mark-location"
 
     private let logger: Logger
-    /// The snooze button's label: "Snooze 1 h".
-    private let snoozeLabel: String
+    /// Seconds the snooze button silences a reminder, which its label names.
+    private let snooze: Double
     private let onAction: @Sendable (NotificationAction, String) -> Void
     private let waiting = Mutex<[Announcement]>([])
     private let dropped = Mutex(0)
@@ -52,7 +52,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
     /// the snooze button names `snooze` (seconds) as a person says it.
     public init(logger: Logger, snooze: Double, onAction: @escaping @Sendable (NotificationAction, String) -> Void) {
         self.logger = logger
-        snoozeLabel = "Snooze \(Span.describe(snooze))"
+        self.snooze = snooze
         self.onAction = onAction
     }
 
@@ -123,12 +123,15 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
                 let binding = Unmanaged<ActionBinding>.fromOpaque(context).takeUnretainedValue()
                 binding.notifier.onAction(kind, binding.reminder)
             }
-            notify_notification_add_action(notification, NotificationAction.done.rawValue, "Done", pressed, context) { context in
+            notify_notification_add_action(
+                notification, NotificationAction.done.rawValue, NotificationAction.done.label(snooze: snooze), pressed, context
+            ) { context in
                 let binding = Unmanaged<ActionBinding>.fromOpaque(context!)
                 binding.takeUnretainedValue().notifier.forget(binding.takeUnretainedValue())
                 binding.release()
             }
-            notify_notification_add_action(notification, NotificationAction.snooze.rawValue, snoozeLabel, pressed, context, nil)
+            notify_notification_add_action(
+                notification, NotificationAction.snooze.rawValue, NotificationAction.snooze.label(snooze: snooze), pressed, context, nil)
             binding = shared
         }
         var error: UnsafeMutablePointer<GError>?
@@ -229,4 +232,12 @@ private final class ActionBinding {
 public enum NotificationAction: String, Sendable {
     case done
     case snooze
+
+    /// The button's text: "Done"; "Snooze 1 h" for a snooze of `snooze` seconds.
+    public func label(snooze: Double) -> String {
+        switch self {
+        case .done: "Done"
+        case .snooze: "Snooze \(Span.describe(snooze))"
+        }
+    }
 }

@@ -184,8 +184,9 @@ struct Doctor: AsyncParsableCommand {
             return Finding(.fail, "notifications", "no notification server answers \(bus)",
                            advice: "start one (dunst, or your desktop's), or run headless ([output] notify = false or run --headless)")
         }
-        let snooze = Span.describe(config?.snooze ?? Config.defaultSnooze)
-        let buttons = server.showsButtons ? "shows buttons (Done, Snooze \(snooze))" : "shows no buttons: use geoalarm complete and snooze"
+        let snooze = config?.snooze ?? Config.defaultSnooze
+        let labels = [NotificationAction.done, .snooze].map { $0.label(snooze: snooze) }.joined(separator: ", ")
+        let buttons = server.showsButtons ? "shows buttons (\(labels))" : "shows no buttons: use geoalarm complete and snooze"
         return Finding(.ok, "notifications", "\(server.name) \(server.version) (\(server.vendor)), \(buttons)")
     }
 

@@ -76,7 +76,7 @@ struct Run: AsyncParsableCommand {
             // A button goes straight to the agent, which writes the state file for other processes.
             let snooze = config.snooze
             let notifier = DesktopNotifier(logger: logger, snooze: snooze) { action, reminder in
-                logger.info("\"\(action == .done ? "Done" : "Snooze \(Span.describe(snooze))")\" pressed for reminder \(reminder)")
+                logger.info("\"\(action.label(snooze: snooze))\" pressed for reminder \(reminder)")
                 let now = Date()
                 let taken: ReminderAction = action == .done ? .complete(at: now) : .snooze(until: Lifecycle.snoozeEnd(after: snooze, from: now))
                 channel.continuation.yield(.reminderAction(taken, id: reminder))
