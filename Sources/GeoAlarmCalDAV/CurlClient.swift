@@ -62,6 +62,55 @@ public struct WebSettings: Sendable, Equatable {
     }
 }
 
+/// A scheme of HTTP authentication the client answers with.
+enum AuthScheme: Equatable {
+    case basic
+    case digest
+
+    /// The scheme a refusal's `WWW-Authenticate` (its challenges, joined with commas) asks for:
+    /// Digest where it is among them, as it sends no password as it is; else Basic; nil for neither.
+    init?(challenges: String) {
+        let names = Self.schemeNames(challenges)
+        if names.contains("digest") {
+            self = .digest
+        } else if names.contains("basic") {
+            self = .basic
+        } else {
+            return nil
+        }
+    }
+
+    /// The schemes named in `challenges`, in lower case (RFC 9110, 11.6.1): the token that opens
+    /// an element of the comma list, where it is no parameter's name (`realm="x"`); commas inside
+    /// quoted strings do not part elements.
+    static func schemeNames(_ challenges: String) -> [String] {
+        var elements: [Substring] = []
+        var start = challenges.startIndex
+        var quoted = false
+        var escaped = false
+        for index in challenges.indices {
+            let character = challenges[index]
+            if escaped {
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == ",", !quoted {
+                elements.append(challenges[start..<index])
+                start = challenges.index(after: index)
+            }
+        }
+        elements.append(challenges[start...])
+        return elements.compactMap { element in
+            let text = element.drop { $0 == " " || $0 == "\t" }
+            let token = text.prefix { $0 != " " && $0 != "\t" && $0 != "=" }
+            let after = text.dropFirst(token.count).drop { $0 == " " || $0 == "\t" }
+            return token.isEmpty || after.hasPrefix("=") ? nil : token.lowercased()
+        }
+    }
+}
+
 /// HTTP through libcurl's multi interface, driven by an ``EventLoop``: libcurl says which sockets
 /// to watch and when to wake it (its socket and timer callbacks), and the loop calls it back
 /// when a socket is ready or the time has come (`curl_multi_socket_action`). No thread of its
@@ -69,8 +118,11 @@ public struct WebSettings: Sendable, Equatable {
 /// or `caFile`); HTTP/1.1 or HTTP/2 as the server offers; a read follows at most 5 redirects,
 /// to http(s) only, and a write none; proxies from the environment, as curl reads them (`https_proxy`, `no_proxy`...).
 ///
-/// The credentials go with the first request (Basic), so that a request is one round trip; a
-/// server that asks for Digest instead gets Digest from then on. Digest needs the server's
+/// Over https the credentials go with the first request (Basic), so that a request is one round
+/// trip; a server that asks for Digest instead gets Digest from then on. Over plain http the
+/// password never goes as it is to a server that has not asked for Basic: the first request
+/// goes without credentials, and the server's challenge says which scheme it gets from then
+/// on. Digest needs the server's
 /// challenge (its nonce) before the credentials can go: libcurl keeps it in the request's handle,
 /// so the client keeps one handle per Digest server and user after a request answered, and the
 /// next request to it answers the kept challenge at once, one round trip again. A request on a
@@ -83,9 +135,9 @@ public final class CurlClient: Sendable {
     private let state: Confined<State>
     /// The multi handle, made on the first request.
     private let multi: Mutex<UnsafeMutableRawPointer?>
-    /// The servers that asked for Digest (``ServerAddress/server(of:)``: one entry for every way
+    /// The scheme each server asked for (by ``ServerAddress/server(of:)``: one entry for every way
     /// of writing one).
-    private let digestServers = Mutex<Set<String>>([])
+    private let schemes = Mutex<[String: AuthScheme]>([:])
     /// A handle kept after a Digest request answered, by ``reuseKey(_:settings:)``: it holds the
     /// server's last challenge. Not in `state`: `deinit` frees them, on whatever thread.
     private let keptHandles = Mutex<[String: KeptHandle]>([:])
@@ -167,18 +219,26 @@ public final class CurlClient: Sendable {
     public func perform(_ request: WebRequest, settings: WebSettings) async -> WebResponse {
         let server = ServerAddress.server(of: request.url)
         var settings = settings
-        settings.digest = digestServers.withLock { $0.contains(server) }
-        let (answer, wasReused) = await send(request, settings: settings, reusing: true)
+        let known = schemes.withLock { $0[server] }
+        settings.digest = known == .digest
+        // Over plain http, a server whose scheme is not known yet is asked without credentials:
+        // its challenge says which to send. (Not through libcurl's Digest: before a request with
+        // a body it would send the body empty, which a server that asks nothing would take.)
+        let asksFirst = settings.username != nil && known == nil && !server.hasPrefix("https://")
+        var sent = settings
+        if asksFirst { (sent.username, sent.password) = (nil, nil) }
+        var (answer, wasReused) = await send(request, settings: sent, reusing: true)
         // Refused on a kept handle: its challenge may have gone stale unsaid; a new handle takes a new one.
         if wasReused, case .response(401, _, _) = answer {
-            return await send(request, settings: settings, reusing: false).answer
+            answer = await send(request, settings: settings, reusing: false).answer
         }
-        // Basic refused by a server that asks for Digest: Digest, for this one and the next.
-        guard settings.username != nil, !settings.digest, case .response(401, let headers, _) = answer,
-              headers["www-authenticate"]?.lowercased().contains("digest") == true
+        // Refused for the want of a scheme not sent: that one, for this request and the next.
+        let schemeSent: AuthScheme? = sent.username == nil ? nil : settings.digest ? .digest : .basic
+        guard settings.username != nil, case .response(401, let headers, _) = answer,
+              let asked = AuthScheme(challenges: headers["www-authenticate"] ?? ""), asked != schemeSent
         else { return answer }
-        _ = digestServers.withLock { $0.insert(server) }
-        settings.digest = true
+        schemes.withLock { $0[server] = asked }
+        settings.digest = asked == .digest
         return await send(request, settings: settings, reusing: false).answer
     }
 

@@ -140,17 +140,26 @@ struct CalDAVClientTests {
         #expect(why.contains("localhost") || why.contains("name"), "\(why)")
     }
 
-    /// A server that takes only Digest (Baikal's default, and older SabreDAV's): the first
-    /// request's Basic is refused and made again with Digest, and from then on the client sends
-    /// Digest to that server, however its address is written; a completion goes with its whole
-    /// body; a wrong password is said as refused credentials.
-    @Test func aServerThatTakesOnlyDigestIsAnsweredWithDigest() async throws {
-        let (server, url) = try HostileDAV.start("digest:ana:secret")
+    /// A server that takes only Digest (Baikal's default, and older SabreDAV's): over https the
+    /// first request's Basic is refused and made again with Digest; over plain http the first
+    /// request offers Digest, and the password never goes as it is. From then on the client
+    /// sends Digest to that server, however its address is written; a completion goes with its
+    /// whole body; a wrong password is said as refused credentials.
+    @Test(arguments: [false, true])
+    func aServerThatTakesOnlyDigestIsAnsweredWithDigest(overTLS: Bool) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-digest-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificates = overTLS ? try TestCertificates(in: folder.path) : nil
+        let (server, url) = try HostileDAV.start("digest:ana:secret", certificates: certificates)
         defer { server.stop() }
         let client = CurlClient(loop: Self.loop)
+        func settings(_ password: String) -> WebSettings {
+            WebSettings(username: "ana", password: password, caFile: certificates?.authority)
+        }
         func list(at url: String) async throws -> (sync: TaskListSync, cache: MemoryTaskListCache) {
             let cache = MemoryTaskListCache()
-            let collection = CalDAVCollection(client: client, url: url, settings: WebSettings(username: "ana", password: "secret"))
+            let collection = CalDAVCollection(client: client, url: url, settings: settings("secret"))
             let sync = TaskListSync(name: "L", collection: collection, cache: cache)
             _ = try await sync.refresh().get()
             return (sync, cache)
@@ -163,15 +172,56 @@ struct CalDAVClientTests {
         #expect(sent.made == 1 && problem == nil, "\(String(describing: problem))")
         let completed = try #require(cache.cachedList("L")?.objects["/tasks/task-1.ics"]?.bytes)
         #expect(server.stderrLines.contains("PUT of \(completed.count) bytes over \"1\""), "\(server.stderrLines)")
-        let wrong = CalDAVCollection(client: client, url: local, settings: WebSettings(username: "ana", password: "wrong"))
+        let wrong = CalDAVCollection(client: client, url: local, settings: settings("wrong"))
         #expect(await wrong.describe().map(\.href) == .failure(.refused(401)))
         let answers = server.stderrLines.filter { $0.hasPrefix("auth ") }
-        #expect(answers.filter { $0 == "auth basic" }.count == 1, "Basic once, then Digest: \(answers)")
+        #expect(answers.filter { $0 == "auth basic" }.count == (overTLS ? 1 : 0), "Basic once over TLS, then Digest: \(answers)")
         #expect(answers.filter { $0 == "auth digest ok" }.count >= 4 && answers.last == "auth digest wrong", "\(answers)")
         // The challenge is taken once and answered at once from then on: a request goes without
-        // credentials only at the first Digest one, and for the wrong password, made again on a
-        // new handle after its refusal on the kept one.
-        #expect(answers.filter { $0 == "auth none" }.count == 2, "\(answers)")
+        // credentials only at the first Digest one (and over http before it, to learn the
+        // scheme), and for the wrong password, made again on a new handle after its refusal on
+        // the kept one.
+        #expect(answers.filter { $0 == "auth none" }.count == (overTLS ? 2 : 3), "\(answers)")
+    }
+
+    /// A server that takes only Basic, over plain http: the first request goes without
+    /// credentials, is refused with Basic's challenge (whose realm names Digest), and is made
+    /// again with Basic, its body whole; from then on Basic goes at once. A wrong password is
+    /// refused once.
+    @Test func aServerThatTakesOnlyBasicOverHTTPIsAskedFirst() async throws {
+        let (server, url) = try HostileDAV.start("basic:ana:secret")
+        defer { server.stop() }
+        let client = CurlClient(loop: Self.loop)
+        let task = url + "task-1.ics"
+        let put = WebRequest(method: "PUT", url: task, headers: [("If-Match", "\"1\"")], body: Array("BEGIN:VCALENDAR".utf8))
+        for request in [WebRequest(method: "GET", url: task), put, WebRequest(method: "GET", url: task)] {
+            let answer = await client.perform(request, settings: WebSettings(username: "ana", password: "secret"))
+            guard case .response(let status, _, _) = answer else { Issue.record("\(request.method): \(answer)"); return }
+            #expect(status == (request.method == "PUT" ? 204 : 200), "\(request.method): \(status)")
+        }
+        let refused = await client.perform(WebRequest(method: "GET", url: task), settings: WebSettings(username: "ana", password: "wrong"))
+        guard case .response(let status, _, _) = refused else { Issue.record("\(refused)"); return }
+        #expect(status == 401)
+        let answers = server.stderrLines.filter { $0.hasPrefix("auth ") }
+        #expect(answers == ["auth none", "auth basic ok", "auth basic ok", "auth basic ok", "auth basic wrong"], "\(answers)")
+        #expect(server.stderrLines.contains("PUT of 15 bytes over \"1\""), "\(server.stderrLines)")
+    }
+
+    /// The scheme a refusal asks for: Digest where offered, else Basic; a scheme's name inside a
+    /// quoted realm or a parameter's value is none.
+    @Test(arguments: [
+        ("Basic realm=\"x\"", ["basic"], AuthScheme.basic),
+        ("Digest realm=\"x\", nonce=\"n\", qop=\"auth\", Basic realm=\"x\"", ["digest", "basic"], .digest),
+        ("Basic realm=\"a, Digest b\", charset=\"UTF-8\"", ["basic"], .basic),
+        ("Basic realm=\"a \\\" , Digest\"", ["basic"], .basic),
+        ("Bearer realm = \"api\", error=\"invalid_token\"", ["bearer"], nil),
+        ("Negotiate YIIGhgYJKoZIhvcSAQICAQBuggZ1==", ["negotiate"], nil),
+        ("NTLM, BASIC realm=\"x\"", ["ntlm", "basic"], .basic),
+        ("", [], nil),
+    ] as [(String, [String], AuthScheme?)])
+    func theSchemeAskedIsReadFromTheChallenges(header: String, names: [String], scheme: AuthScheme?) {
+        #expect(AuthScheme.schemeNames(header) == names)
+        #expect(AuthScheme(challenges: header) == scheme)
     }
 
     /// A request on a handle kept from a Digest request sends its own body only (a GET after a
@@ -192,7 +242,7 @@ struct CalDAVClientTests {
         }
         let answers = server.stderrLines.filter { $0.hasPrefix("auth ") }
         let retaken = noncesServeOnce ? ["auth digest used", "auth none", "auth digest ok"] : ["auth digest ok"]
-        #expect(answers == ["auth basic", "auth none", "auth digest ok"] + retaken + retaken, "\(answers)")
+        #expect(answers == ["auth none", "auth none", "auth digest ok"] + retaken + retaken, "over http, the scheme learnt first: \(answers)")
         let gets = server.stderrLines.filter { $0.hasPrefix("GET with") }
         #expect(gets.count == (noncesServeOnce ? 6 : 4) && gets.allSatisfy { $0 == "GET with 0 bytes" }, "\(server.stderrLines)")
         #expect(server.stderrLines.contains("PUT of 15 bytes over \"1\""), "\(server.stderrLines)")

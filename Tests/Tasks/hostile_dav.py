@@ -51,7 +51,11 @@ request on stderr:
                         the same, each challenge's nonce good for one request: a nonce used
                         before is answered 401 with a new challenge that does not say it is
                         stale (logs `auth digest used`), as a strict server may
+    basic:USER:PASS     the same collection, taking only HTTP Basic (as Radicale, Nextcloud
+                        and most servers behind TLS do): logs `auth none`, `auth digest`,
+                        `auth basic ok` or `auth basic wrong`, and a PUT's size and If-Match
 """
+import base64
 import gzip
 import hashlib
 import re
@@ -185,6 +189,27 @@ def digest(handler, request, user, password, once=False):
     if not ok:
         return handler.answer(401, "", content_type="text/plain", headers=[(
             "WWW-Authenticate", f'Digest realm="{realm}", nonce="{nonce}", qop="auth", algorithm=MD5')])
+    serve_task(handler, request)
+
+
+def basic(handler, request, user, password):
+    """The basic:USER:PASS mode."""
+    scheme, _, given = handler.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "basic":
+        ok = base64.b64decode(given.strip() or "").decode(errors="replace") == f"{user}:{password}"
+        print(f"auth basic {'ok' if ok else 'wrong'}", file=sys.stderr, flush=True)
+    else:
+        ok = False
+        print(f"auth {scheme.lower() or 'none'}", file=sys.stderr, flush=True)
+    if not ok:
+        # A realm with a comma and a scheme's name in it: only the challenge's own scheme counts.
+        return handler.answer(401, "", content_type="text/plain", headers=[(
+            "WWW-Authenticate", 'Basic realm="geoalarm tests, Digest-free", charset="UTF-8"')])
+    serve_task(handler, request)
+
+
+def serve_task(handler, request):
+    """What the digest and basic modes answer once the credentials are right: a PUT is made."""
     if handler.command == "PUT":
         print(f"PUT of {len(request)} bytes over {handler.headers.get('If-Match')}", file=sys.stderr, flush=True)
         return handler.answer(204, "", content_type="text/plain", headers=[("ETag", '"2"')])
@@ -374,6 +399,8 @@ class Handler(BaseHTTPRequestHandler):
             return moved(self, request, int(MODE.split(":")[1]), MODE.split(":")[2:] == ["absolute"])
         if MODE.startswith("digest:"):
             return digest(self, request, *MODE.split(":")[1:3], once=MODE.endswith(":once"))
+        if MODE.startswith("basic:"):
+            return basic(self, request, *MODE.split(":")[1:3])
         if MODE.startswith("sync-parts:"):
             return sync_parts(self, request, int(MODE.split(":")[1]))
         return self.answer(500, "unknown mode", content_type="text/plain")
