@@ -257,6 +257,7 @@ public final class StateStore: Sendable {
     }
 
     /// The last fix the agent used (its time, position and error estimate), for `geoalarm status` and the map.
+    /// A place on no map (a file edited by hand: a latitude beyond 90°) is none.
     public func lastFix() throws(StoreError) -> Fix? {
         try reading { db throws(SQLiteError) in
             try db.fetchAll("SELECT time, lat, lon, error FROM last_fix WHERE id = 1") { (row: borrowing SQLiteRow) throws(SQLiteError) in
@@ -264,7 +265,7 @@ public final class StateStore: Sendable {
                     time: row.optional("time").map(Date.init(timeIntervalSince1970:)),
                     coordinate: Coordinate(latitude: try row.value("lat"), longitude: try row.value("lon")),
                     horizontalError: row.optional("error"))
-            }.first
+            }.first { $0.coordinate.isValid }
         }
     }
 

@@ -192,6 +192,16 @@ struct StateStoreTests {
         #expect(try store.lastFix() == unknown)
     }
 
+    /// A last fix on no map, as a file edited by hand may hold, is none: `status`, `list`,
+    /// `add --here` and the map measure from nowhere rather than from it.
+    @Test(arguments: ["lat = 1e300", "lat = 91", "lon = -181", "lon = 9e999"])
+    func aLastFixOnNoMapIsNone(edit: String) throws {
+        let path = Self.path()
+        try StateStore(path: path).setLastFix(Fix(time: nil, coordinate: Coordinate(latitude: 38.71, longitude: -9.13)))
+        _ = try Command.run([path, "UPDATE last_fix SET \(edit);"], executable: "/usr/bin/sqlite3")
+        #expect(try StateStore(path: path).lastFix() == nil)
+    }
+
     @Test func anUnusableFileIsNamedWithWhatToDo() throws {
         let garbage = Self.path()
         try FileManager.default.createDirectory(atPath: (garbage as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
