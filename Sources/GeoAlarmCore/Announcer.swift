@@ -76,6 +76,29 @@ public enum ReminderAction: Sendable, Equatable {
     case snooze(until: Date)
 }
 
+/// A reminder's buttons, as a pop-up and Home Assistant show them; the raw value is the
+/// button's name where it is pressed (a pop-up's action, a Home Assistant button's payload).
+public enum ReminderButton: String, Sendable, CaseIterable {
+    case done
+    case snooze
+
+    /// The button's text: "Done"; "Snooze 1 h" for a snooze of `snooze` seconds.
+    public func label(snooze: Double) -> String {
+        switch self {
+        case .done: "Done"
+        case .snooze: "Snooze \(Span.describe(snooze))"
+        }
+    }
+
+    /// What pressing it at `now` does, a snooze lasting `snooze` seconds.
+    public func action(at now: Date, snooze: Double) -> ReminderAction {
+        switch self {
+        case .done: .complete(at: now)
+        case .snooze: .snooze(until: Lifecycle.snoozeEnd(after: snooze, from: now))
+        }
+    }
+}
+
 /// Why an event was recorded but not announced.
 public enum Silence: Sendable, Equatable, CustomStringConvertible {
     case completed

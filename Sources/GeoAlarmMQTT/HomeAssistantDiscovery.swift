@@ -6,7 +6,8 @@ import GeoAlarmEncoding
 /// with a presence `binary_sensor` per reminder and, as Home Assistant's own proximity sensors
 /// are, a distance `sensor` (metres to its edge) and a direction of travel `sensor` (arrived,
 /// away_from, stationary, towards) per reminder; a `sensor` per collection (the place it is
-/// inside; unknown when none), and a `device_tracker` whose position is in its attributes topic.
+/// inside; unknown when none), and a `device_tracker` whose position is in its attributes topic;
+/// with buttons, a Done and a Snooze `button` per reminder, pressed on its press topic.
 /// Every config carries an `origin` (the software that made it), as Home Assistant asks.
 ///
 /// Topics: configs under `PREFIX/COMPONENT/NODE/OBJECT/config` (retained), states under
@@ -23,13 +24,16 @@ struct HomeAssistantDiscovery {
     let softwareVersion: String
     /// `online` or `offline`, retained (see ``MQTTLink``).
     let availabilityTopic: String
+    /// The length of the Snooze button's snooze, in seconds, where there are buttons; nil: none.
+    let buttonSnooze: Double?
 
-    init(prefix: String, clientID: String, availabilityTopic: String, softwareVersion: String) {
+    init(prefix: String, clientID: String, availabilityTopic: String, softwareVersion: String, buttonSnooze: Double? = nil) {
         self.prefix = prefix
         node = Self.objectID(clientID)
         deviceName = clientID
         self.availabilityTopic = availabilityTopic
         self.softwareVersion = softwareVersion
+        self.buttonSnooze = buttonSnooze
     }
 
     /// A text or enum sensor's state when there is no value: Home Assistant's own state string
@@ -60,6 +64,18 @@ struct HomeAssistantDiscovery {
     func distanceTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "distance") }
     /// A reminder's direction of travel sensor's state.
     func directionTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "direction") }
+    /// Where a reminder's buttons are pressed: the payload is the button's name (``ReminderButton``).
+    func pressTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "press") }
+    /// Every reminder's press topic.
+    var pressFilter: String { topic(kind: "reminder", object: "+", "press") }
+
+    /// The object id of the reminder whose press topic `topic` is; nil for any other topic.
+    func pressedObject(_ topic: String) -> Substring? {
+        let head = "geoalarm/\(node)/reminder/"
+        guard topic.hasPrefix(head), topic.hasSuffix("/press") else { return nil }
+        let object = topic.dropFirst(head.count).dropLast("/press".count)
+        return object.isEmpty || object.contains("/") ? nil : object
+    }
 
     /// A proximity's direction as the direction sensor's state: Home Assistant's proximity's
     /// own words (arrived, away_from, stationary, towards), and ``unknownText`` before a minute
@@ -127,6 +143,14 @@ struct HomeAssistantDiscovery {
             // No `options`: a Home Assistant that checks them would refuse "unknown".
             direction.add("device_class", "enum")
             result["\(prefix)/sensor/\(node)/direction_\(object)/config"] = direction.text
+            guard let buttonSnooze else { continue }
+            for button in ReminderButton.allCases {
+                var payload = entity(name: "\(reminder.title): \(button.label(snooze: buttonSnooze))", object: "\(button.rawValue)_\(object)")
+                payload.add("command_topic", pressTopic(ofReminder: reminder.id))
+                payload.add("payload_press", button.rawValue)
+                payload.add("icon", button == .done ? "mdi:check-circle-outline" : "mdi:alarm-snooze")
+                result["\(prefix)/button/\(node)/\(button.rawValue)_\(object)/config"] = payload.text
+            }
         }
         for collection in collections {
             let object = Self.objectID(collection.id)

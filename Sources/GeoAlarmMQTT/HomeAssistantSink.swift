@@ -9,7 +9,8 @@ import Logging
 /// following the pipeline's presence and proximities (not its announcements): a presence sensor
 /// per reminder with its attributes, its distance and direction of travel sensors, a sensor per
 /// collection (the place it is inside), and a device tracker; each retained, published afresh on
-/// every connect and when Home Assistant says it started.
+/// every connect and when Home Assistant says it started. With buttons, a press of a reminder's
+/// Done or Snooze goes to `onPress`, as a pop-up's button does.
 ///
 /// A reminder gone from the config has its discovery config removed first, and its other
 /// retained topics cleared only ``clearingDelay`` later, once Home Assistant has dropped the
@@ -25,6 +26,7 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
     private let loop: EventLoop
     private let logger: Logger
     private let state: Confined<State>
+    private let onPress: @Sendable (ReminderAction, String) -> Void
 
     /// The state file's set of the discovery topics published (to remove those of reminders gone
     /// while the agent was stopped).
@@ -46,17 +48,22 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
         /// Retained topics waiting to be cleared (their entities' configs removed).
         var clearing: [String] = []
         var clearingTimer: EventLoop.Timer?
+        /// The kinds of unusable press said (each once: a flood of them must not flood the log).
+        var pressProblemsSaid: Set<String> = []
     }
 
     /// A sink for the agent connecting as `clientID`, with `settings`; `keeper` keeps the set of
-    /// discovery topics published (none: memory).
+    /// discovery topics published (none: memory). With `settings.buttons`, a press is given to
+    /// `onPress` (on the loop) with the reminder's id, a snooze lasting `snooze` seconds.
     public init(
         settings: HomeAssistantSettings, clientID: String, softwareVersion: String, ownPosition: Bool, locationInterval: Double,
-        unknownError: Double, keeper: StateKeeper?, loop: EventLoop, logger: Logger
+        unknownError: Double, snooze: Double, keeper: StateKeeper?, loop: EventLoop, logger: Logger,
+        onPress: @escaping @Sendable (ReminderAction, String) -> Void
     ) {
         discovery = HomeAssistantDiscovery(
             prefix: settings.discoveryPrefix, clientID: clientID, availabilityTopic: MQTTLink.availabilityTopic(clientID: clientID),
-            softwareVersion: softwareVersion)
+            softwareVersion: softwareVersion, buttonSnooze: settings.buttons && ownPosition ? snooze : nil)
+        self.onPress = onPress
         self.ownPosition = ownPosition
         self.locationInterval = locationInterval
         self.unknownError = unknownError
@@ -73,7 +80,7 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
         }
     }
 
-    var subscriptions: [String] { [discovery.statusTopic] }
+    var subscriptions: [String] { [discovery.statusTopic] + (discovery.buttonSnooze == nil ? [] : [discovery.pressFilter]) }
 
     public func announce(_ announcement: Announcement) {}
 
@@ -165,11 +172,37 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
         clearNow()
     }
 
-    /// Home Assistant (re)started: everything is published again.
+    /// Home Assistant (re)started: everything is published again. A button pressed: its action.
     func received(_ messages: [MQTTMessage]) {
+        if let snooze = discovery.buttonSnooze {
+            for message in messages {
+                if let object = discovery.pressedObject(message.topic) { press(message, object: object, snooze: snooze) }
+            }
+        }
         guard messages.contains(where: { $0.topic == discovery.statusTopic && $0.payload == Array("online".utf8) }) else { return }
         logger.info("Home Assistant is online: publishing discovery again")
         publishDiscovery()
+    }
+
+    /// A press on the press topic of the reminder `object` names: its button's action, for a
+    /// reminder shown and a button it has. A retained one is an old press, whoever left it.
+    private func press(_ message: MQTTMessage, object: Substring, snooze: Double) {
+        let topic = DisplayText.excerpt(message.topic.utf8, limit: 200)
+        guard !message.retain else { return pressProblem("retained", "a retained press on \(topic) (a press is never kept)") }
+        guard let reminder = state.value.shown.reminders.first(where: { HomeAssistantDiscovery.objectID($0.id) == object }) else {
+            return pressProblem("unknown", "a press on \(topic): no reminder of this agent has it")
+        }
+        guard let button = ReminderButton(rawValue: String(decoding: message.payload, as: UTF8.self)) else {
+            return pressProblem("payload", "a press of \"\(DisplayText.excerpt(message.payload))\" on \(topic): the buttons are done and snooze")
+        }
+        logger.info("homeassistant: \"\(button.label(snooze: snooze))\" pressed for reminder \(reminder.id)")
+        onPress(button.action(at: Date(), snooze: snooze), reminder.id)
+    }
+
+    /// Says an unusable press of `kind` the first time only.
+    private func pressProblem(_ kind: String, _ text: String) {
+        guard state.value.pressProblemsSaid.insert(kind).inserted else { return }
+        logger.warning("homeassistant: ignored \(text) (said once for each kind)")
     }
 
     // MARK: Publishing

@@ -34,6 +34,7 @@ public struct MQTTSetup: Sendable, Equatable {
         let ownTracks = OwnTracksSettings.read(table, context: context, reader: &reader) { PathParts.resolve($0, besides: file) }
         var homeAssistant: HomeAssistantSettings?
         if reader.bool(table, "homeassistant", context: context) == true { homeAssistant = HomeAssistantSettings() }
+        if reader.bool(table, "homeassistant_buttons", context: context) == true { homeAssistant?.buttons = true }
         if let prefix = reader.string(table, "discovery_prefix", context: context) {
             if let problem = MQTTText.topicProblem(prefix) {
                 reader.report(in: table, context, "discovery_prefix", problem)
@@ -48,7 +49,10 @@ public struct MQTTSetup: Sendable, Equatable {
     public func changedKeys(in other: MQTTSetup) -> [String] {
         var changed = broker.changedKeys(in: other.broker) + ownTracks.changedKeys(in: other.ownTracks)
         if (homeAssistant == nil) != (other.homeAssistant == nil) { changed.append("homeassistant") }
-        if let ours = homeAssistant, let theirs = other.homeAssistant, ours != theirs { changed.append("discovery_prefix") }
+        if let ours = homeAssistant, let theirs = other.homeAssistant {
+            if ours.discoveryPrefix != theirs.discoveryPrefix { changed.append("discovery_prefix") }
+            if ours.buttons != theirs.buttons { changed.append("homeassistant_buttons") }
+        }
         return changed
     }
 }
@@ -57,11 +61,15 @@ public struct MQTTSetup: Sendable, Equatable {
 public struct HomeAssistantSettings: Sendable, Equatable {
     /// `discovery_prefix`: Home Assistant's discovery topic prefix.
     public var discoveryPrefix = "homeassistant"
+    /// `homeassistant_buttons`: a Done and a Snooze button per reminder, which whoever may
+    /// publish on the broker can press.
+    public var buttons = false
 
-    public static let keys = ["homeassistant", "discovery_prefix"]
+    public static let keys = ["homeassistant", "discovery_prefix", "homeassistant_buttons"]
 
-    public init(discoveryPrefix: String = "homeassistant") {
+    public init(discoveryPrefix: String = "homeassistant", buttons: Bool = false) {
         self.discoveryPrefix = discoveryPrefix
+        self.buttons = buttons
     }
 }
 

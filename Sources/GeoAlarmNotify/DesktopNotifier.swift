@@ -26,7 +26,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
     private let logger: Logger
     /// Seconds the snooze button silences a reminder, which its label names.
     private let snooze: Double
-    private let onAction: @Sendable (NotificationAction, String) -> Void
+    private let onAction: @Sendable (ReminderButton, String) -> Void
     private let waiting = Mutex<[Announcement]>([])
     private let dropped = Mutex(0)
     /// Reminders whose pop-ups are to be closed.
@@ -50,7 +50,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
 
     /// `onAction` is called (on the GLib thread) with the button pressed and the reminder's id;
     /// the snooze button names `snooze` (seconds) as a person says it.
-    public init(logger: Logger, snooze: Double, onAction: @escaping @Sendable (NotificationAction, String) -> Void) {
+    public init(logger: Logger, snooze: Double, onAction: @escaping @Sendable (ReminderButton, String) -> Void) {
         self.logger = logger
         self.snooze = snooze
         self.onAction = onAction
@@ -119,19 +119,19 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
             let context = Unmanaged.passRetained(shared).toOpaque()
             let pressed: NotifyActionCallback = { _, action, context in
                 guard let action, let context,
-                      let kind = NotificationAction(rawValue: String(cString: action)) else { return }
+                      let kind = ReminderButton(rawValue: String(cString: action)) else { return }
                 let binding = Unmanaged<ActionBinding>.fromOpaque(context).takeUnretainedValue()
                 binding.notifier.onAction(kind, binding.reminder)
             }
             notify_notification_add_action(
-                notification, NotificationAction.done.rawValue, NotificationAction.done.label(snooze: snooze), pressed, context
+                notification, ReminderButton.done.rawValue, ReminderButton.done.label(snooze: snooze), pressed, context
             ) { context in
                 let binding = Unmanaged<ActionBinding>.fromOpaque(context!)
                 binding.takeUnretainedValue().notifier.forget(binding.takeUnretainedValue())
                 binding.release()
             }
             notify_notification_add_action(
-                notification, NotificationAction.snooze.rawValue, NotificationAction.snooze.label(snooze: snooze), pressed, context, nil)
+                notification, ReminderButton.snooze.rawValue, ReminderButton.snooze.label(snooze: snooze), pressed, context, nil)
             binding = shared
         }
         var error: UnsafeMutablePointer<GError>?
@@ -225,19 +225,5 @@ private final class ActionBinding {
     init(notifier: DesktopNotifier, reminder: String) {
         self.notifier = notifier
         self.reminder = reminder
-    }
-}
-
-/// The buttons a pop-up offers where the server can show them.
-public enum NotificationAction: String, Sendable {
-    case done
-    case snooze
-
-    /// The button's text: "Done"; "Snooze 1 h" for a snooze of `snooze` seconds.
-    public func label(snooze: Double) -> String {
-        switch self {
-        case .done: "Done"
-        case .snooze: "Snooze \(Span.describe(snooze))"
-        }
     }
 }

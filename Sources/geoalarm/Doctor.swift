@@ -185,7 +185,7 @@ struct Doctor: AsyncParsableCommand {
                            advice: "start one (dunst, or your desktop's), or run headless ([output] notify = false or run --headless)")
         }
         let snooze = config?.snooze ?? Config.defaultSnooze
-        let labels = [NotificationAction.done, .snooze].map { $0.label(snooze: snooze) }.joined(separator: ", ")
+        let labels = ReminderButton.allCases.map { $0.label(snooze: snooze) }.joined(separator: ", ")
         let buttons = server.showsButtons ? "shows buttons (\(labels))" : "shows no buttons: use geoalarm complete and snooze"
         return Finding(.ok, "notifications", "\(server.name) \(server.version) (\(server.vendor)), \(buttons)")
     }

@@ -75,11 +75,9 @@ struct Run: AsyncParsableCommand {
         } else {
             // A button goes straight to the agent, which writes the state file for other processes.
             let snooze = config.snooze
-            let notifier = DesktopNotifier(logger: logger, snooze: snooze) { action, reminder in
-                logger.info("\"\(action.label(snooze: snooze))\" pressed for reminder \(reminder)")
-                let now = Date()
-                let taken: ReminderAction = action == .done ? .complete(at: now) : .snooze(until: Lifecycle.snoozeEnd(after: snooze, from: now))
-                channel.continuation.yield(.reminderAction(taken, id: reminder))
+            let notifier = DesktopNotifier(logger: logger, snooze: snooze) { button, reminder in
+                logger.info("\"\(button.label(snooze: snooze))\" pressed for reminder \(reminder)")
+                channel.continuation.yield(.reminderAction(button.action(at: Date(), snooze: snooze), id: reminder))
             }
             sinks.append(notifier)
             services.append(notifier)
@@ -96,7 +94,9 @@ struct Run: AsyncParsableCommand {
             let homeAssistant = mqtt.homeAssistant.map { settings in
                 HomeAssistantSink(
                     settings: settings, clientID: clientID, softwareVersion: GeoAlarm.configuration.version, ownPosition: source == .gpsd,
-                    locationInterval: mqtt.ownTracks.locationInterval, unknownError: unknownError, keeper: keeper, loop: loop, logger: logger)
+                    locationInterval: mqtt.ownTracks.locationInterval, unknownError: unknownError, snooze: config.snooze, keeper: keeper,
+                    loop: loop, logger: logger
+                ) { action, reminder in channel.continuation.yield(.reminderAction(action, id: reminder)) }
             }
             // After the pop-ups (seen at once), before the hooks; Home Assistant's state before the
             // OwnTracks location that names the same regions.

@@ -103,6 +103,17 @@ struct ScheduleTests {
         #expect(Lifecycle.snoozeEnd(after: 0.5, from: now) == Date(timeIntervalSince1970: 1_800_000_001))
     }
 
+    /// A reminder's buttons say what they do, and do it: Done completes now, Snooze lasts as long
+    /// as its label says, to the next whole second.
+    @Test func aButtonDoesWhatItsLabelSays() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000.5)
+        #expect(ReminderButton.allCases.map { $0.label(snooze: 1200) } == ["Done", "Snooze 20 min"])
+        #expect(ReminderButton.snooze.label(snooze: 3600) == "Snooze 1 h")
+        #expect(ReminderButton.done.action(at: now, snooze: 1200) == .complete(at: now))
+        #expect(ReminderButton.snooze.action(at: now, snooze: 1200) == .snooze(until: Date(timeIntervalSince1970: 1_800_001_201)))
+        #expect(ReminderButton(rawValue: "done") == .done && ReminderButton(rawValue: "Done") == nil)
+    }
+
     /// A snooze until a time of day ends at its next coming, local time; until a date and time,
     /// then; for a span, after it; "0" ends one. Lisbon, on the day the clocks go back.
     @Test func aSnoozeEndsAfterASpanOrAtALocalTime() throws {

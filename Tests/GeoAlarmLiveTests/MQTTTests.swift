@@ -619,6 +619,56 @@ struct MQTTTests {
         #expect(tracking.exitStatus() == 0)
     }
 
+    /// Home Assistant's Done and Snooze buttons (`homeassistant_buttons`): a press completes or
+    /// snoozes its reminder as a pop-up's button does, in the state file and in the presence
+    /// sensor's attributes. A retained press (left on the broker before the agent came: it would
+    /// press again at every connect), a press of no button and a press for no reminder are
+    /// ignored, each kind said once.
+    @Test func homeAssistantsButtonsCompleteAndSnoozeReminders() throws {
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe(["homeassistant/#", "geoalarm/#"])
+        let config = try Self.bakeryConfig(broker, extra: "homeassistant = true\nhomeassistant_buttons = true\n[output]\nsnooze = \"20m\"")
+        let press = { (reminder: String) in "geoalarm/\(Self.clientID)/reminder/\(reminder)/press" }
+        try broker.publish(press("station"), "done", retain: true)
+        let nothingListens = try GPSFake()
+        let state = Command.scratchState()
+        let agent = try Background(["run", "--headless", "-c", config, "--state", state, "--gpsd", "localhost:\(nothingListens.port)"])
+        let done = "homeassistant/button/\(Self.clientID)/done_bakery/config"
+        let snooze = "homeassistant/button/\(Self.clientID)/snooze_bakery/config"
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).objects(on: snooze).count == 1 }, "\(subscriber.stdout)")
+        let lines = MQTTLines(subscriber.stdout)
+        #expect(lines.objects(on: done).first?["name"] as? String == "Buy bread: Done")
+        #expect(lines.objects(on: snooze).first?["name"] as? String == "Buy bread: Snooze 20 min")
+        #expect(lines.objects(on: done).first?["command_topic"] as? String == press("bakery"))
+        #expect(lines.objects(on: snooze).first?["payload_press"] as? String == "snooze")
+        // Said once every subscription is acknowledged.
+        #expect(agent.waitUntil { $0.stderr.contains("connected to \(broker.url)") }, "\(agent.stderr)")
+        try broker.publish(press("nobody"), "done")
+        try broker.publish(press("bakery"), "Done")
+        try broker.publish(press("bakery"), "Done")
+        let pressed = Date()
+        try broker.publish(press("station"), "snooze")
+        try broker.publish(press("bakery"), "done")
+        let attributes = { (reminder: String) in "geoalarm/\(Self.clientID)/reminder/\(reminder)/attributes" }
+        #expect(subscriber.waitUntil { MQTTLines($0.stdout).objects(on: attributes("bakery")).last?["completed"] as? Bool == true },
+                "\(agent.stderr)")
+        let station = try #require(MQTTLines(subscriber.stdout).objects(on: attributes("station")).last)
+        #expect(station["completed"] as? Bool == false, "the retained press was not taken: \(station)")
+        let until = try #require((station["snoozed_until"] as? String).flatMap { try? Date($0, strategy: .iso8601) }, "\(station)")
+        #expect(until.timeIntervalSince(pressed) > 1190 && until.timeIntervalSince(pressed) < 1260, "\(until) for a press at \(pressed)")
+        let status = try Command.run(["status", "--json", "-c", config, "--state", state])
+        let rows = status.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(rows.first { $0["id"] as? String == "bakery" }?["completed"] as? Bool == true, "\(status.stdout)")
+        #expect(rows.first { $0["id"] as? String == "station" }?["snoozed_until"] as? String != nil, "\(status.stdout)")
+        for said in ["\"Done\" pressed for reminder bakery", "\"Snooze 20 min\" pressed for reminder station",
+                     "ignored a retained press on \(press("station"))", "ignored a press on \(press("nobody")): no reminder",
+                     "ignored a press of \"Done\" on \(press("bakery")): the buttons are done and snooze"] {
+            #expect(agent.stderr.components(separatedBy: said).count == 2, "said once: \(said)\n\(agent.stderr)")
+        }
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
     @Test func aBrokerWithPasswordsTakesTheOneFromThePasswordFile() throws {
         let broker = try Mosquitto(passwords: ["agent": "s3cret words"])
         let subscriber = try broker.subscribe(["owntracks/#"], user: ("agent", "s3cret words"))

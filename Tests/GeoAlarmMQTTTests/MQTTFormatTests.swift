@@ -124,6 +124,39 @@ struct MQTTFormatTests {
         #expect(HomeAssistantDiscovery.distanceState(Proximity(distance: 1234.6, direction: .towards)) == "1235")
     }
 
+    /// With buttons, each reminder has a Done and a Snooze button whose label says the snooze's
+    /// length; both press on the reminder's press topic, the payload naming the button. Without,
+    /// none.
+    @Test func buttonsPressOnTheirRemindersPressTopic() throws {
+        let odd = Reminder(id: "a.b", title: "Dots", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
+        func discovery(buttons: Bool) -> HomeAssistantDiscovery {
+            HomeAssistantDiscovery(
+                prefix: "homeassistant", clientID: "geoalarm-pi", availabilityTopic: "geoalarm/geoalarm-pi/availability",
+                softwareVersion: "0.2.0", buttonSnooze: buttons ? 1200 : nil)
+        }
+        #expect(discovery(buttons: false).configs(reminders: [Self.bakery, odd], collections: []).keys.filter { $0.contains("/button/") }.isEmpty)
+        let withButtons = discovery(buttons: true)
+        let configs = withButtons.configs(reminders: [Self.bakery, odd], collections: [])
+        #expect(configs.count == 11, "two reminders' three sensors and two buttons, and the tracker")
+        let done = try Self.object(configs["homeassistant/button/geoalarm-pi/done_bakery/config"])
+        let snooze = try Self.object(configs["homeassistant/button/geoalarm-pi/snooze_bakery/config"])
+        #expect(done["name"] as? String == "Buy \"bread\": Done" && snooze["name"] as? String == "Buy \"bread\": Snooze 20 min")
+        #expect(done["command_topic"] as? String == "geoalarm/geoalarm-pi/reminder/bakery/press")
+        #expect(snooze["command_topic"] as? String == done["command_topic"] as? String)
+        #expect(done["payload_press"] as? String == "done" && snooze["payload_press"] as? String == "snooze")
+        #expect(done["unique_id"] as? String == "geoalarm_geoalarm-pi_done_bakery")
+        #expect(done["availability_topic"] as? String == "geoalarm/geoalarm-pi/availability")
+        #expect(withButtons.retainedTopics(ofConfigTopic: "homeassistant/button/geoalarm-pi/done_bakery/config").isEmpty)
+        // The press topics are read back to their reminder's object id, and nothing else is.
+        let oddTopic = withButtons.pressTopic(ofReminder: "a.b")
+        #expect(withButtons.pressedObject(oddTopic).map(String.init) == HomeAssistantDiscovery.objectID("a.b"))
+        #expect(withButtons.pressFilter == "geoalarm/geoalarm-pi/reminder/+/press")
+        for other in ["geoalarm/geoalarm-pi/reminder/bakery/state", "geoalarm/other/reminder/bakery/press",
+                      "geoalarm/geoalarm-pi/reminder//press", "geoalarm/geoalarm-pi/reminder/a/b/press"] {
+            #expect(withButtons.pressedObject(other) == nil, "\(other)")
+        }
+    }
+
     /// A collection's sensor is named from its title without the place's `{name}`, or from its id.
     @Test func aCollectionsSensorIsNamedFromItsTitleOrId() throws {
         func collection(_ title: String) -> ReminderCollection {
@@ -214,7 +247,11 @@ struct MQTTFormatTests {
             """, path: "c.toml")
         let mqtt = try #require(good.mqtt)
         #expect(mqtt.broker.host == "::1" && mqtt.broker.port == 8884 && mqtt.broker.usesTLS && mqtt.broker.qos == 2)
-        #expect(mqtt.homeAssistant?.discoveryPrefix == "ha")
+        #expect(mqtt.homeAssistant?.discoveryPrefix == "ha" && mqtt.homeAssistant?.buttons == false)
+        let buttons = try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://x\"\nhomeassistant = true\nhomeassistant_buttons = true", path: "c.toml")
+        #expect(buttons.mqtt?.homeAssistant?.buttons == true)
+        #expect(try #require(good.mqtt).changedKeys(in: try #require(buttons.mqtt)).contains("homeassistant_buttons"))
+        #expect(diagnostics("url = \"mqtt://x\"\nhomeassistant_buttons = \"yes\"").first?.contains("homeassistant_buttons") == true)
         #expect(mqtt.ownTracks.locationInterval == 300 && mqtt.broker.outboxLimit == 50 && mqtt.broker.url == "mqtts://[::1]:8884")
         #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://broker\"", path: "c.toml").mqtt?.broker.port == 1883)
         #expect(diagnostics("url = \"http://x\"") == ["c.toml:2: mqtt: url: http://x must start with mqtt:// or mqtts://"])
