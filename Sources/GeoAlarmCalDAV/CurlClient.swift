@@ -232,14 +232,20 @@ public final class CurlClient: Sendable {
         if wasReused, case .response(401, _, _) = answer {
             answer = await send(request, settings: settings, reusing: false).answer
         }
+        guard settings.username != nil, case .response(let status, let headers, _) = answer else { return answer }
         // Refused for the want of a scheme not sent: that one, for this request and the next.
         let schemeSent: AuthScheme? = sent.username == nil ? nil : settings.digest ? .digest : .basic
-        guard settings.username != nil, case .response(401, let headers, _) = answer,
-              let asked = AuthScheme(challenges: headers["www-authenticate"] ?? ""), asked != schemeSent
-        else { return answer }
-        schemes.withLock { $0[server] = asked }
-        settings.digest = asked == .digest
-        return await send(request, settings: settings, reusing: false).answer
+        if status == 401, let asked = AuthScheme(challenges: headers["www-authenticate"] ?? ""), asked != schemeSent {
+            schemes.withLock { $0[server] = asked }
+            settings.digest = asked == .digest
+            return await send(request, settings: settings, reusing: false).answer
+        }
+        // A question refused without a scheme to answer (403 or 404 to whoever is anonymous, a
+        // 401 with no challenge geoalarm knows): Basic, as the request went before it was asked.
+        guard asksFirst, [401, 403, 404].contains(status) else { return answer }
+        let withBasic = await send(request, settings: settings, reusing: false).answer
+        if case .response(let status, _, _) = withBasic, status < 400 { schemes.withLock { $0[server] = .basic } }
+        return withBasic
     }
 
     /// Sends `request` on the loop's thread (on a kept handle, when `reusing` and one is kept for

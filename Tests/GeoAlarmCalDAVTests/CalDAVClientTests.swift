@@ -207,6 +207,22 @@ struct CalDAVClientTests {
         #expect(server.stderrLines.contains("PUT of 15 bytes over \"1\""), "\(server.stderrLines)")
     }
 
+    /// A server over plain http that answers whoever is anonymous with 403 or 404, with no
+    /// challenge, says no scheme: the request is made again with Basic, as before it was asked,
+    /// and Basic goes at once from then on.
+    @Test(arguments: [403, 404])
+    func aServerThatRefusesTheQuestionWithoutAChallengeGetsBasic(status: Int) async throws {
+        let (server, url) = try HostileDAV.start("basic:ana:secret:\(status)")
+        defer { server.stop() }
+        let client = CurlClient(loop: Self.loop)
+        for _ in 1...2 {
+            let answer = await client.perform(WebRequest(method: "GET", url: url + "task-1.ics"), settings: WebSettings(username: "ana", password: "secret"))
+            guard case .response(let got, _, _) = answer else { Issue.record("\(answer)"); return }
+            #expect(got == 200)
+        }
+        #expect(server.stderrLines.filter { $0.hasPrefix("auth ") } == ["auth none", "auth basic ok", "auth basic ok"], "\(server.stderrLines)")
+    }
+
     /// The scheme a refusal asks for: Digest where offered, else Basic; a scheme's name inside a
     /// quoted realm or a parameter's value is none.
     @Test(arguments: [

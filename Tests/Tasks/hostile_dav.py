@@ -54,6 +54,9 @@ request on stderr:
     basic:USER:PASS     the same collection, taking only HTTP Basic (as Radicale, Nextcloud
                         and most servers behind TLS do): logs `auth none`, `auth digest`,
                         `auth basic ok` or `auth basic wrong`, and a PUT's size and If-Match
+    basic:USER:PASS:STATUS
+                        the same, a request without credentials answered STATUS (403, 404)
+                        with no challenge, as a server that hides what it holds may
 """
 import base64
 import gzip
@@ -192,9 +195,12 @@ def digest(handler, request, user, password, once=False):
     serve_task(handler, request)
 
 
-def basic(handler, request, user, password):
-    """The basic:USER:PASS mode."""
+def basic(handler, request, user, password, anonymous=None):
+    """The basic:USER:PASS and basic:USER:PASS:STATUS modes."""
     scheme, _, given = handler.headers.get("Authorization", "").partition(" ")
+    if not scheme and anonymous:
+        print("auth none", file=sys.stderr, flush=True)
+        return handler.answer(int(anonymous), "", content_type="text/plain")
     if scheme.lower() == "basic":
         ok = base64.b64decode(given.strip() or "").decode(errors="replace") == f"{user}:{password}"
         print(f"auth basic {'ok' if ok else 'wrong'}", file=sys.stderr, flush=True)
@@ -400,7 +406,7 @@ class Handler(BaseHTTPRequestHandler):
         if MODE.startswith("digest:"):
             return digest(self, request, *MODE.split(":")[1:3], once=MODE.endswith(":once"))
         if MODE.startswith("basic:"):
-            return basic(self, request, *MODE.split(":")[1:3])
+            return basic(self, request, *MODE.split(":")[1:4])
         if MODE.startswith("sync-parts:"):
             return sync_parts(self, request, int(MODE.split(":")[1]))
         return self.answer(500, "unknown mode", content_type="text/plain")
