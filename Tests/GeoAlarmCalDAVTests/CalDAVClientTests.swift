@@ -223,23 +223,6 @@ struct CalDAVClientTests {
         #expect(server.stderrLines.filter { $0.hasPrefix("auth ") } == ["auth none", "auth basic ok", "auth basic ok"], "\(server.stderrLines)")
     }
 
-    /// The scheme a refusal asks for: Digest where offered, else Basic; a scheme's name inside a
-    /// quoted realm or a parameter's value is none.
-    @Test(arguments: [
-        ("Basic realm=\"x\"", ["basic"], AuthScheme.basic),
-        ("Digest realm=\"x\", nonce=\"n\", qop=\"auth\", Basic realm=\"x\"", ["digest", "basic"], .digest),
-        ("Basic realm=\"a, Digest b\", charset=\"UTF-8\"", ["basic"], .basic),
-        ("Basic realm=\"a \\\" , Digest\"", ["basic"], .basic),
-        ("Bearer realm = \"api\", error=\"invalid_token\"", ["bearer"], nil),
-        ("Negotiate YIIGhgYJKoZIhvcSAQICAQBuggZ1==", ["negotiate"], nil),
-        ("NTLM, BASIC realm=\"x\"", ["ntlm", "basic"], .basic),
-        ("", [], nil),
-    ] as [(String, [String], AuthScheme?)])
-    func theSchemeAskedIsReadFromTheChallenges(header: String, names: [String], scheme: AuthScheme?) {
-        #expect(AuthScheme.schemeNames(header) == names)
-        #expect(AuthScheme(challenges: header) == scheme)
-    }
-
     /// A request on a handle kept from a Digest request sends its own body only (a GET after a
     /// PUT sends none), and a server whose nonces serve one request each is still answered: the
     /// refusal on the kept handle is followed by the request on a new one, with a new challenge.

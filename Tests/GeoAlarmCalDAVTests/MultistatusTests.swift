@@ -112,4 +112,21 @@ struct MultistatusTests {
             + String(repeating: "</x>", count: depth) + "</response></multistatus>"
         #expect(try Self.parse(text).responses.map(\.href) == ["/a"])
     }
+
+    /// The scheme a refusal asks for: Digest where offered, else Basic; a scheme's name inside a
+    /// quoted realm or a parameter's value is none.
+    @Test(arguments: [
+        ("Basic realm=\"x\"", ["basic"], AuthScheme.basic),
+        ("Digest realm=\"x\", nonce=\"n\", qop=\"auth\", Basic realm=\"x\"", ["digest", "basic"], .digest),
+        ("Basic realm=\"a, Digest b\", charset=\"UTF-8\"", ["basic"], .basic),
+        ("Basic realm=\"a \\\" , Digest\"", ["basic"], .basic),
+        ("Bearer realm = \"api\", error=\"invalid_token\"", ["bearer"], nil),
+        ("Negotiate YIIGhgYJKoZIhvcSAQICAQBuggZ1==", ["negotiate"], nil),
+        ("NTLM, BASIC realm=\"x\"", ["ntlm", "basic"], .basic),
+        ("", [], nil),
+    ] as [(String, [String], AuthScheme?)])
+    func theSchemeAskedIsReadFromTheChallenges(header: String, names: [String], scheme: AuthScheme?) {
+        #expect(AuthScheme.schemeNames(header) == names)
+        #expect(AuthScheme(challenges: header) == scheme)
+    }
 }

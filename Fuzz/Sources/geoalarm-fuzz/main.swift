@@ -34,7 +34,9 @@ enum FuzzTarget: String, CaseIterable {
         case .http: checkHTTP(bytes)
         case .map: checkMap(bytes)
         case .ical: checkICalendar(bytes)
-        case .webdav: checkMultistatus(bytes)
+        case .webdav:
+            checkMultistatus(bytes)
+            checkChallenges(bytes)
         }
     }
 }
@@ -178,6 +180,21 @@ func checkMultistatus(_ bytes: [UInt8]) {
         if let status = response.status, !(100...599).contains(status) { fatalError("a status of \(status)") }
     }
     guard objectBytes <= bytes.count else { fatalError("objects of \(objectBytes) bytes from a \(bytes.count)-byte answer") }
+}
+
+/// A refusal's `WWW-Authenticate`, as a server sends it: each scheme named is a token of the
+/// input (no space, no `=`), and the scheme answered is Digest exactly where one is named Digest.
+func checkChallenges(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    let names = AuthScheme.schemeNames(text)
+    for name in names where name.isEmpty || name.contains(where: { $0 == " " || $0 == "\t" || $0 == "=" }) {
+        fatalError("a scheme named \(name.debugDescription)")
+    }
+    guard names.count <= text.utf8.count / 2 + 1 else { fatalError("\(names.count) schemes in \(text.utf8.count) bytes") }
+    let scheme = AuthScheme(challenges: text)
+    guard (scheme == .digest) == names.contains("digest"), (scheme == .basic) == (!names.contains("digest") && names.contains("basic")) else {
+        fatalError("\(String(describing: scheme)) answered to \(names)")
+    }
 }
 
 /// A task object: every property's bytes lie in the input; a task read from it gives reminders
