@@ -120,7 +120,8 @@ let package = Package(
         .target(
             name: "GeoAlarmMQTT",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTOML", "CMosquitto",
+                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOutput", "GeoAlarmOwnTracks", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTOML",
+                "CMosquitto",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

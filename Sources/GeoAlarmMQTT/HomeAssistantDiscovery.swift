@@ -1,13 +1,15 @@
 import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmOutput
 
 /// Home Assistant's MQTT discovery for one agent: a device named by the agent's MQTT client id,
 /// with a presence `binary_sensor` per reminder and, as Home Assistant's own proximity sensors
 /// are, a distance `sensor` (metres to its edge) and a direction of travel `sensor` (arrived,
 /// away_from, stationary, towards) per reminder; a `sensor` per collection (the place it is
-/// inside; unknown when none), and a `device_tracker` whose position is in its attributes topic;
-/// with buttons, a Done and a Snooze `button` per reminder, pressed on its press topic.
+/// inside; unknown when none), a `device_tracker` whose position is in its attributes topic, and
+/// an `event` entity that follows the announcements (what a pop-up shows); with buttons, a Done
+/// and a Snooze `button` per reminder, pressed on its press topic.
 /// Every config carries an `origin` (the software that made it), as Home Assistant asks.
 ///
 /// Topics: configs under `PREFIX/COMPONENT/NODE/OBJECT/config` (retained), states under
@@ -55,6 +57,8 @@ struct HomeAssistantDiscovery {
     var statusTopic: String { "\(prefix)/status" }
     /// The device tracker's attributes: latitude, longitude, gps_accuracy.
     var locationTopic: String { "geoalarm/\(node)/location" }
+    /// Each announcement as it is made (not retained): the event entity's.
+    var announcementTopic: String { "geoalarm/\(node)/announcement" }
 
     func stateTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "state") }
     /// A reminder's presence sensor's attributes (``reminderAttributes(_:distance:lifecycle:timeZone:)``).
@@ -163,7 +167,21 @@ struct HomeAssistantDiscovery {
         tracker.add("json_attributes_topic", locationTopic)
         tracker.add("source_type", "gps")
         result["\(prefix)/device_tracker/\(node)/location/config"] = tracker.text
+        var announcements = entity(name: "Announcements", object: "announcements")
+        announcements.add("state_topic", announcementTopic)
+        let kinds: [EventKind] = [.arrive, .leave, .approach, .alarm]
+        announcements.add("event_types", raw: "[" + kinds.map { JSONText.quote($0.rawValue) }.joined(separator: ",") + "]")
+        announcements.add("icon", "mdi:bell-ring-outline")
+        result["\(prefix)/event/\(node)/announcements/config"] = announcements.text
         return result
+    }
+
+    /// An announcement as the event entity's payload: its `event_type` (arrive, leave, approach,
+    /// alarm) and the members of a `--json` event line (`reminder`, `title`, `notes`, `distance_m`...).
+    static func announcement(_ announcement: Announcement) -> String {
+        var object = EventFormat.object(for: EventRecord(announcement))
+        object.add("event_type", announcement.kind.rawValue)
+        return object.text
     }
 
     /// The members every entity has: name, unique id, availability and the device.

@@ -6,10 +6,10 @@ import GeoAlarmSystem
 import Logging
 
 /// Home Assistant's view of the agent through MQTT discovery (``HomeAssistantDiscovery``),
-/// following the pipeline's presence and proximities (not its announcements): a presence sensor
-/// per reminder with its attributes, its distance and direction of travel sensors, a sensor per
-/// collection (the place it is inside), and a device tracker; each retained, published afresh on
-/// every connect and when Home Assistant says it started. With buttons, a press of a reminder's
+/// following the pipeline's presence and proximities: a presence sensor per reminder with its
+/// attributes, its distance and direction of travel sensors, a sensor per collection (the place
+/// it is inside), and a device tracker; each retained, published afresh on every connect and when
+/// Home Assistant says it started. Beside them an event entity follows the announcements. With buttons, a press of a reminder's
 /// Done or Snooze goes to `onPress`, as a pop-up's button does.
 ///
 /// A reminder gone from the config has its discovery config removed first, and its other
@@ -82,7 +82,14 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
 
     var subscriptions: [String] { [discovery.statusTopic] + (discovery.buttonSnooze == nil ? [] : [discovery.pressFilter]) }
 
-    public func announce(_ announcement: Announcement) {}
+    /// The event entity's event, as it is made: one made while the broker is away is not sent
+    /// later (a late "you are at the bakery" would mislead; the OwnTracks transition waits in
+    /// the outbox). A tracked device's are not this machine's.
+    public func announce(_ announcement: Announcement) {
+        guard ownPosition, let link = state.value.link else { return }
+        if case .crossing(let event) = announcement, event.fix.tracker != nil { return }
+        link.publish(MQTTMessage(topic: discovery.announcementTopic, text: HomeAssistantDiscovery.announcement(announcement)))
+    }
 
     public func stateReset(_ shown: ShownState) {
         let before = state.value.shown

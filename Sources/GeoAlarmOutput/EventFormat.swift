@@ -75,20 +75,26 @@ public enum EventFormat: Sendable {
             if let eta = record.eta { line += "  in \(Span.spoken(eta))" }
             return record.device.map { line + "  device \(DisplayText.escaped($0))" } ?? line
         case .json:
-            var object = JSONObject()
-            object.add("time", record.time.map(Timestamp.iso8601))
-            object.add("event", record.kind.rawValue)
-            object.add("reminder", record.reminderID)
-            object.add("title", record.title)
-            // A time alarm's place and distance are null.
-            object.add("lat", number: record.coordinate?.latitude)
-            object.add("lon", number: record.coordinate?.longitude)
-            object.add("distance_m", number: record.distance.map { ($0 * 10).rounded() / 10 })
-            if let notes = record.notes { object.add("notes", notes) }
-            if record.isInitial { object.add("initial", true) }
-            if let device = record.device { object.add("device", device) }
-            if let eta = record.eta { object.add("eta_s", number: eta.rounded()) }
-            return object.text
+            return Self.object(for: record).text
         }
+    }
+
+    /// The record's JSON object, as a `json` line holds it: `time`, `event`, `reminder`, `title`,
+    /// `lat`, `lon`, `distance_m`, and `notes`, `initial`, `device` and `eta_s` where they apply.
+    public static func object(for record: EventRecord) -> JSONObject {
+        var object = JSONObject()
+        object.add("time", record.time.map(Timestamp.iso8601))
+        object.add("event", record.kind.rawValue)
+        object.add("reminder", record.reminderID)
+        object.add("title", record.title)
+        // A time alarm's place and distance are null.
+        object.add("lat", number: record.coordinate?.latitude)
+        object.add("lon", number: record.coordinate?.longitude)
+        object.add("distance_m", number: record.distance.map { ($0 * 10).rounded() / 10 })
+        if let notes = record.notes { object.add("notes", notes) }
+        if record.isInitial { object.add("initial", true) }
+        if let device = record.device { object.add("device", device) }
+        if let eta = record.eta { object.add("eta_s", number: eta.rounded()) }
+        return object
     }
 }

@@ -778,6 +778,9 @@ struct MQTTTests {
         #expect(subscriber.waitUntil { _ in known("bread") == ["OFF", "ON"] }, "\(subscriber.stdout)")
         #expect(known("water-the-plants-before-you-go") == ["ON", "OFF"], "inside at start, then left")
         #expect(agent.stdoutLines.count == 1 && agent.stdoutLines[0].contains("leave  water-the-plants"), "bread is snoozed")
+        // Home Assistant's event entity follows the announcements, as stdout does.
+        let announced = MQTTLines(subscriber.stdout).objects(on: "geoalarm/\(Self.clientID)/announcement")
+        #expect(announced.map { "\($0["event_type"] ?? "") \($0["reminder"] ?? "")" } == ["leave water-the-plants-before-you-go"], "\(announced)")
         #expect(agent.stderr.contains("arrive bread not announced: the reminder is snoozed"))
         let attributes = try #require(MQTTLines(subscriber.stdout).objects(on: "\(node)/bread/attributes").last)
         #expect(attributes["snoozed_until"] is String && attributes["completed"] as? Bool == false, "\(attributes)")

@@ -84,7 +84,7 @@ struct MQTTFormatTests {
         let odd = Reminder(id: "a.b", title: "Dots", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
         let underscore = Reminder(id: "a_b", title: "Underscore", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
         let configs = discovery.configs(reminders: [Self.bakery, odd, underscore], collections: [])
-        #expect(configs.count == 10, "three reminders' presence, distance and direction sensors, and the tracker")
+        #expect(configs.count == 11, "three reminders' presence, distance and direction sensors, the tracker and the announcements")
         let bakery = try Self.object(configs["homeassistant/binary_sensor/geoalarm-pi/bakery/config"])
         #expect(bakery["state_topic"] as? String == "geoalarm/geoalarm-pi/reminder/bakery/state")
         #expect(bakery["device_class"] as? String == "presence")
@@ -118,6 +118,11 @@ struct MQTTFormatTests {
             == ["geoalarm/geoalarm-pi/reminder/bakery/direction"])
         #expect(discovery.retainedTopics(ofConfigTopic: "homeassistant/sensor/geoalarm-pi/distance_bakery/config")
             == ["geoalarm/geoalarm-pi/reminder/bakery/distance"])
+        // The announcements: an event entity whose events are the kinds an event line says.
+        let announcements = try Self.object(configs["homeassistant/event/geoalarm-pi/announcements/config"])
+        #expect(announcements["state_topic"] as? String == "geoalarm/geoalarm-pi/announcement")
+        #expect(announcements["event_types"] as? [String] == ["arrive", "leave", "approach", "alarm"])
+        #expect(discovery.retainedTopics(ofConfigTopic: "homeassistant/event/geoalarm-pi/announcements/config").isEmpty)
         #expect(HomeAssistantDiscovery.directionState(Proximity(distance: 10, direction: .unknown)) == "unknown")
         #expect(HomeAssistantDiscovery.distanceState(nil) == "None")
         #expect(HomeAssistantDiscovery.directionState(Proximity(distance: 10, direction: .away)) == "away_from")
@@ -137,7 +142,7 @@ struct MQTTFormatTests {
         #expect(discovery(buttons: false).configs(reminders: [Self.bakery, odd], collections: []).keys.filter { $0.contains("/button/") }.isEmpty)
         let withButtons = discovery(buttons: true)
         let configs = withButtons.configs(reminders: [Self.bakery, odd], collections: [])
-        #expect(configs.count == 11, "two reminders' three sensors and two buttons, and the tracker")
+        #expect(configs.count == 12, "two reminders' three sensors and two buttons, the tracker and the announcements")
         let done = try Self.object(configs["homeassistant/button/geoalarm-pi/done_bakery/config"])
         let snooze = try Self.object(configs["homeassistant/button/geoalarm-pi/snooze_bakery/config"])
         #expect(done["name"] as? String == "Buy \"bread\": Done" && snooze["name"] as? String == "Buy \"bread\": Snooze 20 min")
@@ -155,6 +160,18 @@ struct MQTTFormatTests {
                       "geoalarm/geoalarm-pi/reminder//press", "geoalarm/geoalarm-pi/reminder/a/b/press"] {
             #expect(withButtons.pressedObject(other) == nil, "\(other)")
         }
+    }
+
+    /// An announcement as Home Assistant's event: its kind as `event_type`, and what a `--json`
+    /// event line says of it.
+    @Test func anAnnouncementIsAnEventWithWhatItsLineSays() throws {
+        var reminder = Self.bakery
+        reminder.notes = "Two loaves"
+        let fix = Fix(time: Date(timeIntervalSince1970: 1_795_248_399), coordinate: Coordinate(latitude: 47.0002, longitude: 8))
+        let event = try Self.object(HomeAssistantDiscovery.announcement(.crossing(GeofenceEvent(kind: .arrive, reminder: reminder, fix: fix, distance: 22.26))))
+        #expect(event["event_type"] as? String == "arrive" && event["event"] as? String == "arrive")
+        #expect(event["reminder"] as? String == "bakery" && event["title"] as? String == "Buy \"bread\"" && event["notes"] as? String == "Two loaves")
+        #expect(event["distance_m"] as? Double == 22.3 && event["time"] as? String == "2026-11-21T08:06:39Z")
     }
 
     /// A collection's sensor is named from its title without the place's `{name}`, or from its id.
