@@ -9,8 +9,8 @@ import Logging
 /// following the pipeline's presence and proximities: a presence sensor per reminder with its
 /// attributes, its distance and direction of travel sensors, a sensor per collection (the place
 /// it is inside), and a device tracker; each retained, published afresh on every connect and when
-/// Home Assistant says it started. Beside them an event entity follows the announcements. With buttons, a press of a reminder's
-/// Done or Snooze goes to `onPress`, as a pop-up's button does.
+/// Home Assistant says it started. Beside them an event entity follows the announcements. With
+/// buttons, a press of a reminder's Done or Snooze goes to `onPress`, as a pop-up's button does.
 ///
 /// A reminder gone from the config has its discovery config removed first, and its other
 /// retained topics cleared only ``clearingDelay`` later, once Home Assistant has dropped the
