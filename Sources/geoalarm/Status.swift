@@ -98,6 +98,9 @@ struct Status: AsyncParsableCommand {
             try Console.line("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Timestamp.iso8601) ?? "an unknown time")")
         } else if case let devices = devices(), !devices.isEmpty {
             try Console.line("no fix of this machine recorded; --device NAME shows the sides of \(Self.listed(devices))")
+        } else if !saved.isEmpty {
+            // The agent keeps a fix with every side it records; `replay --state` keeps none.
+            try Console.line("no fix recorded (a replay keeps none): the sides and directions are as last recorded")
         } else {
             try Console.line("no fix recorded yet (is geoalarm run running?)")
         }

@@ -61,5 +61,9 @@ struct ApproachCommandTests {
         #expect(table.stdoutLines.first?.contains("DIRECTION  ETA") == true, "\(table.stdout)")
         #expect(table.stdoutLines.dropFirst().first?.contains("  towards  ") == true, "\(table.stdout)")
         #expect(table.stdoutLines.dropFirst().first?.contains(" 7 min ") == true, "\(table.stdout)")
+        // A replay keeps no fix; the table is still the replay's, and says so.
+        #expect(table.stdoutLines.last == "no fix recorded (a replay keeps none): the sides and directions are as last recorded")
+        let empty = try Command.run(["status", "-c", config, "--state", Command.scratchState()])
+        #expect(empty.stdoutLines.last == "no fix recorded yet (is geoalarm run running?)", "\(empty.stdout)")
     }
 }
