@@ -26,7 +26,7 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
     private let loop: EventLoop
     private let logger: Logger
     private let state: Confined<State>
-    private let onPress: @Sendable (ReminderAction, String) -> Void
+    private let onPress: @Sendable (ReminderButton, String) -> Void
 
     /// The state file's set of the discovery topics published (to remove those of reminders gone
     /// while the agent was stopped).
@@ -53,12 +53,12 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
     }
 
     /// A sink for the agent connecting as `clientID`, with `settings`; `keeper` keeps the set of
-    /// discovery topics published (none: memory). With `settings.buttons`, a press is given to
-    /// `onPress` (on the loop) with the reminder's id, a snooze lasting `snooze` seconds.
+    /// discovery topics published (none: memory). With `settings.buttons`, whose Snooze lasts
+    /// `snooze` seconds, a press is given to `onPress` (on the loop) with the reminder's id.
     public init(
         settings: HomeAssistantSettings, clientID: String, softwareVersion: String, ownPosition: Bool, locationInterval: Double,
         unknownError: Double, snooze: Double, keeper: StateKeeper?, loop: EventLoop, logger: Logger,
-        onPress: @escaping @Sendable (ReminderAction, String) -> Void
+        onPress: @escaping @Sendable (ReminderButton, String) -> Void
     ) {
         discovery = HomeAssistantDiscovery(
             prefix: settings.discoveryPrefix, clientID: clientID, availabilityTopic: MQTTLink.availabilityTopic(clientID: clientID),
@@ -181,9 +181,9 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
 
     /// Home Assistant (re)started: everything is published again. A button pressed: its action.
     func received(_ messages: [MQTTMessage]) {
-        if let snooze = discovery.buttonSnooze {
+        if discovery.buttonSnooze != nil {
             for message in messages {
-                if let object = discovery.pressedObject(message.topic) { press(message, object: object, snooze: snooze) }
+                if let object = discovery.pressedObject(message.topic) { press(message, object: object) }
             }
         }
         guard messages.contains(where: { $0.topic == discovery.statusTopic && $0.payload == Array("online".utf8) }) else { return }
@@ -191,9 +191,9 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
         publishDiscovery()
     }
 
-    /// A press on the press topic of the reminder `object` names: its button's action, for a
-    /// reminder shown and a button it has. A retained one is an old press, whoever left it.
-    private func press(_ message: MQTTMessage, object: Substring, snooze: Double) {
+    /// A press on the press topic of the reminder `object` names: its button, for a reminder
+    /// shown and a button it has. A retained one is an old press, whoever left it.
+    private func press(_ message: MQTTMessage, object: Substring) {
         let topic = DisplayText.excerpt(message.topic.utf8, limit: 200)
         guard !message.retain else { return pressProblem("retained", "a retained press on \(topic) (a press is never kept)") }
         guard let reminder = state.value.shown.reminders.first(where: { HomeAssistantDiscovery.objectID($0.id) == object }) else {
@@ -202,8 +202,7 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
         guard let button = ReminderButton(rawValue: String(decoding: message.payload, as: UTF8.self)) else {
             return pressProblem("payload", "a press of \"\(DisplayText.excerpt(message.payload))\" on \(topic): the buttons are done and snooze")
         }
-        logger.info("homeassistant: \"\(button.label(snooze: snooze))\" pressed for reminder \(reminder.id)")
-        onPress(button.action(at: Date(), snooze: snooze), reminder.id)
+        onPress(button, reminder.id)
     }
 
     /// Says an unusable press of `kind` the first time only.

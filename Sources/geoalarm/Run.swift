@@ -70,15 +70,17 @@ struct Run: AsyncParsableCommand {
         // threads, children and connections) start before the agent and stop after it.
         var sinks: [any EventSink] = [EventLog(format: json ? .json : .text, writer: stdout)]
         var services: [any Service] = []
+        // A button pressed (a pop-up's, or Home Assistant's after `origin`) is logged and goes
+        // straight to the agent, which writes the state file for other processes.
+        let snooze = config.snooze
+        let pressed = { @Sendable (button: ReminderButton, reminder: String, origin: String) in
+            logger.info("\(origin)\"\(button.label(snooze: snooze))\" pressed for reminder \(reminder)")
+            channel.continuation.yield(.reminderAction(button.action(at: Date(), snooze: snooze), id: reminder))
+        }
         if headless || !config.notify {
             logger.info("headless: events are logged, no pop-ups")
         } else {
-            // A button goes straight to the agent, which writes the state file for other processes.
-            let snooze = config.snooze
-            let notifier = DesktopNotifier(logger: logger, snooze: snooze) { button, reminder in
-                logger.info("\"\(button.label(snooze: snooze))\" pressed for reminder \(reminder)")
-                channel.continuation.yield(.reminderAction(button.action(at: Date(), snooze: snooze), id: reminder))
-            }
+            let notifier = DesktopNotifier(logger: logger, snooze: snooze) { pressed($0, $1, "") }
             sinks.append(notifier)
             services.append(notifier)
         }
@@ -94,9 +96,9 @@ struct Run: AsyncParsableCommand {
             let homeAssistant = mqtt.homeAssistant.map { settings in
                 HomeAssistantSink(
                     settings: settings, clientID: clientID, softwareVersion: GeoAlarm.configuration.version, ownPosition: source == .gpsd,
-                    locationInterval: mqtt.ownTracks.locationInterval, unknownError: unknownError, snooze: config.snooze, keeper: keeper,
+                    locationInterval: mqtt.ownTracks.locationInterval, unknownError: unknownError, snooze: snooze, keeper: keeper,
                     loop: loop, logger: logger
-                ) { action, reminder in channel.continuation.yield(.reminderAction(action, id: reminder)) }
+                ) { pressed($0, $1, "homeassistant: ") }
             }
             // After the pop-ups (seen at once), before the hooks; Home Assistant's state before the
             // OwnTracks location that names the same regions.
