@@ -59,9 +59,9 @@ struct MapData: Sendable {
             return entry.text
         }.joined(separator: ",") + "]")
         object.add("lists", raw: "[" + config.taskListSettings.map { JSONText.quote($0.name) }.joined(separator: ",") + "]")
-        // The Snooze button's length (`[output] snooze`), and its label.
+        // The Snooze button's length (`[output] snooze`), and its label as the pop-ups write it.
         object.add("snooze", number: config.snooze)
-        object.add("snooze_label", Span.describe(config.snooze))
+        object.add("snooze_label", ReminderButton.snooze.label(snooze: config.snooze))
         return object.text
     }
 

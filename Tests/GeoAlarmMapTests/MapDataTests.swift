@@ -62,7 +62,7 @@ struct MapDataTests {
         #expect(reminders.map { $0["id"] as? String } == ["bread", "block"])
         #expect(Set(states.keys) == ["bread", "block"], "the state part has every reminder's state")
         #expect(shapes["position"] == nil && states["bread"]?["radius"] == nil, "shapes and state apart")
-        #expect(shapes["snooze"] as? Double == 3600 && shapes["snooze_label"] as? String == "1 h", "the Snooze button's length")
+        #expect(shapes["snooze"] as? Double == 3600 && shapes["snooze_label"] as? String == "Snooze 1 h", "the Snooze button's length")
         let snapshot = try Self.object(data.stateJSON(now: now))
         #expect(reminders[0]["shape"] as? String == "circle" && reminders[0]["radius"] as? Double == 30)
         #expect(reminders[0]["center"] as? [Double] == [38.7105, -9.1366])

@@ -34,8 +34,9 @@
   const more = document.getElementById("more");
 
   let snapshot = null;
-  /** The Snooze button's length, as `[output] snooze` sets it. */
-  let snooze = { seconds: 3600, label: "1 h" };
+  /** The Snooze button's length, as `[output] snooze` sets it, and its label: taken with the
+   * reminders, before anything is drawn. */
+  let snooze = null;
   let fitted = false;
   let live = false;
   // A drag in progress: the snapshot that comes meanwhile is drawn once it ends.
@@ -236,7 +237,7 @@
     if (reminder.completed) button("Uncomplete", () => post("/api/uncomplete", { id: reminder.id }).catch(() => {}));
     else button("Complete", () => post("/api/complete", { id: reminder.id }).catch(() => {}));
     if (reminder.snoozed_until) button("Unsnooze", () => post("/api/snooze", { id: reminder.id, seconds: 0 }).catch(() => {}));
-    else button(`Snooze ${snooze.label}`, () => post("/api/snooze", { id: reminder.id, seconds: snooze.seconds }).catch(() => {}));
+    else button(snooze.label, () => post("/api/snooze", { id: reminder.id, seconds: snooze.seconds }).catch(() => {}));
     button("Remove", () => {
       if (confirm(`Remove "${reminder.title}" from the config?`)) post("/api/remove", { id: reminder.id }).catch(() => {});
     });
