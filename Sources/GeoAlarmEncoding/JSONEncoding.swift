@@ -1,7 +1,8 @@
 import FoundationEssentials
 import GeoAlarmCore
 
-/// UTC timestamps as ISO 8601 with a `Z`, milliseconds only when the time has them.
+/// Timestamps as ISO 8601: in UTC with a `Z`, milliseconds only when the time has them; or, for
+/// a time a user typed, on a zone's clock with its offset.
 public enum Timestamp {
     /// The earliest moment written as a date: 0000-01-01T00:00:00Z.
     static let earliest = -62_167_219_200.0
