@@ -78,12 +78,6 @@ public enum Timestamp {
             return end
         }
     }
-
-    /// ``iso8601(_:)`` to the whole second (`2026-11-21T08:06:30Z` for 08:06:30.876), for a
-    /// person reading a table or a command's line; JSON keeps the milliseconds.
-    public static func iso8601ToTheSecond(_ date: Date) -> String {
-        iso8601(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
-    }
 }
 
 /// One JSON object written member by member, in the order added: event lines, `list --json`,

@@ -77,7 +77,7 @@ struct Complete: AsyncParsableCommand {
             return
         }
         if let earlier = try reminder.stateOptions.open().complete(found.id, at: Date()) {
-            try Console.line("\(found.id) (\"\(found.title)\") was already completed, at \(Timestamp.iso8601ToTheSecond(earlier))")
+            try Console.line("\(found.id) (\"\(found.title)\") was already completed, at \(Timestamp.iso8601(earlier, in: SystemTimeZone()))")
             return
         }
         try Console.line("completed \(found.id) (\"\(found.title)\")")

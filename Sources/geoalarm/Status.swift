@@ -68,7 +68,7 @@ struct Status: AsyncParsableCommand {
             let lifecycle = lifecycles[alarm.id] ?? Lifecycle()
             let notes = ["at \(alarm.at.localDate(in: SystemTimeZone()))"] + Self.lifecycleNotes(lifecycle, now: now)
             rows.append([
-                alarm.id, alarm.title, "alarm", "-", "-", "-", notes.joined(separator: ", "), lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
+                alarm.id, alarm.title, "alarm", "-", "-", "-", notes.joined(separator: ", "), lifecycle.lastFired.map(Self.local) ?? "-",
             ])
             var line = JSONLine()
             line.add("id", alarm.id)
@@ -95,7 +95,7 @@ struct Status: AsyncParsableCommand {
         if let device {
             try Console.line("the sides of OwnTracks device \(device) (no distance is kept for a tracked device)")
         } else if let lastFix {
-            try Console.line("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Timestamp.iso8601) ?? "an unknown time")")
+            try Console.line("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Self.local) ?? "an unknown time")")
         } else if case let devices = devices(), !devices.isEmpty {
             try Console.line("no fix of this machine recorded; --device NAME shows the sides of \(Self.listed(devices))")
         } else if !saved.isEmpty {
@@ -120,11 +120,16 @@ struct Status: AsyncParsableCommand {
         return DisplayText.counted(devices.count, "OwnTracks device") + ": " + named + (devices.count > 10 ? ", …" : "")
     }
 
+    /// A moment in the table: to the second on this machine's clock, with its offset from UTC
+    /// (`2026-11-21T09:06:30+01:00`), as `snooze` answers and the config's times are written.
+    /// The JSON lines keep UTC, as the event lines and `history` do.
+    private static func local(_ moment: Date) -> String { Timestamp.iso8601(moment, in: SystemTimeZone()) }
+
     /// "completed ..." and "snoozed until ..." where they apply at `now`.
     private static func lifecycleNotes(_ lifecycle: Lifecycle, now: Date) -> [String] {
         var notes: [String] = []
-        if let completed = lifecycle.completedAt { notes.append("completed \(Timestamp.iso8601ToTheSecond(completed))") }
-        if let until = lifecycle.snoozedUntil, until > now { notes.append("snoozed until \(Timestamp.iso8601ToTheSecond(until))") }
+        if let completed = lifecycle.completedAt { notes.append("completed \(local(completed))") }
+        if let until = lifecycle.snoozedUntil, until > now { notes.append("snoozed until \(local(until))") }
         return notes
     }
 
@@ -182,7 +187,7 @@ struct Status: AsyncParsableCommand {
         return [
             reminder.id, reminder.title, presence.rawValue, distance, proximity?.direction.rawValue ?? "-",
             proximity?.eta.map(Span.spoken) ?? "-", notes.isEmpty ? "-" : notes.joined(separator: ", "),
-            lifecycle.lastFired.map(Timestamp.iso8601) ?? "-",
+            lifecycle.lastFired.map(local) ?? "-",
         ]
     }
 

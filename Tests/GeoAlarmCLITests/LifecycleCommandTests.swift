@@ -73,7 +73,11 @@ struct LifecycleCommandTests {
         let passed = try Command.run(["snooze", "bread", "2020-01-01T08:00", "-c", config, "--state", state])
         #expect(passed.status == 64 && passed.stderr.hasPrefix("Error: 2020-01-01T08:00: 2020-01-01T08:00 has passed; expected a duration"),
                 "\(passed.stderr)")
-        #expect(try Command.run(["status", "-c", config, "--state", state]).stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains("snoozed until") })
+        // The table on the same clock: the snooze typed as 18:30 in Berlin shows as 18:30 there.
+        let statusInBerlin = try Command.run(["status", "-c", config, "--state", state],
+                                             environment: ProcessInfo.processInfo.environment.merging(["TZ": "Europe/Berlin"]) { $1 })
+        #expect(statusInBerlin.stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains(#/snoozed until \d{4}-\d\d-\d\dT18:30:00\+0[12]:00 /#) },
+                "\(statusInBerlin.stdout)")
         #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).status == 0)
         #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).stdoutLines == [
             "post-the-letter (\"Post the letter\") is not completed",

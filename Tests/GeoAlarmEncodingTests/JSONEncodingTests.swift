@@ -17,22 +17,18 @@ struct JSONEncodingTests {
         #expect(Timestamp.iso8601(Date(timeIntervalSince1970: seconds)) == text)
     }
 
-    /// For people: to the whole second, never rounded up into the next one.
-    @Test func timestampsToTheSecond() {
-        #expect(Timestamp.iso8601ToTheSecond(Date(timeIntervalSince1970: 1_795_248_390.876)) == "2026-11-21T08:06:30Z")
-        #expect(Timestamp.iso8601ToTheSecond(Date(timeIntervalSince1970: 1_795_248_390.9996)) == "2026-11-21T08:06:30Z")
-        #expect(Timestamp.iso8601ToTheSecond(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59Z")
-        #expect(Timestamp.iso8601ToTheSecond(Date(timeIntervalSince1970: .nan)) == "an out-of-range time")
-    }
-
     /// A moment on a zone's clock with its offset: east and west of Greenwich, a zone off by
-    /// half an hour, and UTC, whose offset is a Z.
+    /// half an hour, and UTC, whose offset is a Z; to the whole second, never rounded up into
+    /// the next one (for people: JSON keeps the milliseconds).
     @Test func timestampsInAZone() {
         let moment = Date(timeIntervalSince1970: 1_795_248_390.9)
         #expect(Timestamp.iso8601(moment, in: FixedOffset(seconds: 3600)) == "2026-11-21T09:06:30+01:00")
         #expect(Timestamp.iso8601(moment, in: FixedOffset(seconds: -12_600)) == "2026-11-21T04:36:30-03:30")
         #expect(Timestamp.iso8601(moment, in: FixedOffset(seconds: 45_900)) == "2026-11-21T20:51:30+12:45")
         #expect(Timestamp.iso8601(moment, in: FixedOffset.utc) == "2026-11-21T08:06:30Z")
+        #expect(Timestamp.iso8601(Date(timeIntervalSince1970: 1_795_248_390.9996), in: FixedOffset.utc) == "2026-11-21T08:06:30Z")
+        #expect(Timestamp.iso8601(Date(timeIntervalSince1970: -0.5), in: FixedOffset.utc) == "1969-12-31T23:59:59Z")
+        #expect(Timestamp.iso8601(Date(timeIntervalSince1970: .nan), in: FixedOffset(seconds: 3600)) == "an out-of-range time")
         #expect(Timestamp.iso8601(Date(timeIntervalSince1970: 253_402_300_799), in: FixedOffset(seconds: 3600)) == "an out-of-range time")
     }
 
