@@ -21,7 +21,7 @@ struct Check: AsyncParsableCommand {
         try Console.line("\(config.path): OK, \(config.summary)")
         guard stateOptions.state != nil else { return }
         let state = stateOptions.inspect()
-        try Console.line(state.line)
+        try Console.line(state.line, failed: state.verdict == .fail)
         if state.verdict == .fail { throw ExitCode.failure }
     }
 }

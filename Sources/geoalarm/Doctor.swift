@@ -53,7 +53,7 @@ struct Doctor: AsyncParsableCommand {
         report(stateOptions.inspect())
         report(checkHooks(environment: environment))
         report(checkSystemd(environment: environment))
-        try Console.check(Console.output)
+        try Console.check(Console.output, failed: failed)
         if failed { throw ExitCode.failure }
     }
 

@@ -56,7 +56,7 @@ struct Replay: AsyncParsableCommand {
                 switch report {
                 case .fixes:
                     // Nobody reads what is left to print.
-                    try Console.check(writer)
+                    try Console.check(writer, failed: failed)
                 case .failed(let reason):
                     writer.flush()
                     log.error("\(source.name): \(reason)")
@@ -66,7 +66,7 @@ struct Replay: AsyncParsableCommand {
                 }
             }
             writer.flush()
-            try Console.check(writer)
+            try Console.check(writer, failed: failed)
             let report = source.report
             guard summary.fixes > 0 || report.problemCount > 0 || !failed else { continue }
             if report.problemCount > 0 {
