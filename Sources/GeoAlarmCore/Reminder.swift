@@ -235,23 +235,64 @@ public enum ReminderRules {
     }
 
     /// "91" rather than "91.0".
-    private static func plain(_ value: Double) -> String {
+    static func plain(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
-    /// Reads a location written as "LAT,LON" or a `geo:` URI (RFC 5870; parameters such as `;u=` are ignored).
+    /// Reads a location: "LAT,LON" (decimal degrees, a third number, the altitude, passed
+    /// over; or "LAT LON"), a `geo:` URI (RFC 5870: its parameters such as `;u=` and a query passed over;
+    /// Android's `geo:0,0?q=LAT,LON(label)` is the position in `q`), or degrees as maps show
+    /// them for copying (``HemispherePosition``: `38°42'37.8"N 9°08'11.8"W`, `38.7105° N, 9.1366° W`).
     public static func parseLocation(_ text: String) -> Result<Coordinate, LocationError> {
-        var body = text.trimmingWhitespace()
-        if body.lowercased().hasPrefix("geo:") { body = String(body.dropFirst(4)) }
-        if let parameters = body.firstIndex(of: ";") { body = String(body[..<parameters]) }
-        let parts = body.split(separator: ",", omittingEmptySubsequences: false)
-            .map { $0.trimmingWhitespace() }
-        guard parts.count == 2 || parts.count == 3,
-              let latitude = Double(parts[0]), let longitude = Double(parts[1])
-        else { return .failure(.unreadable(text)) }
-        if let problem = latitudeProblem(latitude) { return .failure(.latitude(problem)) }
-        if let problem = longitudeProblem(longitude) { return .failure(.longitude(problem)) }
-        return .success(Coordinate(latitude: latitude, longitude: longitude))
+        let trimmed = text.trimmingWhitespace()
+        guard trimmed.lowercased().hasPrefix("geo:") else {
+            return decimalPair(trimmed).map(checked) ?? HemispherePosition.read(trimmed) ?? .failure(.unreadable(text))
+        }
+        var body = Substring(trimmed.dropFirst(4))
+        var query: Substring = ""
+        if let mark = body.firstIndex(of: "?") { (body, query) = (body[..<mark], body[body.index(after: mark)...]) }
+        guard let point = decimalPair(body) else { return .failure(.unreadable(text)) }
+        guard point == Coordinate(latitude: 0, longitude: 0), let named = queryValue("q", in: query) else { return checked(point) }
+        // A place shared by name (geo:0,0?q=Bakery) has no position to take.
+        guard let shared = decimalPair(named.prefix { $0 != "(" }) else { return .failure(.unreadable(text)) }
+        return checked(shared)
+    }
+
+    /// "LAT,LON" or "LAT,LON,ALT" in decimal degrees, white space allowed around each, or
+    /// "LAT LON"; anything from a `;` on passed over; nil for any other text. The ranges are not
+    /// checked.
+    private static func decimalPair(_ text: some StringProtocol) -> Coordinate? {
+        let body = String(text.prefix { $0 != ";" })
+        let separated = body.contains(",")
+        let parts = separated
+            ? body.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
+            : body.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard parts.count == 2 || separated && parts.count == 3, let latitude = Double(parts[0]), let longitude = Double(parts[1])
+        else { return nil }
+        return Coordinate(latitude: latitude, longitude: longitude)
+    }
+
+    private static func checked(_ point: Coordinate) -> Result<Coordinate, LocationError> {
+        if let problem = latitudeProblem(point.latitude) { return .failure(.latitude(problem)) }
+        if let problem = longitudeProblem(point.longitude) { return .failure(.longitude(problem)) }
+        return .success(point)
+    }
+
+    /// The value of `name` in a URI's query (`q=38.7%2C-9.1&z=17`), its %-escapes and `+` read.
+    private static func queryValue(_ name: String, in query: Substring) -> String? {
+        guard let pair = query.split(separator: "&").first(where: { $0.hasPrefix(name + "=") }) else { return nil }
+        var bytes: [UInt8] = []
+        var rest = pair.utf8.dropFirst(name.utf8.count + 1)[...]
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.count >= 2,
+               let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                rest = rest.dropFirst(2)
+            } else {
+                bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Why a written location was refused.
@@ -262,7 +303,8 @@ public enum ReminderRules {
 
         public var description: String {
             switch self {
-            case .unreadable(let text): "\"\(text)\" is not \"LAT,LON\" or \"geo:LAT,LON\""
+            case .unreadable(let text):
+                #""\#(text)" is not a position: LAT,LON (38.7105,-9.1366), a geo: URI, or degrees with N/S and E/W (38°42'37.8"N 9°08'11.8"W)"#
             case .latitude(let problem): "latitude \(problem)"
             case .longitude(let problem): "longitude \(problem)"
             }

@@ -37,7 +37,7 @@ struct Add: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "What to remember.")
     var title: String
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Where: a point.", valueName: "lat,lon"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Where: a point (\"38.7105,-9.1366\", a geo: URI, or as a map copies it: \"38.7105° N, 9.1366° W\").", valueName: "lat,lon"))
     var at: String?
 
     @Flag(help: "Where: here, gpsd's position now (else the last fix the agent recorded).")

@@ -1,0 +1,81 @@
+import Foundation
+import GeoAlarmCore
+import PropertyBased
+import Testing
+
+/// Positions as people copy them from maps and pages: every form reads as the same point, and
+/// a form that looks like a position but is not one is refused with why.
+struct WrittenPositionTests {
+    static let bakery = Coordinate(latitude: 38.7105, longitude: -9.1366)
+
+    @Test(arguments: [
+        "38.7105,-9.1366", "38.7105, -9.1366", " 38.7105 , -9.1366 ", "38.7105 -9.1366", "38.7105,-9.1366,45",
+        "geo:38.7105,-9.1366", "GEO:38.7105,-9.1366;u=35", "geo:38.7105,-9.1366?z=17", "geo:38.7105,-9.1366;crs=wgs84;u=5?z=17",
+        // Android's share of a place: the point is in q.
+        "geo:0,0?q=38.7105,-9.1366(Bakery)", "geo:0,0?q=38.7105%2C-9.1366", "geo:0,0?z=3&q=38.7105,+-9.1366",
+        // Google Maps' and Apple Maps' copies, Wikipedia's typography, geocaching's DDM.
+        #"38°42'37.8"N 9°08'11.76"W"#, "38.7105° N, 9.1366° W", "38.7105N, 9.1366W", "38.7105n 9.1366w",
+        "38°42′37.8″N 9°08′11.76″W", "38°42'37.8'' N, 9°08'11.76'' W", "N 38° 42.630' W 9° 08.196'", "N 38° 42.630 W 009° 08.196",
+        "N38.7105 W9.1366", "9.1366° W, 38.7105° N", #"38°42'37.8", -9°08'11.76""#, "38.7105°, -9.1366°", "38º 42' 37.8\" N 9º 8' 11.76\" W",
+    ])
+    func everyFormReadsAsTheSamePoint(text: String) throws {
+        let point = try ReminderRules.parseLocation(text).get()
+        #expect(abs(point.latitude - Self.bakery.latitude) < 1e-9 && abs(point.longitude - Self.bakery.longitude) < 1e-9, "\(point)")
+    }
+
+    @Test(arguments: [
+        ("north", "\"north\" is not a position"),
+        ("38.7105", "\"38.7105\" is not a position"),
+        ("geo:0,0?q=Bakery+Lisbon", "is not a position"),
+        ("38 N 9 N", "is not a position"),
+        ("N 38, 42", "is not a position"),
+        ("-38.7105° S, 9° W", "is not a position"),
+        ("38°N 9°W 12°E", "is not a position"),
+        ("38° 42' 10' N 9 W", "latitude has its degrees, minutes and seconds out of order"),
+        ("38°75'N 9°W", "latitude has 75 minutes, where 59 is the most"),
+        ("38°7'60\"N 9°W", "latitude has 60 seconds, where 59 is the most"),
+        ("38.5°30'N 9W", "latitude has a fraction before its last part"),
+        ("38°N 9°2\"1'W", "longitude has its degrees, minutes and seconds out of order"),
+        ("38°N 9\"W", "longitude has seconds but no degrees"),
+        ("38°N 9°1'2\"3W", "longitude has 4 numbers"),
+        ("91°N 9°W", "latitude 91 is out of range (-90 to 90)"),
+        ("38°N 181°E", "longitude 181 is out of range (-180 to 180)"),
+        ("geo:91,0", "latitude 91 is out of range"),
+    ])
+    func aPositionThatIsNoneSaysWhy(text: String, reason: String) {
+        #expect(throws: ReminderRules.LocationError.self) { try ReminderRules.parseLocation(text).get() }
+        if case .failure(let error) = ReminderRules.parseLocation(text) {
+            #expect(error.description.contains(reason), "\(error)")
+        }
+    }
+
+    /// Any point written in degrees, minutes and seconds (to a hundredth of a second), or in
+    /// degrees and decimal minutes, with its letters in either place and order, reads back
+    /// within what the text holds.
+    @Test func anyPointInDegreesMinutesAndSecondsReadsBack() async {
+        await propertyCheck(
+            count: 500, input: Gen.double(in: -90...90), Gen.double(in: -180...180), Gen.int(in: 0...3)
+        ) { latitude, longitude, style in
+            let north = Self.written(latitude, letters: ("N", "S"), style: style)
+            let east = Self.written(longitude, letters: ("E", "W"), style: style)
+            let text = style == 3 ? "\(east), \(north)" : "\(north) \(east)"
+            let point = try? ReminderRules.parseLocation(text).get()
+            #expect(point.map { abs($0.latitude - latitude) < 1e-5 && abs($0.longitude - longitude) < 1e-5 } == true, "\(text)")
+        }
+    }
+
+    /// `angle` in a style: 0 D°M'S.ss"X, 1 X D° M.mmmm', 2 D.dddddd° X, 3 as 0 with typographic marks.
+    private static func written(_ angle: Double, letters: (Character, Character), style: Int) -> String {
+        let letter = angle < 0 ? letters.1 : letters.0
+        let hundredths = Int((abs(angle) * 360_000).rounded())
+        let (degrees, minutes, seconds) = (hundredths / 360_000, hundredths / 6_000 % 60, Double(hundredths % 6_000) / 100)
+        switch style {
+        case 0: return "\(degrees)°\(minutes)'\(String(format: "%.2f", seconds))\"\(letter)"
+        case 1:
+            let tenThousandths = Int((abs(angle) * 600_000).rounded())
+            return "\(letter) \(tenThousandths / 600_000)° \(String(format: "%.4f", Double(tenThousandths % 600_000) / 10_000))'"
+        case 2: return "\(String(format: "%.6f", abs(angle)))° \(letter)"
+        default: return "\(degrees)°\(minutes)′\(String(format: "%.2f", seconds))″\(letter)"
+        }
+    }
+}
