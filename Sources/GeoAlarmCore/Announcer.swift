@@ -25,7 +25,7 @@ public struct Lifecycle: Sendable, Equatable {
     /// When a snooze asked for as `text` at `now` ends, in `zone`: after a span ("1h", "2d",
     /// as ``snoozeEnd(after:from:)``), at the next coming of a time of day ("18:00": today, else
     /// tomorrow), or at a local date and time ("2026-12-01T08:00"; a date alone, at its start).
-    /// nil for a span of 0, which ends a snooze.
+    /// nil for a span of 0, which ends a snooze. Any other number needs its unit.
     public static func snoozeEnd(_ text: String, from now: Date, in zone: some TimeZoneRules) throws(SnoozeTimeError) -> Date? {
         let trimmed = text.trimmingWhitespace()
         if let minute = ActiveWindow.minuteOfDay(trimmed) {
@@ -40,6 +40,8 @@ public struct Lifecycle: Sendable, Equatable {
             return moment
         }
         if trimmed.contains(":") { throw .notATime(trimmed) }
+        // "30" or "18.00" (a time written with a point) would be seconds, which nobody snoozes for.
+        if let number = Double(trimmed), number != 0 { throw .noUnit(trimmed) }
         let seconds: Double
         do {
             seconds = try Span.parse(trimmed)
@@ -58,12 +60,15 @@ public enum SnoozeTimeError: Error, Equatable, CustomStringConvertible {
     case passed(String)
     /// A time of day (it holds a colon) that is none.
     case notATime(String)
+    /// A number other than 0 without a unit.
+    case noUnit(String)
 
     public var description: String {
         switch self {
         case .unreadable(let problem): problem.description
         case .passed(let text): "\(text) has passed"
         case .notATime(let text): "\"\(text)\" is not a time of day (00:00 to 24:00) nor a date and time"
+        case .noUnit: "a number alone has no unit"
         }
     }
 }

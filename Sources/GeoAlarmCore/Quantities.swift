@@ -42,7 +42,7 @@ public enum Length {
     }
 }
 
-/// A span of time in seconds, read from "30s", "2m", "1.5h", "1d", "1h30m" or a bare number of seconds.
+/// A span of time in seconds, read from "30s", "2m", "1.5h", "1d", "1h30m", "2 hours" or a bare number of seconds.
 public enum Span {
     /// "40 s", "9 min", "1 h 20 min": a time to arrival as a person says it.
     public static func spoken(_ seconds: Double) -> String {
@@ -56,6 +56,12 @@ public enum Span {
     /// Units accepted after a number, with their size in seconds.
     public static let units: [(name: String, size: Double)] = [
         ("s", 1), ("m", 60), ("min", 60), ("h", 3600), ("d", 86400), ("w", 7 * 86400),
+    ]
+
+    /// The units spelt out as people type them ("2 hours", "90 mins"), and the one each is.
+    static let spelledOut: [String: String] = [
+        "sec": "s", "secs": "s", "second": "s", "seconds": "s", "mins": "min", "minute": "min", "minutes": "min",
+        "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "day": "d", "days": "d", "week": "w", "weeks": "w",
     ]
 
     /// Reads a span; parts add up ("1h30m"); a bare number is seconds.
@@ -78,7 +84,9 @@ public enum Span {
         parts.append(current)
         var total = 0.0
         for part in parts {
-            total += try parseQuantity(part, units: units, bareUnit: 1, original: text)
+            let unitStart = part.firstIndex(where: \.isLetter) ?? part.endIndex
+            let unit = spelledOut[part[unitStart...].lowercased()].map { part[..<unitStart] + $0 } ?? part
+            total += try parseQuantity(unit, units: units, bareUnit: 1, original: text)
         }
         return try checked(total, text)
     }

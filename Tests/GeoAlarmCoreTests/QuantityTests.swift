@@ -20,7 +20,8 @@ struct QuantityTests {
         #expect(QuantityError.unknownUnit("yd", allowed: ["m", "km"]).description == "unknown unit \"yd\" (use m, km)")
     }
 
-    @Test(arguments: [("90s", 90.0), ("2m", 120), ("2min", 120), ("1.5h", 5400), ("1h30m", 5400), ("1d", 86400), ("2w", 1_209_600), ("1w2d", 777_600), ("45", 45)])
+    @Test(arguments: [("90s", 90.0), ("2m", 120), ("2min", 120), ("1.5h", 5400), ("1h30m", 5400), ("1d", 86400), ("2w", 1_209_600), ("1w2d", 777_600), ("45", 45),
+        ("2 hours", 7200), ("1 hour 30 mins", 5400), ("90 Minutes", 5400), ("1 day", 86400), ("2 weeks", 1_209_600), ("5 secs", 5), ("3hrs", 10800)])
     func spans(text: String, seconds: Double) throws {
         #expect(try Span.parse(text) == seconds)
     }
@@ -29,6 +30,7 @@ struct QuantityTests {
         #expect(throws: QuantityError.self) { try Span.parse("2 fortnights") }
         #expect(throws: QuantityError.self) { try Span.parse("-3s") }
         #expect(throws: QuantityError.self) { try Span.parse("h") }
+        #expect(throws: QuantityError.unknownUnit("hourz", allowed: Span.units.map(\.name))) { try Span.parse("2 hourz") }
     }
 
     @Test func triggersAndAliases() {

@@ -115,7 +115,8 @@ struct ScheduleTests {
     }
 
     /// A snooze until a time of day ends at its next coming, local time; until a date and time,
-    /// then; for a span, after it; "0" ends one. Lisbon, on the day the clocks go back.
+    /// then; for a span, after it; "0" ends one, and any other number needs its unit. Lisbon, on
+    /// the day the clocks go back.
     @Test func aSnoozeEndsAfterASpanOrAtALocalTime() throws {
         let now = Self.utc("2026-10-25T10:00:00Z")  // 10:00 in Lisbon, now on UTC again
         #expect(try Lifecycle.snoozeEnd("18:00", from: now, in: Self.lisbon) == Self.utc("2026-10-25T18:00:00Z"))
@@ -129,6 +130,10 @@ struct ScheduleTests {
         #expect(try Lifecycle.snoozeEnd("2026-10-31", from: now, in: Self.lisbon) == Self.utc("2026-10-31T00:00:00Z"), "a date: its start")
         #expect(try Lifecycle.snoozeEnd("1h30m", from: now, in: Self.lisbon) == Self.utc("2026-10-25T11:30:00Z"))
         #expect(try Lifecycle.snoozeEnd("0", from: now, in: Self.lisbon) == nil)
+        #expect(try Lifecycle.snoozeEnd("2 hours", from: now, in: Self.lisbon) == Self.utc("2026-10-25T12:00:00Z"))
+        // A number alone would be seconds: "18.00" is a time written with a point, "30" minutes meant.
+        #expect(throws: SnoozeTimeError.noUnit("18.00")) { try Lifecycle.snoozeEnd("18.00", from: now, in: Self.lisbon) }
+        #expect(throws: SnoozeTimeError.noUnit("30")) { try Lifecycle.snoozeEnd(" 30 ", from: now, in: Self.lisbon) }
         #expect(throws: SnoozeTimeError.passed("2026-10-01T08:00")) { try Lifecycle.snoozeEnd("2026-10-01T08:00", from: now, in: Self.lisbon) }
         #expect(throws: SnoozeTimeError.unreadable(.notANumber("soon"))) { try Lifecycle.snoozeEnd("soon", from: now, in: Self.lisbon) }
         #expect(throws: SnoozeTimeError.notATime("25:00")) { try Lifecycle.snoozeEnd("25:00", from: now, in: Self.lisbon) }
