@@ -20,11 +20,17 @@ public enum QuantityError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// A length in metres, read from "150m", "1.5km", "300 ft", "0.2mi" or a bare number of metres.
+/// A length in metres, read from "150m", "1.5km", "300 ft", "0.2mi", "50 metres" or a bare number of metres.
 public enum Length {
     /// Units accepted after the number, with their size in metres.
     public static let units: [(name: String, size: Double)] = [
         ("m", 1), ("km", 1000), ("ft", 0.3048), ("mi", 1609.344),
+    ]
+
+    /// The units spelt out as people type them, British and American, and the one each is.
+    static let spelledOut: [String: String] = [
+        "metre": "m", "metres": "m", "meter": "m", "meters": "m", "kilometre": "km", "kilometres": "km", "kilometer": "km",
+        "kilometers": "km", "foot": "ft", "feet": "ft", "mile": "mi", "miles": "mi",
     ]
 
     /// The longest length accepted: a circle this wide covers the whole Earth.
@@ -32,7 +38,7 @@ public enum Length {
 
     /// Reads a length; a bare number is metres.
     public static func parse(_ text: String) throws(QuantityError) -> Double {
-        try checked(parseQuantity(text, units: units, bareUnit: 1), text)
+        try checked(parseQuantity(text, units: units, spelledOut: spelledOut, bareUnit: 1), text)
     }
 
     /// `metres` when it is at most ``maximum``; `text` names it in the error.
@@ -84,9 +90,7 @@ public enum Span {
         parts.append(current)
         var total = 0.0
         for part in parts {
-            let unitStart = part.firstIndex(where: \.isLetter) ?? part.endIndex
-            let unit = spelledOut[part[unitStart...].lowercased()].map { part[..<unitStart] + $0 } ?? part
-            total += try parseQuantity(unit, units: units, bareUnit: 1, original: text)
+            total += try parseQuantity(part, units: units, spelledOut: spelledOut, bareUnit: 1, original: text)
         }
         return try checked(total, text)
     }
@@ -111,16 +115,17 @@ public enum Span {
     }
 }
 
-/// Splits "12.5km" into 12.5 and "km" and scales it; `original` names the whole text in errors.
+/// Splits "12.5km" into 12.5 and "km" and scales it, a unit in `spelledOut` read as the one it
+/// names; `original` names the whole text in errors.
 private func parseQuantity(
-    _ text: String, units: [(name: String, size: Double)], bareUnit: Double, original: String? = nil
+    _ text: String, units: [(name: String, size: Double)], spelledOut: [String: String], bareUnit: Double, original: String? = nil
 ) throws(QuantityError) -> Double {
     let shown = original ?? text
     let trimmed = text.trimmingWhitespace()
     guard !trimmed.isEmpty else { throw .empty }
     let unitStart = trimmed.firstIndex(where: { $0.isLetter }) ?? trimmed.endIndex
     let numberText = trimmed[..<unitStart].trimmingWhitespace()
-    let unitText = trimmed[unitStart...].lowercased()
+    let unitText = spelledOut[trimmed[unitStart...].lowercased()] ?? trimmed[unitStart...].lowercased()
     guard let number = Double(numberText), number.isFinite else { throw .notANumber(shown) }
     guard number >= 0 else { throw .negative(shown) }
     if unitText.isEmpty { return number * bareUnit }

@@ -4,6 +4,7 @@ import Testing
 struct QuantityTests {
     @Test(arguments: [
         ("150m", 150.0), ("1.5km", 1500), ("300 ft", 91.44), ("0.5mi", 804.672), ("12", 12), (" 40 M ", 40), ("0", 0),
+        ("50 metres", 50), ("50 Meters", 50), ("1 kilometre", 1000), ("300 feet", 91.44), ("1 foot", 0.3048), ("2 miles", 3218.688),
     ])
     func lengths(text: String, metres: Double) throws {
         #expect(abs(try Length.parse(text) - metres) < 1e-9)
