@@ -4,11 +4,12 @@ import FoundationEssentials
 public enum Trigger: String, Sendable, CaseIterable {
     case arrive, leave, both
 
-    /// Reads "arrive", "leave" or "both", and the aliases "enter" and "exit"; nil for anything else.
+    /// Reads "arrive", "leave" or "both", and the aliases "enter" and "exit", RFC 9074's and
+    /// Apple's "depart", and the Reminders app's "arriving" and "leaving"; nil for anything else.
     public init?(parsing text: String) {
         switch text.lowercased() {
-        case "arrive", "enter": self = .arrive
-        case "leave", "exit": self = .leave
+        case "arrive", "enter", "arriving": self = .arrive
+        case "leave", "exit", "depart", "leaving": self = .leave
         case "both": self = .both
         default: return nil
         }

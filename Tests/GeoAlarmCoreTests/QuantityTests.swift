@@ -37,6 +37,7 @@ struct QuantityTests {
     @Test func triggersAndAliases() {
         #expect(Trigger(parsing: "enter") == .arrive)
         #expect(Trigger(parsing: "EXIT") == .leave)
+        #expect(Trigger(parsing: "depart") == .leave && Trigger(parsing: "Leaving") == .leave && Trigger(parsing: "arriving") == .arrive)
         #expect(Trigger(parsing: "both") == .both)
         #expect(Trigger(parsing: "sometimes") == nil)
         #expect(Trigger.leave.announces(.leave) && !Trigger.leave.announces(.arrive))
