@@ -213,9 +213,20 @@ extension Config {
         return .success((id, title))
     }
 
-    /// An id that names nothing in the config: said with the ids there are (a collection's as a range).
+    /// The ids of the reminders and time alarms whose title is `text` (case and the white space
+    /// around it aside).
+    func ids(titled text: String) -> [String] {
+        let wanted = text.trimmingWhitespace().lowercased()
+        return reminders.filter { $0.title.lowercased() == wanted }.map(\.id) + alarms.filter { $0.title.lowercased() == wanted }.map(\.id)
+    }
+
+    /// An id that names nothing in the config: said with the id it is the title of, or the
+    /// nearest id when it looks like a typo of one, and the ids there are (a collection's as a
+    /// range; the first 30).
     public struct UnknownID: Error, Sendable, CustomStringConvertible {
         public var description: String
+        /// How many ids the message names at most.
+        static let listed = 30
 
         init(id: String, config: Config) {
             let shown = DisplayText.escaped(id)
@@ -227,9 +238,14 @@ extension Config {
                 let differing = zip(id.unicodeScalars, twin.unicodeScalars).first { $0 != $1 }
                 let letters = differing.map { ": \(Lookalikes.describe($0)) given, \(Lookalikes.describe($1)) in the file" } ?? ""
                 description = "no reminder \"\(shown)\" in \(config.path); \"\(twin)\" looks the same but is written with other letters\(letters)"
+            } else if case let titled = config.ids(titled: id), !titled.isEmpty {
+                // A title given for an id: the id to give, never a guess acted on.
+                description = "no reminder \"\(shown)\" in \(config.path); it is the title of \(titled.joined(separator: ", ")): give the id"
             } else {
                 let all = config.idsInFileOrder + config.collections.map(\.memberIDRange)
-                description = "no reminder \"\(shown)\" in \(config.path); there are: \(all.joined(separator: ", "))"
+                let near = Suggestion.closest(to: id, among: config.idsInFileOrder).map { " (did you mean \"\($0)\"?)" } ?? ""
+                let listed = all.count > Self.listed ? all.prefix(Self.listed) + ["and \(all.count - Self.listed) more (geoalarm list)"] : all
+                description = "no reminder \"\(shown)\" in \(config.path)\(near); there are: \(listed.joined(separator: ", "))"
             }
         }
     }

@@ -148,7 +148,7 @@ struct HistoryConfigTests {
         #expect(known.stdoutLines == ["2026-11-21T08:06:39Z  arrive  bread  \"Buy bread\"  28 m"])
         let unknown = try Command.run(["history", "-c", "config/demo.toml", "--state", state, "--reminder", "bred"])
         #expect(unknown.status == 1)
-        #expect(unknown.stderr.contains("no reminder \"bred\" in config/demo.toml; there are: "))
+        #expect(unknown.stderr.contains("no reminder \"bred\" in config/demo.toml (did you mean \"bread\"?); there are: "), "\(unknown.stderr)")
     }
 }
 

@@ -250,6 +250,40 @@ struct ConfigTests {
             + "Latin a (U+0061) given, Cyrillic \u{430} (U+0430) in the file")
     }
 
+    /// An id that names nothing: a title is told its id (never acted on: titles repeat), a typo
+    /// the id it is near, and the ids listed are the first thirty.
+    @Test func anUnknownIdIsToldWhatItMayHaveMeant() throws {
+        var text = """
+            [[reminder]]
+            id = "bread"
+            title = "Buy bread"
+            location = "38.7,-9.1"
+
+            [[reminder]]
+            id = "rolls"
+            title = "Buy bread"
+            location = "38.7,-9.1"
+
+            [[reminder]]
+            title = "Post the letter"
+            location = "38.7,-9.1"
+
+            """
+        func unknown(_ id: String, in config: Config) -> String? {
+            guard case .failure(let unknown) = config.lookUp(id) else { return nil }
+            return unknown.description
+        }
+        let config = try ConfigLoader.parse(text, path: "r.toml")
+        #expect(unknown("post THE letter ", in: config) == "no reminder \"post THE letter \" in r.toml; it is the title of post-the-letter: give the id")
+        #expect(unknown("Buy bread", in: config) == "no reminder \"Buy bread\" in r.toml; it is the title of bread, rolls: give the id")
+        #expect(unknown("bred", in: config)
+                == "no reminder \"bred\" in r.toml (did you mean \"bread\"?); there are: bread, rolls, post-the-letter")
+        #expect(unknown("parcel", in: config) == "no reminder \"parcel\" in r.toml; there are: bread, rolls, post-the-letter")
+        for number in 1...40 { text += "[[reminder]]\nid = \"place-\(number)\"\ntitle = \"T\"\nlocation = \"1,2\"\n" }
+        let many = try ConfigLoader.parse(text, path: "r.toml")
+        #expect(unknown("parcel", in: many)?.hasSuffix("place-26, place-27, and 13 more (geoalarm list)") == true, "\(unknown("parcel", in: many) ?? "")")
+    }
+
     @Test func unreadableFileNamesTheCause() {
         #expect(throws: ConfigError.self) { try ConfigLoader.load(path: "/nonexistent/geoalarm.toml") }
         do {
