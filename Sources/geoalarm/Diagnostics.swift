@@ -9,6 +9,7 @@ enum Diagnostics {
     static let logger: Logger = {
         LoggingSystem.bootstrap { _ in
             var handler = StderrLogHandler()
+            handler.journal = journal
             handler.logLevel = ProcessInfo.processInfo.environment["GEOALARM_LOG_LEVEL"]
                 .flatMap(Logger.Level.init(rawValue:)) ?? .info
             return handler
@@ -16,10 +17,16 @@ enum Diagnostics {
         return Logger(label: "geoalarm")
     }()
 
-    /// Prints each config problem on its own line, as `geoalarm check` does.
+    /// Whether standard error is systemd's journal, whose lines carry their priority.
+    static let journal = JournalStream.isConnected(2, environment: ProcessInfo.processInfo.environment)
+
+    /// Prints each config problem on its own line, as `geoalarm check` does (in the journal,
+    /// each an error).
     static func report(_ error: ConfigError) {
+        let lines = error.description.split(separator: "\n", omittingEmptySubsequences: false)
+        let text = lines.map { (journal ? "<\(StderrLogHandler.priority(.error))>" : "") + $0 + "\n" }.joined()
         // Nothing more can be said where stderr cannot be written.
-        try? System.writeAll(2, Array((error.description + "\n").utf8))
+        try? System.writeAll(2, Array(text.utf8))
     }
 
     /// An error of the command, a line of the log per line of `message` (an edit refused with
@@ -29,10 +36,14 @@ enum Diagnostics {
     }
 }
 
-/// `geoalarm: warning: message`, one line per message: journald and terminals add their own timestamps.
+/// `geoalarm: warning: message`, one line per message: journald and terminals add their own
+/// timestamps. In the journal, `<4>warning: message`: the priority for it to file the line
+/// under, and no name (it keeps the unit's).
 struct StderrLogHandler: LogHandler {
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
+    /// Whether standard error is systemd's journal.
+    var journal = false
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -42,11 +53,24 @@ struct StderrLogHandler: LogHandler {
     /// A message is one line, its control characters escaped, so that nothing it quotes (a
     /// title, a file's text) can forge a log line or a colour.
     func log(event: LogEvent) {
-        var line = "geoalarm: \(event.level): \(DisplayText.escaped("\(event.message)"))"
+        let head = journal ? "<\(Self.priority(event.level))>" : "geoalarm: "
+        var line = "\(head)\(event.level): \(DisplayText.escaped("\(event.message)"))"
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         if !merged.isEmpty {
             line += " (" + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") + ")"
         }
         try? System.writeAll(2, Array((line + "\n").utf8))
+    }
+
+    /// The syslog priority of a level (3 error ... 7 debug).
+    static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
     }
 }

@@ -22,6 +22,26 @@ struct CLITests {
         #expect(run.stderr.contains("40 epochs without a fix"))
     }
 
+    /// Where standard error is systemd's journal (JOURNAL_STREAM names it, as systemd sets it
+    /// for a service), each line begins with its priority; where it names another stream (here
+    /// standard output), nothing changes.
+    @Test func inTheJournalEachLineCarriesItsPriority() throws {
+        let mixed = try Command.temporaryFile("[[reminder]]\nid = \"bre\u{430}d\"\ntitle = \"B\"\nlocation = \"1,2\"\n")
+        let broken = try Command.temporaryFile("[[reminder]]\ntitle = 1\nlocation = \"1,2\"\n")
+        func run(_ arguments: [String], naming descriptor: Int) throws -> Command {
+            let script = "export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/\(descriptor)); exec \"$0\" \"$@\""
+            return try Command.run(["-c", script, Command.binary.path] + arguments, executable: "/bin/sh")
+        }
+        let warned = try run(["check", "-c", mixed], naming: 2)
+        #expect(warned.status == 0 && warned.stderrLines.first?.hasPrefix("<4>warning: \(mixed):2: reminder") == true, "\(warned.stderr)")
+        #expect(warned.stderrLines.allSatisfy { $0.wholeMatch(of: /<[2-7]>.*/) != nil }, "\(warned.stderr)")
+        let refused = try run(["check", "-c", broken], naming: 2)
+        #expect(refused.status == 1 && refused.stderrLines == ["<3>\(broken):2: reminder (#1): title: must be a string, not an integer"],
+                "\(refused.stderr)")
+        let elsewhere = try run(["check", "-c", mixed], naming: 1)
+        #expect(elsewhere.stderrLines.first?.hasPrefix("geoalarm: warning: \(mixed):2: reminder") == true, "\(elsewhere.stderr)")
+    }
+
     @Test func jsonLinesHaveTheDocumentedKeys() throws {
         let run = try Command.run(["replay", "-c", "config/demo.toml", "--json", "config/demo/walk.nmea"])
         #expect(run.status == 0)
