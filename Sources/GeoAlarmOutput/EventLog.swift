@@ -4,13 +4,18 @@ import GeoAlarmCore
 public struct EventLog: EventSink {
     private let format: EventFormat
     private let writer: LineWriter
+    /// `<5>` where stdout is systemd's journal: an event is filed as a notice, above the log's
+    /// info lines (the journal takes the prefix off); else nothing.
+    private let priority: String
 
-    public init(format: EventFormat, writer: LineWriter = LineWriter(flushEachLine: true)) {
+    /// A log in `format` on `writer`; `journal`: the writer is systemd's journal.
+    public init(format: EventFormat, writer: LineWriter = LineWriter(flushEachLine: true), journal: Bool = false) {
         self.format = format
         self.writer = writer
+        priority = journal ? "<5>" : ""
     }
 
     public func announce(_ announcement: Announcement) {
-        writer.write(format.line(for: announcement))
+        writer.write(priority + format.line(for: announcement))
     }
 }

@@ -23,13 +23,14 @@ struct CLITests {
     }
 
     /// Where standard error is systemd's journal (JOURNAL_STREAM names it, as systemd sets it
-    /// for a service), each line begins with its priority; where it names another stream (here
-    /// standard output), nothing changes.
+    /// for a service), each line begins with its priority; where it names another stream,
+    /// nothing changes there. Event lines in the journal are notices.
     @Test func inTheJournalEachLineCarriesItsPriority() throws {
         let mixed = try Command.temporaryFile("[[reminder]]\nid = \"bre\u{430}d\"\ntitle = \"B\"\nlocation = \"1,2\"\n")
         let broken = try Command.temporaryFile("[[reminder]]\ntitle = 1\nlocation = \"1,2\"\n")
+        // The shell's own descriptor ($$): inside $(...) its standard output is the substitution's.
         func run(_ arguments: [String], naming descriptor: Int) throws -> Command {
-            let script = "export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/\(descriptor)); exec \"$0\" \"$@\""
+            let script = "export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/$$/fd/\(descriptor)); exec \"$0\" \"$@\""
             return try Command.run(["-c", script, Command.binary.path] + arguments, executable: "/bin/sh")
         }
         let warned = try run(["check", "-c", mixed], naming: 2)
@@ -40,6 +41,10 @@ struct CLITests {
                 "\(refused.stderr)")
         let elsewhere = try run(["check", "-c", mixed], naming: 1)
         #expect(elsewhere.stderrLines.first?.hasPrefix("geoalarm: warning: \(mixed):2: reminder") == true, "\(elsewhere.stderr)")
+        // Events on standard output in the journal: notices, above the log's info lines.
+        let events = try run(["replay", "-c", "config/demo.toml", "config/demo/walk.nmea"], naming: 1)
+        #expect(events.stdoutLines.count == 5 && events.stdoutLines.allSatisfy { $0.hasPrefix("<5>2026-11-21T08:") }, "\(events.stdout)")
+        #expect(events.stderrLines.allSatisfy { $0.hasPrefix("geoalarm: ") }, "\(events.stderr)")
     }
 
     @Test func jsonLinesHaveTheDocumentedKeys() throws {
