@@ -303,13 +303,23 @@ struct ConfigReader: TableReading {
         checkKeys(of: table, allowed: Self.activeKeys, context: context)
         var weekdays = Set(1...7)
         if let value = table["days"] {
-            let names = value.array.map { array in (0..<array.count).compactMap { array[$0].string?.lowercased() } }
-            let numbers = names?.compactMap { name in ActiveWindow.dayNames.firstIndex(of: String(name.prefix(3))).map { $0 + 1 } }
-            guard let names, let numbers, !names.isEmpty, numbers.count == names.count, numbers.count == value.array?.count else {
-                report(in: table, context, "active.days", "must be a list of days such as [\"mon\", \"tue\"] (sun, mon, tue, wed, thu, fri, sat)")
+            let entries = value.array.map { array in (0..<array.count).map { array[$0].string } }
+            let given = entries?.compactMap { $0 } ?? []
+            guard let entries, !entries.isEmpty, given.count == entries.count else {
+                report(in: table, context, "active.days", "must be a list of days such as [\"mon\", \"tue\"] or [\"mon-fri\"]")
                 return nil
             }
-            weekdays = Set(numbers)
+            weekdays = []
+            for name in given {
+                guard let days = ActiveWindow.days(named: name) else {
+                    report(in: table, context, "active.days", """
+                        "\(name)" is not a day: sun, mon, tue, wed, thu, fri, sat (or spelt out), a range such as mon-fri, \
+                        weekdays or weekend
+                        """)
+                    return nil
+                }
+                weekdays.formUnion(days)
+            }
         }
         var minutes: [Int] = []
         for (key, fallback) in [("from", "00:00"), ("to", "24:00")] {

@@ -78,7 +78,30 @@ public struct ActiveWindow: Sendable, Equatable {
     public var fromMinute: Int
     public var toMinute: Int
 
-    public static let dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+    /// The weekdays (1 Sunday ... 7 Saturday) an entry of `days` names: a day ("mon", "Monday",
+    /// "tues", "thurs"), a range through the week ("mon-fri", "fri-mon" across the weekend;
+    /// "–" too), "weekdays" or "weekend". Nil for anything else: "monkey" is no Monday.
+    public static func days(named text: String) -> Set<Int>? {
+        let name = text.trimmingWhitespace().lowercased()
+        switch name {
+        case "weekdays", "weekday": return Set(2...6)
+        case "weekend", "weekends": return [1, 7]
+        default: break
+        }
+        let ends = name.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "-" || $0 == "–" }).map { day(String($0).trimmingWhitespace()) }
+        if ends.count == 1, let single = ends[0] { return [single] }
+        guard ends.count == 2, let first = ends[0], let last = ends[1] else { return nil }
+        return Set((0...((last - first + 7) % 7)).map { (first - 1 + $0) % 7 + 1 })
+    }
+
+    /// A day's number from its name or abbreviation; nil for anything else.
+    private static func day(_ name: String) -> Int? {
+        let spellings = [
+            ["sun", "sunday"], ["mon", "monday"], ["tue", "tues", "tuesday"], ["wed", "weds", "wednesday"],
+            ["thu", "thur", "thurs", "thursday"], ["fri", "friday"], ["sat", "saturday"],
+        ]
+        return spellings.firstIndex { $0.contains(name) }.map { $0 + 1 }
+    }
 
     public init(weekdays: Set<Int>, fromMinute: Int, toMinute: Int) {
         self.weekdays = weekdays

@@ -424,7 +424,7 @@ struct ScheduleConfigTests {
             title = "Office hours"
             lat = 1
             lon = 2
-            active = { days = ["mon", "Tuesday", "wed", "thu", "fri"], from = "08:00", to = "18:00" }
+            active = { days = ["mon", "Tuesday", "wed-fri"], from = "08:00", to = "18:00" }
             due = "2026-12-24"
             starts = "2026-12-01T09:30"
             fire_when_overdue = true
@@ -471,7 +471,8 @@ struct ScheduleConfigTests {
                 "r.toml:6: reminder \"x\" (#1): repeat: \"twice\" is not \"always\", \"once\" or a period such as \"12h\"",
                 "r.toml:7: reminder \"x\" (#1): due: \"Christmas\" is not a date such as \"2026-12-24\" or \"2026-12-24T16:00\"",
                 "r.toml:8: reminder \"x\" (#1): form: unknown key (did you mean \"from\"?)",
-                "r.toml:8: reminder \"x\" (#1): active.days: must be a list of days such as [\"mon\", \"tue\"] (sun, mon, tue, wed, thu, fri, sat)",
+                "r.toml:8: reminder \"x\" (#1): active.days: \"funday\" is not a day: sun, mon, tue, wed, thu, fri, sat (or spelt out), "
+                    + "a range such as mon-fri, weekdays or weekend",
                 "r.toml:15: reminder \"y\" (#2): starts: must be a date string such as \"2026-12-24\" or \"2026-12-24T16:00\", not a date or time",
                 "r.toml:14: reminder \"y\" (#2): active.from: \"25:00\" is not a time of day such as \"08:00\"",
             ])

@@ -114,6 +114,22 @@ struct ScheduleTests {
         #expect(ReminderButton(rawValue: "done") == .done && ReminderButton(rawValue: "Done") == nil)
     }
 
+    /// The days a window names: days by abbreviation or in full, ranges through the week (across
+    /// the weekend too), weekdays and weekend; a word that only begins like a day is none
+    /// ("mon-fri" was once read as Monday alone, by its first three letters).
+    @Test(arguments: [
+        ("mon", [2]), ("Monday", [2]), (" TUES ", [3]), ("thurs", [5]), ("sat", [7]), ("mon-fri", [2, 3, 4, 5, 6]),
+        ("fri-mon", [6, 7, 1, 2]), ("sat–sun", [7, 1]), ("wed-wed", [4]), ("weekdays", [2, 3, 4, 5, 6]), ("weekend", [1, 7]),
+    ] as [(String, Set<Int>)])
+    func windowDays(text: String, days: Set<Int>) {
+        #expect(ActiveWindow.days(named: text) == days)
+    }
+
+    @Test(arguments: ["monkey", "mo", "", "mon-", "-fri", "mon-fri-sat", "funday", "weekly"])
+    func notADay(text: String) {
+        #expect(ActiveWindow.days(named: text) == nil)
+    }
+
     /// A snooze until a time of day ends at its next coming, local time; until a date and time,
     /// then; for a span, after it; "0" ends one, and any other number needs its unit. Lisbon, on
     /// the day the clocks go back.
