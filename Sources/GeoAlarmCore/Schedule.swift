@@ -110,9 +110,12 @@ public struct ActiveWindow: Sendable, Equatable {
     }
 
     /// "08:00" (or "8:00", "08:00:00") as minutes after midnight; "24:00" is the end of the day.
+    /// Each part is one or two digits (no sign); seconds, where given, must be 00.
     public static func minuteOfDay(_ text: String) -> Int? {
-        let parts = text.split(separator: ":").map { Int($0) }
-        guard parts.count == 2 || parts.count == 3, let hour = parts[0], let minute = parts[1],
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { part in
+            part.count <= 2 && part.allSatisfy { $0.isASCII && $0.isNumber } ? Int(part) : nil
+        }
+        guard parts.count == 2 || parts.count == 3 && parts[2] == 0, let hour = parts[0], let minute = parts[1],
               (0...24).contains(hour), (0..<60).contains(minute), hour < 24 || minute == 0
         else { return nil }
         return hour * 60 + minute

@@ -21,6 +21,10 @@ struct ScheduleTests {
         #expect(ActiveWindow.minuteOfDay("24:00") == 1440)
         #expect(ActiveWindow.minuteOfDay("24:30") == nil)
         #expect(ActiveWindow.minuteOfDay("8h") == nil)
+        #expect(ActiveWindow.minuteOfDay("8:05") == 485 && ActiveWindow.minuteOfDay("08:05:00") == 485)
+        for text in ["08:00:xx", "08:00:30", "+8:00", "-0:00", "8:", ":30", "008:00", "08:00:00:00", "08：00"] {
+            #expect(ActiveWindow.minuteOfDay(text) == nil, "\(text)")
+        }
         #expect(LocalDate(parsing: "2026-12-24T16:00")?.minuteOfDay == 960)
         #expect(LocalDate(parsing: "2026-12-24")?.minuteOfDay == nil)
         #expect(LocalDate(parsing: "2026-13-24") == nil)
