@@ -275,7 +275,7 @@ struct ConfigReader: TableReading {
     private mutating func repetition(_ table: TOMLTable, context: String) -> Repeat? {
         guard let text = string(table, "repeat", context: context) else { return nil }
         guard let parsed = Repeat(parsing: text) else {
-            report(in: table, context, "repeat", "\"\(text)\" is not \"always\", \"once\" or a period such as \"12h\"")
+            report(in: table, context, "repeat", "\"\(text)\" is not \"always\", \"once\" or a period such as \"12h\" or \"daily\"")
             return nil
         }
         return parsed

@@ -9,11 +9,15 @@ public enum Repeat: Sendable, Equatable {
     /// At most once per this many seconds.
     case cooldown(Double)
 
-    /// Reads "always", "once" or a duration ("12h").
+    /// Reads "always", "once", a duration ("12h") or "hourly", "daily", "weekly" (at most once
+    /// an hour, a day, a week).
     public init?(parsing text: String) {
-        switch text.lowercased() {
+        switch text.trimmingWhitespace().lowercased() {
         case "always": self = .always
         case "once": self = .once
+        case "hourly": self = .cooldown(3600)
+        case "daily": self = .cooldown(86400)
+        case "weekly": self = .cooldown(7 * 86400)
         default:
             guard let seconds = try? Span.parse(text), seconds > 0 else { return nil }
             self = .cooldown(seconds)

@@ -55,7 +55,7 @@ struct Add: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "More text for the pop-up.")
     var notes: String?
 
-    @Option(name: .customLong("repeat"), help: ArgumentHelp("always, once or a period such as 12h.", valueName: "repeat"))
+    @Option(name: .customLong("repeat"), help: ArgumentHelp("always, once or a period such as 12h or daily.", valueName: "repeat"))
     var repetition: String?
 
     @Option(help: "The reminder's id (default: a slug of the title, numbered when another reminder has it).")

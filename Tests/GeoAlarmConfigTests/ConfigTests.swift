@@ -468,7 +468,7 @@ struct ScheduleConfigTests {
             Issue.record("accepted a bad config")
         } catch {
             #expect(error.diagnostics.map(\.description) == [
-                "r.toml:6: reminder \"x\" (#1): repeat: \"twice\" is not \"always\", \"once\" or a period such as \"12h\"",
+                "r.toml:6: reminder \"x\" (#1): repeat: \"twice\" is not \"always\", \"once\" or a period such as \"12h\" or \"daily\"",
                 "r.toml:7: reminder \"x\" (#1): due: \"Christmas\" is not a date such as \"2026-12-24\" or \"2026-12-24T16:00\"",
                 "r.toml:8: reminder \"x\" (#1): form: unknown key (did you mean \"from\"?)",
                 "r.toml:8: reminder \"x\" (#1): active.days: \"funday\" is not a day: sun, mon, tue, wed, thu, fri, sat (or spelt out), "

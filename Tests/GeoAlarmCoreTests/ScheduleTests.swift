@@ -15,6 +15,8 @@ struct ScheduleTests {
         #expect(Repeat(parsing: "once") == .once)
         #expect(Repeat(parsing: "Always") == .always)
         #expect(Repeat(parsing: "12h") == .cooldown(43200))
+        #expect(Repeat(parsing: "daily") == .cooldown(86400) && Repeat(parsing: " Weekly") == .cooldown(604_800))
+        #expect(Repeat(parsing: "hourly") == .cooldown(3600) && Repeat(parsing: "12 hours") == .cooldown(43200))
         #expect(Repeat(parsing: "sometimes") == nil)
         #expect(Repeat(parsing: "0s") == nil)
         #expect(ActiveWindow.minuteOfDay("08:30") == 510)
