@@ -95,7 +95,7 @@ struct Status: AsyncParsableCommand {
         if let device {
             try Console.line("the sides of OwnTracks device \(device) (no distance is kept for a tracked device)")
         } else if let lastFix {
-            try Console.line("last fix: \(lastFix.coordinate) at \(lastFix.time.map(Self.local) ?? "an unknown time")")
+            try Console.line("last fix: \(lastFix.coordinate) at \(lastFix.time.map { "\(Self.local($0)) (\(lastFix.age))" } ?? "an unknown time")")
         } else if case let devices = devices(), !devices.isEmpty {
             try Console.line("no fix of this machine recorded; --device NAME shows the sides of \(Self.listed(devices))")
         } else if !saved.isEmpty {

@@ -73,6 +73,11 @@ struct FirstUseTests {
         let recorded = try Command.run([state, "SELECT lat || ',' || lon FROM last_fix"], executable: "/usr/bin/sqlite3")
         let saved = recorded.stdout.split(whereSeparator: { $0 == "," || $0 == "\n" }).compactMap { Double($0) }
         try #require(saved.count == 2, "the agent recorded a last fix: \(recorded.stdout)\(recorded.stderr)\(agent.stderr)")
+        // status names it with its time on this machine's clock and how old it is.
+        let status = try Command.run(["status", "-c", "config/demo.toml", "--state", state],
+                                     environment: ProcessInfo.processInfo.environment.merging(["TZ": "Europe/Berlin"]) { $1 })
+        #expect(status.stdoutLines.last?.wholeMatch(of: /last fix: [-0-9.]+,[-0-9.]+ at 2026-11-21T09:0\d:\d\d\+01:00 \(\d+ d( \d+ h)? old\)/) != nil,
+                "\(status.stdout)")
 
         let (home, environment) = try Self.emptyHome()
         let added = try Command.run(
