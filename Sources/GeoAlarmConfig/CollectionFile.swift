@@ -96,8 +96,8 @@ public struct CollectionFileError: Error, Sendable, CustomStringConvertible {
 
 /// CSV with a header naming `lat` and `lon` (also `latitude`, `lon`, `lng`, `long`, `longitude`),
 /// and optionally `name` and `radius`, separated by commas or semicolons (whichever the header
-/// uses). Fields may be quoted with `"`, a doubled `""` standing for a quote. Empty lines and
-/// lines starting with `#` are skipped.
+/// uses; with semicolons, a number may have a decimal comma). Fields may be quoted with `"`, a
+/// doubled `""` standing for a quote. Empty lines and lines starting with `#` are skipped.
 enum CSVPlaces {
     static func read(_ bytes: [UInt8], defaultRadius: Double) throws(CollectionFileError) -> PlaceList {
         var list = PlaceList()
@@ -139,14 +139,17 @@ enum CSVPlaces {
             var radius: Double?
             if let column = found.radius, column < fields.count, !fields[column].isEmpty {
                 let text = String(decoding: fields[column], as: UTF8.self)
-                guard let value = number(fields[column]) ?? (try? Length.parse(text)) else {
+                let decimalComma = found.separator == ";"
+                guard let value = number(fields[column], decimalComma: decimalComma)
+                    ?? (try? Length.parse(decimalComma ? String(text.map { $0 == "," ? "." : $0 }) : text)) else {
                     list.skip(line: lineNumber, "radius \"\(text)\" is not a length")
                     continue
                 }
                 radius = value
             }
             list.add(
-                latitude: number(fields[found.latitude]), longitude: number(fields[found.longitude]), radius: radius,
+                latitude: number(fields[found.latitude], decimalComma: found.separator == ";"),
+                longitude: number(fields[found.longitude], decimalComma: found.separator == ";"), radius: radius,
                 name: found.name.flatMap { $0 < fields.count ? String(decoding: fields[$0], as: UTF8.self) : nil } ?? "",
                 line: lineNumber,
                 defaultRadius: defaultRadius)
@@ -155,14 +158,19 @@ enum CSVPlaces {
         return list
     }
 
-    /// The field as a number, blanks around it allowed.
-    private static func number(_ field: ArraySlice<UInt8>) -> Double? {
+    /// The field as a number, blanks around it allowed; with `decimalComma` (a file whose
+    /// fields part at semicolons, as spreadsheets write CSV where the comma is the decimal
+    /// mark), "38,7105" too.
+    private static func number(_ field: ArraySlice<UInt8>, decimalComma: Bool) -> Double? {
         if let value = DecimalText.value(field) { return value }
         let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         guard let first = field.firstIndex(where: { !isBlank($0) }), let last = field.lastIndex(where: { !isBlank($0) }) else {
             return nil
         }
-        return DecimalText.value(field[first...last])
+        let trimmed = field[first...last]
+        if let value = DecimalText.value(trimmed) { return value }
+        guard decimalComma, !trimmed.contains(UInt8(ascii: ".")), trimmed.count(where: { $0 == UInt8(ascii: ",") }) == 1 else { return nil }
+        return DecimalText.value(trimmed.map { $0 == UInt8(ascii: ",") ? UInt8(ascii: ".") : $0 }[...])
     }
 
     /// Splits a line with quoted fields into the fields' UTF-8; false for an unterminated quote.

@@ -78,6 +78,28 @@ struct CollectionConfigTests {
         ])
     }
 
+    /// A spreadsheet's CSV where the comma is the decimal mark: fields part at semicolons and
+    /// numbers have a decimal comma (quoted or not, a radius with its unit too). In a file that
+    /// parts at commas, a decimal comma stays a bad number.
+    @Test func semicolonCSVFromASpreadsheetTakesDecimalCommas() throws {
+        let path = try folder("""
+            [[collection]]
+            file = "lojas.csv"
+            [[collection]]
+            file = "commas.csv"
+            """, [
+                "lojas.csv": "name;latitude;longitude;radius\nPadaria;38,7105;-9,1366;50,5\n\"Correios\";\"38,7079\";-9.1365;40,5 m\nMá;38,71,05;1;\n",
+                "commas.csv": "name,lat,lon\n\"Bakery\",\"38,7105\",\"-9,1366\"\n",
+            ])
+        let config = try ConfigLoader.load(path: path)
+        #expect(config.collections[0].places == [
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.7105, longitude: -9.1366), radius: 50.5), name: "Padaria"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.7079, longitude: -9.1365), radius: 40.5), name: "Correios"),
+        ])
+        #expect(config.collectionLoads[0].shownProblems == ["\(config.collectionLoads[0].file):4: lat is missing or not a number; row skipped"])
+        #expect(config.collections[1].places.isEmpty && config.collectionLoads[1].problemCount == 1)
+    }
+
     @Test func badRowsAreSkippedWithTheirLineAndCounted() throws {
         var csv = "lat,lon,name,radius\n38.7,-9.1,good\n91,-9.1,north of the pole\n38.7,x,letters\n38.7\n38.7,-9.1,\"open,5\n38.7,-9.1,wide,-5\n"
         csv += String(repeating: "oops,1\n", count: 20)
