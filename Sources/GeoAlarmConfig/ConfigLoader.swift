@@ -259,7 +259,14 @@ struct ConfigReader: TableReading {
         if let hysteresis = length(table, "hysteresis", context: context) { defaults.hysteresis = hysteresis }
         if let dwell = span(table, "dwell", context: context) { defaults.dwell = dwell }
         defaults.approach = approach(table, context: context, inheriting: ApproachRule())
-        if let maxError = length(table, "max_error", context: context) { settings.maxError = maxError }
+        if let maxError = length(table, "max_error", context: context) {
+            // 0 is no "no limit": it would pass over every fix that has an error estimate.
+            if maxError > 0 {
+                settings.maxError = maxError
+            } else {
+                report(in: table, context, "max_error", "must be above 0 (0 would ignore every fix with an error estimate; no limit is \"20000km\")")
+            }
+        }
         if let value = table["confirmations"] {
             if let count = value.int, count >= 1, count <= 100 {
                 settings.confirmations = count

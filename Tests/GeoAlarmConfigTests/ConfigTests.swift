@@ -182,6 +182,9 @@ struct ConfigTests {
                 "r.toml:8: place \"home\": elevation: unknown key",
                 "r.toml:8: place \"home\": lat: 100 is out of range (-90 to 90)",
             ])
+        #expect(problems("[defaults]\nmax_error = \"0m\"\n") == [
+            "r.toml:2: defaults: max_error: must be above 0 (0 would ignore every fix with an error estimate; no limit is \"20000km\")",
+        ])
         #expect(problems("reminder = 3\n") == [
             "r.toml:1: top level: reminder: must be an array of tables: write each one as [[reminder]]",
         ])
