@@ -300,6 +300,11 @@ struct ConfigReader: TableReading {
             if key == "due" { schedule.due = date } else { schedule.starts = date }
         }
         schedule.fireWhenOverdue = bool(table, "fire_when_overdue", context: context) ?? false
+        // Silent before starts, and after due unless it fires when overdue: no time to speak.
+        if let starts = schedule.starts, let due = schedule.due, !schedule.fireWhenOverdue,
+           starts.start(in: FixedOffset.utc) >= due.moment(in: FixedOffset.utc) {
+            report(in: table, context, "starts", "\(starts) is not before due (\(due)): the reminder would never speak (unless fire_when_overdue = true)")
+        }
         if let active = self.table(table, "active", context: context) {
             schedule.active = activeWindow(active, context: context)
         }

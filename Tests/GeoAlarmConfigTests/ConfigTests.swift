@@ -182,6 +182,13 @@ struct ConfigTests {
                 "r.toml:8: place \"home\": elevation: unknown key",
                 "r.toml:8: place \"home\": lat: 100 is out of range (-90 to 90)",
             ])
+        #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"1,2\"\nstarts = \"2026-12-24\"\ndue = \"2026-12-01\"\n") == [
+            "r.toml:4: reminder \"a\" (#1): starts: 2026-12-24 is not before due (2026-12-01): the reminder would never speak "
+                + "(unless fire_when_overdue = true)",
+        ])
+        #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"1,2\"\nstarts = \"2026-12-01\"\ndue = \"2026-12-01\"\n").isEmpty,
+                "a day's errand: from its start to its end")
+        #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"1,2\"\nstarts = \"2026-12-24\"\ndue = \"2026-12-01\"\nfire_when_overdue = true\n").isEmpty)
         #expect(problems("[defaults]\nmax_error = \"0m\"\n") == [
             "r.toml:2: defaults: max_error: must be above 0 (0 would ignore every fix with an error estimate; no limit is \"20000km\")",
         ])
