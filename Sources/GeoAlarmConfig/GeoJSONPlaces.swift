@@ -58,7 +58,7 @@ enum GeoJSONPlaces {
         static let noGeometry: FeatureProblem = "feature without a geometry"
         static let unsupported: FeatureProblem = "geometry is not a Point, Polygon or MultiPolygon"
         static let noPosition: FeatureProblem = "a Point needs coordinates [lon, lat]"
-        static let badRadius: FeatureProblem = "properties.radius must be a number of metres"
+        static let badRadius: FeatureProblem = "properties.radius must be a number of metres or a length such as \"50 m\""
     }
 
     /// What a feature is as a place.
@@ -164,7 +164,12 @@ enum GeoJSONPlaces {
                     feature.radius = nil
                     feature.radiusIsNotANumber = false
                     if try scanner.nullValue() { break }
-                    feature.radius = try scanner.numberValue()
+                    // A number of metres, or a length as the config writes one ("50 m", "0.1 mi").
+                    if scanner.nextIsString {
+                        feature.radius = try scanner.stringValue().flatMap { try? Length.parse($0) }
+                    } else {
+                        feature.radius = try scanner.numberValue()
+                    }
                     feature.radiusIsNotANumber = feature.radius == nil
                 default: try scanner.skipValue()
                 }

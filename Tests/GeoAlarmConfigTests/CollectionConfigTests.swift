@@ -174,8 +174,10 @@ struct CollectionConfigTests {
               {"geometry": null},
               {"geometry": {"type": "Point", "coordinates": ["-9", 38]}},
               {"geometry": {"type": "Point", "coordinates": {"lon": 1, "lat": 2}}},
-              {"geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"radius": "50 m"}},
-              {"geometry": {"type": "Point", "coordinates": [181, 2]}}
+              {"geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"radius": "wide"}},
+              {"geometry": {"type": "Point", "coordinates": [181, 2]}},
+              {"geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"radius": "50 m", "name": "C"}},
+              {"geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"radius": true}}
              ], "type": "FeatureCollection"}
             """
         let path = try folder("[[collection]]\nfile = \"p.json\"\nradius = 40\n", ["p.json": geojson])
@@ -183,14 +185,16 @@ struct CollectionConfigTests {
         #expect(config.collections[0].places == [
             CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.7, longitude: -9.1), radius: 40), name: "Title only"),
             CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.8, longitude: -9.2), radius: 1000), name: "B"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 2, longitude: 1), radius: 50), name: "C"),
         ])
         #expect(config.collectionLoads[0].problems == [
             PlaceProblem(line: 5, message: "a feature must be an object"),
             PlaceProblem(line: 6, message: "feature without a geometry"),
             PlaceProblem(line: 7, message: "a Point needs coordinates [lon, lat]"),
             PlaceProblem(line: 8, message: "a Point needs coordinates [lon, lat]"),
-            PlaceProblem(line: 9, message: "properties.radius must be a number of metres"),
+            PlaceProblem(line: 9, message: "properties.radius must be a number of metres or a length such as \"50 m\""),
             PlaceProblem(line: 10, message: "lon 181 is out of range (-180 to 180)"),
+            PlaceProblem(line: 12, message: "properties.radius must be a number of metres or a length such as \"50 m\""),
         ])
     }
 
