@@ -505,7 +505,7 @@ struct ConfigReader: TableReading {
     private mutating func readServer(_ table: TOMLTable, context: String) -> ServerSettings? {
         let before = diagnostics.count
         guard let url = string(table, "url", context: context) else { return nil }
-        if let problem = ServerSettings.urlProblem(url) { report(in: table, context, "url", "\(DisplayText.escaped(url)) \(problem)") }
+        if let problem = ServerSettings.urlProblem(url) { report(in: table, context, "url", "\(DisplayText.url(url)) \(problem)") }
         var server = ServerSettings(url: url)
         if let username = string(table, "username", context: context) {
             if username.isEmpty || username.contains(where: \.isNewline) || username.contains("\u{0}") {

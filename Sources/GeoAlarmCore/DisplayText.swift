@@ -22,6 +22,16 @@ public enum DisplayText {
         return out
     }
 
+    /// A URL as it may be shown, escaped, its password (`user:password@`) replaced with `…`: a
+    /// URL refused for holding one is named in the terminal and the journal without it.
+    public static func url(_ text: String) -> String {
+        guard let schemeEnd = text.firstRange(of: "://") else { return escaped(text) }
+        let authorityEnd = text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        let authority = text[schemeEnd.upperBound..<authorityEnd]
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return escaped(text) }
+        return escaped(String(text[..<authority.index(after: colon)]) + "…" + String(text[at...]))
+    }
+
     /// A scalar's code point as Unicode writes it: "U+0430", "U+1F35E".
     public static func codePoint(_ scalar: Unicode.Scalar) -> String {
         let hex = String(scalar.value, radix: 16, uppercase: true)

@@ -151,7 +151,7 @@ public struct MQTTSettings: Sendable, Equatable {
         case .success(let parsed):
             settings = MQTTSettings(host: parsed.host, port: parsed.port, usesTLS: parsed.tls)
         case .failure(let problem):
-            reader.report(in: table, context, "url", "\(DisplayText.escaped(url)) \(problem.message)")
+            reader.report(in: table, context, "url", "\(DisplayText.url(url)) \(problem.message)")
             return nil
         }
         if let cafile = reader.string(table, "cafile", context: context) {

@@ -97,6 +97,21 @@ struct QuantityTests {
         #expect(DisplayText.columns(DisplayText.escaped("a\tb")) == 4)
     }
 
+    /// A URL refused for holding a password is shown without it; a user name, a host and a
+    /// path with an @ stay as they are.
+    @Test(arguments: [
+        ("https://ana:s3cret@cloud.example.org/dav/", "https://ana:…@cloud.example.org/dav/"),
+        ("mqtt://u:pa@ss@broker", "mqtt://u:…@broker"),
+        ("https://ana@cloud.example.org/dav/", "https://ana@cloud.example.org/dav/"),
+        ("https://cloud.example.org/dav/ana@example.org/", "https://cloud.example.org/dav/ana@example.org/"),
+        ("https://x:y@h?q=a:b@c", "https://x:…@h?q=a:b@c"),
+        ("not a url: a@b", "not a url: a@b"),
+        ("mqtt://u:p\u{1b}[31m@h", "mqtt://u:…@h"),
+    ])
+    func aURLIsShownWithoutItsPassword(url: String, shown: String) {
+        #expect(DisplayText.url(url) == shown)
+    }
+
     @Test func shortenedKeepsShortTextAndCutsLongText() {
         #expect(DisplayText.shortened("parcel") == "parcel")
         #expect(DisplayText.shortened(String(repeating: "é", count: 60)) == String(repeating: "é", count: 60))

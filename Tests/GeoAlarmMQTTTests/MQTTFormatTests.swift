@@ -272,7 +272,7 @@ struct MQTTFormatTests {
         #expect(mqtt.ownTracks.locationInterval == 300 && mqtt.broker.outboxLimit == 50 && mqtt.broker.url == "mqtts://[::1]:8884")
         #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://broker\"", path: "c.toml").mqtt?.broker.port == 1883)
         #expect(diagnostics("url = \"http://x\"") == ["c.toml:2: mqtt: url: http://x must start with mqtt:// or mqtts://"])
-        #expect(diagnostics("url = \"mqtt://u:p@x\"").first?.contains("use username and password_file") == true)
+        #expect(diagnostics("url = \"mqtt://u:p@x\"").first?.contains("mqtt://u:…@x must not hold credentials: use username and password_file") == true)
         #expect(diagnostics("url = \"mqtt://x:99999\"").first?.contains("is not 1-65535") == true)
         #expect(diagnostics("url = \"mqtt://x\"\npassword = \"hunter2\"").contains { $0.contains("a password is not written in the config") })
         #expect(diagnostics("url = \"mqtt://x\"\nqos = 3").first?.contains("3 is not 0, 1 or 2") == true)
