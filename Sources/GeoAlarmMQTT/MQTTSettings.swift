@@ -199,18 +199,17 @@ public struct MQTTSettings: Sendable, Equatable {
         return settings
     }
 
-    /// Reads `mqtt://host[:port]` or `mqtts://host[:port]` (an IPv6 address in brackets):
-    /// host, port and TLS, or why not.
+    /// Reads `mqtt://host[:port]` or `mqtts://host[:port]` (an IPv6 address in brackets; the
+    /// Paho clients' `tcp://` and `ssl://` too): host, port and TLS, or why not.
     public static func parseURL(_ text: String) -> Result<(host: String, port: Int, tls: Bool), URLProblem> {
-        let tls: Bool
-        let rest: Substring
-        if text.hasPrefix("mqtt://") {
-            (tls, rest) = (false, text.dropFirst("mqtt://".count))
-        } else if text.hasPrefix("mqtts://") {
-            (tls, rest) = (true, text.dropFirst("mqtts://".count))
-        } else {
-            return .failure(URLProblem("must start with mqtt:// or mqtts://"))
+        let schemes = [("mqtt://", false), ("tcp://", false), ("mqtts://", true), ("ssl://", true)]
+        guard let (scheme, tls) = schemes.first(where: { text.hasPrefix($0.0) }) else {
+            let websocket = text.hasPrefix("ws://") || text.hasPrefix("wss://")
+            return .failure(URLProblem(websocket
+                ? "is a WebSocket address, which geoalarm does not speak: give the broker's MQTT port (mqtt://HOST:1883, mqtts://HOST:8883)"
+                : "must start with mqtt:// or mqtts://"))
         }
+        let rest = text.dropFirst(scheme.count)
         var authority = rest
         if authority.hasSuffix("/") { authority = authority.dropLast() }
         if authority.contains("@") { return .failure(URLProblem("must not hold credentials: use username and password_file")) }

@@ -272,6 +272,11 @@ struct MQTTFormatTests {
         #expect(mqtt.ownTracks.locationInterval == 300 && mqtt.broker.outboxLimit == 50 && mqtt.broker.url == "mqtts://[::1]:8884")
         #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://broker\"", path: "c.toml").mqtt?.broker.port == 1883)
         #expect(diagnostics("url = \"http://x\"") == ["c.toml:2: mqtt: url: http://x must start with mqtt:// or mqtts://"])
+        // The Paho clients' schemes name the same; a WebSocket listener is not MQTT's port.
+        let paho = try ConfigLoader.parse("[mqtt]\nurl = \"ssl://broker:8884\"", path: "c.toml").mqtt?.broker
+        #expect(paho?.usesTLS == true && paho?.port == 8884 && paho?.host == "broker")
+        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"tcp://broker\"", path: "c.toml").mqtt?.broker.usesTLS == false)
+        #expect(diagnostics("url = \"ws://x:9001\"").first?.contains("is a WebSocket address") == true)
         #expect(diagnostics("url = \"mqtt://u:p@x\"").first?.contains("mqtt://u:…@x must not hold credentials: use username and password_file") == true)
         #expect(diagnostics("url = \"mqtt://x:99999\"").first?.contains("is not 1-65535") == true)
         #expect(diagnostics("url = \"mqtt://x\"\npassword = \"hunter2\"").contains { $0.contains("a password is not written in the config") })
