@@ -86,7 +86,7 @@ public final class HookRunner: EventSink, Service {
         for name in names.sorted() where !name.hasPrefix(".") {
             let path = "\(directory)/\(name)"
             guard let status = try? System.fileStatus(path), status.st_mode & S_IFMT != S_IFDIR else { continue }
-            if FileManager.default.isExecutableFile(atPath: path) {
+            if System.isExecutableFile(path) {
                 found.executable.append(name)
             } else {
                 found.notExecutable.append(name)

@@ -110,6 +110,24 @@ public enum System {
         access(path, W_OK) == 0
     }
 
+    /// Whether `path` is a regular file this process may run (following links).
+    public static func isExecutableFile(_ path: String) -> Bool {
+        guard let status = (try? fileStatus(path)) ?? nil, status.st_mode & S_IFMT == S_IFREG else { return false }
+        return access(path, X_OK) == 0
+    }
+
+    /// Where `program` is run from, as `posix_spawnp` finds it: itself when it holds a slash,
+    /// else the first folder of `searchPath` (PATH's colon-separated list; an empty entry is
+    /// the current folder) that holds it as a file that may be run; nil where none does.
+    public static func programPath(_ program: String, searchPath: String) -> String? {
+        guard !program.contains("/") else { return isExecutableFile(program) ? program : nil }
+        for folder in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + program
+            if isExecutableFile(candidate) { return candidate }
+        }
+        return nil
+    }
+
     /// `lstat` of a path: a symbolic link itself, not what it points to; nil when nothing is there.
     public static func linkStatus(_ path: String) throws(SystemError) -> Glibc.stat? {
         var info = Glibc.stat()

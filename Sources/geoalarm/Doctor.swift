@@ -15,7 +15,7 @@ import Glibc
 /// `geoalarm doctor`: checks everything `run` needs, one line per check with what to do.
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check the setup: config, gpsd, the receiver's fix, pop-ups, MQTT broker, state file, hooks, systemd unit.",
+        abstract: "Check the setup: config, gpsd, the receiver's fix, pop-ups, MQTT broker, state file, hooks, exec programs, systemd unit.",
         discussion: """
             One line per check: ok; note (not a fault, with a step worth taking); skip (does not apply \
             here); FAIL, with what to do. gpsd is found as `run` finds it. Exits 0 when nothing failed, 1 \
@@ -52,6 +52,7 @@ struct Doctor: AsyncParsableCommand {
         report(await checkMQTT(config: config))
         report(stateOptions.inspect())
         report(checkHooks(environment: environment))
+        report(checkCommands(config: config, environment: environment))
         report(checkSystemd(environment: environment))
         try Console.check(Console.output, failed: failed)
         if failed { throw ExitCode.failure }
@@ -244,6 +245,29 @@ struct Doctor: AsyncParsableCommand {
                            advice: "chmod +x the ones meant to run")
         }
         return Finding(.ok, "hooks", "\(folder): \(running)")
+    }
+
+    /// The programs the config's `exec` keys run: each found as the agent starts it (a path, or
+    /// a name on PATH), or named with the reminders that would run it in vain.
+    private func checkCommands(config: Config?, environment: [String: String]) -> Finding {
+        guard let config else { return Finding(.skip, "exec", "no config to read") }
+        var users: [String: [String]] = [:]
+        for reminder in config.reminders + config.collections.map(\.template) {
+            guard let program = reminder.alert.command.first else { continue }
+            users[program, default: []].append(reminder.id)
+        }
+        guard !users.isEmpty else { return Finding(.skip, "exec", "no reminder runs a command") }
+        let searchPath = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let missing = users.keys.sorted().filter { System.programPath($0, searchPath: searchPath) == nil }
+        guard missing.isEmpty else {
+            let named = missing.map { program in
+                let ids = users[program] ?? []
+                return "\(DisplayText.escaped(program)) (\(ids.prefix(3).joined(separator: ", "))\(ids.count > 3 ? ", …" : ""))"
+            }
+            return Finding(.fail, "exec", "not found (a name is looked for on PATH): \(named.joined(separator: "; "))",
+                           advice: "install it, or give its full path (command -v NAME); under systemd the agent has the user manager's PATH")
+        }
+        return Finding(.ok, "exec", "\(DisplayText.counted(users.count, "program")) found: \(users.keys.sorted().joined(separator: ", "))")
     }
 
     /// The units: installed, enabled, running, where systemd runs.

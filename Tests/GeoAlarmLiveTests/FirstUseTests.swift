@@ -134,7 +134,7 @@ struct FirstUseTests {
         #expect(up.exitStatus() == 0, "\(up.stdout)\(up.stderr)")
         gpsd.stop()
         let lines = up.stdoutLines
-        #expect(lines.count == 8, "one line per check: \(lines)")
+        #expect(lines.count == 9, "one line per check: \(lines)")
         #expect(lines.contains("ok    config: \(home)/.config/geoalarm/config.toml: 1 reminder (1 enabled), 0 places"))
         #expect(lines.contains("ok    gpsd: localhost:\(gpsd.port) answers"))
         #expect(lines.contains { $0.hasPrefix("note  fix: 3D fix at 38.71") && $0.contains(" old: the receiver's time is behind") },
@@ -199,6 +199,29 @@ struct FirstUseTests {
             $0.hasPrefix("note  config: \(config): 1 reminder (1 enabled), 0 places; a warning: \(config):2: reminder \"bre\u{430}d\" (#1): id: ")
                 && $0.hasSuffix("Do: mend it if it is not meant, then geoalarm check --config \(config)")
         }, "\(result.stdout)")
+    }
+
+    /// The programs of exec keys are looked for as the agent starts them: a name on PATH, a path
+    /// as it is; one not there fails, naming the reminders that would run it.
+    @Test func doctorLooksForEveryExecProgram() throws {
+        let (_, environment) = try Self.emptyHome()
+        func doctor(_ text: String) throws -> [String] {
+            let config = try Command.temporaryFile(text)
+            chmod(config, 0o600)
+            let nothingListens = try GPSFake()
+            return try Command.run(
+                ["doctor", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(nothingListens.port)",
+                 "--wait", "0"], environment: environment).stdoutLines.filter { $0.contains(" exec: ") }
+        }
+        let place = "location = \"38.7,-9.1\"\n"
+        #expect(try doctor("[[reminder]]\ntitle = \"A\"\n\(place)exec = [\"true\"]\n[[reminder]]\ntitle = \"B\"\n\(place)exec = [\"/bin/sh\", \"-c\", \":\"]\n")
+                == ["ok    exec: 2 programs found: /bin/sh, true"])
+        let notRunnable = try Command.temporaryFile("#!/bin/sh\n")
+        chmod(notRunnable, 0o644)
+        #expect(try doctor("[[reminder]]\ntitle = \"A\"\n\(place)exec = [\"paplay-nowhere\"]\n[[reminder]]\ntitle = \"B\"\n\(place)exec = [\"\(notRunnable)\"]\n")
+                == ["FAIL  exec: not found (a name is looked for on PATH): \(notRunnable) (b); paplay-nowhere (a). Do: install it, or give its "
+                    + "full path (command -v NAME); under systemd the agent has the user manager's PATH"])
+        #expect(try doctor("[[reminder]]\ntitle = \"A\"\n\(place)") == ["skip  exec: no reminder runs a command"])
     }
 
     @Test func doctorNamesTheNotificationServerAndItsButtons() throws {
