@@ -203,9 +203,12 @@ struct ConfigReader: TableReading {
             radius: defaults.radius)
         if let table = table(root, "gpsd", context: "top level") {
             checkKeys(of: table, allowed: Self.gpsdKeys, context: "gpsd")
-            config.gpsdHost = string(table, "host", context: "gpsd")
             if let port = typed(table, "port", context: "gpsd", expected: "a port number", { $0.int }) {
                 if (1...65535).contains(port) { config.gpsdPort = port } else { report(in: table, "gpsd", "port", "\(port) is not 1-65535") }
+            }
+            if let host = string(table, "host", context: "gpsd"), let endpoint = gpsdHost(host, in: table) {
+                config.gpsdHost = endpoint.host
+                if let port = endpoint.port { config.gpsdPort = port }
             }
         }
         if let table = table(root, "history", context: "top level") {
@@ -309,6 +312,33 @@ struct ConfigReader: TableReading {
             schedule.active = activeWindow(active, context: context)
         }
         return schedule
+    }
+
+    /// `[gpsd] host`, read as --gpsd reads its value: a name or an address (an IPv6 one with its
+    /// brackets or without), a port after it ("localhost:2947") where `port` gives none; nil
+    /// (reported) when it is none.
+    private mutating func gpsdHost(_ text: String, in table: TOMLTable) -> (host: String, port: Int?)? {
+        let shown = DisplayText.escaped(text)
+        switch HostAndPort.split(Substring(text)) {
+        case .failure(let problem):
+            report(in: table, "gpsd", "host", "\(shown) \(problem)")
+        case .success(let parts):
+            guard !parts.host.isEmpty, !parts.host.contains(where: \.isWhitespace) else {
+                report(in: table, "gpsd", "host", "\"\(shown)\" is no host name or address")
+                return nil
+            }
+            guard let portText = parts.port else { return (String(parts.host), nil) }
+            guard table["port"] == nil else {
+                report(in: table, "gpsd", "host", "\(shown) gives a port, and so does port: give it once")
+                return nil
+            }
+            guard let port = Int(portText), (1...65535).contains(port) else {
+                report(in: table, "gpsd", "host", "\(shown): port \"\(DisplayText.escaped(String(portText)))\" is not 1-65535")
+                return nil
+            }
+            return (String(parts.host), port)
+        }
+        return nil
     }
 
     private mutating func activeWindow(_ table: TOMLTable, context: String) -> ActiveWindow? {

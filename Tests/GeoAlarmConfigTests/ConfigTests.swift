@@ -340,6 +340,32 @@ struct DaemonSectionTests {
         #expect(plain.gpsdHost == nil && plain.gpsdPort == nil && plain.notify)
     }
 
+    /// `[gpsd] host` is read as --gpsd reads its value: with a port after it, an IPv6 address
+    /// in brackets or without; a port given twice, or none that is one, is refused.
+    @Test(arguments: [
+        ("host = \"pi.local:2948\"", "pi.local", 2948), ("host = \"[::1]\"", "::1", nil), ("host = \"[::1]:3000\"", "::1", 3000),
+        ("host = \"::1\"\nport = 3001", "::1", 3001),
+    ] as [(String, String, Int?)])
+    func gpsdHostTakesAPort(table: String, host: String, port: Int?) throws {
+        let config = try ConfigLoader.parse("[gpsd]\n" + table + "\n", path: "r.toml")
+        #expect(config.gpsdHost == host && config.gpsdPort == port)
+    }
+
+    @Test func gpsdHostProblems() {
+        func problems(_ table: String) -> [String] {
+            do {
+                _ = try ConfigLoader.parse("[gpsd]\n" + table + "\n", path: "r.toml")
+                return []
+            } catch {
+                return error.diagnostics.map(\.description)
+            }
+        }
+        #expect(problems("host = \"pi:2947\"\nport = 2948") == ["r.toml:2: gpsd: host: pi:2947 gives a port, and so does port: give it once"])
+        #expect(problems("host = \"pi:http\"") == ["r.toml:2: gpsd: host: pi:http: port \"http\" is not 1-65535"])
+        #expect(problems("host = \"[::1\"") == ["r.toml:2: gpsd: host: [::1 has an unclosed ["])
+        #expect(problems("host = \" \"") == ["r.toml:2: gpsd: host: \" \" is no host name or address"])
+    }
+
     @Test func badDaemonSections() {
         do {
             _ = try ConfigLoader.parse("[gpsd]\nport = 70000\nhots = \"x\"\n[output]\nnotify = \"no\"\n", path: "r.toml")
