@@ -213,7 +213,11 @@ struct ConfigReader: TableReading {
         }
         if let table = table(root, "history", context: "top level") {
             checkKeys(of: table, allowed: Self.historyKeys, context: "history")
-            if let keep = span(table, "keep", context: "history") {
+            // A number alone would be seconds: keep = 90 (meant as days) would prune all but the
+            // last minute and a half of the history at the next start.
+            if let value = table["keep"], value.int != nil || value.string.flatMap({ Double($0.trimmingWhitespace()) }) != nil {
+                report(in: table, "history", "keep", "a number alone would be seconds, and the history older pruned: give its unit (\"90d\")")
+            } else if let keep = span(table, "keep", context: "history") {
                 if keep > 0 { config.historyKeep = keep } else { report(in: table, "history", "keep", "must be above 0") }
             }
         }

@@ -411,6 +411,17 @@ struct AlertConfigTests {
         #expect(config.snooze == 5400)
         #expect(try ConfigLoader.parse("", path: "r.toml").snooze == 3600, "an hour unless the file says otherwise")
         #expect(try ConfigLoader.parse("[history]\nkeep = \"90d\"\n", path: "r.toml").historyKeep == 90 * 86400)
+        // keep = 90, meant as days, would prune all but a minute and a half of history: refused.
+        for bare in ["90", "\"90\"", "\" 90.5 \""] {
+            #expect(throws: ConfigError.self) { try ConfigLoader.parse("[history]\nkeep = \(bare)\n", path: "r.toml") }
+            do {
+                _ = try ConfigLoader.parse("[history]\nkeep = \(bare)\n", path: "r.toml")
+            } catch {
+                #expect(error.diagnostics.map(\.description) == [
+                    "r.toml:2: history: keep: a number alone would be seconds, and the history older pruned: give its unit (\"90d\")",
+                ])
+            }
+        }
         #expect(try ConfigLoader.parse("", path: "r.toml").historyKeep == nil)
         #expect(try ConfigLoader.parse("", path: "r.toml").hookTimeout == 10)
     }
