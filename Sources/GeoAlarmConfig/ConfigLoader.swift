@@ -262,6 +262,7 @@ struct ConfigReader: TableReading {
         checkKeys(of: table, allowed: Self.defaultsKeys, context: context)
         if let radius = length(table, "radius", context: context) {
             if radius > 0 { defaults.radius = radius } else { report(in: table, context, "radius", "must be above 0") }
+            if radius > 0 { warnIfTooSmall(radius, in: table, context: context) }
         }
         if let hysteresis = length(table, "hysteresis", context: context) { defaults.hysteresis = hysteresis }
         if let dwell = span(table, "dwell", context: context) { defaults.dwell = dwell }
@@ -449,7 +450,7 @@ struct ConfigReader: TableReading {
             report(in: table, context, "radius", "does not apply to an area (hysteresis is its margin beyond the edge)")
         }
         var radius = length(table, "radius", context: context) ?? 0
-        if radius == 0 { radius = defaults.radius }
+        if radius == 0 { radius = defaults.radius } else { warnIfTooSmall(radius, in: table, context: context) }
         let hysteresis = length(table, "hysteresis", context: context) ?? defaults.hysteresis
         let dwell = span(table, "dwell", context: context) ?? defaults.dwell
         let approach = approach(table, context: context, inheriting: defaults.approach)
@@ -689,6 +690,19 @@ struct ConfigReader: TableReading {
                     + "in one word: it is not the id it looks like (a keyboard layout switched halfway?)"))
         }
     }
+
+    /// Warns of a circle smaller than a receiver's error: its fixes may never fall inside it
+    /// ("radius = 1" meant as a kilometre). A phone's geofences start at 100 m.
+    private mutating func warnIfTooSmall(_ radius: Double, in table: TOMLTable, context: String) {
+        guard radius < Self.smallestUsefulRadius else { return }
+        warnings.append(diagnostic(
+            in: table, context, "radius",
+            "\(Metres.rounded(radius)) m is less than a GPS fix's usual error: the place may never count as reached "
+                + "(a length with its unit: \"1km\")"))
+    }
+
+    /// The radius under which a circle is warned about, in metres.
+    static let smallestUsefulRadius = 10.0
 
     /// `when`: arrive unless the table says otherwise.
     private mutating func trigger(_ table: TOMLTable, context: String) -> Trigger {

@@ -584,6 +584,30 @@ struct TimeAlarmConfigTests {
             alert: ReminderAlert(urgency: .critical))])
     }
 
+    /// A circle smaller than a receiver's error loads, with a warning at its line ("radius = 1"
+    /// meant as a kilometre); the defaults' too; 10 m and more, and 0 (the default), say nothing.
+    @Test func aCircleSmallerThanAFixsErrorIsWarnedAbout() throws {
+        let config = try ConfigLoader.parse("""
+            [defaults]
+            radius = "5 ft"
+            [[reminder]]
+            title = "A"
+            location = "1,2"
+            radius = 1
+            [[reminder]]
+            title = "B"
+            location = "1,2"
+            radius = 10
+            [[reminder]]
+            title = "C"
+            location = "1,2"
+            radius = 0
+            """, path: "r.toml")
+        let said = "is less than a GPS fix's usual error: the place may never count as reached (a length with its unit: \"1km\")"
+        #expect(config.warnings.map(\.description) == ["r.toml:2: defaults: radius: 2 m \(said)", "r.toml:6: reminder \"a\" (#1): radius: 1 m \(said)"])
+        #expect(config.reminders.map(\.geometry.radius) == [1, 10, 1.524])
+    }
+
     @Test func aTimeAlarmHasNoPlaceOrPlaceOnlyKeys() {
         do {
             _ = try ConfigLoader.parse("""
