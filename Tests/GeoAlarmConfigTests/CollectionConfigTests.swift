@@ -164,6 +164,30 @@ struct CollectionConfigTests {
         ])
     }
 
+    /// Garmin's proximity alarm in a waypoint's extensions (POI files of speed cameras carry
+    /// one) is its radius, in metres; 0, text or none leaves the collection's. A proximity is a
+    /// waypoint's own: one outside any waypoint changes nothing.
+    @Test func gpxWaypointsTakeGarminsProximityAsTheirRadius() throws {
+        let gpx = """
+            <?xml version="1.0"?>
+            <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1" xmlns:gpxx="http://www.garmin.com/xmlschemas/GpxExtensions/v3">
+              <extensions><gpxx:Proximity>999</gpxx:Proximity></extensions>
+              <wpt lat="38.75" lon="-9.10"><name>A1 km 12</name>
+                <extensions><gpxx:WaypointExtension><gpxx:Proximity> 250.5 </gpxx:Proximity></gpxx:WaypointExtension></extensions>
+              </wpt>
+              <wpt lat="38.76" lon="-9.11"><name>No alarm</name></wpt>
+              <wpt lat="38.77" lon="-9.12"><extensions><gpxx:WaypointExtension><gpxx:Proximity>0</gpxx:Proximity>
+                </gpxx:WaypointExtension></extensions><name>Zero</name></wpt>
+              <wpt lat="38.78" lon="-9.13"><extensions><gpxx:WaypointExtension><gpxx:Proximity>near</gpxx:Proximity>
+                </gpxx:WaypointExtension></extensions><name>Words</name></wpt>
+            </gpx>
+            """
+        let path = try folder("[[collection]]\nfile = \"cameras.gpx\"\nradius = 80\n", ["cameras.gpx": gpx])
+        let places = try ConfigLoader.load(path: path).collections[0].places
+        #expect(places.map(\.name) == ["A1 km 12", "No alarm", "Zero", "Words"])
+        #expect(places.map(\.geometry.radius) == [250.5, 80, 80, 80])
+    }
+
     @Test func geoJSONMembersAreReadInAnyOrderAndBadFeaturesSkipped() throws {
         let geojson = """
             {"features": [
