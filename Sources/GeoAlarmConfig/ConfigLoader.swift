@@ -471,9 +471,19 @@ struct ConfigReader: TableReading {
         var rule = inherited
         if let within = length(table, "approach_within", context: context) {
             if within > 0 { rule.within = within } else { report(in: table, context, "approach_within", "must be above 0") }
+            // An approach a few metres out is the arrival itself: "2" meant as kilometres.
+            if within > 0, within < Self.smallestUsefulApproach {
+                warnings.append(diagnostic(
+                    in: table, context, "approach_within",
+                    "\(Metres.rounded(within)) m ahead of the edge is the arrival itself (a length with its unit: \"2km\")"))
+            }
         }
         if let eta = span(table, "approach_eta", context: context) {
             if eta > 0 { rule.eta = eta } else { report(in: table, context, "approach_eta", "must be above 0") }
+            if eta > 0, eta < 60 {
+                warnings.append(diagnostic(
+                    in: table, context, "approach_eta", "\(Span.spoken(eta)) ahead is the arrival itself (\"10m\" is ten minutes)"))
+            }
         }
         return rule
     }
@@ -703,6 +713,8 @@ struct ConfigReader: TableReading {
 
     /// The radius under which a circle is warned about, in metres.
     static let smallestUsefulRadius = 10.0
+    /// The approach distance under which one is warned about, in metres.
+    static let smallestUsefulApproach = 50.0
 
     /// `when`: arrive unless the table says otherwise.
     private mutating func trigger(_ table: TOMLTable, context: String) -> Trigger {

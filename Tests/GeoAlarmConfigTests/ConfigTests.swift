@@ -606,6 +606,23 @@ struct TimeAlarmConfigTests {
         let said = "is less than a GPS fix's usual error: the place may never count as reached (a length with its unit: \"1km\")"
         #expect(config.warnings.map(\.description) == ["r.toml:2: defaults: radius: 2 m \(said)", "r.toml:6: reminder \"a\" (#1): radius: 1 m \(said)"])
         #expect(config.reminders.map(\.geometry.radius) == [1, 10, 1.524])
+        // An approach a few metres or seconds ahead is the arrival itself: "2" meant as kilometres.
+        let approaches = try ConfigLoader.parse("""
+            [[reminder]]
+            title = "A"
+            location = "1,2"
+            approach_within = 2
+            approach_eta = 10
+            [[reminder]]
+            title = "B"
+            location = "1,2"
+            approach_within = "2km"
+            approach_eta = "10m"
+            """, path: "r.toml")
+        #expect(approaches.warnings.map(\.description) == [
+            "r.toml:4: reminder \"a\" (#1): approach_within: 2 m ahead of the edge is the arrival itself (a length with its unit: \"2km\")",
+            "r.toml:5: reminder \"a\" (#1): approach_eta: 10 s ahead is the arrival itself (\"10m\" is ten minutes)",
+        ])
     }
 
     @Test func aTimeAlarmHasNoPlaceOrPlaceOnlyKeys() {
