@@ -394,7 +394,7 @@ struct ConfigReader: TableReading {
                 report(in: table, context, "urgency", "unknown value \"\(text)\" (use \"low\", \"normal\" or \"critical\")")
             }
         }
-        if let icon = string(table, "icon", context: context) { alert.icon = icon.isEmpty ? nil : icon }
+        if let icon = string(table, "icon", context: context) { alert.icon = icon.isEmpty ? nil : self.icon(icon, in: table, context: context) }
         if let timeout = span(table, "timeout", context: context) { alert.timeout = timeout }
         if let value = table["exec"] {
             let words = value.array.map { array in (0..<array.count).compactMap { array[$0].string } }
@@ -715,6 +715,22 @@ struct ConfigReader: TableReading {
     static let smallestUsefulRadius = 10.0
     /// The approach distance under which one is warned about, in metres.
     static let smallestUsefulApproach = 50.0
+
+    /// An icon as the notification server takes it: a themed name as it is ("mark-location"),
+    /// an image file (a path, or a name ending in an image's extension) relative to the config's
+    /// folder (~/ is the home), which the server would otherwise look up as a name and not
+    /// find; one not there is warned about, and the default shows.
+    private mutating func icon(_ text: String, in table: TOMLTable, context: String) -> String? {
+        let lowered = text.lowercased()
+        let isFile = text.contains("/") || [".png", ".svg", ".jpg", ".jpeg", ".gif", ".xpm"].contains { lowered.hasSuffix($0) }
+        guard isFile else { return text }
+        let resolved = PathParts.resolve(Self.expandingHome(text), besides: file)
+        guard System.exists(resolved) else {
+            warnings.append(diagnostic(in: table, context, "icon", "\(DisplayText.escaped(resolved)) does not exist: the default icon shows"))
+            return nil
+        }
+        return resolved
+    }
 
     /// `when`: arrive unless the table says otherwise.
     private mutating func trigger(_ table: TOMLTable, context: String) -> Trigger {
