@@ -204,7 +204,7 @@ struct ConfigReader: TableReading {
         if let table = table(root, "gpsd", context: "top level") {
             checkKeys(of: table, allowed: Self.gpsdKeys, context: "gpsd")
             if let port = typed(table, "port", context: "gpsd", expected: "a port number", { $0.int }) {
-                if (1...65535).contains(port) { config.gpsdPort = port } else { report(in: table, "gpsd", "port", "\(port) is not 1-65535") }
+                if HostAndPort.ports.contains(port) { config.gpsdPort = port } else { report(in: table, "gpsd", "port", "\(port) is not 1-65535") }
             }
             if let host = string(table, "host", context: "gpsd"), let endpoint = gpsdHost(host, in: table) {
                 config.gpsdHost = endpoint.host
@@ -337,7 +337,7 @@ struct ConfigReader: TableReading {
                 report(in: table, "gpsd", "host", "\(shown) gives a port, and so does port: give it once")
                 return nil
             }
-            guard let port = Int(portText), (1...65535).contains(port) else {
+            guard let port = HostAndPort.portNumber(portText) else {
                 report(in: table, "gpsd", "host", "\(shown): port \"\(DisplayText.escaped(String(portText)))\" is not 1-65535")
                 return nil
             }

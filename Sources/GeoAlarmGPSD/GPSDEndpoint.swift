@@ -17,10 +17,10 @@ public struct GPSDEndpoint: Sendable, Equatable, CustomStringConvertible {
         guard case .success(let parts) = HostAndPort.split(Substring(text)) else { return nil }
         var port = Self.defaultPort
         if let portText = parts.port {
-            guard let number = Int(portText) else { return nil }
+            guard let number = HostAndPort.portNumber(portText) else { return nil }
             port = number
         }
-        guard !parts.host.isEmpty, (1...65535).contains(port) else { return nil }
+        guard !parts.host.isEmpty else { return nil }
         self.init(host: String(parts.host), port: port)
     }
 
@@ -32,7 +32,7 @@ public struct GPSDEndpoint: Sendable, Equatable, CustomStringConvertible {
         if let config { return config }
         var endpoint = GPSDEndpoint()
         if let host = environment["GPSD_HOST"], !host.isEmpty { endpoint.host = host }
-        if let port = environment["GPSD_PORT"].flatMap(Int.init), (1...65535).contains(port) { endpoint.port = port }
+        if let port = environment["GPSD_PORT"].flatMap(HostAndPort.portNumber) { endpoint.port = port }
         return endpoint
     }
 

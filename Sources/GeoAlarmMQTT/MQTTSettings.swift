@@ -225,7 +225,7 @@ public struct MQTTSettings: Sendable, Equatable {
         }
         var port = tls ? defaultTLSPort : defaultPort
         if let portText {
-            guard let number = Int(portText), (1...65535).contains(number) else {
+            guard let number = HostAndPort.portNumber(portText) else {
                 return .failure(URLProblem("port \"\(portText)\" is not 1-65535"))
             }
             port = number

@@ -83,6 +83,14 @@ public struct HostAndPort: Sendable, Equatable {
         self.port = port
     }
 
+    /// The ports a connection may be made to.
+    public static let ports = 1...65535
+
+    /// A port written as text ("2947") as its number; nil for text that is no number in ``ports``.
+    public static func portNumber(_ text: some StringProtocol) -> Int? {
+        Int(text).flatMap { ports.contains($0) ? $0 : nil }
+    }
+
     /// Splits `text`; the host may be empty and the port any text: the caller checks both.
     public static func split(_ text: Substring) -> Result<HostAndPort, Problem> {
         if text.hasPrefix("[") {
