@@ -1,10 +1,11 @@
 import GeoAlarmCore
+import GeoAlarmSystem
 
 /// Every event as a line on stdout, written (and flushed) before any other sink sees it.
 public struct EventLog: EventSink {
     private let format: EventFormat
     private let writer: LineWriter
-    /// `<5>` where stdout is systemd's journal: an event is filed as a notice, above the log's
+    /// A notice's prefix where stdout is systemd's journal: an event is filed above the log's
     /// info lines (the journal takes the prefix off); else nothing.
     private let priority: String
 
@@ -12,7 +13,7 @@ public struct EventLog: EventSink {
     public init(format: EventFormat, writer: LineWriter = LineWriter(flushEachLine: true), journal: Bool = false) {
         self.format = format
         self.writer = writer
-        priority = journal ? "<5>" : ""
+        priority = journal ? JournalStream.Priority.notice.prefix : ""
     }
 
     public func announce(_ announcement: Announcement) {

@@ -3,6 +3,14 @@
 /// may begin with its syslog priority (`<4>` for a warning), which the journal takes as the
 /// line's priority rather than the unit's default.
 public enum JournalStream {
+    /// A line's syslog priority.
+    public enum Priority: Int, Sendable {
+        case critical = 2, error, warning, notice, info, debug
+
+        /// What begins a line of this priority: `<4>` for a warning.
+        public var prefix: String { "<\(rawValue)>" }
+    }
+
     /// Whether `descriptor` is the stream `environment`'s `JOURNAL_STREAM` names (a descriptor
     /// redirected elsewhere, as `2>file` in the unit, is not).
     public static func isConnected(_ descriptor: Int32, environment: [String: String]) -> Bool {

@@ -9,7 +9,7 @@ enum Diagnostics {
     static let logger: Logger = {
         LoggingSystem.bootstrap { _ in
             var handler = StderrLogHandler()
-            handler.journal = journal
+            handler.journal = journalOnStderr
             handler.logLevel = ProcessInfo.processInfo.environment["GEOALARM_LOG_LEVEL"]
                 .flatMap(Logger.Level.init(rawValue:)) ?? .info
             return handler
@@ -18,13 +18,15 @@ enum Diagnostics {
     }()
 
     /// Whether standard error is systemd's journal, whose lines carry their priority.
-    static let journal = JournalStream.isConnected(2, environment: ProcessInfo.processInfo.environment)
+    static let journalOnStderr = JournalStream.isConnected(2, environment: ProcessInfo.processInfo.environment)
+    /// Whether standard output is systemd's journal, where event lines are notices.
+    static let journalOnStdout = JournalStream.isConnected(1, environment: ProcessInfo.processInfo.environment)
 
     /// Prints each config problem on its own line, as `geoalarm check` does (in the journal,
     /// each an error).
     static func report(_ error: ConfigError) {
         let lines = error.description.split(separator: "\n", omittingEmptySubsequences: false)
-        let text = lines.map { (journal ? "<\(StderrLogHandler.priority(.error))>" : "") + $0 + "\n" }.joined()
+        let text = lines.map { (journalOnStderr ? JournalStream.Priority.error.prefix : "") + $0 + "\n" }.joined()
         // Nothing more can be said where stderr cannot be written.
         try? System.writeAll(2, Array(text.utf8))
     }
@@ -53,7 +55,7 @@ struct StderrLogHandler: LogHandler {
     /// A message is one line, its control characters escaped, so that nothing it quotes (a
     /// title, a file's text) can forge a log line or a colour.
     func log(event: LogEvent) {
-        let head = journal ? "<\(Self.priority(event.level))>" : "geoalarm: "
+        let head = journal ? Self.priority(event.level).prefix : "geoalarm: "
         var line = "\(head)\(event.level): \(DisplayText.escaped("\(event.message)"))"
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         if !merged.isEmpty {
@@ -62,15 +64,15 @@ struct StderrLogHandler: LogHandler {
         try? System.writeAll(2, Array((line + "\n").utf8))
     }
 
-    /// The syslog priority of a level (3 error ... 7 debug).
-    static func priority(_ level: Logger.Level) -> Int {
+    /// The journal's priority for a level.
+    static func priority(_ level: Logger.Level) -> JournalStream.Priority {
         switch level {
-        case .trace, .debug: 7
-        case .info: 6
-        case .notice: 5
-        case .warning: 4
-        case .error: 3
-        case .critical: 2
+        case .trace, .debug: .debug
+        case .info: .info
+        case .notice: .notice
+        case .warning: .warning
+        case .error: .error
+        case .critical: .critical
         }
     }
 }

@@ -45,10 +45,9 @@ struct Replay: AsyncParsableCommand {
         let (config, _) = try await options.load(fetchingInto: statePath)
         let log = Diagnostics.logger
         let writer = LineWriter(flushEachLine: false)
-        let toJournal = JournalStream.isConnected(1, environment: ProcessInfo.processInfo.environment)
         let pipeline = FixPipeline(
             watching: config.reminderSet, state: StateKeeper(path: state, logger: log),
-            sinks: [EventLog(format: json ? .json : .text, writer: writer, journal: toJournal)], timeZone: SystemTimeZone())
+            sinks: [EventLog(format: json ? .json : .text, writer: writer, journal: Diagnostics.journalOnStdout)], timeZone: SystemTimeZone())
         var failed = false
         for track in tracks {
             let source = TrackSource(path: track, startDay: date?.daysSince1970)

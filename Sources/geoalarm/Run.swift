@@ -68,8 +68,7 @@ struct Run: AsyncParsableCommand {
         let channel = AgentChannel()
         // The sinks, in the order they hear of an event; those that are also services (their
         // threads, children and connections) start before the agent and stop after it.
-        let toJournal = JournalStream.isConnected(1, environment: ProcessInfo.processInfo.environment)
-        var sinks: [any EventSink] = [EventLog(format: json ? .json : .text, writer: stdout, journal: toJournal)]
+        var sinks: [any EventSink] = [EventLog(format: json ? .json : .text, writer: stdout, journal: Diagnostics.journalOnStdout)]
         var services: [any Service] = []
         // A button pressed (a pop-up's, or Home Assistant's after `origin`) is logged and goes
         // straight to the agent, which writes the state file for other processes.
