@@ -139,17 +139,16 @@ enum CSVPlaces {
             var radius: Double?
             if let column = found.radius, column < fields.count, !fields[column].isEmpty {
                 let text = String(decoding: fields[column], as: UTF8.self)
-                let decimalComma = found.separator == ";"
-                guard let value = number(fields[column], decimalComma: decimalComma)
-                    ?? (try? Length.parse(decimalComma ? String(text.map { $0 == "," ? "." : $0 }) : text)) else {
+                guard let value = number(fields[column], decimalComma: found.decimalComma)
+                    ?? (try? Length.parse(found.decimalComma ? String(text.map { $0 == "," ? "." : $0 }) : text)) else {
                     list.skip(line: lineNumber, "radius \"\(text)\" is not a length")
                     continue
                 }
                 radius = value
             }
             list.add(
-                latitude: number(fields[found.latitude], decimalComma: found.separator == ";"),
-                longitude: number(fields[found.longitude], decimalComma: found.separator == ";"), radius: radius,
+                latitude: number(fields[found.latitude], decimalComma: found.decimalComma),
+                longitude: number(fields[found.longitude], decimalComma: found.decimalComma), radius: radius,
                 name: found.name.flatMap { $0 < fields.count ? String(decoding: fields[$0], as: UTF8.self) : nil } ?? "",
                 line: lineNumber,
                 defaultRadius: defaultRadius)
@@ -207,6 +206,8 @@ enum CSVPlaces {
     private struct Columns {
         var separator: Character
         var separatorByte: UInt8 { separator == ";" ? UInt8(ascii: ";") : UInt8(ascii: ",") }
+        /// Whether a number may have a decimal comma: the fields part at semicolons.
+        var decimalComma: Bool { separator == ";" }
         var latitude: Int
         var longitude: Int
         var name: Int?

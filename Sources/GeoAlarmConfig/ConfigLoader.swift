@@ -261,8 +261,12 @@ struct ConfigReader: TableReading {
         let context = "defaults"
         checkKeys(of: table, allowed: Self.defaultsKeys, context: context)
         if let radius = length(table, "radius", context: context) {
-            if radius > 0 { defaults.radius = radius } else { report(in: table, context, "radius", "must be above 0") }
-            if radius > 0 { warnIfTooSmall(radius, in: table, context: context) }
+            if radius > 0 {
+                defaults.radius = radius
+                warnIfTooSmall(radius, in: table, context: context)
+            } else {
+                report(in: table, context, "radius", "must be above 0")
+            }
         }
         if let hysteresis = length(table, "hysteresis", context: context) { defaults.hysteresis = hysteresis }
         if let dwell = span(table, "dwell", context: context) { defaults.dwell = dwell }
@@ -480,7 +484,7 @@ struct ConfigReader: TableReading {
         }
         if let eta = span(table, "approach_eta", context: context) {
             if eta > 0 { rule.eta = eta } else { report(in: table, context, "approach_eta", "must be above 0") }
-            if eta > 0, eta < 60 {
+            if eta > 0, eta < Self.shortestUsefulApproach {
                 warnings.append(diagnostic(
                     in: table, context, "approach_eta", "\(Span.spoken(eta)) ahead is the arrival itself (\"10m\" is ten minutes)"))
             }
@@ -715,6 +719,8 @@ struct ConfigReader: TableReading {
     static let smallestUsefulRadius = 10.0
     /// The approach distance under which one is warned about, in metres.
     static let smallestUsefulApproach = 50.0
+    /// The approach time under which one is warned about, in seconds.
+    static let shortestUsefulApproach = 60.0
 
     /// An icon as the notification server takes it: a themed name as it is ("mark-location"),
     /// an image file (a path, or a name ending in an image's extension) relative to the config's
