@@ -6,15 +6,6 @@ import Testing
 
 /// `[[collection]]` tables and the CSV, GPX and GeoJSON files they load.
 struct CollectionConfigTests {
-    /// A fresh folder holding `files` (name → text) and a config.toml with `config`; returns the config's path.
-    func folder(_ config: String, _ files: [String: String]) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        for (name, text) in files { try text.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8) }
-        try config.write(toFile: "\(directory)/config.toml", atomically: true, encoding: .utf8)
-        return "\(directory)/config.toml"
-    }
-
     /// The ids a file takes, for `add` to choose a new one, are read without its collections'
     /// files: a file that is not there yet still gives its collection's id, where loading fails.
     @Test func takenIDsAreReadWithoutTheCollectionsFiles() throws {
@@ -31,7 +22,7 @@ struct CollectionConfigTests {
             id = "cameras"
             file = "later.csv"
             """
-        let path = try folder(text, ["fuel.csv": "lat,lon\n38.75,-9.10\n"])
+        let path = try configFolder(text, ["fuel.csv": "lat,lon\n38.75,-9.10\n"])
         let bytes = Array(try String(contentsOfFile: path, encoding: .utf8).utf8)
         #expect(try ConfigLoader.takenIDs(bytes, path: path) == ["buy-milk", "alarm", "fuel", "cameras"])
         #expect(throws: ConfigError.self) { try ConfigLoader.parse(bytes, path: path) }
@@ -41,7 +32,7 @@ struct CollectionConfigTests {
     }
 
     @Test func csvWithCommasOrSemicolonsQuotesAndPerPlaceRadius() throws {
-        let path = try folder("""
+        let path = try configFolder("""
             [defaults]
             radius = 80
             [[collection]]
@@ -82,7 +73,7 @@ struct CollectionConfigTests {
     /// numbers have a decimal comma (quoted or not, a radius with its unit too). In a file that
     /// parts at commas, a decimal comma stays a bad number.
     @Test func semicolonCSVFromASpreadsheetTakesDecimalCommas() throws {
-        let path = try folder("""
+        let path = try configFolder("""
             [[collection]]
             file = "lojas.csv"
             [[collection]]
@@ -103,7 +94,7 @@ struct CollectionConfigTests {
     @Test func badRowsAreSkippedWithTheirLineAndCounted() throws {
         var csv = "lat,lon,name,radius\n38.7,-9.1,good\n91,-9.1,north of the pole\n38.7,x,letters\n38.7\n38.7,-9.1,\"open,5\n38.7,-9.1,wide,-5\n"
         csv += String(repeating: "oops,1\n", count: 20)
-        let path = try folder("[[collection]]\nfile = \"p.csv\"\n", ["p.csv": csv])
+        let path = try configFolder("[[collection]]\nfile = \"p.csv\"\n", ["p.csv": csv])
         let config = try ConfigLoader.load(path: path)
         let load = try #require(config.collectionLoads.first)
         let file = load.file
@@ -141,7 +132,7 @@ struct CollectionConfigTests {
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [8.0]}}
              ]}
             """
-        let path = try folder("""
+        let path = try configFolder("""
             [[collection]]
             file = "trails.gpx"
             [[collection]]
@@ -182,7 +173,7 @@ struct CollectionConfigTests {
                 </gpxx:WaypointExtension></extensions><name>Words</name></wpt>
             </gpx>
             """
-        let path = try folder("[[collection]]\nfile = \"cameras.gpx\"\nradius = 80\n", ["cameras.gpx": gpx])
+        let path = try configFolder("[[collection]]\nfile = \"cameras.gpx\"\nradius = 80\n", ["cameras.gpx": gpx])
         let places = try ConfigLoader.load(path: path).collections[0].places
         #expect(places.map(\.name) == ["A1 km 12", "No alarm", "Zero", "Words"])
         #expect(places.map(\.geometry.radius) == [250.5, 80, 80, 80])
@@ -204,7 +195,7 @@ struct CollectionConfigTests {
               {"geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"radius": true}}
              ], "type": "FeatureCollection"}
             """
-        let path = try folder("[[collection]]\nfile = \"p.json\"\nradius = 40\n", ["p.json": geojson])
+        let path = try configFolder("[[collection]]\nfile = \"p.json\"\nradius = 40\n", ["p.json": geojson])
         let config = try ConfigLoader.load(path: path)
         #expect(config.collections[0].places == [
             CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.7, longitude: -9.1), radius: 40), name: "Title only"),
@@ -223,7 +214,7 @@ struct CollectionConfigTests {
     }
 
     @Test func textAfterTheGeoJSONIsRefused() throws {
-        let path = try folder("[[collection]]\nfile = \"twice.geojson\"\n", [
+        let path = try configFolder("[[collection]]\nfile = \"twice.geojson\"\n", [
             "twice.geojson": "{\"features\": []}\n{\"features\": []}\n",
         ])
         let directory = (path as NSString).deletingLastPathComponent
@@ -238,7 +229,7 @@ struct CollectionConfigTests {
     }
 
     @Test func unusableCollectionsAreConfigErrors() throws {
-        let path = try folder("""
+        let path = try configFolder("""
             [[reminder]]
             title = "Cameras"
             lat = 1
@@ -287,7 +278,7 @@ struct LargeCollectionTests {
         for index in 0..<200_000 { gpx += "<wpt lat=\"46.5\" lon=\"7.9\"><name>Waypoint number \(index)</name></wpt>\n" }
         gpx += "</gpx>\n"
         #expect(gpx.utf8.count > 10_000_000)
-        let path = try CollectionConfigTests().folder("[[collection]]\nfile = \"big.gpx\"\n", ["big.gpx": gpx])
+        let path = try configFolder("[[collection]]\nfile = \"big.gpx\"\n", ["big.gpx": gpx])
         let config = try ConfigLoader.load(path: path)
         #expect(config.collections.first?.places.count == 200_000)
         #expect(config.collections.first?.places.last?.name == "Waypoint number 199999")

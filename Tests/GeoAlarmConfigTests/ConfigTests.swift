@@ -629,10 +629,9 @@ struct TimeAlarmConfigTests {
     /// would look "bakery.png" up as a themed name); one not there is warned about and the
     /// default shows; a themed name stays a name.
     @Test func anIconFileIsFoundBesideTheConfig() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-icons-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder + "/icons", withIntermediateDirectories: true)
+        let path = try configFolder("", ["icons/bakery.png": ""])
+        let folder = (path as NSString).deletingLastPathComponent
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        FileManager.default.createFile(atPath: folder + "/icons/bakery.png", contents: Data())
         let config = try ConfigLoader.parse("""
             [[reminder]]
             title = "A"
@@ -646,7 +645,7 @@ struct TimeAlarmConfigTests {
             title = "C"
             location = "1,2"
             icon = "starred"
-            """, path: folder + "/config.toml")
+            """, path: path)
         #expect(config.reminders.map(\.alert.icon) == [folder + "/icons/bakery.png", nil, "starred"])
         #expect(config.warnings.map(\.description) == [
             "\(folder)/config.toml:8: reminder \"b\" (#2): icon: \(folder)/nope.SVG does not exist: the default icon shows",
