@@ -74,6 +74,23 @@ struct OptionTests {
         #expect(listed.stdoutLines.last?.hasSuffix(" 3381.1 km") == true, "\(listed.stdout)")
     }
 
+    /// The argument parser reads "-1h" as -1 -h and prints the help with status 0: a script
+    /// would take the snooze for done. A dash and a digit before -h is refused; the same word as
+    /// an option's value is that value, and -h in its own words is still the help.
+    @Test func aNegativeDurationIsRefusedNotReadAsTheHelp() throws {
+        let config = try Command.temporaryFile(LifecycleCommandTests.commented)
+        let state = Command.scratchState()
+        for word in ["-1h", "-1h30m"] {
+            let snoozed = try Command.run(["snooze", "bread", word, "-c", config, "--state", state])
+            #expect(snoozed.status == 64 && snoozed.stdout.isEmpty, "\(word): \(snoozed.status) \(snoozed.stdout)")
+            #expect(snoozed.stderr.hasPrefix("geoalarm: error: \(word) would be read as the options -1 -h"), "\(snoozed.stderr)")
+        }
+        let asked = try Command.run(["snooze", "bread", "-1h", "-c", config, "--help"])
+        #expect(asked.status == 0 && asked.stdout.hasPrefix("OVERVIEW: Silence a reminder"), "\(asked.stderr)")
+        let titled = try Command.run(["add", "-c", config, "--title", "-20h sale", "--at", "38.7,-9.1"])
+        #expect(titled.status == 0 && titled.stdout == "added 20h-sale to \(config)\n", "\(titled.stdout) \(titled.stderr)")
+    }
+
     @Test func gpsdAndDeviceBelongToHere() throws {
         let result = try Command.run(["add", "-c", "config/demo.toml", "--title", "x", "--at", "1,2", "--gpsd", "localhost:2000"])
         #expect(result.status == 64)
