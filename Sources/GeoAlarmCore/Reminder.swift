@@ -235,28 +235,23 @@ public enum ReminderRules {
         return abs(value) <= 180 ? nil : "\(plain(value)) is out of range (-180 to 180)"
     }
 
-    /// "91" rather than "91.0".
-    static func plain(_ value: Double) -> String {
+    /// A number in as few digits as it needs: "91" rather than "91.0", "12.5".
+    public static func plain(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
     /// Reads a location: "LAT,LON" (decimal degrees, a third number, the altitude, passed
-    /// over; or "LAT LON"), a `geo:` URI (RFC 5870: its parameters such as `;u=` and a query passed over;
+    /// over; or "LAT LON"), a ``GeoURI`` (its parameters such as `;u=` and a query passed over;
     /// Android's `geo:0,0?q=LAT,LON(label)` is the position in `q`), or degrees as maps show
     /// them for copying (``HemispherePosition``: `38°42'37.8"N 9°08'11.8"W`, `38.7105° N, 9.1366° W`).
     public static func parseLocation(_ text: String) -> Result<Coordinate, LocationError> {
         let trimmed = text.trimmingWhitespace()
-        guard trimmed.lowercased().hasPrefix("geo:") else {
-            return decimalPair(trimmed).map(checked) ?? HemispherePosition.read(trimmed) ?? .failure(.unreadable(text))
+        switch GeoURI.parse(trimmed) {
+        case .success(let uri): return .success(uri.coordinate)
+        case .failure(.outOfRange(let point)): return checked(point)
+        case .failure(.notGeo): return decimalPair(trimmed).map(checked) ?? HemispherePosition.read(trimmed) ?? .failure(.unreadable(text))
+        case .failure: return .failure(.unreadable(text))
         }
-        var body = Substring(trimmed.dropFirst(4))
-        var query: Substring = ""
-        if let mark = body.firstIndex(of: "?") { (body, query) = (body[..<mark], body[body.index(after: mark)...]) }
-        guard let point = decimalPair(body) else { return .failure(.unreadable(text)) }
-        guard point == Coordinate(latitude: 0, longitude: 0), let named = queryValue("q", in: query) else { return checked(point) }
-        // A place shared by name (geo:0,0?q=Bakery) has no position to take.
-        guard let shared = decimalPair(named.prefix { $0 != "(" }) else { return .failure(.unreadable(text)) }
-        return checked(shared)
     }
 
     /// "LAT,LON" or "LAT,LON,ALT" in decimal degrees, white space allowed around each, or
@@ -277,23 +272,6 @@ public enum ReminderRules {
         if let problem = latitudeProblem(point.latitude) { return .failure(.latitude(problem)) }
         if let problem = longitudeProblem(point.longitude) { return .failure(.longitude(problem)) }
         return .success(point)
-    }
-
-    /// The value of `name` in a URI's query (`q=38.7%2C-9.1&z=17`), its %-escapes and `+` read.
-    private static func queryValue(_ name: String, in query: Substring) -> String? {
-        guard let pair = query.split(separator: "&").first(where: { $0.hasPrefix(name + "=") }) else { return nil }
-        var bytes: [UInt8] = []
-        var rest = pair.utf8.dropFirst(name.utf8.count + 1)[...]
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.count >= 2,
-               let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) {
-                bytes.append(value)
-                rest = rest.dropFirst(2)
-            } else {
-                bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Why a written location was refused.

@@ -97,7 +97,7 @@ public enum TaskEdits {
         if task.trigger != .arrive { proximities.append("DEPART") }
         for (number, proximity) in proximities.enumerated() {
             var apple = "X-APPLE-STRUCTURED-LOCATION;VALUE=URI"
-            if let radius = place.radius { apple += ";X-APPLE-RADIUS=\(GeoURI.decimal(radius))" }
+            if let radius = place.radius { apple += ";X-APPLE-RADIUS=\(ReminderRules.plain(radius))" }
             apple += ";X-APPLE-REFERENCEFRAME=1;X-TITLE=\(title):\(appleURI)"
             lines += [
                 "BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:Reminder", "TRIGGER;VALUE=DATE-TIME:\(TaskAlarm.applePlaceholder)",

@@ -319,7 +319,7 @@ public enum TaskLists {
             reminder.id = number == 0 ? id : "\(id)-\(number + 1)"
             let radius = entry.place.radius ?? defaults.radius
             guard radius.isFinite, radius > 0, radius <= Length.maximum else {
-                problem("a radius of \(GeoURI.decimal(radius)) m: passed over")
+                problem("a radius of \(ReminderRules.plain(radius)) m: passed over")
                 continue
             }
             reminder.geometry = .circle(center: entry.place.coordinate, radius: radius)

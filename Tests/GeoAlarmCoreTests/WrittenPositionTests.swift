@@ -13,6 +13,8 @@ struct WrittenPositionTests {
         "geo:38.7105,-9.1366", "GEO:38.7105,-9.1366;u=35", "geo:38.7105,-9.1366?z=17", "geo:38.7105,-9.1366;crs=wgs84;u=5?z=17",
         // Android's share of a place: the point is in q.
         "geo:0,0?q=38.7105,-9.1366(Bakery)", "geo:0,0?q=38.7105%2C-9.1366", "geo:0,0?z=3&q=38.7105,+-9.1366",
+        // Apple's, copied out of a task: the comma escaped as iCalendar writes it.
+        "geo:38.7105\\,-9.1366",
         // Google Maps' and Apple Maps' copies, Wikipedia's typography, geocaching's DDM.
         #"38°42'37.8"N 9°08'11.76"W"#, "38.7105° N, 9.1366° W", "38.7105N, 9.1366W", "38.7105n 9.1366w",
         "38°42′37.8″N 9°08′11.76″W", "38°42'37.8'' N, 9°08'11.76'' W", "N 38° 42.630' W 9° 08.196'", "N 38° 42.630 W 009° 08.196",
@@ -21,6 +23,24 @@ struct WrittenPositionTests {
     func everyFormReadsAsTheSamePoint(text: String) throws {
         let point = try ReminderRules.parseLocation(text).get()
         #expect(abs(point.latitude - Self.bakery.latitude) < 1e-9 && abs(point.longitude - Self.bakery.longitude) < 1e-9, "\(point)")
+    }
+
+    /// The URI as task lists write it: Apple's escaped comma, the uncertainty, and each way a
+    /// URI gives no place told apart (a latitude alone is a value a server cut at its comma).
+    @Test func geoURIsAsTaskListsWriteThem() throws {
+        #expect(try GeoURI.parse("geo:46.141813\\,8.917549").get() == GeoURI(coordinate: Coordinate(latitude: 46.141813, longitude: 8.917549)))
+        #expect(try GeoURI.parse("geo:1,2,30;crs=wgs84;u=12.5").get().uncertainty == 12.5)
+        #expect(try GeoURI.parse("geo:-33.4489,-70.6693").get().coordinate == Coordinate(latitude: -33.4489, longitude: -70.6693),
+                "south and west of zero")
+        #expect(GeoURI.parse("geo:46.141813") == .failure(.noLongitude), "a server cut it at its comma: never longitude 0")
+        #expect(GeoURI.parse("geo:91,0") == .failure(.outOfRange(Coordinate(latitude: 91, longitude: 0))))
+        #expect(GeoURI.parse("geo:a,b") == .failure(.notNumbers))
+        #expect(GeoURI.parse("geo:abc") == .failure(.notNumbers), "a word is not a cut latitude")
+        #expect(GeoURI.parse("geo:1,2;u=-1") == .failure(.notNumbers))
+        #expect(GeoURI.parse("http://x") == .failure(.notGeo))
+        #expect(try GeoURI.parse("geo:0,0?q=46.1,8.9(Bakery)").get().coordinate == Coordinate(latitude: 46.1, longitude: 8.9))
+        #expect(GeoURI.parse("geo:0,0?q=Bakery") == .failure(.namedOnly))
+        #expect(GeoURI(coordinate: Coordinate(latitude: 46.1, longitude: 8.9), uncertainty: 100).text == "geo:46.100000,8.900000;u=100")
     }
 
     @Test(arguments: [
