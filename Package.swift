@@ -190,7 +190,7 @@ let package = Package(
         .testTarget(name: "GeoAlarmEncodingTests", dependencies: ["GeoAlarmEncoding"]),
         .testTarget(name: "GeoAlarmSecretBoxTests", dependencies: ["GeoAlarmSecretBox"]),
         .testTarget(name: "GeoAlarmOwnTracksTests", dependencies: ["GeoAlarmOwnTracks", "GeoAlarmCore", "GeoAlarmSecretBox"]),
-        .testTarget(name: "GeoAlarmSystemTests", dependencies: ["GeoAlarmSystem"]),
+        .testTarget(name: "GeoAlarmSystemTests", dependencies: ["GeoAlarmSystem", "GeoAlarmTestSupport"]),
         .testTarget(name: "GeoAlarmReplayTests", dependencies: ["GeoAlarmReplay", "GeoAlarmTestSupport"]),
         .testTarget(name: "GeoAlarmScannersTests", dependencies: ["GeoAlarmScanners", "GeoAlarmTestSupport"]),
         .testTarget(name: "GeoAlarmOutputTests", dependencies: ["GeoAlarmOutput", "GeoAlarmEncoding", "GeoAlarmCore"]),

@@ -33,6 +33,9 @@ public final class AlarmAgent: Service {
     private let latency: (@Sendable (Duration) -> Void)?
     /// Keeps the task lists on servers in step (nil without any).
     private let taskSync: TaskListSyncService?
+    /// systemd, told that the agent is ready, how it stands and that it stops (nil when it
+    /// did not start the agent as a notify service).
+    private let serviceManager: ServiceManager?
 
     /// How long without a usable fix before the silence is logged.
     static let silenceBeforeNotice: Duration = .seconds(10)
@@ -41,12 +44,15 @@ public final class AlarmAgent: Service {
 
     /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each
     /// fix's delay; `taskSync` hears of the writes a pop-up's Done leaves for a server, and of the
-    /// lists of each reloaded config.
+    /// lists of each reloaded config; `serviceManager`, when given, hears that the agent is ready,
+    /// each change of how it stands, and that it stops.
     public init<Source: FixSource>(
         source: Source, channel: AgentChannel, loop: EventLoop, config: Config, state: StateKeeper, sinks: [any EventSink],
-        logger: Logger, latency: (@Sendable (Duration) -> Void)? = nil, taskSync: TaskListSyncService? = nil
+        logger: Logger, latency: (@Sendable (Duration) -> Void)? = nil, taskSync: TaskListSyncService? = nil,
+        serviceManager: ServiceManager? = nil
     ) {
         self.taskSync = taskSync
+        self.serviceManager = serviceManager
         self.channel = channel
         eventLoop = loop
         sourceName = source.name
@@ -69,6 +75,7 @@ public final class AlarmAgent: Service {
         current.pipeline.fireDueAlarms(now: Date())
         keeper.pruneHistory(keep: initialConfig.historyKeep, now: Date())
         rearmTimer(&current)
+        tellServiceManager(&current, ready: true)
         // Graceful shutdown ends the channel: what is in it already is still handled. (Not
         // `cancelOnGracefulShutdown()`, whose merge runs a task off the loop.)
         await withGracefulShutdownHandler {
@@ -80,7 +87,10 @@ public final class AlarmAgent: Service {
                     for sink in sinks { await sink.roomForEvents() }
                 }
             }
-        } onGracefulShutdown: { [channel] in
+        } onGracefulShutdown: { [channel, serviceManager] in
+            // Said as the stop begins, for systemd to show the unit deactivating; nothing more is
+            // to be done if it cannot hear.
+            try? serviceManager?.notify(["STOPPING=1"])
             channel.continuation.finish()
         }
         if let timer = current.timer { eventLoop.cancel(timer) }
@@ -92,11 +102,17 @@ public final class AlarmAgent: Service {
     private func handle(_ input: AgentInput, _ current: inout AgentState) {
         switch input {
         case .source(.connected):
-            if current.connection != .connected { logger.info("connected to \(sourceName)") }
-            current.connection = .connected
+            if current.connection != .connected {
+                logger.info("connected to \(sourceName)")
+                current.connection = .connected
+                tellServiceManager(&current)
+            }
         case .source(.unavailable(let reason)):
-            if current.connection != .unavailable(reason) { logger.warning("\(sourceName) unavailable: \(reason); retrying") }
-            current.connection = .unavailable(reason)
+            if current.connection != .unavailable(reason) {
+                logger.warning("\(sourceName) unavailable: \(reason); retrying")
+                current.connection = .unavailable(reason)
+                tellServiceManager(&current)
+            }
         case .source(.failed(let reason)):
             logger.error("\(sourceName): \(reason)")
         case .source(.warning(let text)):
@@ -338,9 +354,35 @@ public final class AlarmAgent: Service {
             keeper.pruneHistory(keep: config.historyKeep, now: Date())
             current.pipeline.fireDueAlarms(now: Date())
             rearmTimer(&current)
+            current.reloadFailed = false
         } catch {
             logger.error("reload of \(configPath) failed; the previous config stays in force:")
             for diagnostic in error.diagnostics { logger.error("\(diagnostic.description)") }
+            current.reloadFailed = true
+        }
+        tellServiceManager(&current)
+    }
+
+    /// Tells systemd how the agent stands (the `Status:` line of `systemctl status`) when that
+    /// changed, and with `ready` that it is ready. A socket that cannot be written to is said once.
+    private func tellServiceManager(_ current: inout AgentState, ready: Bool = false) {
+        guard let serviceManager else { return }
+        var status = switch current.connection {
+        case .connecting: "connecting to \(sourceName)"
+        case .connected: "connected to \(sourceName)"
+        case .unavailable(let reason): "\(sourceName) unavailable: \(reason); retrying"
+        }
+        status += "; watching \(Self.describe(current.pipeline.engine))"
+        if current.reloadFailed { status += "; the last reload failed, the previous config stays in force" }
+        guard ready || status != current.toldStatus else { return }
+        current.toldStatus = status
+        do {
+            try serviceManager.notify((ready ? ["READY=1"] : []) + [ServiceManager.status(status)])
+        } catch {
+            if !current.serviceManagerFailed {
+                logger.warning("cannot tell systemd how the agent stands (\(serviceManager.socketPath)): \(error)")
+            }
+            current.serviceManagerFailed = true
         }
     }
 
@@ -408,4 +450,10 @@ struct AgentState {
     var ignored: [String: Int] = [:]
     /// The devices whose own fault (a location in the clear despite a secret) was said.
     var devicesWarned: Set<String> = []
+    /// Whether the last reload of the config was refused (the one before stays in force).
+    var reloadFailed = false
+    /// What systemd was last told of how the agent stands.
+    var toldStatus: String?
+    /// Set once systemd's socket could not be written to (and it was said).
+    var serviceManagerFailed = false
 }

@@ -203,6 +203,57 @@ public enum System {
         }
     }
 
+    /// A datagram socket of the local (AF_UNIX) family, closed on exec; bound to `path` when
+    /// given (to receive). A path that begins with "@" is in the abstract namespace.
+    public static func localDatagramSocket(boundTo path: String? = nil) throws(SystemError) -> Int32 {
+        let descriptor = try retrying("socket") { socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        guard let path else { return descriptor }
+        do throws(SystemError) {
+            let (address, size) = try localAddress(path)
+            _ = try retrying("bind") {
+                withUnsafePointer(to: address) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, size) }
+                }
+            }
+            return descriptor
+        } catch {
+            close(descriptor)
+            throw error
+        }
+    }
+
+    /// Sends `bytes` as one datagram to the local socket at `path` ("@name": in the abstract
+    /// namespace) without waiting: a receiver whose queue is full fails it with EAGAIN.
+    public static func sendDatagram(_ descriptor: Int32, _ bytes: [UInt8], toLocalPath path: String) throws(SystemError) {
+        let (address, size) = try localAddress(path)
+        _ = try retrying("sendto") {
+            bytes.withUnsafeBytes { buffer in
+                withUnsafePointer(to: address) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.sendto(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), $0, size)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The address of a local socket and its length; a path too long for one fails as
+    /// ENAMETOOLONG, an empty one as EINVAL.
+    private static func localAddress(_ path: String) throws(SystemError) -> (sockaddr_un, socklen_t) {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(path.utf8)
+        guard !bytes.isEmpty else { throw SystemError(call: "socket address", code: EINVAL) }
+        // The abstract namespace: a leading NUL, and the length counts exactly the name's bytes.
+        let isAbstract = bytes[0] == UInt8(ascii: "@")
+        if isAbstract { bytes[0] = 0 }
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else { throw SystemError(call: "socket address", code: ENAMETOOLONG) }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let size = MemoryLayout<sa_family_t>.size + bytes.count + (isAbstract ? 0 : 1)
+        return (address, socklen_t(size))
+    }
+
     /// Binds a socket to `address`, a `sockaddr_in` or a `sockaddr_in6`.
     private static func bind<Address>(_ descriptor: Int32, to address: Address) throws(SystemError) {
         var address = address

@@ -146,10 +146,16 @@ struct Run: AsyncParsableCommand {
         let taskSync = TaskListSyncService(
             servers: ServerTaskLists(cache: keeper.taskListCache, loop: .main), lists: config.serverTaskLists.map(\.settings),
             channel: channel, loop: .main, logger: logger)
+        var serviceManager: ServiceManager?
+        do {
+            serviceManager = try ServiceManager(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            logger.warning("cannot open a socket to tell systemd how the agent stands: \(error)")
+        }
         return [
             AlarmAgent(
                 source: source, channel: channel, loop: .main, config: config, state: keeper, sinks: sinks, logger: logger,
-                taskSync: taskSync),
+                taskSync: taskSync, serviceManager: serviceManager),
             WatcherService(
                 configPath: config.path, statePath: keeper.isPersisting ? stateOptions.path : nil,
                 taskFolders: config.taskListSettings.compactMap(\.folder), channel: channel, loop: .main, logger: logger),

@@ -108,6 +108,35 @@ struct LiveAgentTests {
         #expect(agent.stderr.components(separatedBy: "connected to gpsd").count - 1 == 2)
     }
 
+    /// Started by systemd as a `Type=notify` service, the agent says it is ready once it watches,
+    /// keeps the unit's status line true (the receiver's state, a refused reload), and says
+    /// when it stops.
+    @Test func systemdHearsReadyStatusAndStopping() throws {
+        let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
+        let config = try Command.temporaryFile(demo)
+        let socket = try NotifySocket()
+        let nothingThere = try PortReservation()
+        let environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": socket.address]) { $1 }
+        let agent = try Background(["run", "--headless", "--state", Command.scratchState(), "-c", config, "--gpsd", "localhost:\(nothingThere.port)"],
+                                   environment: environment)
+        #expect(socket.next() == ["READY=1", "STATUS=connecting to gpsd at localhost:\(nothingThere.port); watching 5 reminders"])
+        let unavailable = try #require(socket.next())
+        #expect(unavailable.count == 1 && unavailable[0].hasPrefix("STATUS=gpsd at localhost:\(nothingThere.port) unavailable: ")
+            && unavailable[0].hasSuffix("; retrying; watching 5 reminders"), "\(unavailable)")
+
+        // The agent reloads on the file's change (and SIGHUP): whatever it passes through on the
+        // way, its status comes to say the reload was refused, and then that it is not any more.
+        try Data((demo + "\n[[reminder]]\ntitle = \"Broken\"\nlat = 200\nlon = 0\n").utf8).write(to: URL(fileURLWithPath: config), options: .atomic)
+        agent.signal(SIGHUP)
+        #expect(socket.next { $0.first?.hasSuffix("; watching 5 reminders; the last reload failed, the previous config stays in force") == true } != nil)
+        try Data(demo.utf8).write(to: URL(fileURLWithPath: config), options: .atomic)
+        #expect(socket.next { $0.first?.hasSuffix("; retrying; watching 5 reminders") == true } != nil)
+
+        agent.signal(SIGTERM)
+        #expect(socket.next { $0.first?.hasPrefix("STATUS=") == false } == ["STOPPING=1"])
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
     @Test func sighupReloadsAValidConfigAndKeepsTheOldOneWhenBroken() throws {
         let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
         let config = try Command.temporaryFile(demo)
