@@ -12,8 +12,9 @@ struct History: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
     @OptionGroup var stateOptions: StateOptions
 
-    @Option(help: ArgumentHelp(
-        "Only events since then: a duration back from now (\"2h\", \"7d\") or a date (\"2026-11-20\", \"2026-11-20T08:00:00Z\").",
+    // Unconditional: "-2h" is the value, as journalctl takes it, not an option.
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "Only events since then: a duration back from now (\"2h\", also \"-2h\" or \"2h ago\" as journalctl takes them; \"7d\") or a date (\"2026-11-20\", \"2026-11-20T08:00:00Z\").",
         valueName: "when"))
     var since: String?
 
@@ -29,9 +30,16 @@ struct History: AsyncParsableCommand {
         }
     }
 
-    /// The moment `text` names: now minus a duration, or a date (midnight UTC) or date-time.
+    /// The moment `text` names: now minus a duration (written as it is, after a minus sign or
+    /// before "ago", as systemd.time(7) writes a time past), or a date (midnight UTC) or date-time.
     static func start(_ text: String, now: Date) -> Date? {
-        if let span = try? Span.parse(text) { return now.addingTimeInterval(-span) }
+        var back = Substring(text)
+        if back.hasPrefix("-") {
+            back = back.dropFirst()
+        } else if back.hasSuffix(" ago") {
+            back = back.dropLast(4)
+        }
+        if let span = try? Span.parse(String(back)) { return now.addingTimeInterval(-span) }
         if text.count == 10, let date = LocalDate(parsing: text) {
             return date.start(in: FixedOffset.utc)
         }

@@ -28,6 +28,11 @@ struct HistoryCommandTests {
         ])
         #expect(try Command.run(["history", "--state", state, "--since", "1d"]).stdoutLines.count == 2)
         #expect(try Command.run(["history", "--state", state, "--since", "30m"]).stdoutLines.count == 1)
+        // As journalctl takes a time past: after a minus sign (the value, not an option), or before "ago".
+        for back in ["-30m", "30 minutes ago", "-1d"] {
+            let since = try Command.run(["history", "--state", state, "--since", back])
+            #expect(since.status == 0 && since.stdoutLines.count == (back == "-1d" ? 2 : 1), "\(back): \(since.stderr)")
+        }
         #expect(try Command.run(["history", "--state", state, "--reminder", "bread"]).stdoutLines.count == 1)
         let json = try Command.run(["history", "--state", state, "--json", "--reminder", "parcel"])
         #expect(json.stdoutLines.count == 2)
@@ -44,6 +49,10 @@ struct HistoryCommandTests {
         let badSince = try Command.run(["history", "--state", "/nonexistent/state.sqlite", "--since", "last tuesday"])
         #expect(badSince.status != 0)
         #expect(badSince.stderr.contains("--since last tuesday: expected a duration"))
+        for bad in ["--2h", "-2h ago", "-h"] {
+            let refused = try Command.run(["history", "--state", "/nonexistent/state.sqlite", "--since", bad])
+            #expect(refused.status == 64 && refused.stderr.contains("--since \(bad): expected a duration"), "\(bad): \(refused.stderr)")
+        }
     }
 }
 
