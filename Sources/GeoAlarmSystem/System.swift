@@ -210,11 +210,7 @@ public enum System {
         guard let path else { return descriptor }
         do throws(SystemError) {
             let (address, size) = try localAddress(path)
-            _ = try retrying("bind") {
-                withUnsafePointer(to: address) { pointer in
-                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, size) }
-                }
-            }
+            try bind(descriptor, to: address, size: size)
             return descriptor
         } catch {
             close(descriptor)
@@ -254,12 +250,15 @@ public enum System {
         return (address, socklen_t(size))
     }
 
-    /// Binds a socket to `address`, a `sockaddr_in` or a `sockaddr_in6`.
-    private static func bind<Address>(_ descriptor: Int32, to address: Address) throws(SystemError) {
+    /// Binds a socket to `address`, a `sockaddr_in`, `sockaddr_in6` or `sockaddr_un` (whose
+    /// `size` counts only the bytes of its path that are used).
+    private static func bind<Address>(
+        _ descriptor: Int32, to address: Address, size: socklen_t = socklen_t(MemoryLayout<Address>.size)
+    ) throws(SystemError) {
         var address = address
         _ = try retrying("bind") {
             withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<Address>.size)) }
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, size) }
             }
         }
     }
