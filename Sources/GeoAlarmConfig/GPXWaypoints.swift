@@ -39,8 +39,7 @@ enum GPXWaypoints {
                     guard let open = waypoint else { continue }
                     if scanner.depth < open.depth {
                         // A proximity of 0 (or none that reads) is no alarm: the collection's radius.
-                        let metres = proximity.isEmpty
-                            ? nil : DecimalText.value(Array(XMLScanner.trimmed(proximity).utf8)[...]).flatMap { $0 > 0 ? $0 : nil }
+                        let metres = DecimalText.value(XMLScanner.trimmedBytes(proximity)).flatMap { $0 > 0 ? $0 : nil }
                         list.add(
                             latitude: open.latitude, longitude: open.longitude, radius: metres, name: XMLScanner.trimmed(name),
                             line: open.line, defaultRadius: defaultRadius)

@@ -123,10 +123,15 @@ public struct XMLScanner {
 
     /// UTF-8 text as a String without the XML blanks (space, tab, line ends) around it.
     public static func trimmed(_ text: [UInt8]) -> String {
+        String(decoding: trimmedBytes(text), as: UTF8.self)
+    }
+
+    /// ``trimmed(_:)`` as bytes, for a reader of numbers.
+    public static func trimmedBytes(_ text: [UInt8]) -> ArraySlice<UInt8> {
         guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else {
-            return ""
+            return []
         }
-        return String(decoding: text[first...last], as: UTF8.self)
+        return text[first...last]
     }
 
     // MARK: Markup
