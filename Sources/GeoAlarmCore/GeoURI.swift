@@ -19,6 +19,9 @@ public struct GeoURI: Sendable, Equatable {
         case outOfRange(Coordinate)
         /// `geo:0,0?q=Bakery`: a place shared by its name, with no position.
         case namedOnly
+        /// `;crs=` other than WGS 84, the one RFC 5870 defines: its numbers are not latitude and
+        /// longitude.
+        case otherCoordinateSystem(String)
 
         public var description: String {
             switch self {
@@ -27,12 +30,13 @@ public struct GeoURI: Sendable, Equatable {
             case .notNumbers: "a geo: URI whose coordinates are not numbers"
             case .outOfRange: "a geo: URI out of range"
             case .namedOnly: "a geo: URI of a place's name, without its position"
+            case .otherCoordinateSystem(let name): "a geo: URI in another coordinate system than WGS 84 (crs=\(name))"
             }
         }
     }
 
     /// Reads `text`: the scheme in any case, a third coordinate (the altitude) and parameters
-    /// other than `u` passed over, white space around a number allowed.
+    /// other than `u` and `crs` passed over, white space around a number allowed.
     public static func parse(_ text: String) -> Result<GeoURI, Problem> {
         guard text.utf8.count >= 4, text.prefix(4).lowercased() == "geo:" else { return .failure(.notGeo) }
         var body = Substring(text.dropFirst(4).replacing("\\,", with: ","))
@@ -48,15 +52,21 @@ public struct GeoURI: Sendable, Equatable {
             guard case .success(let read) = pair(Substring(shared.prefix { $0 != "(" })) else { return .failure(.namedOnly) }
             point = read
         }
-        guard point.isValid else { return .failure(.outOfRange(point)) }
         var uncertainty: Double?
         for parameter in parts.dropFirst() {
             let named = parameter.split(separator: "=", maxSplits: 1)
-            if named.count == 2, named[0].lowercased() == "u" {
+            guard named.count == 2 else { continue }
+            switch named[0].lowercased() {
+            case "u":
                 guard let metres = number(named[1]), metres >= 0 else { return .failure(.notNumbers) }
                 uncertainty = metres
+            case "crs" where named[1].lowercased() != "wgs84":
+                return .failure(.otherCoordinateSystem(String(named[1].prefix(40))))
+            default:
+                continue
             }
         }
+        guard point.isValid else { return .failure(.outOfRange(point)) }
         return .success(GeoURI(coordinate: point, uncertainty: uncertainty))
     }
 

@@ -250,7 +250,7 @@ public enum ReminderRules {
         case .success(let uri): return .success(uri.coordinate)
         case .failure(.outOfRange(let point)): return checked(point)
         case .failure(.notGeo): return decimalPair(trimmed).map(checked) ?? HemispherePosition.read(trimmed) ?? .failure(.unreadable(text))
-        case .failure: return .failure(.unreadable(text))
+        case .failure(let problem): return .failure(.uri(text, problem))
         }
     }
 
@@ -277,6 +277,8 @@ public enum ReminderRules {
     /// Why a written location was refused.
     public enum LocationError: Error, Equatable, CustomStringConvertible {
         case unreadable(String)
+        /// A `geo:` URI that gives no position, and why.
+        case uri(String, GeoURI.Problem)
         case latitude(String)
         case longitude(String)
 
@@ -284,6 +286,7 @@ public enum ReminderRules {
             switch self {
             case .unreadable(let text):
                 #""\#(text)" is not a position: LAT,LON (38.7105,-9.1366), a geo: URI, or degrees with N/S and E/W (38°42'37.8"N 9°08'11.8"W)"#
+            case .uri(let text, let problem): #""\#(text)" is \#(problem)"#
             case .latitude(let problem): "latitude \(problem)"
             case .longitude(let problem): "longitude \(problem)"
             }

@@ -40,13 +40,18 @@ struct WrittenPositionTests {
         #expect(GeoURI.parse("http://x") == .failure(.notGeo))
         #expect(try GeoURI.parse("geo:0,0?q=46.1,8.9(Bakery)").get().coordinate == Coordinate(latitude: 46.1, longitude: 8.9))
         #expect(GeoURI.parse("geo:0,0?q=Bakery") == .failure(.namedOnly))
+        #expect(GeoURI.parse("geo:1,2;CRS=WGS84").map(\.coordinate) == .success(Coordinate(latitude: 1, longitude: 2)))
+        #expect(GeoURI.parse("geo:4500000,500000;crs=EPSG:32633") == .failure(.otherCoordinateSystem("EPSG:32633")),
+                "metres of a projection are no latitude")
         #expect(GeoURI(coordinate: Coordinate(latitude: 46.1, longitude: 8.9), uncertainty: 100).text == "geo:46.100000,8.900000;u=100")
     }
 
     @Test(arguments: [
         ("north", "\"north\" is not a position"),
         ("38.7105", "\"38.7105\" is not a position"),
-        ("geo:0,0?q=Bakery+Lisbon", "is not a position"),
+        ("geo:0,0?q=Bakery+Lisbon", "\"geo:0,0?q=Bakery+Lisbon\" is a geo: URI of a place's name, without its position"),
+        ("geo:38.7105", "is a geo: URI without a longitude"),
+        ("geo:4500000,500000;crs=EPSG:32633", "is a geo: URI in another coordinate system than WGS 84 (crs=EPSG:32633)"),
         ("38 N 9 N", "is not a position"),
         ("N 38, 42", "is not a position"),
         ("-38.7105° S, 9° W", "is not a position"),
