@@ -4,6 +4,9 @@ import FoundationEssentials
 public enum QuantityError: Error, Equatable, CustomStringConvertible {
     case empty
     case notANumber(String)
+    /// "1,5km": a number with a comma, and the text with a decimal point where the comma can
+    /// only be a decimal one (not three digits after it: "1,000m" may be a thousand).
+    case commaInNumber(String, meant: String?)
     case unknownUnit(String, allowed: [String])
     case negative(String)
     case tooLarge(String, limit: String)
@@ -12,6 +15,9 @@ public enum QuantityError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .empty: "is empty"
         case .notANumber(let text): "\"\(text)\" is not a number with a unit"
+        case .commaInNumber(let text, let meant?): "\"\(text)\" has a decimal comma: write \"\(meant)\""
+        case .commaInNumber(let text, nil):
+            "\"\(text)\" has a comma in its number: write a decimal point, and no separator of thousands"
         case .unknownUnit(let unit, let allowed):
             "unknown unit \"\(unit)\" (use \(allowed.joined(separator: ", ")))"
         case .negative(let text): "\"\(text)\" is negative"
@@ -126,7 +132,14 @@ private func parseQuantity(
     let unitStart = trimmed.firstIndex(where: { $0.isLetter }) ?? trimmed.endIndex
     let numberText = trimmed[..<unitStart].trimmingWhitespace()
     let unitText = spelledOut[trimmed[unitStart...].lowercased()] ?? trimmed[unitStart...].lowercased()
-    guard let number = Double(numberText), number.isFinite else { throw .notANumber(shown) }
+    guard let number = Double(numberText), number.isFinite else {
+        let parts = numberText.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count > 1, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else {
+            throw .notANumber(shown)
+        }
+        let isDecimal = parts.count == 2 && parts[1].count != 3
+        throw .commaInNumber(shown, meant: isDecimal ? parts.joined(separator: ".") + trimmed[unitStart...] : nil)
+    }
     guard number >= 0 else { throw .negative(shown) }
     if unitText.isEmpty { return number * bareUnit }
     guard let unit = units.first(where: { $0.name == unitText }) else {

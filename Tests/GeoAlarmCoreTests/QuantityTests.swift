@@ -18,6 +18,16 @@ struct QuantityTests {
         #expect(throws: QuantityError.notANumber("abc")) { try Length.parse("abc") }
         #expect(throws: QuantityError.empty) { try Length.parse("  ") }
         #expect(throws: QuantityError.notANumber("nanm")) { try Length.parse("nanm") }
+        // As much of Europe writes it: said so, with the length meant. Three digits after the
+        // comma may be thousands ("1,000m"): no length is suggested then.
+        #expect(throws: QuantityError.commaInNumber("1,5 km", meant: "1.5km")) { try Length.parse("1,5 km") }
+        #expect(QuantityError.commaInNumber("1,5km", meant: "1.5km").description == #""1,5km" has a decimal comma: write "1.5km""#)
+        #expect(throws: QuantityError.commaInNumber("0,25h", meant: "0.25h")) { try Span.parse("0,25h") }
+        #expect(throws: QuantityError.commaInNumber("1,000m", meant: nil)) { try Length.parse("1,000m") }
+        #expect(throws: QuantityError.commaInNumber("1,000,000m", meant: nil)) { try Length.parse("1,000,000m") }
+        #expect(QuantityError.commaInNumber("1,000m", meant: nil).description
+            == #""1,000m" has a comma in its number: write a decimal point, and no separator of thousands"#)
+        #expect(throws: QuantityError.notANumber("1,m")) { try Length.parse("1,m") }
         #expect(QuantityError.unknownUnit("yd", allowed: ["m", "km"]).description == "unknown unit \"yd\" (use m, km)")
     }
 
