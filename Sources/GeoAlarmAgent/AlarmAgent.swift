@@ -335,6 +335,7 @@ public final class AlarmAgent: Service {
     }
 
     private func reload(_ current: inout AgentState) {
+        tellServiceManager(ServiceManager.reloading(), &current)
         do {
             let config = try ConfigLoader.load(path: configPath, taskCache: keeper.taskListCache)
             Self.logSources(of: config, to: logger)
@@ -360,13 +361,13 @@ public final class AlarmAgent: Service {
             for diagnostic in error.diagnostics { logger.error("\(diagnostic.description)") }
             current.reloadFailed = true
         }
-        tellServiceManager(&current)
+        tellServiceManager(&current, ready: true)
     }
 
     /// Tells systemd how the agent stands (the `Status:` line of `systemctl status`) when that
-    /// changed, and with `ready` that it is ready. A socket that cannot be written to is said once.
+    /// changed, and with `ready` that it is ready (at start, and after each reload).
     private func tellServiceManager(_ current: inout AgentState, ready: Bool = false) {
-        guard let serviceManager else { return }
+        guard serviceManager != nil else { return }
         var status = switch current.connection {
         case .connecting: "connecting to \(sourceName)"
         case .connected: "connected to \(sourceName)"
@@ -376,8 +377,14 @@ public final class AlarmAgent: Service {
         if current.reloadFailed { status += "; the last reload failed, the previous config stays in force" }
         guard ready || status != current.toldStatus else { return }
         current.toldStatus = status
+        tellServiceManager((ready ? ["READY=1"] : []) + [ServiceManager.status(status)], &current)
+    }
+
+    /// Sends `fields` to systemd; a socket that cannot be written to is said once.
+    private func tellServiceManager(_ fields: [String], _ current: inout AgentState) {
+        guard let serviceManager else { return }
         do {
-            try serviceManager.notify((ready ? ["READY=1"] : []) + [ServiceManager.status(status)])
+            try serviceManager.notify(fields)
         } catch {
             if !current.serviceManagerFailed {
                 logger.warning("cannot tell systemd how the agent stands (\(serviceManager.socketPath)): \(error)")

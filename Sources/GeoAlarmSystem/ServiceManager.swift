@@ -21,6 +21,12 @@ public final class ServiceManager: Sendable {
         try System.sendDatagram(descriptor, Array(fields.joined(separator: "\n").utf8), toLocalPath: socketPath)
     }
 
+    /// "RELOADING=1" with the moment it began (`MONOTONIC_USEC`, as `Type=notify-reload` wants
+    /// it): the unit shows "reloading" until the next "READY=1".
+    public static func reloading() -> [String] {
+        ["RELOADING=1", "MONOTONIC_USEC=\(System.monotonicMicroseconds())"]
+    }
+
     /// "STATUS=text", its line breaks made spaces: a line break would start another field.
     public static func status(_ text: String) -> String {
         "STATUS=" + String(text.map { $0.isNewline ? " " : $0 })

@@ -203,6 +203,13 @@ public enum System {
         }
     }
 
+    /// CLOCK_MONOTONIC in microseconds: the clock systemd's notifications are stamped with.
+    public static func monotonicMicroseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+    }
+
     /// A datagram socket of the local (AF_UNIX) family, closed on exec; bound to `path` when
     /// given (to receive). A path that begins with "@" is in the abstract namespace.
     public static func localDatagramSocket(boundTo path: String? = nil) throws(SystemError) -> Int32 {

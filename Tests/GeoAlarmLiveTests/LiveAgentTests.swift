@@ -128,12 +128,17 @@ struct LiveAgentTests {
         // way, its status comes to say the reload was refused, and then that it is not any more.
         try Data((demo + "\n[[reminder]]\ntitle = \"Broken\"\nlat = 200\nlon = 0\n").utf8).write(to: URL(fileURLWithPath: config), options: .atomic)
         agent.signal(SIGHUP)
-        #expect(socket.next { $0.first?.hasSuffix("; watching 5 reminders; the last reload failed, the previous config stays in force") == true } != nil)
+        // Each reload begins with RELOADING=1 and its moment on the monotonic clock (as
+        // Type=notify-reload wants them), and ends with READY=1.
+        let reloading = try #require(socket.next { $0.first == "RELOADING=1" })
+        #expect(reloading.count == 2 && reloading[1].wholeMatch(of: /MONOTONIC_USEC=[1-9][0-9]*/) != nil, "\(reloading)")
+        #expect(socket.next { $0.contains { $0.hasSuffix("; watching 5 reminders; the last reload failed, the previous config stays in force") } }?
+            .first == "READY=1")
         try Data(demo.utf8).write(to: URL(fileURLWithPath: config), options: .atomic)
-        #expect(socket.next { $0.first?.hasSuffix("; retrying; watching 5 reminders") == true } != nil)
+        #expect(socket.next { $0.last?.hasSuffix("; retrying; watching 5 reminders") == true }?.first == "READY=1")
 
         agent.signal(SIGTERM)
-        #expect(socket.next { $0.first?.hasPrefix("STATUS=") == false } == ["STOPPING=1"])
+        #expect(socket.next { $0.contains("STOPPING=1") } == ["STOPPING=1"])
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
 
