@@ -172,7 +172,8 @@ extension Config {
     /// task whose id is taken is passed over, said with the others).
     public mutating func loadTaskLists(cache: (any TaskListCache)? = nil) {
         let defaults = TaskLists.Defaults(
-            template: taskDefaults.template, radius: taskDefaults.radius, local: SystemTimeZone(), zones: { NamedTimeZone($0) })
+            template: taskDefaults.template, radius: taskDefaults.radius, local: SystemTimeZone(), zones: { NamedTimeZone($0) },
+            places: places)
         taskLists = taskListSettings.map { TaskLists.load($0, defaults: defaults, cache: cache) }
         var taken = Set(reminders.map(\.id) + alarms.map(\.id))
         for index in taskLists.indices {

@@ -91,7 +91,7 @@ struct ConfigReader: TableReading {
     let readsCollectionFiles: Bool
 
     static let topLevelKeys = ["defaults", "places", "reminder", "collection", "tasklist", "gpsd", "output", "history", "mqtt", "map"]
-    static let taskListKeys = ["name", "vdir", "url", "username", "password_file", "password_command", "cafile", "poll", "geo_tasks"]
+    static let taskListKeys = ["name", "vdir", "url", "username", "password_file", "password_command", "cafile", "poll", "geo_tasks", "location_tasks"]
     static let mapKeys = ["tiles", "attribution"]
     static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
@@ -189,7 +189,9 @@ struct ConfigReader: TableReading {
                         report(in: root, "tasklist (#\(offset + 1))", nil, "must be a table ([[tasklist]])")
                         continue
                     }
-                    if let settings = readTaskList(table, number: offset + 1, usedIDs: &usedIDs) { config.taskListSettings.append(settings) }
+                    if let settings = readTaskList(table, number: offset + 1, usedIDs: &usedIDs, places: config.places) {
+                        config.taskListSettings.append(settings)
+                    }
                 }
             } else {
                 report(in: root, "top level", "tasklist", "must be an array of tables: write each one as [[tasklist]]")
@@ -496,7 +498,9 @@ struct ConfigReader: TableReading {
     /// collection ids taken so far to who took them.
     /// A `[[tasklist]]`: its name (unique, and its slug no other reminder's or collection's id),
     /// its folder (beside the config when relative), and what a task with only a place announces.
-    private mutating func readTaskList(_ table: TOMLTable, number: Int, usedIDs: inout [String: String]) -> TaskListSettings? {
+    private mutating func readTaskList(
+        _ table: TOMLTable, number: Int, usedIDs: inout [String: String], places: [String: Coordinate]
+    ) -> TaskListSettings? {
         let context = "tasklist (#\(number))"
         // "password" has its own message.
         checkKeys(of: table, allowed: Self.taskListKeys + ["password"], context: context)
@@ -531,6 +535,16 @@ struct ConfigReader: TableReading {
             geoTasks = Trigger(parsing: text)
             if geoTasks == nil { report(in: table, context, "geo_tasks", "unknown value \"\(text)\" (use \"arrive\", \"leave\" or \"both\")") }
         }
+        var locationTasks: Trigger?
+        if let text = string(table, "location_tasks", context: context) {
+            locationTasks = Trigger(parsing: text)
+            if locationTasks == nil {
+                report(in: table, context, "location_tasks", "unknown value \"\(text)\" (use \"arrive\", \"leave\" or \"both\")")
+            } else if places.isEmpty {
+                warnings.append(diagnostic(
+                    in: table, context, "location_tasks", "there is no [places] table: no task's LOCATION can name a place"))
+            }
+        }
         guard diagnostics.count == before, let name else { return nil }
         let source: TaskListSettings.Source
         if let server {
@@ -540,7 +554,7 @@ struct ConfigReader: TableReading {
         } else {
             return nil
         }
-        let settings = TaskListSettings(name: name, source: source, geoTasks: geoTasks)
+        let settings = TaskListSettings(name: name, source: source, geoTasks: geoTasks, locationTasks: locationTasks)
         if let first = usedIDs[settings.id] {
             report(in: table, context, "name", "its reminders' ids would start \"\(settings.id)/\", as those of \(first) do: give it another name")
             return nil

@@ -11,6 +11,10 @@ public struct TaskListSettings: Sendable, Equatable {
     /// `geo_tasks`: what a task that has only a place (`GEO`, as tasks.org keeps one) announces;
     /// nil: such tasks are no reminders.
     public var geoTasks: Trigger?
+    /// `location_tasks`: what a task without a location alarm or a place announces when its
+    /// `LOCATION` (words, as todoman and Thunderbird keep it) names a place of `[places]`; nil:
+    /// such tasks are no reminders.
+    public var locationTasks: Trigger?
 
     /// Where a list's tasks are.
     public enum Source: Sendable, Equatable {
@@ -20,14 +24,15 @@ public struct TaskListSettings: Sendable, Equatable {
         case server(ServerSettings)
     }
 
-    public init(name: String, folder: String, geoTasks: Trigger? = nil) {
-        self.init(name: name, source: .vdir(folder), geoTasks: geoTasks)
+    public init(name: String, folder: String, geoTasks: Trigger? = nil, locationTasks: Trigger? = nil) {
+        self.init(name: name, source: .vdir(folder), geoTasks: geoTasks, locationTasks: locationTasks)
     }
 
-    public init(name: String, source: Source, geoTasks: Trigger? = nil) {
+    public init(name: String, source: Source, geoTasks: Trigger? = nil, locationTasks: Trigger? = nil) {
         self.name = name
         self.source = source
         self.geoTasks = geoTasks
+        self.locationTasks = locationTasks
     }
 
     /// The folder of a vdir list; nil for a server's.
@@ -165,7 +170,8 @@ public struct TaskListLoad: Sendable {
 
 /// Reads task lists into reminders: every task with an arrive or depart location alarm (Apple's
 /// `X-APPLE-PROXIMITY`, or RFC 9074's `PROXIMITY`) at each of its places, its time alarms as
-/// time alarms, and with `geo_tasks` a task that has only a `GEO`.
+/// time alarms, with `geo_tasks` a task that has only a `GEO`, and with `location_tasks` one
+/// whose `LOCATION` names a place of the config.
 public enum TaskLists {
     /// What a task's reminders share (from the config's `[defaults]`), and how their times are read.
     public struct Defaults: Sendable {
@@ -177,14 +183,26 @@ public enum TaskLists {
         public var local: any TimeZoneRules
         /// The zone a `TZID` names, when the system knows it.
         public var zones: @Sendable (String) -> (any TimeZoneRules)?
+        /// The config's `[places]`, for a task whose `LOCATION` names one.
+        public var places: [String: Coordinate]
 
         public init(
-            template: Reminder, radius: Double, local: any TimeZoneRules, zones: @escaping @Sendable (String) -> (any TimeZoneRules)?
+            template: Reminder, radius: Double, local: any TimeZoneRules, zones: @escaping @Sendable (String) -> (any TimeZoneRules)?,
+            places: [String: Coordinate] = [:]
         ) {
             self.template = template
             self.radius = radius
             self.local = local
             self.zones = zones
+            self.places = places
+        }
+
+        /// The place of `[places]` that `words` name, its case, spacing and accents aside
+        /// ("Post office" is `post_office`); nil when none does.
+        func place(named words: String) -> (name: String, coordinate: Coordinate)? {
+            let wanted = Reminder.slug(words)
+            guard !wanted.isEmpty else { return nil }
+            return places.sorted { $0.key < $1.key }.first { Reminder.slug($0.key) == wanted }.map { ($0.key, $0.value) }
         }
     }
 
@@ -313,6 +331,13 @@ public enum TaskLists {
         }
         if places.isEmpty, let trigger = settings.geoTasks, let geo = task.geo {
             places.append((TaskPlace(coordinate: geo, radius: nil, name: nil), trigger))
+        }
+        if places.isEmpty, let trigger = settings.locationTasks, let words = task.location {
+            if let named = defaults.place(named: words) {
+                places.append((TaskPlace(coordinate: named.coordinate, radius: nil, name: named.name), trigger))
+            } else {
+                problem("LOCATION \"\(DisplayText.excerpt(words.utf8))\" names no place of [places]: passed over")
+            }
         }
         for (number, entry) in places.enumerated() {
             var reminder = template

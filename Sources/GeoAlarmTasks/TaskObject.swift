@@ -16,6 +16,8 @@ public struct TaskObject: Sendable, Equatable {
     public var repeats: Bool
     /// `GEO`: the task's place, as tasks.org and DAVx5 keep it (without an alarm).
     public var geo: Coordinate?
+    /// `LOCATION`: where it is done, in words, as todoman, Thunderbird and Nextcloud keep it.
+    public var location: String?
     public var alarms: [TaskAlarm]
     /// Why alarms of it were passed over, for `check`.
     public var problems: [String]
@@ -36,6 +38,8 @@ public struct TaskObject: Sendable, Equatable {
         start = todo.property("DTSTART").flatMap(ICalendarTime.init)
         due = todo.property("DUE").flatMap(ICalendarTime.init)
         repeats = todo.property("RRULE") != nil
+        location = todo.property("LOCATION")?.text.trimmingWhitespace()
+        if location?.isEmpty == true { location = nil }
         problems = []
         geo = nil
         if let line = todo.property("GEO") {

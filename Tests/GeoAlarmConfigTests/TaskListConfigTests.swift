@@ -74,12 +74,25 @@ struct TaskListConfigTests {
         ("url = \"https://dav.example/t/\"\ncafile = \"/nowhere/ca.crt\"", "cafile", "no such file"),
         ("vdir = \"/tmp\"\nusername = \"ana\"", "username", "only applies to a list on a server"),
         ("geo_tasks = \"arrive\"", "vdir", "or its CalDAV collection (url)"),
+        ("vdir = \"/tmp\"\nlocation_tasks = \"near\"", "location_tasks", "unknown value \"near\" (use \"arrive\", \"leave\" or \"both\")"),
     ])
     func eachMistakeIsNamed(table: String, key: String, said: String) {
         let problems = Self.problems(table)
         #expect(problems.contains("\(key): ") && problems.contains(said), "\(table): \(problems)")
         #expect(problems.hasPrefix("/home/ana/.config/geoalarm/config.toml:"), "\(problems)")
         #expect(!problems.contains("s3cr3t"), "a password in a url is not repeated: \(problems)")
+    }
+
+    /// `location_tasks` reads a task's words against `[places]`: without that table it could never
+    /// match, and says so.
+    @Test func locationTasksNeedPlaces() throws {
+        let config = try ConfigLoader.parse(
+            "[places]\nbakery = \"38.7105,-9.1366\"\n[[tasklist]]\nname = \"Errands\"\nvdir = \"/tmp\"\nlocation_tasks = \"both\"\n", path: "/c.toml")
+        #expect(config.taskListSettings.first?.locationTasks == .both && config.warnings.isEmpty, "\(config.warnings)")
+        let alone = try Self.load("vdir = \"/tmp\"\nlocation_tasks = \"arrive\"\n")
+        #expect(alone.warnings.map(\.description) == [
+            "/home/ana/.config/geoalarm/config.toml:4: tasklist (#1): location_tasks: there is no [places] table: no task's LOCATION can name a place",
+        ])
     }
 
     /// A password command runs as a hook does: a config that others could change is refused.

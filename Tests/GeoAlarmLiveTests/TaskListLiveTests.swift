@@ -113,6 +113,50 @@ struct TaskListLiveTests {
         #expect(agent.stdoutLines == replay.stdoutLines, "\(agent.stdout)")
     }
 
+    /// A task todoman writes with `--location "Post office"` (words, no coordinates) fires at the
+    /// config's post_office with `location_tasks`, and `geoalarm complete` completes it where
+    /// todoman reads it.
+    @Test func todomansLocationNamesAPlaceOfTheConfig() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-todoman-\(UUID().uuidString)").path
+        let folder = root + "/errands"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let todomanConfig = root + "/todoman.py"
+        try "path = \"\(root)/*\"\ndate_format = \"%Y-%m-%d\"\ntime_format = \"%H:%M\"\ndefault_list = \"errands\"\n"
+            .write(toFile: todomanConfig, atomically: true, encoding: .utf8)
+        let todoman = { (arguments: [String]) throws -> Command in
+            try Command.run(["--config", todomanConfig] + arguments, executable: "/usr/bin/todoman")
+        }
+        let written = try todoman(["new", "--location", "Post office", "Post the letters"])
+        #expect(written.status == 0, "\(written.stderr)")
+        let config = try Command.temporaryFile("""
+            [defaults]
+            radius = "50m"
+            hysteresis = "20m"
+            max_error = "60m"
+
+            [places]
+            post_office = "\(Self.postOffice.0),\(Self.postOffice.1)"
+
+            [[tasklist]]
+            name = "Errands"
+            vdir = "\(folder)"
+            location_tasks = "arrive"
+
+            """)
+        let list = try Command.run(["list", "-c", config])
+        let line = try #require(list.stdoutLines.first { $0.contains("Post the letters") }, "\(list.stdout) \(list.stderr)")
+        #expect(line.contains("post_office (38.707900,-9.136500)"), "\(line)")
+        let id = String(line.prefix { $0 != " " })
+        let replay = try Command.run(["replay", "-c", config, LiveAgentTests.walk])
+        #expect(replay.stdoutLines.count == 1 && replay.stdout.contains("arrive  \(id)  \"Post the letters\""), "\(replay.stdout) \(replay.stderr)")
+        #expect(try Command.run(["complete", id, "-c", config, "--state", Command.scratchState()]).status == 0)
+        let done = try todoman(["--porcelain", "list", "--status", "ANY"])
+        let tasks = try JSONSerialization.jsonObject(with: Data(done.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(tasks.count == 1 && tasks.first?["completed"] as? Bool == true && tasks.first?["location"] as? String == "Post office",
+                "\(done.stdout) \(done.stderr)")
+    }
+
     /// The list renamed in the config: each task's id changes, its state follows it (still
     /// inside the bakery, nothing is announced again), and its history is under its new id.
     @Test func aRenamedListKeepsEachTasksState() throws {

@@ -56,6 +56,37 @@ struct TaskListTests {
         #expect(geo?.trigger == .leave && geo?.geometry == .circle(center: Coordinate(latitude: 38.73, longitude: -9.16), radius: 100))
     }
 
+    /// todoman, Thunderbird and Nextcloud keep a task's place as words (`LOCATION`): with
+    /// `location_tasks`, words that name a place of `[places]` (its case, spacing and accents
+    /// aside) make the task a reminder there; words that name none are said; a location alarm
+    /// or a `GEO` taken by `geo_tasks` comes first.
+    @Test func aLocationThatNamesAPlaceIsAReminderThere() throws {
+        var settings = Self.settings
+        settings.locationTasks = .arrive
+        var defaults = Self.defaults
+        defaults.places = ["post_office": Coordinate(latitude: 38.7079, longitude: -9.1365), "bakery": Coordinate(latitude: 38.7105, longitude: -9.1366)]
+        let objects: [(String, [UInt8])] = [
+            ("/l/a.ics", Self.object(["UID:a", "SUMMARY:Post the letters", "LOCATION: Post Office "])),
+            ("/l/b.ics", Self.object(["UID:b", "SUMMARY:Bread", "LOCATION:BAKERY"])),
+            ("/l/c.ics", Self.object(["UID:c", "SUMMARY:Meeting", "LOCATION:Room 3\\, second floor"])),
+            ("/l/d.ics", Self.object(["UID:d", "SUMMARY:Alarmed", "LOCATION:bakery"] + Self.appleAlarm("DEPART", "geo:1,2"))),
+            ("/l/e.ics", Self.object(["UID:e", "SUMMARY:Done", "STATUS:COMPLETED", "LOCATION:nowhere"])),
+        ]
+        let load = TaskLists.read(objects, settings: settings, defaults: defaults)
+        let byID = Dictionary(uniqueKeysWithValues: load.reminders.map { ($0.id, $0) })
+        #expect(Set(byID.keys) == ["shopping-list/a", "shopping-list/b", "shopping-list/d"], "\(byID.keys)")
+        let post = try #require(byID["shopping-list/a"])
+        #expect(post.geometry == .circle(center: Coordinate(latitude: 38.7079, longitude: -9.1365), radius: 100))
+        #expect(post.placeName == "post_office" && post.trigger == .arrive)
+        #expect(byID["shopping-list/b"]?.placeName == "bakery")
+        #expect(byID["shopping-list/d"]?.geometry == .circle(center: Coordinate(latitude: 1, longitude: 2), radius: 100) && byID["shopping-list/d"]?.trigger == .leave,
+                "its own alarm, not its words")
+        #expect(load.problems.count == 1 && load.problems[0].contains("LOCATION \"Room 3, second floor\" names no place of [places]: passed over"),
+                "\(load.problems)")
+        // Off by default: words are no place.
+        #expect(TaskLists.read(objects, settings: Self.settings, defaults: defaults).reminders.map(\.id) == ["shopping-list/d"])
+    }
+
     @Test func timeAlarmsFireFromTheirAnchor() throws {
         let load = TaskLists.read([("/l/t.ics", Self.object([
             "UID:t", "SUMMARY:Call", "DUE:20261224T160000Z", "DTSTART:20261224T100000Z",
