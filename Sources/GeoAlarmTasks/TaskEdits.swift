@@ -77,7 +77,8 @@ public enum TaskEdits {
     /// A new task object (CRLF, folded), with a location alarm for each of arriving and leaving
     /// that `task.trigger` asks for, each in Apple's form (`X-APPLE-PROXIMITY`,
     /// `X-APPLE-STRUCTURED-LOCATION`, the 1976 placeholder `TRIGGER`) and RFC 9074's (`PROXIMITY`, a
-    /// `VLOCATION` with a geo URI): iOS and the standard's clients both see the place.
+    /// `VLOCATION` with a geo URI): iOS and the standard's clients both see the place. A named
+    /// place is its `LOCATION` too, the words todoman, Thunderbird and Nextcloud Tasks show.
     public static func newTask(_ task: NewTask, at time: Date) -> [UInt8] {
         let now = ICalendarTime.utcText(time)
         let end: [UInt8] = [0x0D, 0x0A]
@@ -89,6 +90,7 @@ public enum TaskEdits {
         if let notes = task.notes { lines.append("DESCRIPTION:\(ICalendarText.escaped(notes))") }
         lines.append("STATUS:NEEDS-ACTION")
         let place = task.place
+        if let name = place.name { lines.append("LOCATION:\(ICalendarText.escaped(name))") }
         let uri = GeoURI(coordinate: place.coordinate, uncertainty: place.radius)
         let appleURI = "geo:\(place.coordinate.description.replacing(",", with: "\\,"))"
         let title = place.name.map(appleParameter) ?? "\"\(place.coordinate)\""

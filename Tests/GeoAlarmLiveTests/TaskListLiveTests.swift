@@ -155,6 +155,11 @@ struct TaskListLiveTests {
         let tasks = try JSONSerialization.jsonObject(with: Data(done.stdout.utf8)) as? [[String: Any]] ?? []
         #expect(tasks.count == 1 && tasks.first?["completed"] as? Bool == true && tasks.first?["location"] as? String == "Post office",
                 "\(done.stdout) \(done.stderr)")
+        // The other way: a task geoalarm adds at a named place shows that name in todoman.
+        let added = try Command.run(["add", "-c", config, "--list", "Errands", "--place", "post_office", "--title", "Buy stamps"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let both = try JSONSerialization.jsonObject(with: Data(try todoman(["--porcelain", "list"]).stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(both.count == 1 && both.first?["summary"] as? String == "Buy stamps" && both.first?["location"] as? String == "post_office", "\(both)")
     }
 
     /// The list renamed in the config: each task's id changes, its state follows it (still

@@ -107,6 +107,7 @@ struct TaskEditsTests {
         let calendar = try ICalendarReader.read(bytes)
         let task = try TaskObject(try #require(calendar.components("VTODO").first))
         #expect(task.uid == "A-1" && task.summary == "Buy bread; a loaf" && task.description == "Two, please\nand milk")
+        #expect(task.location == "Padaria \"Central\", Lisboa", "the place's name, for the apps that show words")
         let triggers = task.alarms.compactMap { alarm -> Trigger? in
             guard case .place(let trigger, let places) = alarm.kind, places == [place] else { return nil }
             return trigger
