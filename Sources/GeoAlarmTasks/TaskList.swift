@@ -173,7 +173,8 @@ public struct TaskListLoad: Sendable {
 /// time alarms, with `geo_tasks` a task that has only a `GEO`, and with `location_tasks` one
 /// whose `LOCATION` names a place of the config.
 public enum TaskLists {
-    /// What a task's reminders share (from the config's `[defaults]`), and how their times are read.
+    /// What a task's reminders share (from the config's `[defaults]`), how their times are read,
+    /// and the config's places.
     public struct Defaults: Sendable {
         /// Hysteresis, dwell, alert, approach, repetition; its id, title and geometry are replaced.
         public var template: Reminder
@@ -183,8 +184,9 @@ public enum TaskLists {
         public var local: any TimeZoneRules
         /// The zone a `TZID` names, when the system knows it.
         public var zones: @Sendable (String) -> (any TimeZoneRules)?
-        /// The config's `[places]`, for a task whose `LOCATION` names one.
-        public var places: [String: Coordinate]
+        /// The config's `[places]` by their names' slugs, for a task whose `LOCATION` names one (of
+        /// two names with one slug, the first in order).
+        private let placesBySlug: [String: (name: String, coordinate: Coordinate)]
 
         public init(
             template: Reminder, radius: Double, local: any TimeZoneRules, zones: @escaping @Sendable (String) -> (any TimeZoneRules)?,
@@ -194,15 +196,22 @@ public enum TaskLists {
             self.radius = radius
             self.local = local
             self.zones = zones
-            self.places = places
+            placesBySlug = Self.bySlug(places)
         }
 
         /// The place of `[places]` that `words` name, its case, spacing and accents aside
         /// ("Post office" is `post_office`); nil when none does.
         func place(named words: String) -> (name: String, coordinate: Coordinate)? {
-            let wanted = Reminder.slug(words)
-            guard !wanted.isEmpty else { return nil }
-            return places.sorted { $0.key < $1.key }.first { Reminder.slug($0.key) == wanted }.map { ($0.key, $0.value) }
+            placesBySlug[Reminder.slug(words)]
+        }
+
+        private static func bySlug(_ places: [String: Coordinate]) -> [String: (name: String, coordinate: Coordinate)] {
+            var index: [String: (name: String, coordinate: Coordinate)] = [:]
+            for (name, coordinate) in places.sorted(by: { $0.key < $1.key }) {
+                let slug = Reminder.slug(name)
+                if !slug.isEmpty, index[slug] == nil { index[slug] = (name, coordinate) }
+            }
+            return index
         }
     }
 

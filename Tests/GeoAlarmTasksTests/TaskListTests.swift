@@ -63,8 +63,9 @@ struct TaskListTests {
     @Test func aLocationThatNamesAPlaceIsAReminderThere() throws {
         var settings = Self.settings
         settings.locationTasks = .arrive
-        var defaults = Self.defaults
-        defaults.places = ["post_office": Coordinate(latitude: 38.7079, longitude: -9.1365), "bakery": Coordinate(latitude: 38.7105, longitude: -9.1366)]
+        let defaults = TaskLists.Defaults(
+            template: Self.defaults.template, radius: 100, local: FixedOffset.utc, zones: { _ in nil },
+            places: ["post_office": Coordinate(latitude: 38.7079, longitude: -9.1365), "bakery": Coordinate(latitude: 38.7105, longitude: -9.1366)])
         let objects: [(String, [UInt8])] = [
             ("/l/a.ics", Self.object(["UID:a", "SUMMARY:Post the letters", "LOCATION: Post Office "])),
             ("/l/b.ics", Self.object(["UID:b", "SUMMARY:Bread", "LOCATION:BAKERY"])),
