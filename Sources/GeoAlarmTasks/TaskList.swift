@@ -12,8 +12,8 @@ public struct TaskListSettings: Sendable, Equatable {
     /// nil: such tasks are no reminders.
     public var geoTasks: Trigger?
     /// `location_tasks`: what a task without a location alarm or a place announces when its
-    /// `LOCATION` (words, as todoman and Thunderbird keep it) names a place of `[places]`; nil:
-    /// such tasks are no reminders.
+    /// `LOCATION` (words, as todoman and Thunderbird keep it) names a place of `[places]` or is a
+    /// position; nil: such tasks are no reminders.
     public var locationTasks: Trigger?
 
     /// Where a list's tasks are.
@@ -344,8 +344,11 @@ public enum TaskLists {
         if places.isEmpty, let trigger = settings.locationTasks, let words = task.location {
             if let named = defaults.place(named: words) {
                 places.append((TaskPlace(coordinate: named.coordinate, radius: nil, name: named.name), trigger))
+            } else if case .success(let point) = ReminderRules.parseLocation(words) {
+                // A position pasted into the app's location field, as a map copies it.
+                places.append((TaskPlace(coordinate: point, radius: nil, name: nil), trigger))
             } else {
-                problem("LOCATION \"\(DisplayText.excerpt(words.utf8))\" names no place of [places]: passed over")
+                problem("LOCATION \"\(DisplayText.excerpt(words.utf8))\" is no place of [places] nor a position: passed over")
             }
         }
         for (number, entry) in places.enumerated() {

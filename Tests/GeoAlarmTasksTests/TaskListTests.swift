@@ -58,8 +58,8 @@ struct TaskListTests {
 
     /// todoman, Thunderbird and Nextcloud keep a task's place as words (`LOCATION`): with
     /// `location_tasks`, words that name a place of `[places]` (its case, spacing and accents
-    /// aside) make the task a reminder there; words that name none are said; a location alarm
-    /// or a `GEO` taken by `geo_tasks` comes first.
+    /// aside) or are a position make the task a reminder there; other words are said; a location
+    /// alarm or a `GEO` taken by `geo_tasks` comes first.
     @Test func aLocationThatNamesAPlaceIsAReminderThere() throws {
         var settings = Self.settings
         settings.locationTasks = .arrive
@@ -72,17 +72,21 @@ struct TaskListTests {
             ("/l/c.ics", Self.object(["UID:c", "SUMMARY:Meeting", "LOCATION:Room 3\\, second floor"])),
             ("/l/d.ics", Self.object(["UID:d", "SUMMARY:Alarmed", "LOCATION:bakery"] + Self.appleAlarm("DEPART", "geo:1,2"))),
             ("/l/e.ics", Self.object(["UID:e", "SUMMARY:Done", "STATUS:COMPLETED", "LOCATION:nowhere"])),
+            // A position pasted into Thunderbird's location field, as Google Maps copies it.
+            ("/l/f.ics", Self.object(["UID:f", "SUMMARY:Pasted", #"LOCATION:38°42'37.8"N 9°08'11.8"W"#])),
         ]
         let load = TaskLists.read(objects, settings: settings, defaults: defaults)
         let byID = Dictionary(uniqueKeysWithValues: load.reminders.map { ($0.id, $0) })
-        #expect(Set(byID.keys) == ["shopping-list/a", "shopping-list/b", "shopping-list/d"], "\(byID.keys)")
+        #expect(Set(byID.keys) == ["shopping-list/a", "shopping-list/b", "shopping-list/d", "shopping-list/f"], "\(byID.keys)")
         let post = try #require(byID["shopping-list/a"])
         #expect(post.geometry == .circle(center: Coordinate(latitude: 38.7079, longitude: -9.1365), radius: 100))
         #expect(post.placeName == "post_office" && post.trigger == .arrive)
         #expect(byID["shopping-list/b"]?.placeName == "bakery")
         #expect(byID["shopping-list/d"]?.geometry == .circle(center: Coordinate(latitude: 1, longitude: 2), radius: 100) && byID["shopping-list/d"]?.trigger == .leave,
                 "its own alarm, not its words")
-        #expect(load.problems.count == 1 && load.problems[0].contains("LOCATION \"Room 3, second floor\" names no place of [places]: passed over"),
+        let pasted = try #require(byID["shopping-list/f"]?.geometry.center)
+        #expect(abs(pasted.latitude - 38.7105) < 1e-9 && abs(pasted.longitude + 9.136611) < 1e-6 && byID["shopping-list/f"]?.placeName == nil)
+        #expect(load.problems.count == 1 && load.problems[0].contains("LOCATION \"Room 3, second floor\" is no place of [places] nor a position: passed over"),
                 "\(load.problems)")
         // Off by default: words are no place.
         #expect(TaskLists.read(objects, settings: Self.settings, defaults: defaults).reminders.map(\.id) == ["shopping-list/d"])
