@@ -212,10 +212,12 @@ func checkICalendar(_ bytes: [UInt8]) {
         }
         pending += component.components
     }
-    let settings = TaskListSettings(name: "Fuzz", folder: "/fuzz", geoTasks: .both)
+    // A task's LOCATION read too: against places of the config, or as a position.
+    let settings = TaskListSettings(name: "Fuzz", folder: "/fuzz", geoTasks: .both, locationTasks: .arrive)
     let defaults = TaskLists.Defaults(
         template: Reminder(id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1)),
-        radius: 100, local: FixedOffset.utc, zones: { _ in nil })
+        radius: 100, local: FixedOffset.utc, zones: { _ in nil },
+        places: ["bakery": Coordinate(latitude: 38.7105, longitude: -9.1366), "post_office": Coordinate(latitude: 38.7079, longitude: -9.1365)])
     let load = TaskLists.read([("/fuzz/a.ics", bytes)], settings: settings, defaults: defaults)
     for reminder in load.reminders {
         guard reminder.center.isValid, case .circle(_, let radius) = reminder.geometry, radius > 0, radius <= Length.maximum else {
