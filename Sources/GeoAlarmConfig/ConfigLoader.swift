@@ -542,7 +542,7 @@ struct ConfigReader: TableReading {
                 report(in: table, context, "location_tasks", "unknown value \"\(text)\" (use \"arrive\", \"leave\" or \"both\")")
             } else if places.isEmpty {
                 warnings.append(diagnostic(
-                    in: table, context, "location_tasks", "there is no [places] table: no task's LOCATION can name a place"))
+                    in: table, context, "location_tasks", "there is no [places] table: only a task whose LOCATION is a position is a reminder"))
             }
         }
         guard diagnostics.count == before, let name else { return nil }

@@ -171,7 +171,7 @@ public struct TaskListLoad: Sendable {
 /// Reads task lists into reminders: every task with an arrive or depart location alarm (Apple's
 /// `X-APPLE-PROXIMITY`, or RFC 9074's `PROXIMITY`) at each of its places, its time alarms as
 /// time alarms, with `geo_tasks` a task that has only a `GEO`, and with `location_tasks` one
-/// whose `LOCATION` names a place of the config.
+/// whose `LOCATION` names a place of the config or is a position.
 public enum TaskLists {
     /// What a task's reminders share (from the config's `[defaults]`), how their times are read,
     /// and the config's places.

@@ -83,15 +83,15 @@ struct TaskListConfigTests {
         #expect(!problems.contains("s3cr3t"), "a password in a url is not repeated: \(problems)")
     }
 
-    /// `location_tasks` reads a task's words against `[places]`: without that table it could never
-    /// match, and says so.
+    /// `location_tasks` reads a task's words against `[places]`: without that table only a
+    /// position can match, which is said.
     @Test func locationTasksNeedPlaces() throws {
         let config = try ConfigLoader.parse(
             "[places]\nbakery = \"38.7105,-9.1366\"\n[[tasklist]]\nname = \"Errands\"\nvdir = \"/tmp\"\nlocation_tasks = \"both\"\n", path: "/c.toml")
         #expect(config.taskListSettings.first?.locationTasks == .both && config.warnings.isEmpty, "\(config.warnings)")
         let alone = try Self.load("vdir = \"/tmp\"\nlocation_tasks = \"arrive\"\n")
         #expect(alone.warnings.map(\.description) == [
-            "/home/ana/.config/geoalarm/config.toml:4: tasklist (#1): location_tasks: there is no [places] table: no task's LOCATION can name a place",
+            "/home/ana/.config/geoalarm/config.toml:4: tasklist (#1): location_tasks: there is no [places] table: only a task whose LOCATION is a position is a reminder",
         ])
     }
 
