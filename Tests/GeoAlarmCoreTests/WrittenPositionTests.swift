@@ -89,6 +89,22 @@ struct WrittenPositionTests {
         }
     }
 
+    /// A URI geoalarm writes (into a task's VLOCATION) reads back as its point and radius, and so
+    /// does Apple's form of it, the comma escaped.
+    @Test func aGeoURIWrittenReadsBack() async {
+        await propertyCheck(
+            count: 500, input: Gen.double(in: -90...90), Gen.double(in: -180...180), Gen.int(in: 1...20_000)
+        ) { latitude, longitude, metres in
+            let written = GeoURI(coordinate: Coordinate(latitude: latitude, longitude: longitude), uncertainty: Double(metres))
+            let read = try? GeoURI.parse(written.text).get()
+            #expect(read?.uncertainty == Double(metres), "\(written.text)")
+            #expect(read.map { abs($0.coordinate.latitude - latitude) <= 5e-7 && abs($0.coordinate.longitude - longitude) <= 5e-7 } == true,
+                    "six decimals: \(written.text)")
+            let apple = "geo:" + written.coordinate.description.replacing(",", with: "\\,")
+            #expect((try? GeoURI.parse(apple).get().coordinate) == read?.coordinate, "\(apple)")
+        }
+    }
+
     /// `angle` in a style: 0 D°M'S.ss"X, 1 X D° M.mmmm', 2 D.dddddd° X, 3 as 0 with typographic marks.
     private static func written(_ angle: Double, letters: (Character, Character), style: Int) -> String {
         let letter = angle < 0 ? letters.1 : letters.0
