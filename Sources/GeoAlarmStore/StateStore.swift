@@ -529,15 +529,19 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Past events, oldest first: those at or after `since`, of `reminder` only when given, the
-    /// `last` latest of them only when given.
-    public func history(since: Date? = nil, reminder: String? = nil, last: Int? = nil) throws(StoreError) -> [HistoryEntry] {
+    /// Past events, oldest first: those at or after `since` and before `until`, of `reminder`
+    /// only when given, the `last` latest of them only when given.
+    public func history(since: Date? = nil, until: Date? = nil, reminder: String? = nil, last: Int? = nil) throws(StoreError) -> [HistoryEntry] {
         try reading { db throws(SQLiteError) in
             var conditions: [String] = []
             var arguments: [any SQLiteArgument] = []
             if let since {
                 conditions.append("time >= ?")
                 arguments.append(since.timeIntervalSince1970)
+            }
+            if let until {
+                conditions.append("time < ?")
+                arguments.append(until.timeIntervalSince1970)
             }
             if let reminder {
                 conditions.append("reminder = ?")

@@ -18,6 +18,11 @@ struct History: AsyncParsableCommand {
         valueName: "when"))
     var since: String?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "Only events before then, in the same forms (\"2026-11-21\": up to its midnight UTC; \"1h\": until an hour ago).",
+        valueName: "when"))
+    var until: String?
+
     @Option(help: ArgumentHelp("Only this reminder's events.", valueName: "id"))
     var reminder: String?
 
@@ -25,14 +30,20 @@ struct History: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        if let since, Self.start(since, now: Date()) == nil {
-            throw ValidationError("--since \(since): expected a duration such as 2h or 7d, or a date such as 2026-11-20.")
+        let now = Date()
+        for (option, text) in [("--since", since), ("--until", until)] {
+            if let text, Self.moment(text, now: now) == nil {
+                throw ValidationError("\(option) \(text): expected a duration such as 2h or 7d, or a date such as 2026-11-20.")
+            }
+        }
+        if let start = since.flatMap({ Self.moment($0, now: now) }), let end = until.flatMap({ Self.moment($0, now: now) }), end <= start {
+            throw ValidationError("--until \(until ?? "") is not after --since \(since ?? ""): no event could be shown.")
         }
     }
 
     /// The moment `text` names: now minus a duration (written as it is, after a minus sign or
     /// before "ago", as systemd.time(7) writes a time past), or a date (midnight UTC) or date-time.
-    static func start(_ text: String, now: Date) -> Date? {
+    static func moment(_ text: String, now: Date) -> Date? {
         var back = Substring(text)
         if back.hasPrefix("-") {
             back = back.dropFirst()
@@ -58,7 +69,9 @@ struct History: AsyncParsableCommand {
         }
         let entries: [StateStore.HistoryEntry]
         do {
-            entries = try store.history(since: since.flatMap { Self.start($0, now: Date()) }, reminder: reminder)
+            let now = Date()
+            entries = try store.history(
+                since: since.flatMap { Self.moment($0, now: now) }, until: until.flatMap { Self.moment($0, now: now) }, reminder: reminder)
         } catch {
             Diagnostics.error(error.description)
             throw ExitCode.failure

@@ -28,6 +28,10 @@ struct HistoryCommandTests {
         ])
         #expect(try Command.run(["history", "--state", state, "--since", "1d"]).stdoutLines.count == 2)
         #expect(try Command.run(["history", "--state", state, "--since", "30m"]).stdoutLines.count == 1)
+        // A window: before --until (here an hour and a half ago: bread two days back only), after --since.
+        #expect(try Command.run(["history", "--state", state, "--until", "90m"]).stdoutLines.map { $0.components(separatedBy: "  ")[2] } == ["bread"])
+        #expect(try Command.run(["history", "--state", state, "--since", "2h", "--until", "-30m"]).stdoutLines.map { $0.components(separatedBy: "  ")[1] }
+            == ["arrive"])
         // As journalctl takes a time past: after a minus sign (the value, not an option), or before "ago".
         for back in ["-30m", "30 minutes ago", "-1d"] {
             let since = try Command.run(["history", "--state", state, "--since", back])
@@ -49,6 +53,10 @@ struct HistoryCommandTests {
         let badSince = try Command.run(["history", "--state", "/nonexistent/state.sqlite", "--since", "last tuesday"])
         #expect(badSince.status != 0)
         #expect(badSince.stderr.contains("--since last tuesday: expected a duration"))
+        let backwards = try Command.run(["history", "--state", "/nonexistent/state.sqlite", "--since", "1h", "--until", "2h"])
+        #expect(backwards.status == 64 && backwards.stderr.contains("--until 2h is not after --since 1h: no event could be shown"), "\(backwards.stderr)")
+        let badUntil = try Command.run(["history", "--state", "/nonexistent/state.sqlite", "--until", "soon"])
+        #expect(badUntil.status == 64 && badUntil.stderr.contains("--until soon: expected a duration"), "\(badUntil.stderr)")
         for bad in ["--2h", "-2h ago", "-h"] {
             let refused = try Command.run(["history", "--state", "/nonexistent/state.sqlite", "--since", bad])
             #expect(refused.status == 64 && refused.stderr.contains("--since \(bad): expected a duration"), "\(bad): \(refused.stderr)")

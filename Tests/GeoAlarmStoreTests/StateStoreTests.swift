@@ -135,6 +135,8 @@ struct StateStoreTests {
             time: time, kind: .arrive, reminderID: "office", title: "Office",
             coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094), distance: 11.1))
         #expect(try store.history(since: time.addingTimeInterval(1)).map(\.kind) == [.leave])
+        #expect(try store.history(until: time.addingTimeInterval(50)).map(\.kind) == [.arrive], "before, not at, until")
+        #expect(try store.history(since: time, until: time.addingTimeInterval(51)).map(\.kind) == [.arrive, .leave])
         #expect(try store.history(reminder: "elsewhere").isEmpty)
         #expect(try store.history(last: 1).map(\.kind) == [.leave], "the latest one")
         #expect(try store.history(last: 5).map(\.kind) == [.arrive, .leave], "oldest first")
