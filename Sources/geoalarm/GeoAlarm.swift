@@ -13,10 +13,11 @@ enum Entry {
         System.ignoreBrokenPipes()
         let arguments = Array(CommandLine.arguments.dropFirst())
         Task(executorPreference: EventLoop.main) {
-            if let word = GeoAlarm.readAsHelp(arguments) {
+            if let (word, asHelp) = GeoAlarm.misreadWord(arguments) {
                 Diagnostics.error(
-                    "\(DisplayText.escaped(word)) would be read as the options \(word.dropFirst().map { "-\($0)" }.joined(separator: " ")), "
-                        + "the help among them: a duration is never negative, and a word meant to start with a dash goes after --")
+                    "\(DisplayText.escaped(word)) would be read as the options \(word.dropFirst().map { "-\($0)" }.joined(separator: " "))"
+                        + (asHelp ? ", the help among them" : "")
+                        + ": a duration is never negative, and a word meant to start with a dash goes after --")
                 exit(ExitCode.validationFailure.rawValue)
             }
             await GeoAlarm.main(arguments)
@@ -41,24 +42,44 @@ struct GeoAlarm: AsyncParsableCommand {
         ]
     )
 
-    /// A word that the argument parser took for a group of short options with `-h` among them,
-    /// so that it would print the help and exit 0 where a value was meant: `snooze bread -1h`
-    /// (a dash and a digit; geoalarm has no option of a digit). Nil when the help is asked for in
-    /// its own words, or the word is an option's value (`--title "-20h sale"`).
-    static func readAsHelp(_ arguments: [String]) -> String? {
+    /// A word before `--` of a dash and a digit (`-1h`, `-30m`; geoalarm has no option of a digit)
+    /// that the argument parser took for a group of short options where a value was meant, and
+    /// whether the parser would have printed the help for it and exited 0 (`snooze bread -1h`:
+    /// `-1 -h`) rather than said a value is missing (`snooze bread -30m`). Nil when there is none,
+    /// when the help is asked for in its own words, when such a word is an option's value
+    /// (`--title "-20h sale"`), or when the line fails for another reason.
+    static func misreadWord(_ arguments: [String]) -> (word: String, asHelp: Bool)? {
         let options = arguments.prefix { $0 != "--" }
         guard !options.contains(where: { $0 == "-h" || $0 == "--help" }) else { return nil }
-        let word = options.first { word in
-            let letters = word.utf8.dropFirst()
-            return word.utf8.first == UInt8(ascii: "-") && letters.first.map { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } == true
-                && letters.contains(UInt8(ascii: "h"))
+        // Where a value stands alone: not after an option, whose value it may be (`--since -2h`).
+        let misread = options.indices.filter { isDashAndDigit(options[$0]) && ($0 == 0 || !options[$0 - 1].hasPrefix("-")) }
+        guard let first = misread.first else { return nil }
+        switch parseOutcome(arguments) {
+        case .command:
+            return nil
+        case .help:
+            return misread.first { options[$0].contains("h") }.map { (options[$0], true) }
+        case .failure:
+            // Those words were the fault when the line parses with plain values in their place.
+            let plain = arguments.indices.map { misread.contains($0) ? "0" : arguments[$0] }
+            return parseOutcome(plain) == .command ? (options[first], false) : nil
         }
-        guard let word else { return nil }
-        // The help comes back as a command of the parser's own (its help command), not one of these.
-        let parsed = try? parseAsRoot(arguments)
-        let ours = ([Self.self] + configuration.subcommands).map(ObjectIdentifier.init)
-        return parsed.map { ours.contains(ObjectIdentifier(type(of: $0))) } == false ? word : nil
     }
+
+    private static func isDashAndDigit(_ word: String) -> Bool {
+        let bytes = Array(word.utf8.prefix(2))
+        return bytes.count == 2 && bytes[0] == UInt8(ascii: "-") && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[1])
+    }
+
+    /// What the argument parser makes of `arguments`: one of these commands, its help (a command
+    /// of its own), or a failure.
+    private static func parseOutcome(_ arguments: [String]) -> ParseOutcome {
+        guard let parsed = try? parseAsRoot(arguments) else { return .failure }
+        let ours = ([Self.self] + configuration.subcommands).map(ObjectIdentifier.init)
+        return ours.contains(ObjectIdentifier(type(of: parsed))) ? .command : .help
+    }
+
+    private enum ParseOutcome { case command, help, failure }
 }
 
 extension ProcessInfo {

@@ -75,8 +75,9 @@ struct OptionTests {
     }
 
     /// The argument parser reads "-1h" as -1 -h and prints the help with status 0: a script
-    /// would take the snooze for done. A dash and a digit before -h is refused; the same word as
-    /// an option's value is that value, and -h in its own words is still the help.
+    /// would take the snooze for done. A dash and a digit where a value was meant is refused,
+    /// naming it; the same word as an option's value is that value, and -h in its own words is
+    /// still the help.
     @Test func aNegativeDurationIsRefusedNotReadAsTheHelp() throws {
         let config = try Command.temporaryFile(LifecycleCommandTests.commented)
         let state = Command.scratchState()
@@ -85,6 +86,13 @@ struct OptionTests {
             #expect(snoozed.status == 64 && snoozed.stdout.isEmpty, "\(word): \(snoozed.status) \(snoozed.stdout)")
             #expect(snoozed.stderr.hasPrefix("geoalarm: error: \(word) would be read as the options -1 -h"), "\(snoozed.stderr)")
         }
+        // Without -h among them, the parser would say the duration is missing: the word is named instead.
+        let missing = try Command.run(["snooze", "bread", "-30m", "-c", config, "--state", state])
+        #expect(missing.status == 64 && missing.stderr.hasPrefix(
+            "geoalarm: error: -30m would be read as the options -3 -0 -m: a duration is never negative"), "\(missing.stderr)")
+        // A line wrong for another reason keeps the parser's own message.
+        let other = try Command.run(["snooze", "-30m", "-c", config])
+        #expect(other.status == 64 && other.stderr.hasPrefix("Error: Missing expected argument"), "\(other.stderr)")
         let asked = try Command.run(["snooze", "bread", "-1h", "-c", config, "--help"])
         #expect(asked.status == 0 && asked.stdout.hasPrefix("OVERVIEW: Silence a reminder"), "\(asked.stderr)")
         let titled = try Command.run(["add", "-c", config, "--title", "-20h sale", "--at", "38.7,-9.1"])
