@@ -30,9 +30,7 @@ enum HemispherePosition {
             }
         }
         guard let latitude, let longitude else { return .failure(.unreadable(text)) }
-        if let problem = ReminderRules.latitudeProblem(latitude) { return .failure(.latitude(problem)) }
-        if let problem = ReminderRules.longitudeProblem(longitude) { return .failure(.longitude(problem)) }
-        return .success(Coordinate(latitude: latitude, longitude: longitude))
+        return ReminderRules.checked(Coordinate(latitude: latitude, longitude: longitude))
     }
 
     /// What a part of an angle is.

@@ -268,7 +268,8 @@ public enum ReminderRules {
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 
-    private static func checked(_ point: Coordinate) -> Result<Coordinate, LocationError> {
+    /// `point`, or why its latitude or longitude is out of range.
+    static func checked(_ point: Coordinate) -> Result<Coordinate, LocationError> {
         if let problem = latitudeProblem(point.latitude) { return .failure(.latitude(problem)) }
         if let problem = longitudeProblem(point.longitude) { return .failure(.longitude(problem)) }
         return .success(point)
