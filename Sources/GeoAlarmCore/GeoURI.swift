@@ -108,6 +108,12 @@ public struct GeoURI: Sendable, Equatable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// `geo:LAT\,LON`, six decimals, as Apple writes it (the comma escaped, no `u=`: its radius
+    /// is a parameter of its own).
+    public var appleText: String {
+        "geo:" + coordinate.description.replacing(",", with: "\\,")
+    }
+
     /// `geo:LAT,LON` (with `;u=METRES` when given), six decimals.
     public var text: String {
         "geo:\(coordinate)" + (uncertainty.map { ";u=\(ReminderRules.plain($0))" } ?? "")

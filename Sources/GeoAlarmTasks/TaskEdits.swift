@@ -92,7 +92,6 @@ public enum TaskEdits {
         let place = task.place
         if let name = place.name { lines.append("LOCATION:\(ICalendarText.escaped(name))") }
         let uri = GeoURI(coordinate: place.coordinate, uncertainty: place.radius)
-        let appleURI = "geo:\(place.coordinate.description.replacing(",", with: "\\,"))"
         let title = place.name.map(appleParameter) ?? "\"\(place.coordinate)\""
         var proximities: [String] = []
         if task.trigger != .leave { proximities.append("ARRIVE") }
@@ -100,7 +99,7 @@ public enum TaskEdits {
         for (number, proximity) in proximities.enumerated() {
             var apple = "X-APPLE-STRUCTURED-LOCATION;VALUE=URI"
             if let radius = place.radius { apple += ";X-APPLE-RADIUS=\(ReminderRules.plain(radius))" }
-            apple += ";X-APPLE-REFERENCEFRAME=1;X-TITLE=\(title):\(appleURI)"
+            apple += ";X-APPLE-REFERENCEFRAME=1;X-TITLE=\(title):\(uri.appleText)"
             lines += [
                 "BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:Reminder", "TRIGGER;VALUE=DATE-TIME:\(TaskAlarm.applePlaceholder)",
                 "UID:\(ICalendarText.escaped(task.uid))-\(number + 1)", "X-APPLE-PROXIMITY:\(proximity)", apple, "PROXIMITY:\(proximity)",

@@ -100,8 +100,8 @@ struct WrittenPositionTests {
             #expect(read?.uncertainty == Double(metres), "\(written.text)")
             #expect(read.map { abs($0.coordinate.latitude - latitude) <= 5e-7 && abs($0.coordinate.longitude - longitude) <= 5e-7 } == true,
                     "six decimals: \(written.text)")
-            let apple = "geo:" + written.coordinate.description.replacing(",", with: "\\,")
-            #expect((try? GeoURI.parse(apple).get().coordinate) == read?.coordinate, "\(apple)")
+            #expect(written.appleText.contains("\\,") && !written.appleText.contains(";"), "\(written.appleText)")
+            #expect((try? GeoURI.parse(written.appleText).get().coordinate) == read?.coordinate, "\(written.appleText)")
         }
     }
 
