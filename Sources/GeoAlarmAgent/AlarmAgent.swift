@@ -335,7 +335,7 @@ public final class AlarmAgent: Service {
     }
 
     private func reload(_ current: inout AgentState) {
-        tellServiceManager(ServiceManager.reloading(), &current)
+        sendToServiceManager(ServiceManager.reloading(), &current)
         do {
             let config = try ConfigLoader.load(path: configPath, taskCache: keeper.taskListCache)
             Self.logSources(of: config, to: logger)
@@ -377,11 +377,11 @@ public final class AlarmAgent: Service {
         if current.reloadFailed { status += "; the last reload failed, the previous config stays in force" }
         guard ready || status != current.toldStatus else { return }
         current.toldStatus = status
-        tellServiceManager((ready ? ["READY=1"] : []) + [ServiceManager.status(status)], &current)
+        sendToServiceManager((ready ? ["READY=1"] : []) + [ServiceManager.status(status)], &current)
     }
 
     /// Sends `fields` to systemd; a socket that cannot be written to is said once.
-    private func tellServiceManager(_ fields: [String], _ current: inout AgentState) {
+    private func sendToServiceManager(_ fields: [String], _ current: inout AgentState) {
         guard let serviceManager else { return }
         do {
             try serviceManager.notify(fields)
