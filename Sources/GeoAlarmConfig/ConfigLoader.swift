@@ -141,60 +141,29 @@ struct ConfigReader: TableReading {
         var alarms: [TimeAlarm] = []
         var order: [String] = []
         var usedIDs: [String: String] = [:]
-        if let value = root["reminder"] {
-            if let array = value.array {
-                for (offset, element) in array.enumerated() {
-                    let number = offset + 1
-                    guard let table = element.table else {
-                        report(in: root, "reminder (#\(number))", nil, "must be a table ([[reminder]])")
-                        continue
-                    }
-                    switch readReminder(table, number: number, defaults: defaults, places: places, usedIDs: &usedIDs) {
-                    case .place(let reminder)?:
-                        reminders.append(reminder)
-                        order.append(reminder.id)
-                    case .time(let alarm)?:
-                        alarms.append(alarm)
-                        order.append(alarm.id)
-                    case nil: break
-                    }
-                }
-            } else {
-                report(in: root, "top level", "reminder", "must be an array of tables: write each one as [[reminder]]")
+        forEachTable(of: root, "reminder") { reader, table, number in
+            switch reader.readReminder(table, number: number, defaults: defaults, places: places, usedIDs: &usedIDs) {
+            case .place(let reminder)?:
+                reminders.append(reminder)
+                order.append(reminder.id)
+            case .time(let alarm)?:
+                alarms.append(alarm)
+                order.append(alarm.id)
+            case nil: break
             }
         }
         var config = Config(path: file, settings: settings, places: places, reminders: reminders)
-        if let value = root["collection"] {
-            if let array = value.array {
-                for (offset, element) in array.enumerated() {
-                    guard let table = element.table else {
-                        report(in: root, "collection (#\(offset + 1))", nil, "must be a table ([[collection]])")
-                        continue
-                    }
-                    guard let (collection, load) = readCollection(table, number: offset + 1, defaults: defaults, usedIDs: &usedIDs)
-                    else { continue }
-                    config.collections.append(collection)
-                    config.collectionLoads.append(load)
-                }
-            } else {
-                report(in: root, "top level", "collection", "must be an array of tables: write each one as [[collection]]")
-            }
+        forEachTable(of: root, "collection") { reader, table, number in
+            guard let (collection, load) = reader.readCollection(table, number: number, defaults: defaults, usedIDs: &usedIDs)
+            else { return }
+            config.collections.append(collection)
+            config.collectionLoads.append(load)
         }
         config.alarms = alarms
         config.idsInFileOrder = order
-        if let value = root["tasklist"] {
-            if let array = value.array {
-                for (offset, element) in array.enumerated() {
-                    guard let table = element.table else {
-                        report(in: root, "tasklist (#\(offset + 1))", nil, "must be a table ([[tasklist]])")
-                        continue
-                    }
-                    if let settings = readTaskList(table, number: offset + 1, usedIDs: &usedIDs, places: config.places) {
-                        config.taskListSettings.append(settings)
-                    }
-                }
-            } else {
-                report(in: root, "top level", "tasklist", "must be an array of tables: write each one as [[tasklist]]")
+        forEachTable(of: root, "tasklist") { reader, table, number in
+            if let settings = reader.readTaskList(table, number: number, usedIDs: &usedIDs, places: places) {
+                config.taskListSettings.append(settings)
             }
         }
         config.taskDefaults = TaskDefaults(
@@ -203,59 +172,86 @@ struct ConfigReader: TableReading {
                 hysteresis: defaults.hysteresis, dwell: defaults.dwell, alert: defaults.alert,
                 schedule: ReminderSchedule(repetition: defaults.repetition), approach: defaults.approach),
             radius: defaults.radius)
-        if let table = table(root, "gpsd", context: "top level") {
-            checkKeys(of: table, allowed: Self.gpsdKeys, context: "gpsd")
-            if let port = typed(table, "port", context: "gpsd", expected: "a port number", { $0.int }) {
-                if HostAndPort.ports.contains(port) { config.gpsdPort = port } else { report(in: table, "gpsd", "port", "\(port) is not 1-65535") }
-            }
-            if let host = string(table, "host", context: "gpsd"), let endpoint = gpsdHost(host, in: table) {
-                config.gpsdHost = endpoint.host
-                if let port = endpoint.port { config.gpsdPort = port }
-            }
-        }
-        if let table = table(root, "history", context: "top level") {
-            checkKeys(of: table, allowed: Self.historyKeys, context: "history")
-            // A number alone would be seconds: keep = 90 (meant as days) would prune all but the
-            // last minute and a half of the history at the next start.
-            if let value = table["keep"], value.int != nil || value.string.flatMap({ Double($0.trimmingWhitespace()) }) != nil {
-                report(in: table, "history", "keep", "a number alone would be seconds, and the history older pruned: give its unit (\"90d\")")
-            } else if let keep = span(table, "keep", context: "history") {
-                if keep > 0 { config.historyKeep = keep } else { report(in: table, "history", "keep", "must be above 0") }
-            }
-        }
-        if let table = table(root, "output", context: "top level") {
-            checkKeys(of: table, allowed: Self.outputKeys, context: "output")
-            config.notify = bool(table, "notify", context: "output") ?? true
-            if let timeout = span(table, "hook_timeout", context: "output") {
-                if timeout > 0 { config.hookTimeout = timeout } else { report(in: table, "output", "hook_timeout", "must be above 0") }
-            }
-            if let snooze = span(table, "snooze", context: "output") {
-                if snooze >= 60 { config.snooze = snooze } else { report(in: table, "output", "snooze", "must be at least a minute") }
-            }
-        }
+        if let table = table(root, "gpsd", context: "top level") { readGPSD(table, into: &config) }
+        if let table = table(root, "history", context: "top level") { readHistory(table, into: &config) }
+        if let table = table(root, "output", context: "top level") { readOutput(table, into: &config) }
         if let table = table(root, "mqtt", context: "top level") {
             config.mqtt = MQTTSetup.read(table, file: file, reader: &self)
         }
-        if let table = table(root, "map", context: "top level") {
-            checkKeys(of: table, allowed: Self.mapKeys, context: "map")
-            if let tiles = string(table, "tiles", context: "map") {
-                // Other tiles come with another credit: OpenStreetMap's is not assumed for them.
-                config.map.attribution = ""
-                if tiles.isEmpty {
-                    config.map.tiles = nil
-                } else if let problem = MapSettings.problem(withTiles: tiles) {
-                    report(in: table, "map", "tiles", problem)
-                } else {
-                    config.map.tiles = tiles
-                }
-            }
-            if let attribution = string(table, "attribution", context: "map") { config.map.attribution = attribution }
-        }
+        if let table = table(root, "map", context: "top level") { readMap(table, into: &config) }
         config.warnings = warnings
         return config
     }
 
     // MARK: Sections
+
+    /// Calls `body` with each table of the array of tables `key` (`[[key]]`) and its 1-based
+    /// number; a value that is not an array, and an element that is not a table, are reported
+    /// (the element at its own line).
+    private mutating func forEachTable(
+        of root: TOMLTable, _ key: String, _ body: (inout ConfigReader, TOMLTable, Int) -> Void
+    ) {
+        guard let value = root[key] else { return }
+        guard let array = value.array else {
+            return report(in: root, "top level", key, "must be an array of tables: write each one as [[\(key)]]")
+        }
+        for (offset, element) in array.enumerated() {
+            guard let table = element.table else {
+                report(at: element.keyOffset, "\(key) (#\(offset + 1))", nil, "must be a table ([[\(key)]])")
+                continue
+            }
+            body(&self, table, offset + 1)
+        }
+    }
+
+    private mutating func readGPSD(_ table: TOMLTable, into config: inout Config) {
+        checkKeys(of: table, allowed: Self.gpsdKeys, context: "gpsd")
+        if let port = typed(table, "port", context: "gpsd", expected: "a port number", { $0.int }) {
+            if HostAndPort.ports.contains(port) { config.gpsdPort = port } else { report(in: table, "gpsd", "port", "\(port) is not 1-65535") }
+        }
+        if let host = string(table, "host", context: "gpsd"), let endpoint = gpsdHost(host, in: table) {
+            config.gpsdHost = endpoint.host
+            if let port = endpoint.port { config.gpsdPort = port }
+        }
+    }
+
+    private mutating func readHistory(_ table: TOMLTable, into config: inout Config) {
+        checkKeys(of: table, allowed: Self.historyKeys, context: "history")
+        // A number alone would be seconds: keep = 90 (meant as days) would prune all but the
+        // last minute and a half of the history at the next start.
+        if let value = table["keep"], value.int != nil || value.string.flatMap({ Double($0.trimmingWhitespace()) }) != nil {
+            report(in: table, "history", "keep", "a number alone would be seconds, and the history older pruned: give its unit (\"90d\")")
+        } else if let keep = span(table, "keep", context: "history") {
+            if keep > 0 { config.historyKeep = keep } else { report(in: table, "history", "keep", "must be above 0") }
+        }
+    }
+
+    private mutating func readOutput(_ table: TOMLTable, into config: inout Config) {
+        checkKeys(of: table, allowed: Self.outputKeys, context: "output")
+        config.notify = bool(table, "notify", context: "output") ?? true
+        if let timeout = span(table, "hook_timeout", context: "output") {
+            if timeout > 0 { config.hookTimeout = timeout } else { report(in: table, "output", "hook_timeout", "must be above 0") }
+        }
+        if let snooze = span(table, "snooze", context: "output") {
+            if snooze >= 60 { config.snooze = snooze } else { report(in: table, "output", "snooze", "must be at least a minute") }
+        }
+    }
+
+    private mutating func readMap(_ table: TOMLTable, into config: inout Config) {
+        checkKeys(of: table, allowed: Self.mapKeys, context: "map")
+        if let tiles = string(table, "tiles", context: "map") {
+            // Other tiles come with another credit: OpenStreetMap's is not assumed for them.
+            config.map.attribution = ""
+            if tiles.isEmpty {
+                config.map.tiles = nil
+            } else if let problem = MapSettings.problem(withTiles: tiles) {
+                report(in: table, "map", "tiles", problem)
+            } else {
+                config.map.tiles = tiles
+            }
+        }
+        if let attribution = string(table, "attribution", context: "map") { config.map.attribution = attribution }
+    }
 
     private mutating func readDefaults(
         _ table: TOMLTable, settings: inout EngineSettings, defaults: inout ReminderDefaults
@@ -496,139 +492,6 @@ struct ConfigReader: TableReading {
 
     /// A `[[collection]]` table and the places of its file. `usedIDs` maps the reminder and
     /// collection ids taken so far to who took them.
-    /// A `[[tasklist]]`: its name (unique, and its slug no other reminder's or collection's id),
-    /// its folder (beside the config when relative), and what a task with only a place announces.
-    private mutating func readTaskList(
-        _ table: TOMLTable, number: Int, usedIDs: inout [String: String], places: [String: Coordinate]
-    ) -> TaskListSettings? {
-        let context = "tasklist (#\(number))"
-        // "password" has its own message.
-        checkKeys(of: table, allowed: Self.taskListKeys + ["password"], context: context)
-        let before = diagnostics.count
-        if table["password"] != nil {
-            report(in: table, context, "password", """
-                a password is not written in the config: put it in a file only you can read and name it with password_file, \
-                or give password_command
-                """)
-        }
-        let name = string(table, "name", context: context)
-        if name == nil, table["name"] == nil { report(in: table, context, "name", "missing: how list, status and the map name the list") }
-        if let name, name.trimmingWhitespace().isEmpty { report(in: table, context, "name", "is empty") }
-        let folder = string(table, "vdir", context: context)
-        if let folder, folder.isEmpty { report(in: table, context, "vdir", "is empty") }
-        let server = table["url"] == nil ? nil : readServer(table, context: context)
-        if table["url"] != nil, table["vdir"] != nil {
-            report(in: table, context, "url", "a list is a vdir or a server's collection, not both: give vdir or url")
-        } else if table["url"] == nil {
-            for key in ["username", "password_file", "password_command", "cafile", "poll"] where table[key] != nil {
-                report(in: table, context, key, "only applies to a list on a server (url)")
-            }
-            if table["vdir"] == nil {
-                report(in: table, context, "vdir", """
-                    missing: give the folder of the list's .ics files (vdir, as vdirsyncer keeps it) or its CalDAV \
-                    collection (url)
-                    """)
-            }
-        }
-        var geoTasks: Trigger?
-        if let text = string(table, "geo_tasks", context: context) {
-            geoTasks = Trigger(parsing: text)
-            if geoTasks == nil { report(in: table, context, "geo_tasks", "unknown value \"\(text)\" (use \"arrive\", \"leave\" or \"both\")") }
-        }
-        var locationTasks: Trigger?
-        if let text = string(table, "location_tasks", context: context) {
-            locationTasks = Trigger(parsing: text)
-            if locationTasks == nil {
-                report(in: table, context, "location_tasks", "unknown value \"\(text)\" (use \"arrive\", \"leave\" or \"both\")")
-            } else if places.isEmpty {
-                warnings.append(diagnostic(
-                    in: table, context, "location_tasks", "there is no [places] table: only a task whose LOCATION is a position is a reminder"))
-            }
-        }
-        guard diagnostics.count == before, let name else { return nil }
-        let source: TaskListSettings.Source
-        if let server {
-            source = .server(server)
-        } else if let folder {
-            source = .vdir(PathParts.resolve(Self.expandingHome(folder), besides: file))
-        } else {
-            return nil
-        }
-        let settings = TaskListSettings(name: name, source: source, geoTasks: geoTasks, locationTasks: locationTasks)
-        if let first = usedIDs[settings.id] {
-            report(in: table, context, "name", "its reminders' ids would start \"\(settings.id)/\", as those of \(first) do: give it another name")
-            return nil
-        }
-        usedIDs[settings.id] = "task list #\(number)"
-        return settings
-    }
-
-    /// A `[[tasklist]]`'s server: its collection's address, the credentials and how often to look;
-    /// nil (reported) when it cannot be used.
-    private mutating func readServer(_ table: TOMLTable, context: String) -> ServerSettings? {
-        let before = diagnostics.count
-        guard let url = string(table, "url", context: context) else { return nil }
-        if let problem = ServerSettings.urlProblem(url) { report(in: table, context, "url", "\(DisplayText.url(url)) \(problem)") }
-        var server = ServerSettings(url: url)
-        if let username = string(table, "username", context: context) {
-            if username.isEmpty || username.contains(where: \.isNewline) || username.contains("\u{0}") {
-                report(in: table, context, "username", "must be one line of text")
-            }
-            server.username = username
-        }
-        if let passwordFile = string(table, "password_file", context: context) {
-            let resolved = PathParts.resolve(Self.expandingHome(passwordFile), besides: file)
-            // Read at each use (a fixed file takes at once), so only its rights are checked here.
-            if case .failure(let problem) = PasswordFile.read(resolved), problem.isAboutRights {
-                report(in: table, context, "password_file", "\(resolved): \(problem.message)")
-            }
-            server.passwordFile = resolved
-        }
-        if let value = table["password_command"] {
-            let words = value.array.map { array in (0..<array.count).compactMap { array[$0].string } }
-            if let words, let count = value.array?.count, words.count == count, !words.isEmpty, !words[0].isEmpty {
-                server.passwordCommand = words
-            } else {
-                report(in: table, context, "password_command", """
-                    must be a non-empty array of strings: the program that prints the password and its arguments, \
-                    e.g. ["secret-tool", "lookup", "service", "nextcloud"]
-                    """)
-            }
-        }
-        if server.passwordFile != nil, server.passwordCommand != nil {
-            report(in: table, context, "password_command", "give password_file or password_command, not both")
-        }
-        if server.username == nil, server.passwordFile != nil || server.passwordCommand != nil {
-            report(in: table, context, "username", "missing: a password needs a username")
-        }
-        if let cafile = string(table, "cafile", context: context) {
-            let resolved = PathParts.resolve(Self.expandingHome(cafile), besides: file)
-            if !url.hasPrefix("https://") { report(in: table, context, "cafile", "only applies to an https:// url") }
-            if ((try? System.fileStatus(resolved)) ?? nil) == nil {
-                report(in: table, context, "cafile", "\(resolved): no such file")
-            } else if let problem = FileSafety.notRegularFileProblem(resolved) {
-                report(in: table, context, "cafile", "\(resolved) \(problem)")
-            }
-            server.caFile = resolved
-        }
-        if let poll = span(table, "poll", context: context) {
-            if poll >= ServerSettings.shortestPoll {
-                server.poll = poll
-            } else {
-                report(in: table, context, "poll", "must be at least \(Int(ServerSettings.shortestPoll))s: a server is not asked more often")
-            }
-        }
-        return diagnostics.count == before ? server : nil
-    }
-
-    /// `~/...` as a shell reads it: vdirsyncer's own config writes paths so.
-    static func expandingHome(_ path: String) -> String {
-        guard path == "~" || path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"], home.hasPrefix("/") else {
-            return path
-        }
-        return home + path.dropFirst()
-    }
-
     private mutating func readCollection(
         _ table: TOMLTable, number: Int, defaults: ReminderDefaults, usedIDs: inout [String: String]
     ) -> (ReminderCollection, CollectionLoad)? {
@@ -780,132 +643,18 @@ struct ConfigReader: TableReading {
         return (at, alert(table, context: context, inheriting: defaults.alert), bool(table, "enabled", context: context) ?? true)
     }
 
-    /// Where a reminder is: a point (with the `[places]` name it came from), or an area (its
-    /// `center` is the area's middle).
-    private mutating func reminderCenter(
-        _ table: TOMLTable, context: String, places: [String: Coordinate]
-    ) -> (Coordinate?, String?, Area?) {
-        let given = ["lat/lon": table["lat"] != nil || table["lon"] != nil,
-                     "place": table["place"] != nil, "location": table["location"] != nil,
-                     "area": table["area"] != nil, "polygon": table["polygon"] != nil]
-            .filter(\.value).map(\.key).sorted()
-        if table["area_feature"] != nil, table["area"] == nil {
-            report(in: table, context, "area_feature", "only applies with area = \"FILE.geojson\"")
-        }
-        guard given.count == 1 else {
-            if given.isEmpty {
-                report(in: table, context, "location", "missing: give lat and lon, place, location, area or polygon")
-            } else {
-                report(in: table, context, given.joined(separator: ", "), "give only one of lat/lon, place, location, area or polygon")
-            }
-            return (nil, nil, nil)
-        }
-        switch given[0] {
-        case "place":
-            guard let name = string(table, "place", context: context) else { return (nil, nil, nil) }
-            guard let place = places[name] else {
-                let known = places.keys.sorted()
-                var message = "unknown place \"\(name)\""
-                if let near = Suggestion.closest(to: name, among: known) {
-                    message += " (did you mean \"\(near)\"?)"
-                } else if known.isEmpty {
-                    message += " (there is no [places] table)"
-                }
-                report(in: table, context, "place", message)
-                return (nil, nil, nil)
-            }
-            return (place, name, nil)
-        case "location":
-            guard let text = string(table, "location", context: context) else { return (nil, nil, nil) }
-            return (location(text, at: table["location"]?.keyOffset, context: context, key: "location"), nil, nil)
-        case "area":
-            let area = areaFromFile(table, context: context)
-            return (area?.center, nil, area)
-        case "polygon":
-            let area = inlinePolygon(table, context: context)
-            return (area?.center, nil, area)
-        default:
-            return (coordinate(table, context: context, required: true), nil, nil)
-        }
-    }
-
-    /// `polygon = [[lat, lon], ...]`: one ring, closed by itself, no holes.
-    private mutating func inlinePolygon(_ table: TOMLTable, context: String) -> Area? {
-        let shape = "an array of [lat, lon] pairs, such as [[38.71, -9.14], [38.72, -9.14], [38.72, -9.13]]"
-        guard let pairs = table["polygon"]?.array else {
-            report(in: table, context, "polygon", "must be \(shape)")
-            return nil
-        }
-        var ring: [Coordinate] = []
-        for index in pairs.indices {
-            let pair = pairs[index].array ?? []
-            guard pair.count == 2, let latitude = Self.degrees(pair[0]), let longitude = Self.degrees(pair[1]) else {
-                report(at: pairs[index].keyOffset, context, "polygon", "point \(index + 1) is not [lat, lon]: it must be \(shape)")
-                return nil
-            }
-            ring.append(Coordinate(latitude: latitude, longitude: longitude))
-        }
-        do {
-            return try Area(polygons: [[ring]])
-        } catch {
-            report(in: table, context, "polygon", error.description)
-            return nil
-        }
-    }
-
-    /// A number of degrees written as a float or an integer.
-    private static func degrees(_ value: TOMLValue) -> Double? {
-        value.double ?? value.int.map(Double.init)
-    }
-
-    /// `area = "FILE.geojson"` (relative to the config's folder), and `area_feature` to pick
-    /// one of several Polygon or MultiPolygon features by its name or id.
-    private mutating func areaFromFile(_ table: TOMLTable, context: String) -> Area? {
-        guard let path = string(table, "area", context: context) else { return nil }
-        let wanted = string(table, "area_feature", context: context)
-        let resolved = PathParts.resolve(path, besides: file)
-        let features: [(feature: GeoJSONPlaces.Feature, area: Result<Area, GeoJSONPlaces.FeatureProblem>)]
-        do {
-            features = try GeoJSONPlaces.areas(try UserFile.contents(of: resolved, limit: UserFile.collectionLimit))
-        } catch let error as CollectionFileError {
-            report(in: table, context, "area", "\(resolved): \(error)")
-            return nil
-        } catch {
-            report(in: table, context, "area", "\(resolved): cannot read: \(error)")
-            return nil
-        }
-        let names = features.map { $0.feature.name ?? $0.feature.propertyID ?? $0.feature.id ?? "line \($0.feature.line)" }
-        let listed = names.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (names.count > 10 ? "..." : "")
-        let chosen: (feature: GeoJSONPlaces.Feature, area: Result<Area, GeoJSONPlaces.FeatureProblem>)
-        if let wanted {
-            guard let match = features.first(where: { $0.feature.isNamed(wanted) }) else {
-                let known = features.isEmpty ? "it has none" : "it has \(listed)"
-                report(in: table, context, "area_feature", "no Polygon or MultiPolygon feature named \"\(wanted)\" in \(resolved) (\(known))")
-                return nil
-            }
-            chosen = match
-        } else {
-            guard features.count == 1 else {
-                report(in: table, context, "area", features.isEmpty
-                    ? "\(resolved) has no Polygon or MultiPolygon feature"
-                    : "\(resolved) has \(features.count) areas: choose one with area_feature (\(listed))")
-                return nil
-            }
-            chosen = features[0]
-        }
-        switch chosen.area {
-        case .success(let area):
-            return area
-        case .failure(let problem):
-            let name = chosen.feature.name.map { " \"\($0)\"" } ?? ""
-            report(in: table, context, "area", "\(resolved):\(chosen.feature.line): feature\(name): \(problem.message)")
-            return nil
-        }
-    }
-
     // MARK: Typed values
 
-    private mutating func coordinate(_ table: TOMLTable, context: String, required: Bool) -> Coordinate? {
+    /// `~/...` as a shell reads it: vdirsyncer's own config writes paths so.
+    static func expandingHome(_ path: String) -> String {
+        guard path == "~" || path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"], home.hasPrefix("/") else {
+            return path
+        }
+        return home + path.dropFirst()
+    }
+
+
+    mutating func coordinate(_ table: TOMLTable, context: String, required: Bool) -> Coordinate? {
         let latitude = number(table, "lat", context: context, required: required)
         let longitude = number(table, "lon", context: context, required: required)
         var valid = true
@@ -921,7 +670,7 @@ struct ConfigReader: TableReading {
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 
-    private mutating func location(_ text: String, at offset: Int?, context: String, key: String) -> Coordinate? {
+    mutating func location(_ text: String, at offset: Int?, context: String, key: String) -> Coordinate? {
         switch ReminderRules.parseLocation(text) {
         case .success(let coordinate): return coordinate
         case .failure(let error):
@@ -930,7 +679,7 @@ struct ConfigReader: TableReading {
         }
     }
 
-    private mutating func number(_ table: TOMLTable, _ key: String, context: String, required: Bool) -> Double? {
+    mutating func number(_ table: TOMLTable, _ key: String, context: String, required: Bool) -> Double? {
         guard let value = table[key] else {
             if required { report(in: table, context, key, "missing") }
             return nil

@@ -195,6 +195,12 @@ struct ConfigTests {
         #expect(problems("reminder = 3\n") == [
             "r.toml:1: top level: reminder: must be an array of tables: write each one as [[reminder]]",
         ])
+        // Each array of tables is read alike: the value, and each element that is not a table.
+        #expect(problems("collection = \"shops.csv\"\ntasklist = [\n  1,\n  { name = \"Errands\", vdir = \"tasks\" },\n  \"x\",\n]\n") == [
+            "r.toml:1: top level: collection: must be an array of tables: write each one as [[collection]]",
+            "r.toml:3: tasklist (#1): must be a table ([[tasklist]])",
+            "r.toml:5: tasklist (#3): must be a table ([[tasklist]])",
+        ])
         #expect(problems("[[reminder]]\ntitle = \"!!!\"\nlat = 1\nlon = 2\n") == [
             "r.toml:1: reminder \"\" (#1): id: cannot be made from this title; give it an id",
         ])
