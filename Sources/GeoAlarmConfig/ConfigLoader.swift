@@ -137,12 +137,13 @@ struct ConfigReader: TableReading {
                 if let place = readPlace(name: name, value: table[name]!) { places[name] = place }
             }
         }
+        let namedPlaces = NamedPlaces(places)
         var reminders: [Reminder] = []
         var alarms: [TimeAlarm] = []
         var order: [String] = []
         var usedIDs: [String: String] = [:]
         forEachTable(of: root, "reminder") { reader, table, number in
-            switch reader.readReminder(table, number: number, defaults: defaults, places: places, usedIDs: &usedIDs) {
+            switch reader.readReminder(table, number: number, defaults: defaults, places: namedPlaces, usedIDs: &usedIDs) {
             case .place(let reminder)?:
                 reminders.append(reminder)
                 order.append(reminder.id)
@@ -429,7 +430,7 @@ struct ConfigReader: TableReading {
     }
 
     private mutating func readReminder(
-        _ table: TOMLTable, number: Int, defaults: ReminderDefaults, places: [String: Coordinate],
+        _ table: TOMLTable, number: Int, defaults: ReminderDefaults, places: NamedPlaces,
         usedIDs: inout [String: String]
     ) -> Entry? {
         let before = diagnostics.count

@@ -5,10 +5,10 @@ import GeoAlarmTOML
 
 /// Where a reminder is: `lat`/`lon`, a `[places]` name, a `location` text, a GeoJSON `area` or an inline `polygon`.
 extension ConfigReader {
-    /// Where a reminder is: a point (with the `[places]` name it came from), or an area (its
+    /// Where a reminder is: a point (with the key of the `[places]` entry it came from), or an area (its
     /// `center` is the area's middle).
     mutating func reminderCenter(
-        _ table: TOMLTable, context: String, places: [String: Coordinate]
+        _ table: TOMLTable, context: String, places: NamedPlaces
     ) -> (Coordinate?, String?, Area?) {
         let given = ["lat/lon": table["lat"] != nil || table["lon"] != nil,
                      "place": table["place"] != nil, "location": table["location"] != nil,
@@ -28,8 +28,8 @@ extension ConfigReader {
         switch given[0] {
         case "place":
             guard let name = string(table, "place", context: context) else { return (nil, nil, nil) }
-            guard let place = places[name] else {
-                let known = places.keys.sorted()
+            guard let place = places.place(named: name) else {
+                let known = places.keys
                 var message = "unknown place \"\(name)\""
                 if let near = Suggestion.closest(to: name, among: known) {
                     message += " (did you mean \"\(near)\"?)"
@@ -39,7 +39,7 @@ extension ConfigReader {
                 report(in: table, context, "place", message)
                 return (nil, nil, nil)
             }
-            return (place, name, nil)
+            return (place.coordinate, place.key, nil)
         case "location":
             guard let text = string(table, "location", context: context) else { return (nil, nil, nil) }
             return (location(text, at: table["location"]?.keyOffset, context: context, key: "location"), nil, nil)

@@ -184,9 +184,8 @@ public enum TaskLists {
         public var local: any TimeZoneRules
         /// The zone a `TZID` names, when the system knows it.
         public var zones: @Sendable (String) -> (any TimeZoneRules)?
-        /// The config's `[places]` by their names' slugs, for a task whose `LOCATION` names one (of
-        /// two names with one slug, the first in order).
-        private let placesBySlug: [String: (name: String, coordinate: Coordinate)]
+        /// The config's `[places]`, for a task whose `LOCATION` names one.
+        let places: NamedPlaces
 
         public init(
             template: Reminder, radius: Double, local: any TimeZoneRules, zones: @escaping @Sendable (String) -> (any TimeZoneRules)?,
@@ -196,22 +195,7 @@ public enum TaskLists {
             self.radius = radius
             self.local = local
             self.zones = zones
-            placesBySlug = Self.bySlug(places)
-        }
-
-        /// The place of `[places]` that `words` name, its case, spacing and accents aside
-        /// ("Post office" is `post_office`); nil when none does.
-        func place(named words: String) -> (name: String, coordinate: Coordinate)? {
-            placesBySlug[Reminder.slug(words)]
-        }
-
-        private static func bySlug(_ places: [String: Coordinate]) -> [String: (name: String, coordinate: Coordinate)] {
-            var index: [String: (name: String, coordinate: Coordinate)] = [:]
-            for (name, coordinate) in places.sorted(by: { $0.key < $1.key }) {
-                let slug = Reminder.slug(name)
-                if !slug.isEmpty, index[slug] == nil { index[slug] = (name, coordinate) }
-            }
-            return index
+            self.places = NamedPlaces(places)
         }
     }
 
@@ -342,8 +326,8 @@ public enum TaskLists {
             places.append((TaskPlace(coordinate: geo, radius: nil, name: nil), trigger))
         }
         if places.isEmpty, let trigger = settings.locationTasks, let words = task.location {
-            if let named = defaults.place(named: words) {
-                places.append((TaskPlace(coordinate: named.coordinate, radius: nil, name: named.name), trigger))
+            if let named = defaults.places.place(named: words) {
+                places.append((TaskPlace(coordinate: named.coordinate, radius: nil, name: named.key), trigger))
             } else if case .success(let point) = ReminderRules.parseLocation(words) {
                 // A position pasted into the app's location field, as a map copies it.
                 places.append((TaskPlace(coordinate: point, radius: nil, name: nil), trigger))

@@ -158,8 +158,8 @@ struct Add: AsyncParsableCommand {
                 Diagnostics.error("--at \(DisplayText.escaped(at)): \(problem)")
                 throw ExitCode.failure
             }
-        } else if let place, let point = config.places[place] {
-            coordinate = point
+        } else if let place, let named = NamedPlaces(config.places).place(named: place) {
+            coordinate = named.coordinate
         } else {
             Diagnostics.error("no place \"\(DisplayText.escaped(place ?? ""))\" in [places] of \(config.path); there are: \(config.places.keys.sorted().joined(separator: ", "))")
             throw ExitCode.failure

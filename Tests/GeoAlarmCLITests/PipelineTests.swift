@@ -179,6 +179,10 @@ struct AddPlaceTests {
         let again = try Command.run(["add", "-c", config, "--title", "More bread", "--place", "bakery", "--at", "1,2"])
         #expect(again.status == 1)
         #expect(again.stderr.contains("there is a place \"bakery\" already"))
+        // A place is named as a person writes it, as a task's LOCATION names one: "Office" is office.
+        let byWords = try Command.run(["add", "-c", config, "--title", "Ring the boss", "--place", "Office"])
+        #expect(byWords.status == 0, "\(byWords.stderr)")
+        #expect(try Command.run(["list", "-c", config]).stdoutLines.contains { $0.hasPrefix("ring-the-boss") && $0.contains("office (38.722600,-9.109400)") })
 
         let bare = try Command.temporaryFile("[[reminder]]\ntitle = \"A\"\nlat = 1\nlon = 2\n")
         #expect(try Command.run(["add", "-c", bare, "--title", "Post", "--place", "post office", "--at", "3,4"]).status == 0)

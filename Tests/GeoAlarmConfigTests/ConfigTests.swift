@@ -67,6 +67,21 @@ struct ConfigTests {
         #expect(abs((far.geometry.radius ?? 0) - 804.672) < 1e-9 && far.hysteresis == 10 && !far.isEnabled)
     }
 
+    /// `place` names a `[places]` entry by its key or by words that differ only in case, spacing
+    /// and accents, as a task's LOCATION does; the reminder carries the key.
+    @Test func aPlaceIsNamedByItsKeyOrInWords() throws {
+        let config = try ConfigLoader.parse("""
+            [places]
+            post_office = { lat = 38.7139, lon = -9.1334 }
+
+            [[reminder]]
+            title = "Stamps"
+            place = "Post Office"
+            """, path: "r.toml")
+        #expect(config.reminders.first?.placeName == "post_office")
+        #expect(config.reminders.first?.center == Coordinate(latitude: 38.7139, longitude: -9.1334))
+    }
+
     /// What a reload cannot take (read only at start) is named, secrets by their key alone.
     @Test func aReloadNamesTheSettingsReadOnlyAtStart() throws {
         let reminder = "[[reminder]]\ntitle = \"Bread\"\nlat = 1\nlon = 1\n"
