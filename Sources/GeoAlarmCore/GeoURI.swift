@@ -58,7 +58,7 @@ public struct GeoURI: Sendable, Equatable {
             guard named.count == 2 else { continue }
             switch named[0].lowercased() {
             case "u":
-                guard let metres = number(named[1]), metres >= 0 else { return .failure(.notNumbers) }
+                guard let metres = ReminderRules.decimalNumber(named[1]), metres >= 0 else { return .failure(.notNumbers) }
                 uncertainty = metres
             case "crs" where named[1].lowercased() != "wgs84":
                 return .failure(.otherCoordinateSystem(String(named[1].prefix(40))))
@@ -73,29 +73,23 @@ public struct GeoURI: Sendable, Equatable {
     /// "LAT,LON" or "LAT,LON,ALT"; the ranges are not checked.
     private static func pair(_ text: Substring) -> Result<Coordinate, Problem> {
         let coordinates = text.split(separator: ",", omittingEmptySubsequences: false)
-        guard coordinates.count >= 2 else { return .failure(number(coordinates[0]) == nil ? .notNumbers : .noLongitude) }
-        guard coordinates.count <= 3, let latitude = number(coordinates[0]), let longitude = number(coordinates[1]) else {
+        guard coordinates.count >= 2 else { return .failure(ReminderRules.decimalNumber(coordinates[0]) == nil ? .notNumbers : .noLongitude) }
+        guard coordinates.count <= 3, let latitude = ReminderRules.decimalNumber(coordinates[0]), let longitude = ReminderRules.decimalNumber(coordinates[1]) else {
             return .failure(.notNumbers)
         }
         return .success(Coordinate(latitude: latitude, longitude: longitude))
     }
 
-    /// A decimal number as RFC 5870 writes one (digits, a point, a sign), white space around it
-    /// passed over.
-    private static func number(_ text: Substring) -> Double? {
-        let trimmed = text.trimmingWhitespace()
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 32,
-              trimmed.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-" || $0 == "+") }),
-              let value = Double(trimmed), value.isFinite
-        else { return nil }
-        return value
+    /// The value of `name` in a URI's query (`q=38.7%2C-9.1&z=17`), its %-escapes and `+` read.
+    static func queryValue(_ name: String, in query: Substring) -> String? {
+        guard let pair = query.split(separator: "&").first(where: { $0.hasPrefix(name + "=") }) else { return nil }
+        return decoded(pair.dropFirst(name.count + 1))
     }
 
-    /// The value of `name` in a URI's query (`q=38.7%2C-9.1&z=17`), its %-escapes and `+` read.
-    private static func queryValue(_ name: String, in query: Substring) -> String? {
-        guard let pair = query.split(separator: "&").first(where: { $0.hasPrefix(name + "=") }) else { return nil }
+    /// `text` with its %-escapes and `+` (a space) read.
+    static func decoded(_ text: Substring) -> String {
         var bytes: [UInt8] = []
-        var rest = pair.utf8.dropFirst(name.utf8.count + 1)[...]
+        var rest = text.utf8[...]
         while let byte = rest.popFirst() {
             if byte == UInt8(ascii: "%"), rest.count >= 2,
                let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) {

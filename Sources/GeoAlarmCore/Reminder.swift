@@ -249,7 +249,12 @@ public enum ReminderRules {
         switch GeoURI.parse(trimmed) {
         case .success(let uri): return .success(uri.coordinate)
         case .failure(.outOfRange(let point)): return checked(point)
-        case .failure(.notGeo): return decimalPair(trimmed).map(checked) ?? HemispherePosition.read(trimmed) ?? .failure(.unreadable(text))
+        case .failure(.notGeo):
+            switch MapLink.read(trimmed) {
+            case .success(let point)?: return checked(point)
+            case .failure(let problem)?: return .failure(.mapLink(text, problem))
+            case nil: return decimalPair(trimmed).map(checked) ?? HemispherePosition.read(trimmed) ?? .failure(.unreadable(text))
+            }
         case .failure(let problem): return .failure(.uri(text, problem))
         }
     }
@@ -257,15 +262,27 @@ public enum ReminderRules {
     /// "LAT,LON" or "LAT,LON,ALT" in decimal degrees, white space allowed around each, or
     /// "LAT LON"; anything from a `;` on passed over; nil for any other text. The ranges are not
     /// checked.
-    private static func decimalPair(_ text: some StringProtocol) -> Coordinate? {
+    static func decimalPair(_ text: some StringProtocol) -> Coordinate? {
         let body = String(text.prefix { $0 != ";" })
         let separated = body.contains(",")
         let parts = separated
             ? body.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
             : body.split(whereSeparator: \.isWhitespace).map(String.init)
-        guard parts.count == 2 || separated && parts.count == 3, let latitude = Double(parts[0]), let longitude = Double(parts[1])
+        guard parts.count == 2 || separated && parts.count == 3,
+              let latitude = decimalNumber(parts[0]), let longitude = decimalNumber(parts[1])
         else { return nil }
         return Coordinate(latitude: latitude, longitude: longitude)
+    }
+
+    /// A number of degrees as positions write one: digits, a point and a sign (not `0x10`, `1e2`
+    /// nor `nan`), white space around it passed over.
+    static func decimalNumber(_ text: some StringProtocol) -> Double? {
+        let trimmed = text.trimmingWhitespace()
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 32,
+              trimmed.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-" || $0 == "+") }),
+              let value = Double(trimmed), value.isFinite
+        else { return nil }
+        return value
     }
 
     /// `point`, or why its latitude or longitude is out of range.
@@ -280,14 +297,17 @@ public enum ReminderRules {
         case unreadable(String)
         /// A `geo:` URI that gives no position, and why.
         case uri(String, GeoURI.Problem)
+        /// A link to a web map that gives no position, and why.
+        case mapLink(String, MapLink.Problem)
         case latitude(String)
         case longitude(String)
 
         public var description: String {
             switch self {
             case .unreadable(let text):
-                #""\#(text)" is not a position: LAT,LON (38.7105,-9.1366), a geo: URI, or degrees with N/S and E/W (38°42'37.8"N 9°08'11.8"W)"#
+                #""\#(text)" is not a position: LAT,LON (38.7105,-9.1366), a geo: URI, a link from OpenStreetMap, Google Maps, Apple Maps or OsmAnd, or degrees with N/S and E/W (38°42'37.8"N 9°08'11.8"W)"#
             case .uri(let text, let problem): #""\#(text)" is \#(problem)"#
+            case .mapLink(let text, let problem): #""\#(text)" is \#(problem)"#
             case .latitude(let problem): "latitude \(problem)"
             case .longitude(let problem): "longitude \(problem)"
             }

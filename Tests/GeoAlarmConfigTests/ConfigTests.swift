@@ -156,7 +156,7 @@ struct ConfigTests {
             "r.toml:1: reminder \"a\" (#1): lat/lon, place: give only one of lat/lon, place, location, area or polygon",
         ])
         #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"north\"\n") == [
-            #"r.toml:3: reminder "a" (#1): location: "north" is not a position: LAT,LON (38.7105,-9.1366), a geo: URI, or degrees with N/S and E/W (38°42'37.8"N 9°08'11.8"W)"#,
+            #"r.toml:3: reminder "a" (#1): location: "north" is not a position: LAT,LON (38.7105,-9.1366), a geo: URI, a link from OpenStreetMap, Google Maps, Apple Maps or OsmAnd, or degrees with N/S and E/W (38°42'37.8"N 9°08'11.8"W)"#,
         ])
         #expect(problems("[[reminder]]\ntitle = \"A\"\nlocation = \"10,200\"\n") == [
             "r.toml:3: reminder \"a\" (#1): location: longitude 200 is out of range (-180 to 180)",

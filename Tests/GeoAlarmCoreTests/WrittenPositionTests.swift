@@ -19,6 +19,16 @@ struct WrittenPositionTests {
         #"38°42'37.8"N 9°08'11.76"W"#, "38.7105° N, 9.1366° W", "38.7105N, 9.1366W", "38.7105n 9.1366w",
         "38°42′37.8″N 9°08′11.76″W", "38°42'37.8'' N, 9°08'11.76'' W", "N 38° 42.630' W 9° 08.196'", "N 38° 42.630 W 009° 08.196",
         "N38.7105 W9.1366", "9.1366° W, 38.7105° N", #"38°42'37.8", -9°08'11.76""#, "38.7105°, -9.1366°", "38º 42' 37.8\" N 9º 8' 11.76\" W",
+        // Links copied from web maps: the place's pin wins over the map's centre (38.7, -9.1 here).
+        "https://www.openstreetmap.org/#map=17/38.7105/-9.1366", "http://openstreetmap.org/?mlat=38.7105&mlon=-9.1366#map=17/38.7/-9.1",
+        "https://www.openstreetmap.org/?mlat=38.7105&mlon=-9.1366&zoom=17&layers=M",
+        "https://www.google.com/maps/@38.7105,-9.1366,17z", "https://maps.google.com/?q=38.7105,-9.1366",
+        "https://www.google.pt/maps/place/Padaria/@38.7,-9.1,17z/data=!3m1!4b1!4m6!3m5!1s0xd19:0x4!8m2!3d38.7105!4d-9.1366!16s%2Fg",
+        "https://www.google.com/maps/search/?api=1&query=38.7105%2C-9.1366", "https://www.google.co.uk/maps/place/38.7105+-9.1366/@38.7,-9.1,15z",
+        "HTTPS://WWW.GOOGLE.COM/maps?ll=38.7105,-9.1366&z=17",
+        "https://maps.apple.com/?ll=38.7105,-9.1366&q=Bakery", "https://maps.apple.com/place?coordinate=38.7105%2C-9.1366&name=Bakery",
+        "https://maps.apple.com/?q=38.7105,-9.1366", "https://osmand.net/map?pin=38.7105,-9.1366#17/38.7/-9.1",
+        "https://osmand.net/go?lat=38.7105&lon=-9.1366&z=16", "https://osmand.net/map#17/38.7105/-9.1366",
     ])
     func everyFormReadsAsTheSamePoint(text: String) throws {
         let point = try ReminderRules.parseLocation(text).get()
@@ -66,6 +76,19 @@ struct WrittenPositionTests {
         ("91°N 9°W", "latitude 91 is out of range (-90 to 90)"),
         ("38°N 181°E", "longitude 181 is out of range (-180 to 180)"),
         ("geo:91,0", "latitude 91 is out of range"),
+        ("0x26,-0x9", "is not a position"),
+        ("nan,1", "is not a position"),
+        ("https://maps.app.goo.gl/Xyz123", "is a short link, which only its site can expand"),
+        ("https://goo.gl/maps/Xyz123", "is a short link"),
+        ("https://osm.org/go/b5crq_", "is a short link"),
+        ("https://www.openstreetmap.org/node/21", "is a link from OpenStreetMap without a position in it"),
+        ("https://www.google.com/maps/search/bakery+lisbon", "is a link from Google Maps without a position in it"),
+        ("https://maps.apple.com/?q=Bakery", "is a link from Apple Maps without a position in it"),
+        ("https://maps.apple.com/?ll=95,10", "latitude 95 is out of range"),
+        // Another site's link, or one dressed as Google's, is no map link.
+        ("https://example.com/maps/@38.7105,-9.1366,17z", "is not a position"),
+        ("https://google.com.example.org/maps/@38.7105,-9.1366,17z", "is not a position"),
+        ("https://", "is not a position"),
     ])
     func aPositionThatIsNoneSaysWhy(text: String, reason: String) {
         #expect(throws: ReminderRules.LocationError.self) { try ReminderRules.parseLocation(text).get() }
