@@ -96,7 +96,7 @@ extension Config {
     public var reminderSet: ReminderSet {
         var keys: [String: String] = [:]
         for list in taskLists {
-            for id in list.reminders.map(\.id) + list.alarms.map(\.id) {
+            for id in list.reminders.map(\.id) + list.collections.map(\.id) + list.alarms.map(\.id) {
                 if let key = list.stateKeys[id] { keys[key] = id }
             }
         }
@@ -173,22 +173,30 @@ extension Config {
     public mutating func loadTaskLists(cache: (any TaskListCache)? = nil) {
         let defaults = TaskLists.Defaults(
             template: taskDefaults.template, radius: taskDefaults.radius, local: SystemTimeZone(), zones: { NamedTimeZone($0) },
-            places: places)
+            places: places, collections: collections)
         taskLists = taskListSettings.map { TaskLists.load($0, defaults: defaults, cache: cache) }
-        var taken = Set(reminders.map(\.id) + alarms.map(\.id))
+        var taken = Set(reminders.map(\.id) + alarms.map(\.id) + collections.map(\.id))
         for index in taskLists.indices {
-            var kept: [Reminder] = []
-            for reminder in taskLists[index].reminders {
-                if taken.insert(reminder.id).inserted {
-                    kept.append(reminder)
-                } else {
-                    taskLists[index].problems.append("the id \(reminder.id) is taken already: its task is passed over")
+            func kept(_ id: String) -> Bool {
+                guard taken.insert(id).inserted else {
+                    taskLists[index].problems.append("the id \(id) is taken already: its task is passed over")
+                    return false
                 }
+                return true
             }
-            taskLists[index].reminders = kept
-            reminders += kept
+            taskLists[index].reminders = taskLists[index].reminders.filter { kept($0.id) }
+            taskLists[index].collections = taskLists[index].collections.filter { kept($0.id) }
+            reminders += taskLists[index].reminders
+            collections += taskLists[index].collections
             alarms += taskLists[index].alarms
         }
+    }
+
+    /// The file collection `id`'s places were read from: its own, or, for a task at a
+    /// collection's places, that collection's.
+    public func placesFile(of id: String) -> String? {
+        let source = taskLists.lazy.compactMap { $0.placesOf[id] }.first ?? id
+        return collectionLoads.first { $0.collectionID == source }?.file
     }
 
     /// Where the task `id` names lives (a task list's reminder, time alarm, or a closed task).

@@ -163,7 +163,7 @@ struct ConfigReader: TableReading {
         config.alarms = alarms
         config.idsInFileOrder = order
         forEachTable(of: root, "tasklist") { reader, table, number in
-            if let settings = reader.readTaskList(table, number: number, usedIDs: &usedIDs, places: places) {
+            if let settings = reader.readTaskList(table, number: number, usedIDs: &usedIDs, places: places, hasCollections: !config.collections.isEmpty) {
                 config.taskListSettings.append(settings)
             }
         }

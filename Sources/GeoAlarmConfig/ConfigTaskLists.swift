@@ -7,9 +7,10 @@ import GeoAlarmTOML
 /// The `[[tasklist]]` tables: a list's folder or server, and what its tasks announce.
 extension ConfigReader {
     /// A `[[tasklist]]`: its name (unique, and its slug no other reminder's or collection's id),
-    /// its folder (beside the config when relative), and what a task with only a place announces.
+    /// its folder (beside the config when relative), and what a task with only a place announces
+    /// (`places` and `hasCollections`: what its tasks' LOCATION may name).
     mutating func readTaskList(
-        _ table: TOMLTable, number: Int, usedIDs: inout [String: String], places: [String: Coordinate]
+        _ table: TOMLTable, number: Int, usedIDs: inout [String: String], places: [String: Coordinate], hasCollections: Bool
     ) -> TaskListSettings? {
         let context = "tasklist (#\(number))"
         // "password" has its own message.
@@ -50,9 +51,10 @@ extension ConfigReader {
             locationTasks = Trigger(parsing: text)
             if locationTasks == nil {
                 report(in: table, context, "location_tasks", "unknown value \"\(text)\" (use \"arrive\", \"leave\" or \"both\")")
-            } else if places.isEmpty {
+            } else if places.isEmpty, !hasCollections {
                 warnings.append(diagnostic(
-                    in: table, context, "location_tasks", "there is no [places] table: only a task whose LOCATION is a position is a reminder"))
+                    in: table, context, "location_tasks",
+                    "there is no [places] table nor [[collection]]: only a task whose LOCATION is a position is a reminder"))
             }
         }
         guard diagnostics.count == before, let name else { return nil }

@@ -185,10 +185,13 @@ public struct Announcer: Sendable {
         }
     }
 
-    /// Takes `ids` as not completed: reminders whose completion lives elsewhere (a task's in its
-    /// task list, where a completed task is no reminder at all).
+    /// Takes `ids` as not completed, and the places of those that are collections: reminders
+    /// whose completion lives elsewhere (a task's in its task list, where a completed task is no
+    /// reminder at all).
     public mutating func reopen(_ ids: Set<String>) {
-        for id in ids where lifecycles[id]?.completedAt != nil { lifecycles[id]?.completedAt = nil }
+        for (id, lifecycle) in lifecycles where lifecycle.completedAt != nil {
+            if ids.contains(id) || ReminderCollection.collectionID(of: id).map(ids.contains) == true { lifecycles[id]?.completedAt = nil }
+        }
     }
 
     /// Notes that a time alarm fired at `time`.

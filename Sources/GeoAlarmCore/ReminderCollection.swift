@@ -63,6 +63,12 @@ public struct ReminderCollection: Sendable, Equatable {
         return number - 1
     }
 
+    /// The id of the collection that `memberID` (`ID/n`) would be a place of; nil for an id
+    /// without a `/`.
+    public static func collectionID(of memberID: String) -> String? {
+        memberID.lastIndex(of: "/").map { String(memberID[..<$0]) }
+    }
+
     /// The ids of its places, said briefly: `places/1` or `places/1 to places/2500`.
     public var memberIDRange: String {
         switch places.count {

@@ -158,7 +158,7 @@ enum MapEdits {
         // Its id as the list, read again, gives it.
         let fresh = TaskLists.load(settings, defaults: TaskLists.Defaults(
             template: config.taskDefaults.template, radius: config.taskDefaults.radius, local: FixedOffset.utc, zones: { _ in nil },
-            places: config.places),
+            places: config.places, collections: config.collections),
             cache: store)
         return fresh.tasks.first { $0.value.uid == uid }?.key ?? uid
     }

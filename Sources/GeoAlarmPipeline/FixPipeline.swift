@@ -36,6 +36,11 @@ public final class FixPipeline {
     public private(set) var taskKeys: [String: String] = [:]
     /// The ids of ``taskKeys``.
     public var taskIDs: Set<String> { Set(taskKeys.values) }
+
+    /// Whether `id` is a task's reminder, or a place of a task at a collection's places.
+    private func isTask(_ id: String) -> Bool {
+        taskIDs.contains(id) || ReminderCollection.collectionID(of: id).map(taskIDs.contains) == true
+    }
     /// The reminders whose id the last reload changed, by new id: their id before.
     private var renamed: [String: String] = [:]
     /// Where the state is kept (in memory when it has no file).
@@ -258,7 +263,7 @@ public final class FixPipeline {
         if case .complete = action, isCompleted(id) { return announcer.lifecycles }
         // A task's completion is written to its task list (by the caller), not the state file:
         // here it only silences the task until the list, read again, no longer has it.
-        if case .complete = action, taskIDs.contains(id) {} else { state.apply(action, to: id) }
+        if case .complete = action, isTask(id) {} else { state.apply(action, to: id) }
         announcer.apply(action, to: id)
         if case .complete = action {
             for sink in sinks { sink.reminderCompleted(id) }

@@ -12,8 +12,8 @@ public struct TaskListSettings: Sendable, Equatable {
     /// nil: such tasks are no reminders.
     public var geoTasks: Trigger?
     /// `location_tasks`: what a task without a location alarm or a place announces when its
-    /// `LOCATION` (words, as todoman and Thunderbird keep it) names a place of `[places]` or is a
-    /// position; nil: such tasks are no reminders.
+    /// `LOCATION` (words, as todoman and Thunderbird keep it) names a place of `[places]` or a
+    /// `[[collection]]` (any of its places), or is a position; nil: such tasks are no reminders.
     public var locationTasks: Trigger?
 
     /// Where a list's tasks are.
@@ -131,6 +131,11 @@ public struct TaskOrigin: Sendable, Equatable {
 public struct TaskListLoad: Sendable {
     public var settings: TaskListSettings
     public var reminders: [Reminder] = []
+    /// Tasks whose `LOCATION` names a `[[collection]]`: each the collection's places under the
+    /// task's id and title (place `n` is `ID/n`).
+    public var collections: [ReminderCollection] = []
+    /// The id of the `[[collection]]` each of ``collections`` takes its places from, by its id.
+    public var placesOf: [String: String] = [:]
     public var alarms: [TimeAlarm] = []
     /// Every task read (closed ones too), by id: the id of its first reminder, or the id it would have.
     public var tasks: [String: TaskOrigin] = [:]
@@ -153,6 +158,7 @@ public struct TaskListLoad: Sendable {
         if let failure { return "task list \(settings.name) (\(settings.location)): \(failure)" }
         if !isFetched { return "task list \(settings.name) (\(settings.location)): not fetched from its server yet" }
         var text = "task list \(settings.name) (\(settings.location)): " + DisplayText.counted(reminders.count, "reminder")
+        if !collections.isEmpty { text += ", " + DisplayText.counted(collections.count, "task") + " at a collection's places" }
         if !alarms.isEmpty { text += " and " + DisplayText.counted(alarms.count, "time alarm") }
         text += " from " + DisplayText.counted(objectCount, "task")
         if !problems.isEmpty { text += ", " + DisplayText.counted(problems.count, "problem") }
@@ -171,7 +177,7 @@ public struct TaskListLoad: Sendable {
 /// Reads task lists into reminders: every task with an arrive or depart location alarm (Apple's
 /// `X-APPLE-PROXIMITY`, or RFC 9074's `PROXIMITY`) at each of its places, its time alarms as
 /// time alarms, with `geo_tasks` a task that has only a `GEO`, and with `location_tasks` one
-/// whose `LOCATION` names a place of the config or is a position.
+/// whose `LOCATION` names a place or a collection of the config, or is a position.
 public enum TaskLists {
     /// What a task's reminders share (from the config's `[defaults]`), how their times are read,
     /// and the config's places.
@@ -186,16 +192,30 @@ public enum TaskLists {
         public var zones: @Sendable (String) -> (any TimeZoneRules)?
         /// The config's `[places]`, for a task whose `LOCATION` names one.
         let places: NamedPlaces
+        /// The config's `[[collection]]`s by their ids' slugs, for a task whose `LOCATION` names
+        /// one ("Supermarkets": any of its places).
+        private let collectionsBySlug: [String: ReminderCollection]
 
         public init(
             template: Reminder, radius: Double, local: any TimeZoneRules, zones: @escaping @Sendable (String) -> (any TimeZoneRules)?,
-            places: [String: Coordinate] = [:]
+            places: [String: Coordinate] = [:], collections: [ReminderCollection] = []
         ) {
             self.template = template
             self.radius = radius
             self.local = local
             self.zones = zones
             self.places = NamedPlaces(places)
+            var bySlug: [String: ReminderCollection] = [:]
+            for collection in collections where bySlug[Reminder.slug(collection.id)] == nil {
+                bySlug[Reminder.slug(collection.id)] = collection
+            }
+            collectionsBySlug = bySlug
+        }
+
+        /// The collection `words` name (its id, case, spacing and accents aside); nil when none does.
+        func collection(named words: String) -> ReminderCollection? {
+            let slug = Reminder.slug(words)
+            return slug.isEmpty ? nil : collectionsBySlug[slug]
         }
     }
 
@@ -328,11 +348,20 @@ public enum TaskLists {
         if places.isEmpty, let trigger = settings.locationTasks, let words = task.location {
             if let named = defaults.places.place(named: words) {
                 places.append((TaskPlace(coordinate: named.coordinate, radius: nil, name: named.key), trigger))
+            } else if let collection = defaults.collection(named: words) {
+                // "Supermarkets": at any of them. Each place keeps its own size; the task gives
+                // the rest, as it does to a place of its own.
+                var shared = template
+                shared.id = id
+                shared.trigger = trigger
+                load.collections.append(ReminderCollection(id: id, template: shared, places: collection.places))
+                load.placesOf[id] = collection.id
+                load.stateKeys[id] = task.uid
             } else if case .success(let point) = ReminderRules.parseLocation(words) {
                 // A position pasted into the app's location field, as a map copies it.
                 places.append((TaskPlace(coordinate: point, radius: nil, name: nil), trigger))
             } else {
-                problem("LOCATION \"\(DisplayText.excerpt(words.utf8))\" is no place of [places] nor a position: passed over")
+                problem("LOCATION \"\(DisplayText.excerpt(words.utf8))\" is no place of [places], no [[collection]] nor a position: passed over")
             }
         }
         for (number, entry) in places.enumerated() {

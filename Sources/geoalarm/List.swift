@@ -38,7 +38,7 @@ struct List: AsyncParsableCommand {
         let listing = ReminderListing(
             reminders: config.reminders,
             collections: config.collections.map { collection in
-                .init(collection: collection, file: config.collectionLoads.first { $0.collectionID == collection.id }?.file ?? "?")
+                .init(collection: collection, file: config.placesFile(of: collection.id) ?? "?")
             },
             alarms: config.alarms, completed: try completedIDs(), showsCompleted: all, sort: sort,
             origin: origin, timeZone: SystemTimeZone())

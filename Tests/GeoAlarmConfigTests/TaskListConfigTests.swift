@@ -91,7 +91,7 @@ struct TaskListConfigTests {
         #expect(config.taskListSettings.first?.locationTasks == .both && config.warnings.isEmpty, "\(config.warnings)")
         let alone = try Self.load("vdir = \"/tmp\"\nlocation_tasks = \"arrive\"\n")
         #expect(alone.warnings.map(\.description) == [
-            "/home/ana/.config/geoalarm/config.toml:4: tasklist (#1): location_tasks: there is no [places] table: only a task whose LOCATION is a position is a reminder",
+            "/home/ana/.config/geoalarm/config.toml:4: tasklist (#1): location_tasks: there is no [places] table nor [[collection]]: only a task whose LOCATION is a position is a reminder",
         ])
     }
 

@@ -162,6 +162,55 @@ struct TaskListLiveTests {
         #expect(both.count == 1 && both.first?["summary"] as? String == "Buy stamps" && both.first?["location"] as? String == "post_office", "\(both)")
     }
 
+    /// "At any post office": todoman's `--location "Post offices"` names a `[[collection]]`; the
+    /// task fires at whichever of its places the walk reaches, and `complete` on that place
+    /// completes the task where todoman reads it.
+    @Test func todomansLocationNamesACollection() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-todoman-\(UUID().uuidString)").path
+        let folder = root + "/errands"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let todomanConfig = root + "/todoman.py"
+        try "path = \"\(root)/*\"\ndate_format = \"%Y-%m-%d\"\ntime_format = \"%H:%M\"\ndefault_list = \"errands\"\n"
+            .write(toFile: todomanConfig, atomically: true, encoding: .utf8)
+        let todoman = { (arguments: [String]) throws -> Command in
+            try Command.run(["--config", todomanConfig] + arguments, executable: "/usr/bin/todoman")
+        }
+        #expect(try todoman(["new", "--location", "Post offices", "Buy stamps"]).status == 0)
+        let csv = root + "/post-offices.csv"
+        try "name;lat;lon\nFar away;40;-8\nCentral;\(Self.postOffice.0);\(Self.postOffice.1)\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        let config = try Command.temporaryFile("""
+            [defaults]
+            radius = "50m"
+            hysteresis = "20m"
+            max_error = "60m"
+
+            [[collection]]
+            id = "post-offices"
+            file = "\(csv)"
+            title = "Post office {name}"
+            enabled = false
+
+            [[tasklist]]
+            name = "Errands"
+            vdir = "\(folder)"
+            location_tasks = "arrive"
+
+            """)
+        let list = try Command.run(["list", "-c", config])
+        let line = try #require(list.stdoutLines.first { $0.contains("Buy stamps") }, "\(list.stdout) \(list.stderr)")
+        #expect(line.contains("2 places from \(csv)"), "\(line)")
+        let task = String(line.prefix { $0 != "/" }) + "/" + String(line.split(separator: "/")[1].prefix { $0 != " " })
+        let replay = try Command.run(["replay", "-c", config, LiveAgentTests.walk])
+        #expect(replay.stdoutLines.count == 1 && replay.stdout.contains("arrive  \(task)/2  \"Buy stamps\""), "\(replay.stdout) \(replay.stderr)")
+        #expect(replay.stderr.contains("task list Errands (\(folder)): 0 reminders, 1 task at a collection's places from 1 task"))
+        #expect(try Command.run(["complete", "\(task)/2", "-c", config, "--state", Command.scratchState()]).status == 0)
+        let done = try todoman(["--porcelain", "list", "--status", "ANY"])
+        let tasks = try JSONSerialization.jsonObject(with: Data(done.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(tasks.count == 1 && tasks.first?["completed"] as? Bool == true, "\(done.stdout) \(done.stderr)")
+        #expect(!(try Command.run(["list", "-c", config]).stdout.contains("Buy stamps")), "a completed task is no reminder")
+    }
+
     /// The list renamed in the config: each task's id changes, its state follows it (still
     /// inside the bakery, nothing is announced again), and its history is under its new id.
     @Test func aRenamedListKeepsEachTasksState() throws {

@@ -47,6 +47,29 @@ struct ReminderActionTests {
         #expect(try StateStore(path: path).lifecycles()["shop"]?.completedAt == pressed)
     }
 
+    /// A task at a collection's places ("any supermarket"): Done at one of them is the task's,
+    /// written to its list (by the agent), not to the state file; it silences that place until the
+    /// list, read again, no longer has the task. A task that comes back, reopened in its app,
+    /// speaks again at every place.
+    @Test func doneAtAPlaceOfATaskIsTheTasksAndAReopenedTaskSpeaksAgainEverywhere() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString).sqlite").path
+        let recorder = Recorder()
+        let places = [CollectionPlace(geometry: .circle(center: Self.shop, radius: 50), name: "Baixa")]
+        let milk = ReminderCollection(
+            id: "errands/milk", template: Reminder(id: "errands/milk", title: "Buy milk", geometry: .circle(center: Self.shop, radius: 50)),
+            places: places)
+        let watched = ReminderSet(reminders: [], collections: [milk], taskKeys: ["milk-uid": "errands/milk"])
+        let pipeline = FixPipeline(
+            watching: watched, state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [recorder], timeZone: FixedOffset.utc)
+        let pressed = Date(timeIntervalSince1970: 1_800_000_000)
+        _ = pipeline.apply(.complete(at: pressed), to: "errands/milk/1")
+        #expect(pipeline.isCompleted("errands/milk/1") && recorder.completed.withLock { $0 } == ["errands/milk/1"])
+        #expect(try StateStore(path: path).lifecycles()["errands/milk/1"] == nil, "its completion lives in its task")
+        // The list read again still has it (reopened there, or the completion not yet written): it speaks again.
+        pipeline.reload(watched)
+        #expect(!pipeline.isCompleted("errands/milk/1"))
+    }
+
     @Test func snoozeSilencesTheReminderUntilItsEnd() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString).sqlite").path
         let recorder = Recorder()

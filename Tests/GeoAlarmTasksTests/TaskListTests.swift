@@ -86,10 +86,41 @@ struct TaskListTests {
                 "its own alarm, not its words")
         let pasted = try #require(byID["shopping-list/f"]?.geometry.center)
         #expect(abs(pasted.latitude - 38.7105) < 1e-9 && abs(pasted.longitude + 9.136611) < 1e-6 && byID["shopping-list/f"]?.placeName == nil)
-        #expect(load.problems.count == 1 && load.problems[0].contains("LOCATION \"Room 3, second floor\" is no place of [places] nor a position: passed over"),
+        #expect(load.problems.count == 1 && load.problems[0].contains("LOCATION \"Room 3, second floor\" is no place of [places], no [[collection]] nor a position: passed over"),
                 "\(load.problems)")
         // Off by default: words are no place.
         #expect(TaskLists.read(objects, settings: Self.settings, defaults: defaults).reminders.map(\.id) == ["shopping-list/d"])
+    }
+
+    /// "At any supermarket" (tasks.org's most asked-for place): a LOCATION that names a
+    /// `[[collection]]` makes the task a collection of its own, the named one's places under the
+    /// task's id, title and trigger, each place its own size. A place of `[places]` of that name
+    /// comes first.
+    @Test func aLocationThatNamesACollectionIsAReminderAtEachOfItsPlaces() throws {
+        var settings = Self.settings
+        settings.locationTasks = .arrive
+        var shop = Self.defaults.template
+        shop.title = "Shop {name}"
+        let supermarkets = ReminderCollection(id: "supermarkets", template: shop, places: [
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.71, longitude: -9.14), radius: 60), name: "Baixa"),
+            CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.72, longitude: -9.15), radius: 80), name: "Rato"),
+        ])
+        let defaults = TaskLists.Defaults(
+            template: Self.defaults.template, radius: 100, local: FixedOffset.utc, zones: { _ in nil },
+            places: ["pharmacy": Coordinate(latitude: 38.7, longitude: -9.1)],
+            collections: [supermarkets, ReminderCollection(id: "pharmacy", template: shop, places: [])])
+        let load = TaskLists.read([
+            ("/l/m.ics", Self.object(["UID:m", "SUMMARY:Buy milk", "DESCRIPTION:skimmed", "LOCATION:Supermarkets"])),
+            ("/l/p.ics", Self.object(["UID:p", "SUMMARY:Aspirin", "LOCATION:Pharmacy"])),
+        ], settings: settings, defaults: defaults)
+        #expect(load.reminders.map(\.id) == ["shopping-list/p"], "the place of [places] first")
+        let milk = try #require(load.collections.first)
+        #expect(load.collections.count == 1 && milk.id == "shopping-list/m" && milk.places == supermarkets.places)
+        #expect(milk.member(1).id == "shopping-list/m/2" && milk.member(1).title == "Buy milk" && milk.member(1).placeName == "Rato")
+        #expect(milk.member(1).geometry.radius == 80 && milk.member(1).trigger == .arrive && milk.member(1).notes == "skimmed")
+        #expect(load.stateKeys["shopping-list/m"] == "m")
+        #expect(load.origin(of: "shopping-list/m/2")?.uid == "m", "Done at one of its places completes the task")
+        #expect(load.summary.contains("1 reminder, 1 task at a collection's places from 2 tasks"), "\(load.summary)")
     }
 
     @Test func timeAlarmsFireFromTheirAnchor() throws {
