@@ -113,20 +113,24 @@ struct TaskListLiveTests {
         #expect(agent.stdoutLines == replay.stdoutLines, "\(agent.stdout)")
     }
 
+    /// A folder `errands` (in a new folder of its own, the first value) that todoman keeps as its
+    /// default list, and a way to run todoman on it.
+    static func todomanList() throws -> (root: String, folder: String, todoman: ([String]) throws -> Command) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-todoman-\(UUID().uuidString)").path
+        let folder = root + "/errands"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let todomanConfig = root + "/todoman.py"
+        try "path = \"\(root)/*\"\ndate_format = \"%Y-%m-%d\"\ntime_format = \"%H:%M\"\ndefault_list = \"errands\"\n"
+            .write(toFile: todomanConfig, atomically: true, encoding: .utf8)
+        return (root, folder, { arguments in try Command.run(["--config", todomanConfig] + arguments, executable: "/usr/bin/todoman") })
+    }
+
     /// A task todoman writes with `--location "Post office"` (words, no coordinates) fires at the
     /// config's post_office with `location_tasks`, and `geoalarm complete` completes it where
     /// todoman reads it.
     @Test func todomansLocationNamesAPlaceOfTheConfig() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-todoman-\(UUID().uuidString)").path
-        let folder = root + "/errands"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let (root, folder, todoman) = try Self.todomanList()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let todomanConfig = root + "/todoman.py"
-        try "path = \"\(root)/*\"\ndate_format = \"%Y-%m-%d\"\ntime_format = \"%H:%M\"\ndefault_list = \"errands\"\n"
-            .write(toFile: todomanConfig, atomically: true, encoding: .utf8)
-        let todoman = { (arguments: [String]) throws -> Command in
-            try Command.run(["--config", todomanConfig] + arguments, executable: "/usr/bin/todoman")
-        }
         let written = try todoman(["new", "--location", "Post office", "Post the letters"])
         #expect(written.status == 0, "\(written.stderr)")
         let config = try Command.temporaryFile("""
@@ -166,16 +170,8 @@ struct TaskListLiveTests {
     /// task fires at whichever of its places the walk reaches, and `complete` on that place
     /// completes the task where todoman reads it.
     @Test func todomansLocationNamesACollection() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-todoman-\(UUID().uuidString)").path
-        let folder = root + "/errands"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let (root, folder, todoman) = try Self.todomanList()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let todomanConfig = root + "/todoman.py"
-        try "path = \"\(root)/*\"\ndate_format = \"%Y-%m-%d\"\ntime_format = \"%H:%M\"\ndefault_list = \"errands\"\n"
-            .write(toFile: todomanConfig, atomically: true, encoding: .utf8)
-        let todoman = { (arguments: [String]) throws -> Command in
-            try Command.run(["--config", todomanConfig] + arguments, executable: "/usr/bin/todoman")
-        }
         #expect(try todoman(["new", "--location", "Post offices", "Buy stamps"]).status == 0)
         let csv = root + "/post-offices.csv"
         try "name;lat;lon\nFar away;40;-8\nCentral;\(Self.postOffice.0);\(Self.postOffice.1)\n".write(toFile: csv, atomically: true, encoding: .utf8)
