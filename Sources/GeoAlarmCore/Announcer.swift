@@ -129,7 +129,7 @@ public enum Silence: Sendable, Equatable, CustomStringConvertible {
 /// the lifecycles up to date (last fired; completed after a `once` event).
 ///
 /// Rules, in order: a completed reminder is silent; so is a snoozed one until the snooze
-/// ends, one before its `starts`, one past its `due` (unless `fire_when_overdue`), one outside
+/// ends (a collection's place also while its whole collection is snoozed), one before its `starts`, one past its `due` (unless `fire_when_overdue`), one outside
 /// its active days and hours (in `timeZone`), and one that fired less than its cooldown ago.
 /// An event without a time (an untimed GPX point) is only checked for completion.
 public struct Announcer: Sendable {
@@ -153,6 +153,10 @@ public struct Announcer: Sendable {
         if lifecycle.completedAt != nil { return .completed }
         if let time = event.fix.time {
             if let until = lifecycle.snoozedUntil, time < until { return .snoozed }
+            // A place of a collection snoozed whole (a task at a collection's places).
+            if let whole = ReminderCollection.collectionID(of: id), let until = lifecycles[whole]?.snoozedUntil, time < until {
+                return .snoozed
+            }
             if let starts = schedule.starts, time < starts.start(in: timeZone) { return .notStarted }
             if let due = schedule.due, time > due.moment(in: timeZone), !schedule.fireWhenOverdue { return .overdue }
             if let window = schedule.active, !window.contains(time, in: timeZone) { return .outsideActiveHours }

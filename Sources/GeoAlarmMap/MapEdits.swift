@@ -249,7 +249,8 @@ enum MapEdits {
                 guard let seconds = change.seconds, seconds.isFinite, seconds >= 0, seconds <= Span.maximum else {
                     throw Refusal(description: "a snooze lasts 0 seconds to a year (365 days)")
                 }
-                try store.snooze(id, until: seconds > 0 ? Lifecycle.snoozeEnd(after: seconds, from: now) : nil)
+                // A task at a collection's places is snoozed at all of them.
+                try store.snooze(config.taskAtPlaces(of: id) ?? id, until: seconds > 0 ? Lifecycle.snoozeEnd(after: seconds, from: now) : nil)
             }
         } catch let refusal as Refusal {
             throw refusal

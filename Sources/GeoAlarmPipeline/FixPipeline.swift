@@ -39,7 +39,12 @@ public final class FixPipeline {
 
     /// Whether `id` is a task's reminder, or a place of a task at a collection's places.
     private func isTask(_ id: String) -> Bool {
-        taskIDs.contains(id) || ReminderCollection.collectionID(of: id).map(taskIDs.contains) == true
+        taskIDs.contains(id) || isTaskPlace(id)
+    }
+
+    /// Whether `id` is a place of a task at a collection's places.
+    private func isTaskPlace(_ id: String) -> Bool {
+        !taskIDs.contains(id) && ReminderCollection.collectionID(of: id).map(taskIDs.contains) == true
     }
     /// The reminders whose id the last reload changed, by new id: their id before.
     private var renamed: [String: String] = [:]
@@ -258,6 +263,9 @@ public final class FixPipeline {
     /// taken off every sink (its pop-ups closed). The lifecycles as they now are, for the
     /// pipelines of tracked devices (``takeLifecycles(_:)``).
     public func apply(_ action: ReminderAction, to id: String) -> [String: Lifecycle] {
+        // A task at a collection's places is snoozed at all of them, as its Done completes it.
+        var id = id
+        if case .snooze = action, isTaskPlace(id), let task = ReminderCollection.collectionID(of: id) { id = task }
         // The first completion stands, as `geoalarm complete` and the map keep it: Done on a
         // pop-up shown before the reminder was completed elsewhere changes nothing.
         if case .complete = action, isCompleted(id) { return announcer.lifecycles }

@@ -126,9 +126,11 @@ struct Snooze: AsyncParsableCommand {
     func run() async throws {
         let found = try await reminder.reminder()
         let until = try end()
-        try reminder.stateOptions.open().snooze(found.id, until: until)
+        // A task at a collection's places is snoozed at all of them.
+        let id = found.config.taskAtPlaces(of: found.id) ?? found.id
+        try reminder.stateOptions.open().snooze(id, until: until)
         // In local time, as the time may have been typed ("18:00"), with its offset from UTC.
-        try Console.line(until.map { "snoozed \(found.id) until \(Timestamp.iso8601($0, in: SystemTimeZone()))" } ?? "\(found.id) is no longer snoozed")
+        try Console.line(until.map { "snoozed \(id) until \(Timestamp.iso8601($0, in: SystemTimeZone()))" } ?? "\(id) is no longer snoozed")
     }
 
     /// When the snooze asked for ends, from now; nil ends a snooze.

@@ -207,9 +207,12 @@ struct Status: AsyncParsableCommand {
             if isInside || lifecycles[id] != nil { known.append(place) }
         }
         let nearest = lastFix.flatMap { collection.nearestDistance(from: $0.coordinate) }
+        // A snooze of the whole (a task at a collection's places) silences every place.
+        let snoozedUntil = lifecycles[collection.id]?.snoozedUntil.flatMap { $0 > now ? $0 : nil }
+        let notes = (collection.template.isEnabled ? [] : ["disabled"]) + (snoozedUntil.map { ["snoozed until \(Self.local($0))"] } ?? [])
         var rows = [[
             "\(collection.id)/*", collection.template.title, "\(inside) of \(collection.places.count) inside",
-            nearest.map { "\(Metres.rounded($0)) m (nearest)" } ?? "-", "-", "-", collection.template.isEnabled ? "-" : "disabled", "-",
+            nearest.map { "\(Metres.rounded($0)) m (nearest)" } ?? "-", "-", "-", notes.isEmpty ? "-" : notes.joined(separator: ", "), "-",
         ]]
         var summary = JSONLine()
         summary.add("id", "\(collection.id)/*")
@@ -219,6 +222,7 @@ struct Status: AsyncParsableCommand {
         summary.add("places", number: Double(collection.places.count))
         summary.add("nearest_m", number: nearest)
         summary.add("enabled", collection.template.isEnabled)
+        summary.add("snoozed_until", time: snoozedUntil)
         var lines = [summary]
         for place in known.sorted() {
             let member = collection.member(place)

@@ -200,6 +200,11 @@ struct TaskListLiveTests {
         let replay = try Command.run(["replay", "-c", config, LiveAgentTests.walk])
         #expect(replay.stdoutLines.count == 1 && replay.stdout.contains("arrive  \(task)/2  \"Buy stamps\""), "\(replay.stdout) \(replay.stderr)")
         #expect(replay.stderr.contains("task list Errands (\(folder)): 0 reminders, 1 task at a collection's places from 1 task"))
+        let state = Command.scratchState()
+        let snoozed = try Command.run(["snooze", "\(task)/2", "1h", "-c", config, "--state", state])
+        #expect(snoozed.status == 0 && snoozed.stdout.hasPrefix("snoozed \(task) until "), "the task, at every place: \(snoozed.stdout)")
+        let status = try Command.run(["status", "-c", config, "--state", state])
+        #expect(status.stdoutLines.contains { $0.hasPrefix("\(task)/*") && $0.contains("snoozed until ") }, "\(status.stdout)")
         #expect(try Command.run(["complete", "\(task)/2", "-c", config, "--state", Command.scratchState()]).status == 0)
         let done = try todoman(["--porcelain", "list", "--status", "ANY"])
         let tasks = try JSONSerialization.jsonObject(with: Data(done.stdout.utf8)) as? [[String: Any]] ?? []

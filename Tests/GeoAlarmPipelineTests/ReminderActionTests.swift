@@ -70,6 +70,33 @@ struct ReminderActionTests {
         #expect(!pipeline.isCompleted("errands/milk/1"))
     }
 
+    /// Snooze on a pop-up of one place of a task at a collection's places silences the task at
+    /// every place (the next supermarket too), kept in the state file under the task's id.
+    @Test func snoozeAtAPlaceOfATaskSilencesItAtEveryPlace() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString).sqlite").path
+        let recorder = Recorder()
+        let other = Coordinate(latitude: 38.7200, longitude: -9.1366)
+        let milk = ReminderCollection(
+            id: "errands/milk", template: Reminder(id: "errands/milk", title: "Buy milk", geometry: .circle(center: Self.shop, radius: 50)),
+            places: [CollectionPlace(geometry: .circle(center: Self.shop, radius: 50)), CollectionPlace(geometry: .circle(center: other, radius: 50))])
+        let pipeline = FixPipeline(
+            watching: ReminderSet(reminders: [], collections: [milk], taskKeys: ["milk-uid": "errands/milk"]),
+            state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [recorder], timeZone: FixedOffset.utc)
+        let until = Date(timeIntervalSince1970: 1_800_003_600)
+        _ = pipeline.apply(.snooze(until: until), to: "errands/milk/1")
+        #expect(try StateStore(path: path).lifecycles()["errands/milk"]?.snoozedUntil == until)
+        let between = Coordinate(latitude: 38.7152, longitude: -9.1366)
+        var silenced: [Silence] = []
+        for (second, place) in [between, between, other, other].enumerated() {
+            let result = pipeline.process(
+                Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second)), coordinate: place),
+                receivedAt: Date(timeIntervalSince1970: 1_800_000_000), undatedUsable: false)
+            #expect(result.announced.isEmpty)
+            silenced += result.silenced.map(\.reason)
+        }
+        #expect(silenced == [.snoozed], "arriving at its other place")
+    }
+
     @Test func snoozeSilencesTheReminderUntilItsEnd() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString).sqlite").path
         let recorder = Recorder()
