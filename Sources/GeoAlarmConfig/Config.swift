@@ -202,8 +202,8 @@ extension Config {
     /// The task at a collection's places that `id` is a place of (`errands/1a2b3c4d` for
     /// `errands/1a2b3c4d/2`); nil for any other id. A snooze of such a place is its task's.
     public func taskAtPlaces(of id: String) -> String? {
-        guard let task = ReminderCollection.collectionID(of: id), taskLists.contains(where: { $0.placesOf[task] != nil }) else { return nil }
-        return task
+        guard let task = ReminderCollection.collectionID(of: id) else { return nil }
+        return taskLists.contains { $0.placesOf[task] != nil } ? task : nil
     }
 
     /// Where the task `id` names lives (a task list's reminder, time alarm, or a closed task).

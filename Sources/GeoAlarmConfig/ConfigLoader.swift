@@ -163,7 +163,8 @@ struct ConfigReader: TableReading {
         config.alarms = alarms
         config.idsInFileOrder = order
         forEachTable(of: root, "tasklist") { reader, table, number in
-            if let settings = reader.readTaskList(table, number: number, usedIDs: &usedIDs, places: places, hasCollections: !config.collections.isEmpty) {
+            let hasCollections = !config.collections.isEmpty
+            if let settings = reader.readTaskList(table, number: number, usedIDs: &usedIDs, places: places, hasCollections: hasCollections) {
                 config.taskListSettings.append(settings)
             }
         }

@@ -129,8 +129,9 @@ public enum Silence: Sendable, Equatable, CustomStringConvertible {
 /// the lifecycles up to date (last fired; completed after a `once` event).
 ///
 /// Rules, in order: a completed reminder is silent; so is a snoozed one until the snooze
-/// ends (a collection's place also while its whole collection is snoozed), one before its `starts`, one past its `due` (unless `fire_when_overdue`), one outside
-/// its active days and hours (in `timeZone`), and one that fired less than its cooldown ago.
+/// ends (a collection's place also while its whole collection is snoozed), one before its
+/// `starts`, one past its `due` (unless `fire_when_overdue`), one outside its active days and
+/// hours (in `timeZone`), and one that fired less than its cooldown ago.
 /// An event without a time (an untimed GPX point) is only checked for completion.
 public struct Announcer: Sendable {
     public let timeZone: any TimeZoneRules
@@ -194,7 +195,8 @@ public struct Announcer: Sendable {
     /// reminder at all).
     public mutating func reopen(_ ids: Set<String>) {
         for (id, lifecycle) in lifecycles where lifecycle.completedAt != nil {
-            if ids.contains(id) || ReminderCollection.collectionID(of: id).map(ids.contains) == true { lifecycles[id]?.completedAt = nil }
+            let reopened = ids.contains(id) || ReminderCollection.collectionID(of: id).map(ids.contains) == true
+            if reopened { lifecycles[id]?.completedAt = nil }
         }
     }
 
