@@ -212,16 +212,25 @@ func checkICalendar(_ bytes: [UInt8]) {
         }
         pending += component.components
     }
-    // A task's LOCATION read too: against places of the config, or as a position.
+    // A task's LOCATION read too: against places and collections of the config, or as a position.
     let settings = TaskListSettings(name: "Fuzz", folder: "/fuzz", geoTasks: .both, locationTasks: .arrive)
+    let template = Reminder(id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1))
+    let shops = ReminderCollection(id: "shops", template: template, places: [
+        CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.71, longitude: -9.14), radius: 30), name: "Baixa"),
+    ])
     let defaults = TaskLists.Defaults(
-        template: Reminder(id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1)),
-        radius: 100, local: FixedOffset.utc, zones: { _ in nil },
-        places: ["bakery": Coordinate(latitude: 38.7105, longitude: -9.1366), "post_office": Coordinate(latitude: 38.7079, longitude: -9.1365)])
+        template: template, radius: 100, local: FixedOffset.utc, zones: { _ in nil },
+        places: ["bakery": Coordinate(latitude: 38.7105, longitude: -9.1366), "post_office": Coordinate(latitude: 38.7079, longitude: -9.1365)],
+        collections: [shops])
     let load = TaskLists.read([("/fuzz/a.ics", bytes)], settings: settings, defaults: defaults)
     for reminder in load.reminders {
         guard reminder.center.isValid, case .circle(_, let radius) = reminder.geometry, radius > 0, radius <= Length.maximum else {
             fatalError("a reminder that is not valid: \(reminder)")
+        }
+    }
+    for collection in load.collections {
+        guard collection.places == shops.places, load.origin(of: collection.member(0).id) != nil else {
+            fatalError("a task at a collection's places that is not its task's: \(collection.id)")
         }
     }
     for todo in calendar.components("VTODO") where todo.property("RECURRENCE-ID") == nil && todo.property("RRULE") == nil {
