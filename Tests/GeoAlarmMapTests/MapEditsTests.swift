@@ -169,6 +169,28 @@ struct MapEditsTests {
         #expect(try store.lifecycles().keys.sorted() == ["grid/1"])
     }
 
+    /// A task at a collection's places ("Shops"): the map's Snooze on one place is the task's, at
+    /// every place; its Done completes the task in its file.
+    @Test func aTaskAtACollectionsPlacesIsSnoozedAndCompletedWhole() throws {
+        let (path, _) = try Self.configFile()
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("errands"), withIntermediateDirectories: true)
+        try "name;lat;lon\nBaixa;38.71;-9.14\nRato;38.72;-9.15\n".write(to: folder.appendingPathComponent("shops.csv"), atomically: true, encoding: .utf8)
+        try "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VTODO\r\nUID:milk\r\nSUMMARY:Buy milk\r\nLOCATION:Shops\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
+            .write(to: folder.appendingPathComponent("errands/milk.ics"), atomically: true, encoding: .utf8)
+        try (Self.text + "\n[[collection]]\nid = \"shops\"\nfile = \"shops.csv\"\n\n[[tasklist]]\nname = \"Errands\"\nvdir = \"errands\"\nlocation_tasks = \"arrive\"\n")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        var config = try ConfigLoader.load(path: path)
+        let task = try #require(config.collections.first { $0.id.hasPrefix("errands/") }?.id)
+        let store = try StateStore(path: Command.scratchState())
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        try MapEdits.apply(.snooze, MapChange(id: "\(task)/2", seconds: 600), in: config, store: store, now: now)
+        #expect(try store.lifecycles()[task]?.snoozedUntil == now.addingTimeInterval(600) && store.lifecycles()["\(task)/2"] == nil)
+        try MapEdits.apply(.complete, MapChange(id: "\(task)/1"), in: config, store: store, now: now)
+        config = try ConfigLoader.load(path: path)
+        #expect(!config.collections.contains { $0.id == task } && config.taskOrigin(of: task)?.isClosed == true)
+    }
+
     /// On the map, a reminder can go to a task list (a new task file), and a task is completed,
     /// reopened and removed where it lives; its place and title stay its app's.
     @Test func tasksAreAddedCompletedAndRemovedInTheirList() throws {
