@@ -63,6 +63,14 @@ public struct ReminderCollection: Sendable, Equatable {
         return number - 1
     }
 
+    /// The collection of `collections` that `words` name: its id, case, spacing and accents
+    /// aside ("Supermarkets" names `supermarkets`), the first in order; nil when none does.
+    public static func named(_ words: String, among collections: [ReminderCollection]) -> ReminderCollection? {
+        let slug = Reminder.slug(words)
+        guard !slug.isEmpty else { return nil }
+        return collections.first { Reminder.slug($0.id) == slug }
+    }
+
     /// The id of the collection that `memberID` (`ID/n`) would be a place of; nil for an id
     /// without a `/`.
     public static func collectionID(of memberID: String) -> String? {

@@ -149,8 +149,8 @@ enum MapEdits {
         let uid = TaskWriter.newUID()
         do {
             try TaskWriter.create(
-                TaskEdits.NewTask(uid: uid, title: title, notes: nil, place: TaskPlace(
-                    coordinate: Coordinate(latitude: latitude, longitude: longitude), radius: radius, name: nil), trigger: trigger),
+                TaskEdits.NewTask(uid: uid, title: title, notes: nil, location: .place(TaskPlace(
+                    coordinate: Coordinate(latitude: latitude, longitude: longitude), radius: radius, name: nil), trigger)),
                 in: settings, at: Date(), cache: store)
         } catch {
             throw Refusal(description: "task list \(name) (\(settings.location)): \(error)")

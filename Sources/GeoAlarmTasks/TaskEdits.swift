@@ -62,23 +62,32 @@ public enum TaskEdits {
         public var uid: String
         public var title: String
         public var notes: String?
-        public var place: TaskPlace
-        public var trigger: Trigger
+        public var location: Location
 
-        public init(uid: String, title: String, notes: String?, place: TaskPlace, trigger: Trigger) {
+        /// Where a new task is.
+        public enum Location: Sendable {
+            /// At a position (its name, when it has one, as its `LOCATION`), with location alarms
+            /// for the trigger.
+            case place(TaskPlace, Trigger)
+            /// Words only (`LOCATION`), as a task app keeps them: a collection's name, which a list
+            /// with `location_tasks` reads as any of its places.
+            case words(String)
+        }
+
+        public init(uid: String, title: String, notes: String?, location: Location) {
             self.uid = uid
             self.title = title
             self.notes = notes
-            self.place = place
-            self.trigger = trigger
+            self.location = location
         }
     }
 
-    /// A new task object (CRLF, folded), with a location alarm for each of arriving and leaving
-    /// that `task.trigger` asks for, each in Apple's form (`X-APPLE-PROXIMITY`,
-    /// `X-APPLE-STRUCTURED-LOCATION`, the 1976 placeholder `TRIGGER`) and RFC 9074's (`PROXIMITY`, a
-    /// `VLOCATION` with a geo URI): iOS and the standard's clients both see the place. A named
-    /// place is its `LOCATION` too, the words todoman, Thunderbird and Nextcloud Tasks show.
+    /// A new task object (CRLF, folded). At a place: its name as its `LOCATION` (the words
+    /// todoman, Thunderbird and Nextcloud Tasks show), and a location alarm for each of arriving
+    /// and leaving that the trigger asks for, each in Apple's form (`X-APPLE-PROXIMITY`,
+    /// `X-APPLE-STRUCTURED-LOCATION`, the 1976 placeholder `TRIGGER`) and RFC 9074's (`PROXIMITY`,
+    /// a `VLOCATION` with a geo URI): iOS and the standard's clients both see the place. By words:
+    /// its `LOCATION` alone.
     public static func newTask(_ task: NewTask, at time: Date) -> [UInt8] {
         let now = ICalendarTime.utcText(time)
         let end: [UInt8] = [0x0D, 0x0A]
@@ -89,27 +98,38 @@ public enum TaskEdits {
         ]
         if let notes = task.notes { lines.append("DESCRIPTION:\(ICalendarText.escaped(notes))") }
         lines.append("STATUS:NEEDS-ACTION")
-        let place = task.place
+        switch task.location {
+        case .place(let place, let trigger):
+            lines += placeLines(place, trigger: trigger, uid: task.uid)
+        case .words(let words):
+            lines.append("LOCATION:\(ICalendarText.escaped(words))")
+        }
+        lines += ["END:VTODO", "END:VCALENDAR"]
+        return lines.flatMap { ICalendarEdit.fold($0, lineEnd: end) }
+    }
+
+    /// A place's `LOCATION` (when named) and its location alarms, in both forms.
+    private static func placeLines(_ place: TaskPlace, trigger: Trigger, uid: String) -> [String] {
+        var lines: [String] = []
         if let name = place.name { lines.append("LOCATION:\(ICalendarText.escaped(name))") }
         let uri = GeoURI(coordinate: place.coordinate, uncertainty: place.radius)
         let title = place.name.map(appleParameter) ?? "\"\(place.coordinate)\""
         var proximities: [String] = []
-        if task.trigger != .leave { proximities.append("ARRIVE") }
-        if task.trigger != .arrive { proximities.append("DEPART") }
+        if trigger != .leave { proximities.append("ARRIVE") }
+        if trigger != .arrive { proximities.append("DEPART") }
         for (number, proximity) in proximities.enumerated() {
             var apple = "X-APPLE-STRUCTURED-LOCATION;VALUE=URI"
             if let radius = place.radius { apple += ";X-APPLE-RADIUS=\(ReminderRules.plain(radius))" }
             apple += ";X-APPLE-REFERENCEFRAME=1;X-TITLE=\(title):\(uri.appleText)"
             lines += [
                 "BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:Reminder", "TRIGGER;VALUE=DATE-TIME:\(TaskAlarm.applePlaceholder)",
-                "UID:\(ICalendarText.escaped(task.uid))-\(number + 1)", "X-APPLE-PROXIMITY:\(proximity)", apple, "PROXIMITY:\(proximity)",
-                "BEGIN:VLOCATION", "UID:\(ICalendarText.escaped(task.uid))-place-\(number + 1)",
+                "UID:\(ICalendarText.escaped(uid))-\(number + 1)", "X-APPLE-PROXIMITY:\(proximity)", apple, "PROXIMITY:\(proximity)",
+                "BEGIN:VLOCATION", "UID:\(ICalendarText.escaped(uid))-place-\(number + 1)",
             ]
             if let name = place.name { lines.append("NAME:\(ICalendarText.escaped(name))") }
             lines += ["URL:\(uri.text)", "END:VLOCATION", "END:VALARM"]
         }
-        lines += ["END:VTODO", "END:VCALENDAR"]
-        return lines.flatMap { ICalendarEdit.fold($0, lineEnd: end) }
+        return lines
     }
 
     /// A parameter value as written: quoted (RFC 6868's carets escaping what a quote cannot hold).

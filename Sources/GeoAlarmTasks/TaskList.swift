@@ -192,9 +192,9 @@ public enum TaskLists {
         public var zones: @Sendable (String) -> (any TimeZoneRules)?
         /// The config's `[places]`, for a task whose `LOCATION` names one.
         let places: NamedPlaces
-        /// The config's `[[collection]]`s by their ids' slugs, for a task whose `LOCATION` names
-        /// one ("Supermarkets": any of its places).
-        private let collectionsBySlug: [String: ReminderCollection]
+        /// The config's `[[collection]]`s, for a task whose `LOCATION` names one ("Supermarkets":
+        /// any of its places).
+        let collections: [ReminderCollection]
 
         public init(
             template: Reminder, radius: Double, local: any TimeZoneRules, zones: @escaping @Sendable (String) -> (any TimeZoneRules)?,
@@ -205,17 +205,7 @@ public enum TaskLists {
             self.local = local
             self.zones = zones
             self.places = NamedPlaces(places)
-            var bySlug: [String: ReminderCollection] = [:]
-            for collection in collections where bySlug[Reminder.slug(collection.id)] == nil {
-                bySlug[Reminder.slug(collection.id)] = collection
-            }
-            collectionsBySlug = bySlug
-        }
-
-        /// The collection `words` name (its id, case, spacing and accents aside); nil when none does.
-        func collection(named words: String) -> ReminderCollection? {
-            let slug = Reminder.slug(words)
-            return slug.isEmpty ? nil : collectionsBySlug[slug]
+            self.collections = collections
         }
     }
 
@@ -348,7 +338,7 @@ public enum TaskLists {
         if places.isEmpty, let trigger = settings.locationTasks, let words = task.location {
             if let named = defaults.places.place(named: words) {
                 places.append((TaskPlace(coordinate: named.coordinate, radius: nil, name: named.key), trigger))
-            } else if let collection = defaults.collection(named: words) {
+            } else if let collection = ReminderCollection.named(words, among: defaults.collections) {
                 // "Supermarkets": at any of them. Each place keeps its own size; the task gives
                 // the rest, as it does to a place of its own.
                 var shared = template

@@ -56,4 +56,28 @@ struct CollectionCommandTests {
         let again = try Command.run(["status", "--config", config, "--state", state])
         #expect(again.stdoutLines.filter { $0.hasPrefix("shops/") && !$0.hasPrefix("shops/*") }.count == 1, "\(again.stdout)")
     }
+
+    /// `add --list Errands --place Shops`: a task at the collection's places, written as its
+    /// LOCATION alone (what todoman and Thunderbird show), for a list that reads it so.
+    @Test func aTaskIsAddedAtACollectionsPlaces() throws {
+        let config = try shopsConfig()
+        let folder = (config as NSString).deletingLastPathComponent + "/errands-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let list = "\n[[tasklist]]\nname = \"Errands\"\nvdir = \"\(folder)\"\n"
+        try (String(contentsOfFile: config, encoding: .utf8) + list).write(toFile: config, atomically: true, encoding: .utf8)
+        let unread = try Command.run(["add", "-c", config, "--list", "Errands", "--place", "Shops", "--title", "Buy milk"])
+        #expect(unread.status == 1 && unread.stderr.contains("give it location_tasks = \"arrive\""), "\(unread.stderr)")
+        try (String(contentsOfFile: config, encoding: .utf8) + "location_tasks = \"arrive\"\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let sized = try Command.run(["add", "-c", config, "--list", "Errands", "--place", "Shops", "--title", "Buy milk", "--radius", "20m"])
+        #expect(sized.status == 1 && sized.stderr.contains("--radius does not apply at a collection's places"), "\(sized.stderr)")
+        let added = try Command.run(["add", "-c", config, "--list", "Errands", "--place", "Shops", "--title", "Buy milk"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder)
+        let text = try String(contentsOfFile: folder + "/" + (files.first ?? ""), encoding: .utf8)
+        #expect(files.count == 1 && text.contains("LOCATION:Shops\r\n") && !text.contains("VALARM"), "\(text)")
+        let listed = try Command.run(["list", "-c", config])
+        #expect(listed.stdoutLines.contains { $0.hasPrefix("errands/") && $0.contains("Buy milk") && $0.contains("3 places from") }, "\(listed.stdout)")
+        let replay = try Command.run(["replay", "-c", config, "config/demo/walk.nmea"])
+        #expect(replay.stdoutLines.filter { $0.contains("\"Buy milk\"") }.count == 2, "at both shops of the walk: \(replay.stdout)")
+    }
 }

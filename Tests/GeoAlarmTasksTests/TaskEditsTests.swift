@@ -100,7 +100,7 @@ struct TaskEditsTests {
     func aNewTaskReadsBackWithItsPlace(trigger: Trigger) throws {
         let place = TaskPlace(coordinate: Coordinate(latitude: 38.7105, longitude: -9.1366), radius: 40, name: "Padaria \"Central\", Lisboa")
         let bytes = TaskEdits.newTask(
-            TaskEdits.NewTask(uid: "A-1", title: "Buy bread; a loaf", notes: "Two, please\nand milk", place: place, trigger: trigger), at: Self.now)
+            TaskEdits.NewTask(uid: "A-1", title: "Buy bread; a loaf", notes: "Two, please\nand milk", location: .place(place, trigger)), at: Self.now)
         let text = String(decoding: bytes, as: UTF8.self)
         for line in text.components(separatedBy: "\r\n") { #expect(line.utf8.count <= 75, "\(line)") }
         #expect(!text.replacingOccurrences(of: "\r\n", with: "").contains("\n"), "every line ends in CRLF")
@@ -117,6 +117,24 @@ struct TaskEditsTests {
         #expect(alarm.property("X-APPLE-STRUCTURED-LOCATION")?.value == "geo:38.710500\\,-9.136600")
         #expect(alarm.property("X-APPLE-STRUCTURED-LOCATION")?.parameter("X-APPLE-RADIUS") == "40")
         #expect(alarm.components("VLOCATION").first?.property("URL")?.value == "geo:38.710500,-9.136600;u=40")
+    }
+
+    /// A new task placed by words alone (a collection's name) says them as its LOCATION, with no
+    /// location alarm: a list with `location_tasks` reads it at the collection's places.
+    @Test func aNewTaskByWordsIsItsLocationAlone() throws {
+        let bytes = TaskEdits.newTask(TaskEdits.NewTask(uid: "W-1", title: "Buy milk", notes: nil, location: .words("Supermarkets")), at: Self.now)
+        let todo = try #require(try ICalendarReader.read(bytes).components("VTODO").first)
+        let task = try TaskObject(todo)
+        #expect(task.location == "Supermarkets" && task.alarms.isEmpty && todo.components("VALARM").isEmpty)
+        var settings = TaskListSettings(name: "Errands", folder: "/l")
+        settings.locationTasks = .arrive
+        let shops = ReminderCollection(
+            id: "supermarkets", template: Reminder(id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1)),
+            places: [CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.71, longitude: -9.14), radius: 30))])
+        let defaults = TaskLists.Defaults(
+            template: shops.template, radius: 100, local: FixedOffset.utc, zones: { _ in nil }, collections: [shops])
+        let load = TaskLists.read([("/l/w.ics", bytes)], settings: settings, defaults: defaults)
+        #expect(load.collections.map(\.places) == [shops.places] && load.reminders.isEmpty)
     }
 
     /// Whatever the object (properties of any length and characters, folded anywhere, CRLF or
