@@ -169,13 +169,15 @@ public struct TaskDefaults: Sendable {
 
 extension Config {
     /// Reads every task list (a folder, or the copy `cache` keeps of a server's): their reminders and time alarms join the config's (a
-    /// task whose id is taken is passed over, said with the others).
+    /// task whose id is taken is passed over, said with the others; so is a task at a collection's
+    /// places beyond ``TaskLists/maximumTaskPlaces``).
     public mutating func loadTaskLists(cache: (any TaskListCache)? = nil) {
         let defaults = TaskLists.Defaults(
             template: taskDefaults.template, radius: taskDefaults.radius, local: SystemTimeZone(), zones: { NamedTimeZone($0) },
             places: places, collections: collections)
         taskLists = taskListSettings.map { TaskLists.load($0, defaults: defaults, cache: cache) }
         var taken = Set(reminders.map(\.id) + alarms.map(\.id) + collections.map(\.id))
+        var taskPlaces = 0
         for index in taskLists.indices {
             func kept(_ id: String) -> Bool {
                 guard taken.insert(id).inserted else {
@@ -184,8 +186,20 @@ extension Config {
                 }
                 return true
             }
+            // Each place of a task at a collection's places is a fence of its own.
+            func withinLimit(_ collection: ReminderCollection) -> Bool {
+                guard taskPlaces + collection.places.count <= TaskLists.maximumTaskPlaces else {
+                    taskLists[index].problems.append("""
+                        \(collection.id): its \(collection.places.count) places would take the tasks at collections' places past \
+                        \(TaskLists.maximumTaskPlaces) in all: its task is passed over
+                        """)
+                    return false
+                }
+                taskPlaces += collection.places.count
+                return true
+            }
             taskLists[index].reminders = taskLists[index].reminders.filter { kept($0.id) }
-            taskLists[index].collections = taskLists[index].collections.filter { kept($0.id) }
+            taskLists[index].collections = taskLists[index].collections.filter { kept($0.id) && withinLimit($0) }
             reminders += taskLists[index].reminders
             collections += taskLists[index].collections
             alarms += taskLists[index].alarms

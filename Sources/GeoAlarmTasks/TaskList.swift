@@ -179,6 +179,10 @@ public struct TaskListLoad: Sendable {
 /// time alarms, with `geo_tasks` a task that has only a `GEO`, and with `location_tasks` one
 /// whose `LOCATION` names a place or a collection of the config, or is a position.
 public enum TaskLists {
+    /// The most places that tasks at collections' places watch, all lists together (each place
+    /// a fence of its own, a million what the engine is measured at): a task beyond is passed over.
+    public static let maximumTaskPlaces = 1_000_000
+
     /// What a task's reminders share (from the config's `[defaults]`), how their times are read,
     /// and the config's places.
     public struct Defaults: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmConfig
+import GeoAlarmCore
 import GeoAlarmTasks
 import Testing
 
@@ -92,6 +93,30 @@ struct TaskListConfigTests {
         let alone = try Self.load("vdir = \"/tmp\"\nlocation_tasks = \"arrive\"\n")
         #expect(alone.warnings.map(\.description) == [
             "/home/ana/.config/geoalarm/config.toml:4: tasklist (#1): location_tasks: there is no [places] table nor [[collection]]: only a task whose LOCATION is a position is a reminder",
+        ])
+    }
+
+    /// Tasks at a collection's places watch each place as a fence of its own: past a million in
+    /// all, a further task is passed over and said, so that a list cannot make the agent watch
+    /// millions of fences.
+    @Test func tasksAtCollectionsPlacesHaveALimit() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-limit-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for uid in ["a", "b", "c"] {
+            try "BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nUID:\(uid)\r\nSUMMARY:Task \(uid)\r\nLOCATION:Cameras\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
+                .write(toFile: "\(folder)/\(uid).ics", atomically: true, encoding: .utf8)
+        }
+        var config = try ConfigLoader.parse(
+            "[[tasklist]]\nname = \"Errands\"\nvdir = \"\(folder)\"\nlocation_tasks = \"arrive\"\n", path: "/c.toml")
+        let place = CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.7, longitude: -9.1), radius: 30))
+        config.collections = [ReminderCollection(
+            id: "cameras", template: config.taskDefaults.template,
+            places: Array(repeating: place, count: TaskLists.maximumTaskPlaces / 2))]
+        config.loadTaskLists()
+        #expect(config.collections.map(\.id) == ["cameras", "errands/a", "errands/b"])
+        #expect(config.taskLists.first?.problems == [
+            "errands/c: its 500000 places would take the tasks at collections' places past 1000000 in all: its task is passed over",
         ])
     }
 
