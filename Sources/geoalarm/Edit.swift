@@ -203,9 +203,10 @@ struct Add: AsyncParsableCommand {
             }
             return .words(place)
         } else {
-            let collections = config.collections.isEmpty ? "" : "; collections: " + config.collections.map(\.id).joined(separator: ", ")
-            Diagnostics.error("no place \"\(DisplayText.escaped(place ?? ""))\" in [places] of \(config.path); there are: "
-                + config.places.keys.sorted().joined(separator: ", ") + collections)
+            let known = [("places", config.places.keys.sorted()), ("collections", config.collections.map(\.id))]
+                .filter { !$0.1.isEmpty }.map { "\($0.0): \($0.1.joined(separator: ", "))" }
+            Diagnostics.error("no place \"\(DisplayText.escaped(place ?? ""))\" in \(config.path)"
+                + (known.isEmpty ? ": it has no [places] and no [[collection]]" : "; \(known.joined(separator: "; "))"))
             throw ExitCode.failure
         }
         let metres: Double

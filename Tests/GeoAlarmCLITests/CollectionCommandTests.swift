@@ -68,6 +68,8 @@ struct CollectionCommandTests {
         let unread = try Command.run(["add", "-c", config, "--list", "Errands", "--place", "Shops", "--title", "Buy milk"])
         #expect(unread.status == 1 && unread.stderr.contains("give it location_tasks = \"arrive\""), "\(unread.stderr)")
         try (String(contentsOfFile: config, encoding: .utf8) + "location_tasks = \"arrive\"\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let nowhere = try Command.run(["add", "-c", config, "--list", "Errands", "--place", "Shop", "--title", "Buy milk"])
+        #expect(nowhere.status == 1 && nowhere.stderr.contains("no place \"Shop\" in \(config); collections: shops"), "\(nowhere.stderr)")
         let sized = try Command.run(["add", "-c", config, "--list", "Errands", "--place", "Shops", "--title", "Buy milk", "--radius", "20m"])
         #expect(sized.status == 1 && sized.stderr.contains("--radius does not apply at a collection's places"), "\(sized.stderr)")
         let added = try Command.run(["add", "-c", config, "--list", "Errands", "--place", "Shops", "--title", "Buy milk"])
