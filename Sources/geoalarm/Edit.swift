@@ -152,7 +152,13 @@ struct Add: AsyncParsableCommand {
                 + (names.isEmpty ? ": give one with a [[tasklist]] table" : "; there are: \(names.joined(separator: ", "))"))
             throw ExitCode.failure
         }
-        let location = try taskLocation(at: at, in: config, list: settings)
+        let location: TaskEdits.NewTask.Location
+        switch NewTaskPlace(at: at, place: place, radius: radius, when: when).location(in: config, list: settings) {
+        case .success(let found): location = found
+        case .failure(let problem):
+            Diagnostics.error(problem.description)
+            throw ExitCode.failure
+        }
         let uid = TaskWriter.newUID()
         let path: String
         do {
@@ -175,56 +181,6 @@ struct Add: AsyncParsableCommand {
         let reloaded = try? ConfigLoader.load(path: config.path, taskCache: lists.servers.cache)
         let id = reloaded?.taskLists.lazy.compactMap { list in list.tasks.first { $0.value.uid == uid }?.key }.first ?? uid
         try Console.line("added \(id) to task list \(settings.name) (\(path))\(standing)")
-    }
-
-    /// Where the new task of `list` is: `at`, or the place of `[places]` that --place names (with
-    /// its radius and trigger), or the collection it names (its LOCATION alone, for the list's
-    /// `location_tasks` to read as any of its places); exits 1 saying why when none.
-    private func taskLocation(at: String?, in config: Config, list settings: TaskListSettings) throws -> TaskEdits.NewTask.Location {
-        let coordinate: Coordinate
-        if let at {
-            switch ReminderRules.parseLocation(at) {
-            case .success(let point): coordinate = point
-            case .failure(let problem):
-                Diagnostics.error("--at \(DisplayText.escaped(at)): \(problem)")
-                throw ExitCode.failure
-            }
-        } else if let place, let named = NamedPlaces(config.places).place(named: place) {
-            coordinate = named.coordinate
-        } else if let place, let collection = ReminderCollection.named(place, among: config.collections) {
-            guard settings.locationTasks != nil else {
-                Diagnostics.error("--place \(DisplayText.escaped(place)) is the collection \(collection.id): task list \(settings.name) "
-                    + "reads a task's place by name only with location_tasks (give it location_tasks = \"arrive\")")
-                throw ExitCode.failure
-            }
-            for (option, value) in [("--radius", radius), ("--when", when)] where value != nil {
-                Diagnostics.error("\(option) does not apply at a collection's places: each keeps its size, and the list's location_tasks says when")
-                throw ExitCode.failure
-            }
-            return .words(place)
-        } else {
-            let known = [("places", config.places.keys.sorted()), ("collections", config.collections.map(\.id))]
-                .filter { !$0.1.isEmpty }.map { "\($0.0): \($0.1.joined(separator: ", "))" }
-            Diagnostics.error("no place \"\(DisplayText.escaped(place ?? ""))\" in \(config.path)"
-                + (known.isEmpty ? ": it has no [places] and no [[collection]]" : "; \(known.joined(separator: "; "))"))
-            throw ExitCode.failure
-        }
-        let metres: Double
-        do {
-            metres = try radius.map(Length.parse) ?? config.taskDefaults.radius
-        } catch {
-            Diagnostics.error("--radius \(DisplayText.escaped(radius ?? "")): \(error)")
-            throw ExitCode.failure
-        }
-        guard metres > 0 else {
-            Diagnostics.error("--radius \(DisplayText.escaped(radius ?? "")): must be above 0")
-            throw ExitCode.failure
-        }
-        guard let trigger = when.map(Trigger.init(parsing:)) ?? .arrive else {
-            Diagnostics.error("--when \(DisplayText.escaped(when ?? "")): use arrive, leave or both")
-            throw ExitCode.failure
-        }
-        return .place(TaskPlace(coordinate: coordinate, radius: metres, name: place), trigger)
     }
 
     /// Where --here is: gpsd's first position within the config's `max_error` (unknown errors
