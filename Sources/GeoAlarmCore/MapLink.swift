@@ -50,15 +50,15 @@ public enum MapLink {
     }
 
     /// Google's place (`!3dLAT!4dLON` in the path), a position searched for (`query=`, `q=`,
-    /// `ll=`, `center=`, `/maps/place/LAT,LON`, `/maps/search/LAT,LON`), else the map's centre
-    /// (`/@LAT,LON,17z`).
+    /// `ll=`, `center=`, a route's `destination=`, `/maps/place/LAT,LON`, `/maps/search/LAT,LON`),
+    /// else the map's centre (`/@LAT,LON,17z`).
     private static func googlePosition(_ link: Parts) -> Coordinate? {
         let path = String(link.path)
         if let latitude = path.firstRange(of: "!3d"), let longitude = path[latitude.upperBound...].firstRange(of: "!4d") {
             func number(after index: String.Index) -> Substring { path[index...].prefix { $0 != "!" && $0 != "/" && $0 != "?" } }
             if let point = pair(String(number(after: latitude.upperBound)), String(number(after: longitude.upperBound))) { return point }
         }
-        for name in ["query", "q", "ll", "center"] {
+        for name in ["query", "q", "ll", "center", "destination"] {
             if let point = link.queryValue(name).flatMap(ReminderRules.decimalPair) { return point }
         }
         let segments = link.path.split(separator: "/")

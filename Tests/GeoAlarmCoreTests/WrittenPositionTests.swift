@@ -25,7 +25,7 @@ struct WrittenPositionTests {
         "https://www.google.com/maps/@38.7105,-9.1366,17z", "https://maps.google.com/?q=38.7105,-9.1366",
         "https://www.google.pt/maps/place/Padaria/@38.7,-9.1,17z/data=!3m1!4b1!4m6!3m5!1s0xd19:0x4!8m2!3d38.7105!4d-9.1366!16s%2Fg",
         "https://www.google.com/maps/search/?api=1&query=38.7105%2C-9.1366", "https://www.google.co.uk/maps/place/38.7105+-9.1366/@38.7,-9.1,15z",
-        "HTTPS://WWW.GOOGLE.COM/maps?ll=38.7105,-9.1366&z=17",
+        "HTTPS://WWW.GOOGLE.COM/maps?ll=38.7105,-9.1366&z=17", "https://www.google.com/maps/dir/?api=1&destination=38.7105%2C-9.1366",
         "https://maps.apple.com/?ll=38.7105,-9.1366&q=Bakery", "https://maps.apple.com/place?coordinate=38.7105%2C-9.1366&name=Bakery",
         "https://maps.apple.com/?q=38.7105,-9.1366", "https://osmand.net/map?pin=38.7105,-9.1366#17/38.7/-9.1",
         "https://osmand.net/go?lat=38.7105&lon=-9.1366&z=16", "https://osmand.net/map#17/38.7105/-9.1366",
