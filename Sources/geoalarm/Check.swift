@@ -27,13 +27,15 @@ struct Check: AsyncParsableCommand {
 }
 
 extension Config {
-    /// "4 reminders (4 enabled), 1 time alarm, 2 places", with collections and task lists when there are some.
+    /// "4 reminders (4 enabled), 1 time alarm, 2 places", with collections and task lists when
+    /// there are some (a task at a collection's places is its list's, not a collection of the file).
     var summary: String {
         let enabled = reminders.filter(\.isEnabled).count
         let alarms = alarms.isEmpty ? "" : ", " + DisplayText.counted(alarms.count, "time alarm")
-        let placeCount = collections.reduce(0) { $0 + $1.places.count }
-        let collections = collections.isEmpty
-            ? "" : ", \(DisplayText.counted(collections.count, "collection")) (\(DisplayText.counted(placeCount, "place")))"
+        let ownCollections = collections.filter { collection in !taskLists.contains { $0.placesOf[collection.id] != nil } }
+        let placeCount = ownCollections.reduce(0) { $0 + $1.places.count }
+        let collections = ownCollections.isEmpty
+            ? "" : ", \(DisplayText.counted(ownCollections.count, "collection")) (\(DisplayText.counted(placeCount, "place")))"
         let lists = taskLists.isEmpty ? "" : ", " + DisplayText.counted(taskLists.count, "task list")
         return "\(DisplayText.counted(reminders.count, "reminder")) (\(enabled) enabled)\(alarms)\(collections)\(lists), "
             + DisplayText.counted(places.count, "place")

@@ -81,5 +81,7 @@ struct CollectionCommandTests {
         #expect(listed.stdoutLines.contains { $0.hasPrefix("errands/") && $0.contains("Buy milk") && $0.contains("3 places from") }, "\(listed.stdout)")
         let replay = try Command.run(["replay", "-c", config, "config/demo/walk.nmea"])
         #expect(replay.stdoutLines.filter { $0.contains("\"Buy milk\"") }.count == 2, "at both shops of the walk: \(replay.stdout)")
+        // The task is its list's, not one more collection of the file.
+        #expect(try Command.run(["check", "-c", config]).stdout.contains("OK, 0 reminders (0 enabled), 1 collection (3 places), 1 task list"))
     }
 }
