@@ -213,11 +213,15 @@ extension Config {
         return collectionLoads.first { $0.collectionID == source }?.file
     }
 
+    /// Whether collection `id` is a task at a collection's places (its list's, not the file's).
+    public func isTaskCollection(_ id: String) -> Bool {
+        taskLists.contains { $0.placesOf[id] != nil }
+    }
+
     /// The task at a collection's places that `id` is a place of (`errands/1a2b3c4d` for
     /// `errands/1a2b3c4d/2`); nil for any other id. A snooze of such a place is its task's.
     public func taskAtPlaces(of id: String) -> String? {
-        guard let task = ReminderCollection.collectionID(of: id) else { return nil }
-        return taskLists.contains { $0.placesOf[task] != nil } ? task : nil
+        ReminderCollection.collectionID(of: id).flatMap { isTaskCollection($0) ? $0 : nil }
     }
 
     /// Where the task `id` names lives (a task list's reminder, time alarm, or a closed task).

@@ -37,15 +37,6 @@ public final class FixPipeline {
     /// The ids of ``taskKeys``.
     public var taskIDs: Set<String> { Set(taskKeys.values) }
 
-    /// Whether `id` is a task's reminder, or a place of a task at a collection's places.
-    private func isTask(_ id: String) -> Bool {
-        taskIDs.contains(id) || isTaskPlace(id)
-    }
-
-    /// Whether `id` is a place of a task at a collection's places.
-    private func isTaskPlace(_ id: String) -> Bool {
-        !taskIDs.contains(id) && ReminderCollection.collectionID(of: id).map(taskIDs.contains) == true
-    }
     /// The reminders whose id the last reload changed, by new id: their id before.
     private var renamed: [String: String] = [:]
     /// Where the state is kept (in memory when it has no file).
@@ -263,15 +254,18 @@ public final class FixPipeline {
     /// taken off every sink (its pop-ups closed). The lifecycles as they now are, for the
     /// pipelines of tracked devices (``takeLifecycles(_:)``).
     public func apply(_ action: ReminderAction, to id: String) -> [String: Lifecycle] {
-        // A task at a collection's places is snoozed at all of them, as its Done completes it.
+        let tasks = taskIDs
+        // A place of a task at a collection's places (its own reminders and time alarms are
+        // tasks' ids themselves): snoozed at all of them, as its Done completes the task.
+        let placeOf = tasks.contains(id) ? nil : ReminderCollection.collectionID(of: id).flatMap { tasks.contains($0) ? $0 : nil }
         var id = id
-        if case .snooze = action, isTaskPlace(id), let task = ReminderCollection.collectionID(of: id) { id = task }
+        if case .snooze = action, let placeOf { id = placeOf }
         // The first completion stands, as `geoalarm complete` and the map keep it: Done on a
         // pop-up shown before the reminder was completed elsewhere changes nothing.
         if case .complete = action, isCompleted(id) { return announcer.lifecycles }
         // A task's completion is written to its task list (by the caller), not the state file:
         // here it only silences the task until the list, read again, no longer has it.
-        if case .complete = action, isTask(id) {} else { state.apply(action, to: id) }
+        if case .complete = action, tasks.contains(id) || placeOf != nil {} else { state.apply(action, to: id) }
         announcer.apply(action, to: id)
         if case .complete = action {
             for sink in sinks { sink.reminderCompleted(id) }

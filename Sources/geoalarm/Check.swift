@@ -32,7 +32,7 @@ extension Config {
     var summary: String {
         let enabled = reminders.filter(\.isEnabled).count
         let alarms = alarms.isEmpty ? "" : ", " + DisplayText.counted(alarms.count, "time alarm")
-        let ownCollections = collections.filter { collection in !taskLists.contains { $0.placesOf[collection.id] != nil } }
+        let ownCollections = collections.filter { !isTaskCollection($0.id) }
         let placeCount = ownCollections.reduce(0) { $0 + $1.places.count }
         let collections = ownCollections.isEmpty
             ? "" : ", \(DisplayText.counted(ownCollections.count, "collection")) (\(DisplayText.counted(placeCount, "place")))"
