@@ -34,9 +34,7 @@ struct HookRunnerTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-hooks-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for (name, body) in scripts {
-            let path = "\(directory)/\(name)"
-            try Data(("#!/bin/sh\n" + body + "\n").utf8).write(to: URL(fileURLWithPath: path))
-            chmod(path, 0o755)
+            try Command.writeScript("#!/bin/sh\n" + body + "\n", to: "\(directory)/\(name)")
         }
         return directory
     }

@@ -42,8 +42,7 @@ struct CalDAVLiveTests {
 
     /// A desktop whose dunst presses Done on the pop-up for `title`.
     static func desktopPressingDone(on title: String) throws -> DesktopSession {
-        let picker = try Command.temporaryFile("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F '\(title)'\n", named: "pick-\(UUID().uuidString)")
-        chmod(picker, 0o755)
+        let picker = try Command.temporaryScript("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F '\(title)'\n", named: "pick-\(UUID().uuidString)")
         return try DesktopSession(
             dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
     }

@@ -107,9 +107,8 @@ struct DesktopTests {
     func pressingAPopUpButtonActsOnTheReminder(button: String) throws {
         // dunst lists each action of the pop-ups on screen as "#LABEL (SUMMARY) [ID,KEY]" and runs
         // the one picked: here the bakery pop-up's.
-        let picker = try Command.temporaryFile(
+        let picker = try Command.temporaryScript(
             "#!/bin/sh\ngrep -F '#\(button) (' | grep -m1 -F 'Buy bread'\n", named: "pick-\(UUID().uuidString)")
-        chmod(picker, 0o755)
         let desktop = try DesktopSession(
             dunstConfig: Self.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
         let broker = try Mosquitto()

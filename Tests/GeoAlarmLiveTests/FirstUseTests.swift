@@ -124,7 +124,7 @@ struct FirstUseTests {
         #expect(try Command.run(["add", "--title", "Buy bread", "--at", "38.7105,-9.1366"], environment: environment).status == 0)
         let hooks = "\(home)/.config/geoalarm/hooks"
         try FileManager.default.createDirectory(atPath: hooks, withIntermediateDirectories: true)
-        #expect(FileManager.default.createFile(atPath: "\(hooks)/log", contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755]))
+        try Command.writeScript("#!/bin/sh\n", to: "\(hooks)/log")
         #expect(FileManager.default.createFile(atPath: "\(hooks)/draft", contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o644]))
 
         let gpsd = try GPSFake()

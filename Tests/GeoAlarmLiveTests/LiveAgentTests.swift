@@ -173,9 +173,7 @@ struct LiveAgentTests {
         try FileManager.default.createDirectory(atPath: "\(xdg)/geoalarm/hooks", withIntermediateDirectories: true)
         let record = "\(xdg)/events.txt"
         let hook = "\(xdg)/geoalarm/hooks/record"
-        try Data("#!/bin/sh\necho \"$GEOALARM_EVENT $GEOALARM_REMINDER $GEOALARM_TIME\" >> \(record)\n".utf8)
-            .write(to: URL(fileURLWithPath: hook))
-        chmod(hook, 0o755)
+        try Command.writeScript("#!/bin/sh\necho \"$GEOALARM_EVENT $GEOALARM_REMINDER $GEOALARM_TIME\" >> \(record)\n", to: hook)
         let demo = try String(contentsOf: Command.root.appendingPathComponent("config/demo.toml"), encoding: .utf8)
         let config = try Command.temporaryFile(demo.replacingOccurrences(
             of: "id = \"bread\"\n", with: "id = \"bread\"\nexec = [\"/bin/sh\", \"-c\", \"echo bread-own-hook >> \(record)\"]\n"))
@@ -299,8 +297,7 @@ struct ThreadTests {
             at: hooks.appendingPathComponent("geoalarm/hooks"), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
         let hook = hooks.appendingPathComponent("geoalarm/hooks/note").path
-        try Data("#!/bin/sh\necho \"$GEOALARM_EVENT\" >> \(hook).out\n".utf8).write(to: URL(fileURLWithPath: hook))
-        chmod(hook, 0o755)
+        try Command.writeScript("#!/bin/sh\necho \"$GEOALARM_EVENT\" >> \(hook).out\n", to: hook)
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = hooks.path
         let gpsd = try GPSFake()

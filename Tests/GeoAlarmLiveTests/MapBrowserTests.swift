@@ -273,9 +273,8 @@ struct MapBrowserTests {
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: bin) }
         // A stand-in xdg-open that notes the address it was given.
-        try "#!/bin/sh\nprintf '%s\\n' \"$1\" > \"\(bin)/opened.tmp\" && mv \"\(bin)/opened.tmp\" \"\(bin)/opened\"\n"
-            .write(toFile: bin + "/xdg-open", atomically: true, encoding: .utf8)
-        chmod(bin + "/xdg-open", 0o755)
+        try Command.writeScript(
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" > \"\(bin)/opened.tmp\" && mv \"\(bin)/opened.tmp\" \"\(bin)/opened\"\n", to: bin + "/xdg-open")
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         let session = try MapSession(arguments: ["--open"], environment: environment)

@@ -301,8 +301,7 @@ struct TaskListLiveTests {
         _ = try server.client(["make-list"])
         _ = try server.client(["add-rfc", "rfc-bread", "Buy bread", Self.bakery, Self.bakeryLon, "30"])
         try server.sync()
-        let picker = try Command.temporaryFile("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F 'Buy bread'\n", named: "pick-\(UUID().uuidString)")
-        chmod(picker, 0o755)
+        let picker = try Command.temporaryScript("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F 'Buy bread'\n", named: "pick-\(UUID().uuidString)")
         let desktop = try DesktopSession(
             dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
         let config = try Self.config([("Errands", server.vdir, "")])

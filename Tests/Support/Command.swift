@@ -75,4 +75,27 @@ public struct Command {
         try Data(text.utf8).write(to: url)
         return url.path
     }
+
+    /// Writes the program `text` (a `#!` script) to `path`, executable (0755). It is copied
+    /// there by `cp` from a draft, never written by this process: a child that another test
+    /// starts meanwhile holds, until it runs its program, every descriptor this process has
+    /// open, and a program that any process holds open for writing cannot be run ("Text file
+    /// busy"), as a hook or a dunst script would then fail at random.
+    public static func writeScript(_ text: String, to path: String) throws {
+        let draft = path + ".draft-\(UUID().uuidString)"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: draft))
+        defer { try? FileManager.default.removeItem(atPath: draft) }
+        let copy = try run([draft, path], executable: "/bin/cp")
+        guard copy.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
+        chmod(path, 0o755)
+    }
+
+    /// ``writeScript(_:to:)`` into a new temporary folder, as `name`; its path.
+    public static func temporaryScript(_ text: String, named name: String) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent(name).path
+        try writeScript(text, to: path)
+        return path
+    }
 }

@@ -29,9 +29,7 @@ public final class DesktopSession: @unchecked Sendable {
         // Debian's session.conf listens in /tmp whatever TMPDIR says; the bus's socket belongs in
         // the test's own folder, which goes when the test run's TMPDIR goes.
         let daemon = scratch + "/dbus-daemon"
-        try Data("#!/bin/sh\nexec /usr/bin/dbus-daemon \"$@\" '--address=unix:dir=\(scratch)'\n".utf8)
-            .write(to: URL(fileURLWithPath: daemon))
-        chmod(daemon, 0o755)
+        try Command.writeScript("#!/bin/sh\nexec /usr/bin/dbus-daemon \"$@\" '--address=unix:dir=\(scratch)'\n", to: daemon)
         bus = try Background(
             ["--dbus-daemon=\(daemon)", "--", "/bin/sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS\" > \(addressFile).tmp && mv \(addressFile).tmp \(addressFile) && exec sleep 3600"],
             executable: URL(fileURLWithPath: "/usr/bin/dbus-run-session"))
@@ -64,8 +62,7 @@ public final class DesktopSession: @unchecked Sendable {
 
         shownPath = scratch + "/shown"
         let script = scratch + "/record-shown"
-        try Data("#!/bin/sh\nprintf '%s\\n' \"$2\" >> \(shownPath)\n".utf8).write(to: URL(fileURLWithPath: script))
-        chmod(script, 0o755)
+        try Command.writeScript("#!/bin/sh\nprintf '%s\\n' \"$2\" >> \(shownPath)\n", to: script)
         let rc = scratch + "/dunstrc"
         try Data((dunstConfig + "\n[geoalarm-test-record-shown]\n    summary = \"*\"\n    script = \(script)\n").utf8)
             .write(to: URL(fileURLWithPath: rc))
