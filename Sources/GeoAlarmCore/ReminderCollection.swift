@@ -63,9 +63,11 @@ public struct ReminderCollection: Sendable, Equatable {
         return number - 1
     }
 
-    /// The collection of `collections` that `words` name: its id, case, spacing and accents
-    /// aside ("Supermarkets" names `supermarkets`), the first in order; nil when none does.
+    /// The collection of `collections` that `words` name: its id itself, else the first in order
+    /// whose id differs only in case, spacing and accents ("Supermarkets" names `supermarkets`),
+    /// as ``NamedPlaces`` finds a place; nil when none does.
     public static func named(_ words: String, among collections: [ReminderCollection]) -> ReminderCollection? {
+        if let exact = collections.first(where: { $0.id == words }) { return exact }
         let slug = Reminder.slug(words)
         guard !slug.isEmpty else { return nil }
         return collections.first { Reminder.slug($0.id) == slug }

@@ -82,4 +82,20 @@ struct CollectionTests {
         #expect(engine.fenceCount == 0)
         #expect(engine.presence(of: "bakeries/1") == nil)
     }
+
+    /// A task's LOCATION names a collection as a person writes it; an id written as it is wins
+    /// over an earlier one that is only alike.
+    @Test func aCollectionIsNamedByItsIdOrWordsLikeIt() {
+        func collection(_ id: String) -> ReminderCollection {
+            ReminderCollection(id: id, template: Self.template, places: Self.bakeries.places)
+        }
+        let collections = [collection("Shops"), collection("shops"), collection("super_markets")]
+        #expect(ReminderCollection.named("shops", among: collections)?.id == "shops")
+        #expect(ReminderCollection.named("Shops", among: collections)?.id == "Shops")
+        #expect(ReminderCollection.named("SHOPS", among: collections)?.id == "Shops")
+        #expect(ReminderCollection.named("Super Markets", among: collections)?.id == "super_markets")
+        #expect(ReminderCollection.named("Süper-markets", among: collections)?.id == "super_markets")
+        #expect(ReminderCollection.named("bakeries", among: collections) == nil)
+        #expect(ReminderCollection.named("  ", among: collections) == nil)
+    }
 }
