@@ -182,12 +182,12 @@ public struct Announcer: Sendable {
         self.lifecycles = lifecycles
     }
 
-    /// Moves what it knows of each reminder to its new id (`renamed`: new id to old).
+    /// Moves what it knows of each reminder, and of each place of a collection, to its new id
+    /// (`renamed`: new id to old).
     public mutating func rename(_ renamed: [String: String]) {
-        for (new, old) in renamed {
-            if let lifecycle = lifecycles.removeValue(forKey: old) { lifecycles[new] = lifecycle }
-            if let approached = lastApproached.removeValue(forKey: old) { lastApproached[new] = approached }
-        }
+        let newIDs = Dictionary(renamed.map { ($1, $0) }) { first, _ in first }
+        ReminderCollection.rename(&lifecycles, by: newIDs)
+        ReminderCollection.rename(&lastApproached, by: newIDs)
     }
 
     /// Takes `ids` as not completed, and the places of those that are collections: reminders

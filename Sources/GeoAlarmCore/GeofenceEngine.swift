@@ -307,7 +307,7 @@ public struct GeofenceEngine: Sendable {
         approachTracker.reset(showingProximity: showingProximity)
     }
 
-    /// `renamed` gives, by new id, the id a reminder had in `previous` (a task whose list was renamed).
+    /// `renamed` gives, by new id, the id a reminder or collection had in `previous` (a task whose list was renamed).
     private mutating func adoptState(from previous: GeofenceEngine, renamed: [String: String]) {
         lastFixTime = previous.lastFixTime
         futureTolerance = previous.futureTolerance
@@ -319,7 +319,8 @@ public struct GeofenceEngine: Sendable {
             keep(previous.trackers[old], at: slot)
         }
         for (number, collection) in self.collections.enumerated() {
-            guard let oldNumber = previous.collections.firstIndex(where: { $0.id == collection.id }) else { continue }
+            let oldID = renamed[collection.id] ?? collection.id
+            guard let oldNumber = previous.collections.firstIndex(where: { $0.id == oldID }) else { continue }
             let old = previous.collections[oldNumber]
             guard old.template.hysteresis == collection.template.hysteresis else { continue }
             func unchanged(_ place: Int) -> Bool {

@@ -79,6 +79,24 @@ public struct ReminderCollection: Sendable, Equatable {
         memberID.lastIndex(of: "/").map { String(memberID[..<$0]) }
     }
 
+    /// The id `id` takes when the reminders of `newIDs` (old id to new: a task list renamed, a
+    /// task moved to another) are renamed: its own new id, or, for a place or time alarm of one
+    /// (`old/3`, `old/time-1`), the same under the new (`new/3`); nil when neither is renamed.
+    public static func renamedID(_ id: String, by newIDs: [String: String]) -> String? {
+        if let new = newIDs[id] { return new }
+        guard let owner = collectionID(of: id), let new = newIDs[owner] else { return nil }
+        return new + id[owner.endIndex...]
+    }
+
+    /// Moves each of `values` whose key ``renamedID(_:by:)`` renames to its new key (over a value
+    /// the new key had).
+    public static func rename<Value>(_ values: inout [String: Value], by newIDs: [String: String]) {
+        guard !newIDs.isEmpty else { return }
+        let moved = values.compactMap { id, value in renamedID(id, by: newIDs).map { (id, $0, value) } }
+        for (old, _, _) in moved { values[old] = nil }
+        for (_, new, value) in moved { values[new] = value }
+    }
+
     /// The ids of its places, said briefly: `places/1` or `places/1 to places/2500`.
     public var memberIDRange: String {
         switch places.count {

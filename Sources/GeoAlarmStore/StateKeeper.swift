@@ -211,13 +211,9 @@ private final class StateFile: Sendable {
     func follow(_ keys: [String: String]) {
         guard let renamed = readIfOpen({ store throws(StoreError) in try store.follow(taskKeys: keys) }), !renamed.isEmpty else { return }
         held.withLock { held in
-            for (old, new) in renamed {
-                for device in held.droppedSides.keys {
-                    if let side = held.droppedSides[device]?.removeValue(forKey: old) { held.droppedSides[device]?[new] = side }
-                }
-                if let proximity = held.proximities.removeValue(forKey: old) { held.proximities[new] = proximity }
-                if let lifecycle = held.lifecycles.removeValue(forKey: old) { held.lifecycles[new] = lifecycle }
-            }
+            for device in held.droppedSides.keys { ReminderCollection.rename(&held.droppedSides[device, default: [:]], by: renamed) }
+            ReminderCollection.rename(&held.proximities, by: renamed)
+            ReminderCollection.rename(&held.lifecycles, by: renamed)
         }
         logger.info("followed \(renamed.count) task reminders to their new ids (a list renamed, or tasks moved)")
     }

@@ -514,19 +514,28 @@ public final class StateStore: Sendable {
             var renamed: [String: String] = [:]
             for (key, id) in keys {
                 if let old = known[key], old != id {
-                    for table in ["side", "lifecycle", "proximity", "region_first_seen"] {
-                        try db.execute("UPDATE OR IGNORE \(table) SET reminder = ? WHERE reminder = ?", [id, old])
-                        try db.execute("DELETE FROM \(table) WHERE reminder = ?", [old])
-                    }
-                    try db.execute("UPDATE OR IGNORE device_state SET reminder = ? WHERE reminder = ?", [id, old])
-                    try db.execute("DELETE FROM device_state WHERE reminder = ?", [old])
-                    try db.execute("UPDATE history SET reminder = ? WHERE reminder = ?", [id, old])
+                    try Self.move(old, to: id, in: db)
                     renamed[old] = id
                 }
                 if known[key] != id { try db.execute("INSERT OR REPLACE INTO task_ids (key, reminder) VALUES (?, ?)", [key, id]) }
             }
             return renamed
         }
+    }
+
+    /// Moves the rows of reminder `old` to `new`, and those of its places and time alarms
+    /// (`old/1`, `old/time-1`) to the same under `new` (as ``ReminderCollection/renamedID(_:by:)``); where `new` has a row of its own
+    /// already, that one is kept.
+    private static func move(_ old: String, to new: String, in db: SQLiteConnection) throws(SQLiteError) {
+        // ?1 the old id, ?2 the new, ?3 the old id's length (in characters, as SQLite counts
+        // them). No reminder's own id holds a "/": one after `old` is a place's or time alarm's.
+        let matches = "(reminder = ?1 OR substr(reminder, 1, ?3 + 1) = ?1 || '/')"
+        let arguments: [any SQLiteArgument] = [old, new, old.unicodeScalars.count]
+        for table in ["side", "lifecycle", "proximity", "region_first_seen", "device_state"] {
+            try db.execute("UPDATE OR IGNORE \(table) SET reminder = ?2 || substr(reminder, ?3 + 1) WHERE \(matches)", arguments)
+            try db.execute("DELETE FROM \(table) WHERE \(matches)", arguments)
+        }
+        try db.execute("UPDATE history SET reminder = ?2 || substr(reminder, ?3 + 1) WHERE \(matches)", arguments)
     }
 
     /// Past events, oldest first: those at or after `since` and before `until`, of `reminder`

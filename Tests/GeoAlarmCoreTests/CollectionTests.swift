@@ -98,4 +98,18 @@ struct CollectionTests {
         #expect(ReminderCollection.named("bakeries", among: collections) == nil)
         #expect(ReminderCollection.named("  ", among: collections) == nil)
     }
+
+    /// A list renamed: a task's id, and each of its places' and time alarms', take the new one;
+    /// an id that only begins alike does not.
+    @Test func aRenameReachesATasksPlacesAndTimeAlarms() {
+        let newIDs = ["errands/milk": "shopping/milk"]
+        #expect(ReminderCollection.renamedID("errands/milk", by: newIDs) == "shopping/milk")
+        #expect(ReminderCollection.renamedID("errands/milk/12", by: newIDs) == "shopping/milk/12")
+        #expect(ReminderCollection.renamedID("errands/milk/time-1", by: newIDs) == "shopping/milk/time-1")
+        #expect(ReminderCollection.renamedID("errands/milkshake", by: newIDs) == nil)
+        #expect(ReminderCollection.renamedID("errands/milkshake/1", by: newIDs) == nil)
+        var sides = ["errands/milk/1": 1, "errands/milk/2": 2, "shopping/milk/2": 0, "errands/bread": 3]
+        ReminderCollection.rename(&sides, by: newIDs)
+        #expect(sides == ["shopping/milk/1": 1, "shopping/milk/2": 2, "errands/bread": 3])
+    }
 }

@@ -97,6 +97,49 @@ struct ReminderActionTests {
         #expect(silenced == [.snoozed], "arriving at its other place")
     }
 
+    /// A task at a collection's places whose list is renamed: the side of each place, the
+    /// task's snooze and each place's history follow it to its new id, in the running pipeline
+    /// and in the state file (a restart finds them there).
+    @Test func aRenamedListTakesTheSidesAndSnoozeOfATasksPlaces() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString).sqlite").path
+        let other = Coordinate(latitude: 38.7200, longitude: -9.1366)
+        func milk(in list: String) -> ReminderSet {
+            let template = Reminder(id: "\(list)/milk", title: "Buy milk", geometry: .circle(center: Self.shop, radius: 50), trigger: .arrive)
+            let places = [CollectionPlace(geometry: .circle(center: other, radius: 50)), CollectionPlace(geometry: .circle(center: Self.shop, radius: 50))]
+            return ReminderSet(
+                reminders: [], collections: [ReminderCollection(id: "\(list)/milk", template: template, places: places)],
+                taskKeys: ["milk-uid": "\(list)/milk"])
+        }
+        let keeper = StateKeeper(path: path, logger: Logger(label: "test"))
+        let pipeline = FixPipeline(watching: milk(in: "errands"), state: keeper, sinks: [Recorder()], timeZone: FixedOffset.utc)
+        let far = Coordinate(latitude: 38.7300, longitude: -9.1366)
+        func walk(_ places: [Coordinate], from second: Int, on pipeline: FixPipeline) -> [String] {
+            places.enumerated().flatMap { offset, place in
+                pipeline.process(
+                    Fix(time: Date(timeIntervalSince1970: 1_800_000_000 + Double(second + offset)), coordinate: place),
+                    receivedAt: Date(timeIntervalSince1970: 1_800_000_000), undatedUsable: false
+                ).announced.map(\.reminder.id)
+            }
+        }
+        #expect(walk([far, far, Self.shop, Self.shop], from: 0, on: pipeline) == ["errands/milk/2"])
+        let until = Date(timeIntervalSince1970: 1_800_003_600)
+        _ = pipeline.apply(.snooze(until: until), to: "errands/milk/2")
+        pipeline.reload(milk(in: "shopping"))
+        #expect(pipeline.announcer.lifecycles["shopping/milk"]?.snoozedUntil == until)
+        #expect(pipeline.engine.presence(of: "shopping/milk/2") == .inside)
+        keeper.flush()
+        let store = try StateStore(path: path)
+        let sides = try store.savedPresence()
+        #expect(sides["shopping/milk/2"]?.presence == .inside && sides["errands/milk/2"] == nil, "\(sides)")
+        #expect(try store.history(reminder: "shopping/milk/2").map(\.kind) == [.arrive])
+        #expect(try store.history(reminder: "errands/milk/2").isEmpty)
+        // Restarted on the renamed list: still inside, still snoozed.
+        let restarted = FixPipeline(
+            watching: milk(in: "shopping"), state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [], timeZone: FixedOffset.utc)
+        #expect(restarted.engine.presence(of: "shopping/milk/2") == .inside)
+        #expect(restarted.announcer.lifecycles["shopping/milk"]?.snoozedUntil == until)
+    }
+
     @Test func snoozeSilencesTheReminderUntilItsEnd() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString).sqlite").path
         let recorder = Recorder()
