@@ -15,6 +15,14 @@ public struct Lifecycle: Sendable, Equatable {
         self.lastFired = lastFired
     }
 
+    /// When reminder `id` of `lifecycles` is snoozed until: its own snooze or, for a place of a
+    /// collection snoozed whole (a task at a collection's places), the collection's, whichever
+    /// ends later; nil when neither is snoozed.
+    public static func snoozedUntil(_ id: String, in lifecycles: [String: Lifecycle]) -> Date? {
+        let whole = ReminderCollection.collectionID(of: id).flatMap { lifecycles[$0]?.snoozedUntil }
+        return [lifecycles[id]?.snoozedUntil, whole].compactMap { $0 }.max()
+    }
+
     /// When a snooze of `seconds` taken at `now` ends: on the next whole second, so that it is
     /// shown as a time a person reads ("until 09:42:17Z", not "09:42:16.085Z") and never ends
     /// before it was asked to.
@@ -153,11 +161,7 @@ public struct Announcer: Sendable {
         var lifecycle = lifecycles[id] ?? Lifecycle()
         if lifecycle.completedAt != nil { return .completed }
         if let time = event.fix.time {
-            if let until = lifecycle.snoozedUntil, time < until { return .snoozed }
-            // A place of a collection snoozed whole (a task at a collection's places).
-            if let whole = ReminderCollection.collectionID(of: id), let until = lifecycles[whole]?.snoozedUntil, time < until {
-                return .snoozed
-            }
+            if let until = Lifecycle.snoozedUntil(id, in: lifecycles), time < until { return .snoozed }
             if let starts = schedule.starts, time < starts.start(in: timeZone) { return .notStarted }
             if let due = schedule.due, time > due.moment(in: timeZone), !schedule.fireWhenOverdue { return .overdue }
             if let window = schedule.active, !window.contains(time, in: timeZone) { return .outsideActiveHours }

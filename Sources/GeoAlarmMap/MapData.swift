@@ -133,7 +133,7 @@ struct MapData: Sendable {
         object.add("eta_s", number: proximity?.eta.map { $0.rounded() })
         let lifecycle = state.lifecycles[reminder.id] ?? Lifecycle()
         object.add("completed", lifecycle.completedAt != nil)
-        object.add("snoozed_until", lifecycle.snoozedUntil.flatMap { $0 > now ? Timestamp.iso8601($0) : nil })
+        object.add("snoozed_until", Lifecycle.snoozedUntil(reminder.id, in: state.lifecycles).flatMap { $0 > now ? Timestamp.iso8601($0) : nil })
         object.add("out_of_hours", reminder.schedule.active.map { !$0.contains(now, in: SystemTimeZone()) } ?? false)
         return object
     }

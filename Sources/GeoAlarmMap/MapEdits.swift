@@ -249,8 +249,14 @@ enum MapEdits {
                 guard let seconds = change.seconds, seconds.isFinite, seconds >= 0, seconds <= Span.maximum else {
                     throw Refusal(description: "a snooze lasts 0 seconds to a year (365 days)")
                 }
-                // A task at a collection's places is snoozed at all of them.
-                try store.snooze(config.taskAtPlaces(of: id) ?? id, until: seconds > 0 ? Lifecycle.snoozeEnd(after: seconds, from: now) : nil)
+                // A task at a collection's places is snoozed at all of them; a place shown
+                // snoozed with its whole collection is unsnoozed with it.
+                let snoozed = config.taskAtPlaces(of: id) ?? id
+                if seconds > 0 {
+                    try store.snooze(snoozed, until: Lifecycle.snoozeEnd(after: seconds, from: now))
+                } else {
+                    try store.endSnooze(of: snoozed)
+                }
             }
         } catch let refusal as Refusal {
             throw refusal

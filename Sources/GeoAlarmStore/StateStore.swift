@@ -256,6 +256,22 @@ public final class StateStore: Sendable {
         try apply([.snoozed(id, until: until)])
     }
 
+    /// Ends what snoozes reminder `id`: its own snooze and, for a place of a collection snoozed
+    /// whole, the collection's (every place of it speaks again). The ids whose snooze ended, in
+    /// that order; none when nothing snoozed it.
+    @discardableResult
+    public func endSnooze(of id: String) throws(StoreError) -> [String] {
+        let snoozing = [id] + (ReminderCollection.collectionID(of: id).map { [$0] } ?? [])
+        return try writing { db throws(SQLiteError) in
+            var ended: [String] = []
+            for id in snoozing where try db.fetchOne("SELECT snoozed_until FROM lifecycle WHERE reminder = ?", [id], as: Double.self) != nil {
+                try Self.setLifecycle(db, id, column: "snoozed_until", to: nil)
+                ended.append(id)
+            }
+            return ended
+        }
+    }
+
     /// The last fix the agent used (its time, position and error estimate), for `geoalarm status` and the map.
     /// A place on no map (a file edited by hand: a latitude beyond 90°) is none.
     public func lastFix() throws(StoreError) -> Fix? {

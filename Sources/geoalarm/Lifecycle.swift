@@ -128,9 +128,18 @@ struct Snooze: AsyncParsableCommand {
         let until = try end()
         // A task at a collection's places is snoozed at all of them.
         let id = found.config.taskAtPlaces(of: found.id) ?? found.id
-        try reminder.stateOptions.open().snooze(id, until: until)
+        let store = try reminder.stateOptions.open()
+        guard let until else {
+            let ended = try store.endSnooze(of: id)
+            let whole = ended.first { $0 != id }
+            try Console.line(
+                ended.isEmpty ? "\(id) was not snoozed"
+                    : "\(id) is no longer snoozed" + (whole.map { " (nor is any place of \($0): it was snoozed whole)" } ?? ""))
+            return
+        }
+        try store.snooze(id, until: until)
         // In local time, as the time may have been typed ("18:00"), with its offset from UTC.
-        try Console.line(until.map { "snoozed \(id) until \(Timestamp.iso8601($0, in: SystemTimeZone()))" } ?? "\(id) is no longer snoozed")
+        try Console.line("snoozed \(id) until \(Timestamp.iso8601(until, in: SystemTimeZone()))")
     }
 
     /// When the snooze asked for ends, from now; nil ends a snooze.

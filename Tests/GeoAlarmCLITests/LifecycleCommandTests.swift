@@ -78,6 +78,9 @@ struct LifecycleCommandTests {
                                              environment: ProcessInfo.processInfo.environment.merging(["TZ": "Europe/Berlin"]) { $1 })
         #expect(statusInBerlin.stdoutLines.contains { $0.hasPrefix("bread ") && $0.contains(#/snoozed until \d{4}-\d\d-\d\dT18:30:00\+0[12]:00 /#) },
                 "\(statusInBerlin.stdout)")
+        #expect(try Command.run(["snooze", "bread", "0", "-c", config, "--state", state]).stdoutLines == ["bread is no longer snoozed"])
+        #expect(try Command.run(["snooze", "bread", "0", "-c", config, "--state", state]).stdoutLines == ["bread was not snoozed"])
+        #expect(try StateStore(readingFrom: state)?.lifecycles()["bread"]?.snoozedUntil == nil)
         #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).status == 0)
         #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).stdoutLines == [
             "post-the-letter (\"Post the letter\") is not completed",

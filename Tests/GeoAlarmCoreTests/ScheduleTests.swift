@@ -101,6 +101,17 @@ struct ScheduleTests {
         #expect(announcer.lifecycles["bakery"]?.lastFired == Self.utc("2026-11-21T20:01:00Z"))
     }
 
+    /// A place of a collection is snoozed by its own snooze or its collection's, to the later.
+    @Test func aPlaceIsSnoozedByItselfOrItsCollection() {
+        let early = Date(timeIntervalSince1970: 1_800_000_600), late = Date(timeIntervalSince1970: 1_800_003_600)
+        #expect(Lifecycle.snoozedUntil("shops/2", in: ["shops": Lifecycle(snoozedUntil: late)]) == late)
+        #expect(Lifecycle.snoozedUntil("shops/2", in: ["shops": Lifecycle(snoozedUntil: early), "shops/2": Lifecycle(snoozedUntil: late)]) == late)
+        #expect(Lifecycle.snoozedUntil("shops/2", in: ["shops": Lifecycle(snoozedUntil: late), "shops/2": Lifecycle(snoozedUntil: early)]) == late)
+        #expect(Lifecycle.snoozedUntil("shops/2", in: ["shops/1": Lifecycle(snoozedUntil: late), "shopsx": Lifecycle(snoozedUntil: late)]) == nil)
+        #expect(Lifecycle.snoozedUntil("bread", in: ["bread": Lifecycle(snoozedUntil: early)]) == early)
+        #expect(Lifecycle.snoozedUntil("bread", in: [:]) == nil)
+    }
+
     /// A snooze ends on a whole second, never before the time asked for.
     @Test func aSnoozeEndsOnTheNextWholeSecond() {
         let now = Date(timeIntervalSince1970: 1_800_000_000.085)

@@ -115,4 +115,22 @@ struct MapDataTests {
         let reminders = try Self.object(data.places(in: GeoBox(south: 38.6, north: 38.8, west: -9.2, east: -9.1), limit: 100, now: now))
         #expect((reminders["places"] as? [Any])?.isEmpty == true, "reminders are in their own part, not among places")
     }
+
+    /// A collection snoozed whole (`geoalarm snooze grid`, or a task at a collection's places
+    /// snoozed at one of them) is silent at every place: the map says so of each, as of one
+    /// snoozed alone; a snooze that has ended says nothing.
+    @Test func aPlaceOfACollectionSnoozedWholeIsShownSnoozed() throws {
+        var data = MapData(config: try Self.config())
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let view = GeoBox(south: 40.095, north: 40.105, west: -7.905, east: -7.895)
+        func snoozedUntil() throws -> [String?] {
+            let places = try #require(try Self.object(data.places(in: view, limit: 10, now: now))["places"] as? [[String: Any]])
+            return places.map { $0["snoozed_until"] as? String }
+        }
+        #expect(try snoozedUntil() == [nil])
+        data.state.lifecycles = ["grid": Lifecycle(snoozedUntil: now.addingTimeInterval(600))]
+        #expect(try snoozedUntil() == ["2027-01-15T08:10:00Z"])
+        data.state.lifecycles = ["grid": Lifecycle(snoozedUntil: now.addingTimeInterval(-1))]
+        #expect(try snoozedUntil() == [nil])
+    }
 }

@@ -169,6 +169,16 @@ struct MapEditsTests {
         #expect(try store.lifecycles().keys.sorted() == ["grid/1"])
     }
 
+    /// Unsnooze on a place the map shows snoozed with its whole collection wakes the collection.
+    @Test func unsnoozingAPlaceOfACollectionSnoozedWholeWakesIt() throws {
+        let config = try MapDataTests.config()
+        let store = try StateStore(path: Command.scratchState())
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        try store.snooze("grid", until: now.addingTimeInterval(3600))
+        try MapEdits.apply(.snooze, MapChange(id: "grid/7", seconds: 0), in: config, store: store, now: now)
+        #expect(try store.lifecycles()["grid"]?.snoozedUntil == nil)
+    }
+
     /// A task at a collection's places ("Shops"): the map's Snooze on one place is the task's, at
     /// every place; its Done completes the task in its file.
     @Test func aTaskAtACollectionsPlacesIsSnoozedAndCompletedWhole() throws {

@@ -145,6 +145,22 @@ struct StateStoreTests {
     }
 
     /// The map draws the last fix with its error circle.
+    /// Ending a place's snooze ends what silences it: its own snooze, and its collection's when
+    /// the collection was snoozed whole; another collection's, or a reminder's that only begins
+    /// alike, stays.
+    @Test func endingAPlacesSnoozeEndsItsCollectionsToo() throws {
+        let store = try StateStore(path: Self.path())
+        let until = Date(timeIntervalSince1970: 1_800_003_600)
+        for id in ["shops", "shops/2", "shop", "bakeries"] { try store.snooze(id, until: until) }
+        #expect(try store.endSnooze(of: "shops/2") == ["shops/2", "shops"])
+        #expect(try store.lifecycles().filter { $0.value.snoozedUntil != nil }.keys.sorted() == ["bakeries", "shop"])
+        #expect(try store.endSnooze(of: "shops/2").isEmpty, "nothing left to end")
+        try store.snooze("shops", until: until)
+        #expect(try store.endSnooze(of: "shops/7") == ["shops"])
+        #expect(try store.endSnooze(of: "shop") == ["shop"])
+        #expect(try store.lifecycles().filter { $0.value.snoozedUntil != nil }.keys.sorted() == ["bakeries"])
+    }
+
     /// Completions made at once through stores of their own (as the agent, a task list's sync
     /// and a command each hold one): exactly one makes it, and every other is told that one's
     /// time, which is the one kept. Then only the first of two un-completions undoes it.
