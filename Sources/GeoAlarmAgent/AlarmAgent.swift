@@ -144,12 +144,13 @@ public final class AlarmAgent: Service {
             if case .complete(let time) = action, !current.pipeline.isCompleted(id),
                let task = current.config.taskOrigin(of: id) {
                 do {
-                    try TaskWriter.complete(task, at: time, cache: keeper.taskListCache)
+                    let next = try TaskWriter.complete(task, at: time, cache: keeper.taskListCache)
+                    let done = next.map { "moved \(id) on (it repeats) to \($0.displayText)" } ?? "completed \(id)"
                     if task.isOnServer {
-                        logger.info("completed \(id) in task list \(task.list): goes to the server (\(task.path))")
+                        logger.info("\(done) in task list \(task.list): goes to the server (\(task.path))")
                         taskSync?.writeWaits()
                     } else {
-                        logger.info("completed \(id) in task list \(task.list) (\(task.path))")
+                        logger.info("\(done) in task list \(task.list) (\(task.path))")
                     }
                 } catch {
                     logger.error("cannot complete \(id) in task list \(task.list) (\(task.path)): \(error); it stays open there")

@@ -77,7 +77,7 @@ public struct LocalTime: Sendable, Equatable {
     }
 
     /// The Gregorian date `days` after 1970-01-01.
-    static func date(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
+    public static func date(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = days + 719_468
         let era = floorDivision(shifted, 146_097)
         let dayOfEra = shifted - era * 146_097

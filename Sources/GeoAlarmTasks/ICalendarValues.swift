@@ -1,6 +1,18 @@
 import FoundationEssentials
 import GeoAlarmCore
 
+/// How a task's local times are read: a floating one in `local`; one of a `TZID` in the zone
+/// `named` finds for it, else in `local`.
+public struct ICalendarZones: Sendable {
+    public var local: any TimeZoneRules
+    public var named: @Sendable (String) -> (any TimeZoneRules)?
+
+    public init(local: any TimeZoneRules, named: @escaping @Sendable (String) -> (any TimeZoneRules)?) {
+        self.local = local
+        self.named = named
+    }
+}
+
 /// A DATE or DATE-TIME value (RFC 5545, 3.3.4 and 3.3.5) as written: a day, a local time
 /// ("floating"), a time in UTC, or a time in a named zone (`TZID`).
 public enum ICalendarTime: Sendable, Equatable {
@@ -11,7 +23,13 @@ public enum ICalendarTime: Sendable, Equatable {
 
     /// The value of a property such as `DTSTART`, `DUE` or `COMPLETED`; nil when it is not one.
     public init?(_ line: ContentLine) {
-        let value = line.value.utf8
+        self.init(value: line.value, zone: line.parameter("TZID"))
+    }
+
+    /// A DATE or DATE-TIME value as written (`20261204`, `20261204T180000Z`), of the zone named
+    /// `zone` (a `TZID`) when it is a local time.
+    public init?(value text: String, zone: String?) {
+        let value = text.utf8
         func number(_ range: Range<Int>) -> Int? {
             let slice = value.dropFirst(range.lowerBound).prefix(range.count)
             guard slice.count == range.count, slice.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
@@ -32,7 +50,7 @@ public enum ICalendarTime: Sendable, Equatable {
         if value.count == 16 {
             guard value.last == UInt8(ascii: "Z") else { return nil }
             self = .utc(LocalTime.moment(year: year, month: month, day: day, secondOfDay: secondOfDay, in: .utc))
-        } else if let zone = line.parameter("TZID") {
+        } else if let zone {
             self = .zoned(year: year, month: month, day: day, secondOfDay: secondOfDay, zone: zone)
         } else {
             self = .floating(year: year, month: month, day: day, secondOfDay: secondOfDay)
@@ -65,15 +83,65 @@ public enum ICalendarTime: Sendable, Equatable {
         return LocalDate(year: time.year, month: time.month, day: time.day, minuteOfDay: time.secondOfDay / 60)
     }
 
+    /// Its day (days since 1970-01-01) and time of day, on its own clock (UTC for a time in
+    /// UTC); no time of day for a day.
+    var wallClock: (day: Int, secondOfDay: Int?) {
+        switch self {
+        case .date(let year, let month, let day):
+            (LocalTime.daysSince1970(year: year, month: month, day: day), nil)
+        case .floating(let year, let month, let day, let second), .zoned(let year, let month, let day, let second, _):
+            (LocalTime.daysSince1970(year: year, month: month, day: day), second)
+        case .utc(let moment):
+            { time in (LocalTime.daysSince1970(year: time.year, month: time.month, day: time.day), time.secondOfDay) }(LocalTime(moment, in: .utc))
+        }
+    }
+
+    /// The same time of day (on its own clock) `days` days later.
+    func moved(byDays days: Int) -> ICalendarTime {
+        let (day, _) = wallClock
+        let date = LocalTime.date(daysSince1970: day + days)
+        switch self {
+        case .date: return .date(year: date.year, month: date.month, day: date.day)
+        case .floating(_, _, _, let second): return .floating(year: date.year, month: date.month, day: date.day, secondOfDay: second)
+        case .zoned(_, _, _, let second, let zone):
+            return .zoned(year: date.year, month: date.month, day: date.day, secondOfDay: second, zone: zone)
+        case .utc(let moment): return .utc(moment.addingTimeInterval(Double(days) * 86_400))
+        }
+    }
+
+    /// As a property's value is written: `20261204`, `20261204T180000`, `20261204T180000Z`.
+    var valueText: String {
+        let (day, second) = wallClock
+        let date = LocalTime.date(daysSince1970: day)
+        var text = Self.padded(date.year, 4) + Self.padded(date.month, 2) + Self.padded(date.day, 2)
+        if let second { text += "T" + Self.padded(second / 3600, 2) + Self.padded(second / 60 % 60, 2) + Self.padded(second % 60, 2) }
+        if case .utc = self { text += "Z" }
+        return text
+    }
+
+    /// For a person: `2026-12-04`, `2026-12-04 18:00`, `2026-12-04 18:00 UTC`, `2026-12-04 18:00
+    /// Europe/Lisbon`.
+    public var displayText: String {
+        let (day, second) = wallClock
+        let date = LocalTime.date(daysSince1970: day)
+        var text = "\(Self.padded(date.year, 4))-\(Self.padded(date.month, 2))-\(Self.padded(date.day, 2))"
+        if let second { text += " \(Self.padded(second / 3600, 2)):\(Self.padded(second / 60 % 60, 2))" }
+        switch self {
+        case .utc: text += " UTC"
+        case .zoned(_, _, _, _, let zone): text += " \(zone)"
+        case .date, .floating: break
+        }
+        return text
+    }
+
+    private static func padded(_ value: Int, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
     /// `20260710T045638Z`: a moment as a DATE-TIME in UTC.
     public static func utcText(_ moment: Date) -> String {
-        let time = LocalTime(moment, in: .utc)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        let second = time.secondOfDay
-        return "\(pad(time.year, 4))\(pad(time.month, 2))\(pad(time.day, 2))T\(pad(second / 3600, 2))\(pad(second / 60 % 60, 2))\(pad(second % 60, 2))Z"
+        ICalendarTime.utc(moment).valueText
     }
 }
 

@@ -7,14 +7,23 @@ import GeoAlarmCore
 public enum TaskEdits {
     /// `bytes` with the task `uid` completed at `time`, as iOS marks one done: `STATUS:COMPLETED`,
     /// `COMPLETED` and `PERCENT-COMPLETE:100`, `LAST-MODIFIED` and `DTSTAMP` now; `SEQUENCE` and
-    /// every other byte kept. A repeating task (`RRULE`) is refused: completing it is moving it to
-    /// its next occurrence, which its own app does.
-    public static func completing(_ bytes: [UInt8], uid: String, at time: Date) throws(TaskProblem) -> [UInt8] {
+    /// every other byte kept.
+    ///
+    /// A repeating task (`RRULE`) is moved on instead, as Apple's Reminders and tasks.org do:
+    /// its `DTSTART` (or, without one, its `DUE`) to the first occurrence of its rule after the
+    /// one it is at that is still to come at `time` (those missed are passed over), its `DUE` by
+    /// as many days, its `COUNT` down by the occurrences passed; it stays open. Only when its
+    /// series has ended (COUNT, UNTIL) is it completed. It is left as it is when it was last
+    /// modified at `time`, to the second (a completion sent again, its answer lost). A rule
+    /// geoalarm does not follow, `RDATE`, `EXDATE` or occurrences changed on their own are
+    /// refused: its own app moves such a task on. Local times are read in `zones`.
+    public static func completing(_ bytes: [UInt8], uid: String, at time: Date, zones: ICalendarZones) throws(TaskProblem) -> [UInt8] {
         let todo = try master(of: uid, in: bytes)
-        guard todo.property("RRULE") == nil else {
-            throw TaskProblem("it repeats (RRULE): geoalarm does not complete a repeating task; complete it in its own app")
-        }
         let now = ICalendarTime.utcText(time)
+        if let rule = todo.property("RRULE") {
+            if todo.property("LAST-MODIFIED")?.value == now { return bytes }
+            if let moved = try movingOn(todo, rule: rule.value, in: bytes, at: time, zones: zones) { return moved }
+        }
         var edit = ICalendarEdit(bytes, component: todo)
         edit.set("STATUS", "STATUS:COMPLETED")
         edit.set("COMPLETED", "COMPLETED:\(now)")
@@ -36,6 +45,94 @@ public enum TaskEdits {
         edit.set("LAST-MODIFIED", "LAST-MODIFIED:\(now)")
         edit.set("DTSTAMP", "DTSTAMP:\(now)")
         return edit.result
+    }
+
+    /// `bytes` with the repeating task `todo` moved on to its next occurrence still to come at
+    /// `time`; nil when its series has none (it ends).
+    private static func movingOn(
+        _ todo: Component, rule text: String, in bytes: [UInt8], at time: Date, zones: ICalendarZones
+    ) throws(TaskProblem) -> [UInt8]? {
+        func refused(_ words: String) -> TaskProblem {
+            TaskProblem("it repeats, \(words): geoalarm does not move it on; complete it in its own app")
+        }
+        for name in ["RDATE", "EXDATE"] where todo.property(name) != nil { throw refused("with \(name)") }
+        let uid = todo.property("UID")?.text ?? ""
+        let calendar = (try? ICalendarReader.read(bytes)) ?? todo
+        if calendar.components("VTODO").contains(where: { $0.property("UID")?.text == uid && $0.property("RECURRENCE-ID") != nil }) {
+            throw refused("with occurrences changed on their own (RECURRENCE-ID)")
+        }
+        let rule: RecurrenceRule
+        do {
+            rule = try RecurrenceRule(text)
+        } catch {
+            throw refused(error.description)
+        }
+        let startLine = todo.property("DTSTART"), dueLine = todo.property("DUE")
+        let start = startLine.flatMap(ICalendarTime.init), due = dueLine.flatMap(ICalendarTime.init)
+        guard let reference = start ?? due else { throw refused("without a DTSTART or DUE to repeat from") }
+        let first = reference.wallClock.day
+        var occurrence = 1
+        var next: ICalendarTime?
+        rule.forEachDay(after: first) { day in
+            occurrence += 1
+            if let count = rule.count, occurrence > count { return false }
+            let candidate = reference.moved(byDays: day - first)
+            if let until = rule.until {
+                let beyond = if case .date = until {
+                    candidate.wallClock.day > until.wallClock.day
+                } else {
+                    candidate.moment(local: zones.local, zones: zones.named) > until.moment(local: zones.local, zones: zones.named)
+                }
+                if beyond { return false }
+            }
+            guard candidate.moment(local: zones.local, zones: zones.named) > time else { return true }
+            next = candidate
+            return false
+        }
+        guard let next else { return nil }
+        let days = next.wallClock.day - first
+        let now = ICalendarTime.utcText(time)
+        var edit = ICalendarEdit(bytes, component: todo)
+        if let startLine, let start { edit.set("DTSTART", head(of: startLine, in: bytes) + start.moved(byDays: days).valueText) }
+        if let dueLine, let due { edit.set("DUE", head(of: dueLine, in: bytes) + due.moved(byDays: days).valueText) }
+        if let count = rule.count { edit.set("RRULE", "RRULE:" + rule.text(count: count - (occurrence - 1))) }
+        if todo.property("STATUS") != nil { edit.set("STATUS", "STATUS:NEEDS-ACTION") }
+        edit.remove("COMPLETED")
+        edit.remove("PERCENT-COMPLETE")
+        edit.set("LAST-MODIFIED", "LAST-MODIFIED:\(now)")
+        edit.set("DTSTAMP", "DTSTAMP:\(now)")
+        return edit.result
+    }
+
+    /// `line` as written up to its value (`DUE;TZID=Europe/Lisbon:`), unfolded from `bytes`.
+    private static func head(of line: ContentLine, in bytes: [UInt8]) -> String {
+        var unfolded: [UInt8] = []
+        var index = line.range.lowerBound
+        while index < line.range.upperBound {
+            let byte = bytes[index]
+            guard byte == 0x0D || byte == 0x0A else {
+                unfolded.append(byte)
+                index += 1
+                continue
+            }
+            // A line end, and the space or tab that folds the next physical line onto it.
+            index += byte == 0x0D && index + 1 < line.range.upperBound && bytes[index + 1] == 0x0A ? 2 : 1
+            if index < line.range.upperBound, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+        }
+        let value = Array(line.value.utf8)
+        guard unfolded.count >= value.count, unfolded.suffix(value.count).elementsEqual(value) else {
+            return line.name + (line.parameter("TZID").map { ";TZID=\($0)" } ?? "") + (line.value.count == 8 ? ";VALUE=DATE" : "") + ":"
+        }
+        return String(decoding: unfolded.dropLast(value.count), as: UTF8.self)
+    }
+
+    /// When the open repeating task `uid` of `bytes` comes next (its `DTSTART`, else its `DUE`);
+    /// nil for a task that does not repeat, or is closed.
+    public static func nextOccurrence(of uid: String, in bytes: [UInt8]) -> ICalendarTime? {
+        guard let todo = try? master(of: uid, in: bytes), todo.property("RRULE") != nil,
+              (try? TaskObject(todo))?.isClosed == false
+        else { return nil }
+        return (todo.property("DTSTART") ?? todo.property("DUE")).flatMap(ICalendarTime.init)
     }
 
     /// Whether the task `uid` in `bytes` is completed or cancelled.

@@ -13,13 +13,23 @@ public enum TaskWriter {
     /// How often a change is tried on a file that keeps changing under it.
     static let tries = 5
 
-    /// Marks the task completed at `time` (``TaskEdits/completing(_:uid:at:)``): in its file, or,
-    /// for a server's task, in `cache`'s copy and its queue of writes (see ``queue(_:in:)``).
-    public static func complete(_ origin: TaskOrigin, at time: Date, cache: (any TaskListCache)? = nil) throws(TaskProblem) {
+    /// Marks the task completed at `time` (``TaskEdits/completing(_:uid:at:zones:)``): in its
+    /// file, or, for a server's task, in `cache`'s copy and its queue of writes (see
+    /// ``queue(_:in:)``). A repeating task is moved on instead: when it comes next, nil for a task
+    /// completed.
+    @discardableResult
+    public static func complete(_ origin: TaskOrigin, at time: Date, cache: (any TaskListCache)? = nil) throws(TaskProblem) -> ICalendarTime? {
         if origin.isOnServer {
-            return try queue(TaskListWrite(list: origin.list, kind: .complete, uid: origin.uid, href: origin.path, time: time.timeIntervalSince1970), in: cache)
+            try queue(TaskListWrite(list: origin.list, kind: .complete, uid: origin.uid, href: origin.path, time: time.timeIntervalSince1970), in: cache)
+            let copy = try? cache?.cachedList(origin.list)?.objects[origin.path]
+            return copy.flatMap { TaskEdits.nextOccurrence(of: origin.uid, in: $0.bytes) }
         }
-        try change(origin) { (bytes) throws(TaskProblem) in try TaskEdits.completing(bytes, uid: origin.uid, at: time) }
+        var made: [UInt8] = []
+        try change(origin) { (bytes) throws(TaskProblem) in
+            made = try TaskEdits.completing(bytes, uid: origin.uid, at: time, zones: .system)
+            return made
+        }
+        return TaskEdits.nextOccurrence(of: origin.uid, in: made)
     }
 
     /// Marks the task not completed (``TaskEdits/uncompleting(_:uid:at:)``).
@@ -141,4 +151,9 @@ public enum TaskWriter {
         guard let calendar = try? ICalendarReader.read(bytes) else { return false }
         return calendar.components("VTODO").contains { $0.property("UID")?.text == uid }
     }
+}
+
+extension ICalendarZones {
+    /// The system's: its own zone for floating times, its zone files for a `TZID`.
+    public static var system: ICalendarZones { ICalendarZones(local: SystemTimeZone(), named: { NamedTimeZone($0) }) }
 }

@@ -70,10 +70,15 @@ struct Complete: AsyncParsableCommand {
         let found = try await reminder.reminder()
         // A task is completed where it lives, for its app and every device that syncs it.
         if let task = found.task {
+            var next: ICalendarTime?
             let standing = try await changeTask(task, config: found.config, lists: found.lists) { (task, cache) throws(TaskProblem) in
-                try TaskWriter.complete(task, at: Date(), cache: cache)
+                next = try TaskWriter.complete(task, at: Date(), cache: cache)
             }
-            try Console.line("completed \(found.id) (\"\(found.title)\") in task list \(task.list)\(standing)")
+            if let next {
+                try Console.line("\(found.id) (\"\(found.title)\") repeats: moved on in task list \(task.list) to \(next.displayText)\(standing)")
+            } else {
+                try Console.line("completed \(found.id) (\"\(found.title)\") in task list \(task.list)\(standing)")
+            }
             return
         }
         if let earlier = try reminder.stateOptions.open().complete(found.id, at: Date()) {

@@ -166,6 +166,46 @@ struct TaskListLiveTests {
         #expect(both.count == 1 && both.first?["summary"] as? String == "Buy stamps" && both.first?["location"] as? String == "post_office", "\(both)")
     }
 
+    /// A weekly task, three weeks behind (todoman's folder, as tasks.org or Thunderbird leave
+    /// one): `geoalarm complete` moves it on to its next week still to come, where todoman reads
+    /// it open and due then; the list still has it.
+    @Test func aRepeatingTaskDoneMovesOnToItsNextTime() throws {
+        let (root, folder, todoman) = try Self.todomanList()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        func day(_ offset: Int) -> (value: String, shown: String) {
+            let parts = utc.dateComponents([.year, .month, .day], from: Date().addingTimeInterval(Double(offset) * 86_400))
+            let (year, month, day) = (parts.year!, parts.month!, parts.day!)
+            return (String(format: "%04d%02d%02d", year, month, day), String(format: "%04d-%02d-%02d", year, month, day))
+        }
+        try Self.object([
+            "UID:weekly-post", "SUMMARY:Post the weekly letter", "LOCATION:Post office", "DTSTART;VALUE=DATE:\(day(-21).value)",
+            "DUE;VALUE=DATE:\(day(-21).value)", "RRULE:FREQ=WEEKLY",
+        ]).write(toFile: folder + "/weekly-post.ics", atomically: true, encoding: .utf8)
+        let config = try Command.temporaryFile("""
+            [places]
+            post_office = "\(Self.postOffice.0),\(Self.postOffice.1)"
+
+            [[tasklist]]
+            name = "Errands"
+            vdir = "\(folder)"
+            location_tasks = "arrive"
+
+            """)
+        let inUTC = ProcessInfo.processInfo.environment.merging(["TZ": "UTC"]) { $1 }
+        let id = try #require(try Command.run(["list", "-c", config]).stdoutLines.first { $0.contains("Post the weekly letter") }?.prefix { $0 != " " })
+        let done = try Command.run(["complete", String(id), "-c", config, "--state", Command.scratchState()], environment: inUTC)
+        #expect(done.status == 0 && done.stdout == "\(id) (\"Post the weekly letter\") repeats: moved on in task list Errands to \(day(7).shown)\n",
+                "\(done.stdout) \(done.stderr)")
+        let tasks = try JSONSerialization.jsonObject(with: Data(try todoman(["--porcelain", "list", "--status", "ANY"]).stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(tasks.count == 1 && tasks.first?["completed"] as? Bool == false, "\(tasks)")
+        #expect((tasks.first?["due"] as? Double ?? 0) > Date().timeIntervalSince1970, "due in its next week: \(tasks)")
+        let text = try String(contentsOfFile: folder + "/weekly-post.ics", encoding: .utf8)
+        #expect(text.contains("DTSTART;VALUE=DATE:\(day(7).value)\r\n") && text.contains("RRULE:FREQ=WEEKLY\r\n"), "\(text)")
+        #expect(try Command.run(["list", "-c", config]).stdout.contains("Post the weekly letter"), "still a reminder: it comes back")
+    }
+
     /// "At any post office": todoman's `--location "Post offices"` names a `[[collection]]`; the
     /// task fires at whichever of its places the walk reaches, and `complete` on that place
     /// completes the task where todoman reads it.

@@ -237,7 +237,9 @@ func checkICalendar(_ bytes: [UInt8]) {
         guard let uid = todo.property("UID")?.text, !uid.isEmpty, calendar.components("VTODO").filter({ $0.property("UID")?.text == uid }).count == 1
         else { continue }
         let moment = Date(timeIntervalSince1970: 1_800_000_000)
-        guard let completed = try? TaskEdits.completing(bytes, uid: uid, at: moment) else { fatalError("a task that could not be completed") }
+        guard let completed = try? TaskEdits.completing(bytes, uid: uid, at: moment, zones: utcZones) else {
+            fatalError("a task that could not be completed")
+        }
         guard let after = try? ICalendarReader.read(completed),
               let task = after.components("VTODO").first(where: { $0.property("UID")?.text == uid }).flatMap({ try? TaskObject($0) }),
               task.isClosed
@@ -253,6 +255,43 @@ func checkICalendar(_ bytes: [UInt8]) {
               let open = try? ICalendarReader.read(reopened).components("VTODO").first(where: { $0.property("UID")?.text == uid }),
               let back = try? TaskObject(open), !back.isClosed
         else { fatalError("uncompleting did not reopen it") }
+        break
+    }
+    checkRepeatingTasks(bytes, calendar)
+}
+
+/// Times read in UTC, whatever the zone.
+let utcZones = ICalendarZones(local: FixedOffset.utc, named: { _ in nil })
+
+/// A repeating task completed is refused, completed (its series ended) or moved on: open, its
+/// next time still to come, only its times, rule and completion's lines changed, and the same
+/// completion made again changes nothing.
+func checkRepeatingTasks(_ bytes: [UInt8], _ calendar: Component) {
+    for todo in calendar.components("VTODO") where todo.property("RECURRENCE-ID") == nil && todo.property("RRULE") != nil {
+        guard let uid = todo.property("UID")?.text, !uid.isEmpty, calendar.components("VTODO").filter({ $0.property("UID")?.text == uid }).count == 1,
+              (try? TaskObject(todo))?.isClosed == false
+        else { continue }
+        let moment = Date(timeIntervalSince1970: 1_800_000_000)
+        // Last modified at this very completion's time: taken as made already, and left as it is.
+        if todo.property("LAST-MODIFIED")?.value == ICalendarTime.utcText(moment) { continue }
+        guard let moved = try? TaskEdits.completing(bytes, uid: uid, at: moment, zones: utcZones) else { continue }
+        guard let after = try? ICalendarReader.read(moved),
+              let newTodo = after.components("VTODO").first(where: { $0.property("UID")?.text == uid }),
+              let task = try? TaskObject(newTodo)
+        else { fatalError("completing a repeating task made an object that does not read") }
+        guard (try? TaskEdits.completing(moved, uid: uid, at: moment, zones: utcZones)) == moved else {
+            fatalError("the same completion made twice moved the task twice")
+        }
+        if task.isClosed { break }
+        guard let next = TaskEdits.nextOccurrence(of: uid, in: moved), next.moment(local: FixedOffset.utc, zones: { _ in nil }) > moment else {
+            fatalError("a repeating task moved on to a time that has passed")
+        }
+        let changed: Set<String> = ["DTSTART", "DUE", "RRULE", "STATUS", "COMPLETED", "PERCENT-COMPLETE", "LAST-MODIFIED", "DTSTAMP"]
+        for property in todo.properties where !changed.contains(property.name) {
+            guard newTodo.properties.contains(where: { Array(moved[$0.range]) == Array(bytes[property.range]) }) else {
+                fatalError("moving a repeating task on changed \(property.name)")
+            }
+        }
         break
     }
 }

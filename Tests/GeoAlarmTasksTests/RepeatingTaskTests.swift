@@ -1,0 +1,114 @@
+import Foundation
+import GeoAlarmCore
+@testable import GeoAlarmTasks
+import Testing
+
+/// Done on a repeating task moves it on to its next time, as Apple's Reminders and tasks.org
+/// do; it is completed only when its series ends.
+struct RepeatingTaskTests {
+    /// Friday 2027-01-15, 08:00 UTC.
+    static let now = TaskEditsTests.now
+    static let zones = TaskEditsTests.zones
+
+    /// A weekly task, its lines between `SUMMARY` and `END:VTODO` given.
+    static func task(_ lines: [String]) -> [UInt8] {
+        Array((["BEGIN:VCALENDAR", "VERSION:2.0", "BEGIN:VTODO", "UID:weekly-1", "DTSTAMP:20261201T100000Z",
+                "LAST-MODIFIED:20261201T100000Z", "SUMMARY:Water the plants", "STATUS:NEEDS-ACTION"]
+               + lines + ["LOCATION:Home", "END:VTODO", "END:VCALENDAR", ""]).joined(separator: "\r\n").utf8)
+    }
+
+    static func completed(_ lines: [String]) throws -> (added: [String], removed: [String], bytes: [UInt8]) {
+        let before = task(lines)
+        let after = try TaskEdits.completing(before, uid: "weekly-1", at: now, zones: zones)
+        let (added, removed) = try TaskEditsTests.difference(before, after)
+        return (added.map { $0.replacing("\r\n", with: "") }, removed.map { $0.replacing("\r\n", with: "") }, after)
+    }
+
+    /// Its start and due day move on by a week, its count down by one; it stays open, and says
+    /// when it comes next.
+    @Test func aWeeklyTaskMovesOnAWeek() throws {
+        let (added, removed, after) = try Self.completed([
+            "DTSTART;VALUE=DATE:20270111", "DUE;VALUE=DATE:20270112", "RRULE:FREQ=WEEKLY;COUNT=5",
+        ])
+        #expect(Set(added) == [
+            "DTSTART;VALUE=DATE:20270118", "DUE;VALUE=DATE:20270119", "RRULE:FREQ=WEEKLY;COUNT=4",
+            "LAST-MODIFIED:20270115T080000Z", "DTSTAMP:20270115T080000Z",
+        ])
+        #expect(Set(removed) == [
+            "DTSTART;VALUE=DATE:20270111", "DUE;VALUE=DATE:20270112", "RRULE:FREQ=WEEKLY;COUNT=5",
+            "LAST-MODIFIED:20261201T100000Z", "DTSTAMP:20261201T100000Z",
+        ])
+        #expect(TaskEdits.nextOccurrence(of: "weekly-1", in: after) == .date(year: 2027, month: 1, day: 18))
+        let task = try TaskObject(try #require(try ICalendarReader.read(after).components("VTODO").first))
+        #expect(!task.isClosed)
+    }
+
+    /// Weeks missed are passed over (the count goes down by each): it moves to the first time
+    /// still to come. Done early, before its time, it moves to the time after.
+    @Test func missedTimesArePassedOverAndAnEarlyDoneTakesTheNext() throws {
+        let late = try Self.completed(["DTSTART;VALUE=DATE:20261207", "RRULE:FREQ=WEEKLY;COUNT=10"])
+        #expect(Set(late.added).isSuperset(of: ["DTSTART;VALUE=DATE:20270118", "RRULE:FREQ=WEEKLY;COUNT=4"]), "\(late.added)")
+        let early = try Self.completed(["DUE:20270118T170000Z", "RRULE:FREQ=WEEKLY"])
+        #expect(early.added.contains("DUE:20270125T170000Z"), "\(early.added)")
+        #expect(!early.added.contains { $0.hasPrefix("RRULE") }, "no count to change")
+    }
+
+    /// A time in a zone stays on that zone's clock, its parameters and folding as they were
+    /// read; a completion's lines of an earlier round go.
+    @Test func aZonedTimeKeepsItsZone() throws {
+        let (added, removed, _) = try Self.completed([
+            "DTSTART;X-KEPT=\"a;b\";TZID=Europe/Lisbon:20270114T0", " 90000", "RRULE:FREQ=DAILY", "PERCENT-COMPLETE:40",
+        ])
+        #expect(added.contains("DTSTART;X-KEPT=\"a;b\";TZID=Europe/Lisbon:20270115T090000"), "\(added)")
+        #expect(removed.contains("PERCENT-COMPLETE:40"))
+    }
+
+    /// Its series ended (the last of its COUNT, or past UNTIL): it is completed.
+    @Test(arguments: [
+        ["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY;COUNT=1"],
+        ["DTSTART;VALUE=DATE:20261207", "RRULE:FREQ=WEEKLY;COUNT=6"],
+        ["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY;UNTIL=20270117"],
+        ["DUE:20270111T090000Z", "RRULE:FREQ=WEEKLY;UNTIL=20270118T085959Z"],
+        ["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30"],
+    ])
+    func aTaskWhoseSeriesEndedIsCompleted(lines: [String]) throws {
+        let (added, _, after) = try Self.completed(lines)
+        #expect(added.contains("STATUS:COMPLETED") && added.contains("COMPLETED:20270115T080000Z"), "\(added)")
+        #expect(TaskEdits.nextOccurrence(of: "weekly-1", in: after) == nil)
+    }
+
+    /// UNTIL lets through the last time it allows.
+    @Test func theLastTimeUntilAllowsIsKept() throws {
+        let (added, _, _) = try Self.completed(["DUE:20270111T090000Z", "RRULE:FREQ=WEEKLY;UNTIL=20270118T090000Z"])
+        #expect(added.contains("DUE:20270118T090000Z"), "\(added)")
+    }
+
+    /// The same completion made again (sent again after its answer was lost) moves it no further.
+    @Test func theSameCompletionTwiceMovesItOnce() throws {
+        let once = try Self.completed(["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY"]).bytes
+        #expect(try TaskEdits.completing(once, uid: "weekly-1", at: Self.now, zones: Self.zones) == once)
+        let later = try TaskEdits.completing(once, uid: "weekly-1", at: Self.now.addingTimeInterval(60), zones: Self.zones)
+        #expect(TaskEdits.nextOccurrence(of: "weekly-1", in: later) == .date(year: 2027, month: 1, day: 25), "a Done of its own, later")
+    }
+
+    /// What geoalarm does not move on is refused, with why; its own app does it.
+    @Test(arguments: [
+        (["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=HOURLY"], "FREQ=HOURLY"),
+        (["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY", "EXDATE;VALUE=DATE:20270118"], "EXDATE"),
+        (["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY", "RDATE;VALUE=DATE:20270120"], "RDATE"),
+        (["RRULE:FREQ=WEEKLY"], "without a DTSTART or DUE"),
+    ])
+    func whatGeoalarmDoesNotMoveOnIsRefused(lines: [String], why: String) {
+        #expect { try Self.completed(lines) } throws: { error in
+            "\(error)".contains(why) && "\(error)".contains("complete it in its own app")
+        }
+    }
+
+    @Test func aTaskWithAnOccurrenceChangedOnItsOwnIsRefused() throws {
+        var text = String(decoding: Self.task(["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY"]), as: UTF8.self)
+        text = text.replacing("END:VCALENDAR", with: "BEGIN:VTODO\r\nUID:weekly-1\r\nRECURRENCE-ID;VALUE=DATE:20270118\r\nSUMMARY:Water them twice\r\nEND:VTODO\r\nEND:VCALENDAR")
+        #expect { try TaskEdits.completing(Array(text.utf8), uid: "weekly-1", at: Self.now, zones: Self.zones) } throws: { error in
+            "\(error)".contains("RECURRENCE-ID")
+        }
+    }
+}
