@@ -334,6 +334,36 @@ struct TaskListLiveTests {
         #expect(events == ["arrive errands/rfcbread", "arrive errands/rfcferry"], "\(agent.stdout)")
     }
 
+    /// The pop-up's Done on a daily task moves it on to tomorrow in its file: the agent says so,
+    /// reads the list again and keeps the task, silent until then.
+    @Test func thePopUpsDoneMovesARepeatingTaskOn() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.object(["UID:daily-bread", "SUMMARY:Buy bread", "DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=DAILY"]
+                        + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30))
+            .write(toFile: folder + "/daily-bread.ics", atomically: true, encoding: .utf8)
+        let picker = try Command.temporaryScript("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F 'Buy bread'\n", named: "pick-\(UUID().uuidString)")
+        let desktop = try DesktopSession(
+            dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
+        let config = try Self.config([("Errands", folder, "")])
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
+        let agent = try Background(["run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
+                                   environment: desktop.environment.merging(["TZ": "UTC"]) { $1 })
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
+        #expect(try desktop.dunstctl(["context"]).status == 0)
+        #expect(agent.waitUntil { $0.stderr.contains("moved errands/dailybre on (it repeats) to ") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminder") }, "the list read again: \(agent.stderr)")
+        let text = try String(contentsOfFile: folder + "/daily-bread.ics", encoding: .utf8)
+        #expect(!text.contains("DTSTART;VALUE=DATE:20260101") && !text.contains("STATUS:COMPLETED"), "\(text)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        #expect(desktop.shown.count == 1, "announced once: \(desktop.shown)")
+    }
+
     /// The pop-up's Done, pressed for real (dunst), completes the task in its file; the sync takes
     /// it to the server; the agent reads the list again and the task is silent from then on.
     @Test func thePopUpsDoneCompletesTheTaskWhereItLives() throws {
