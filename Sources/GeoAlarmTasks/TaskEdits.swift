@@ -129,10 +129,8 @@ public enum TaskEdits {
     /// When the open repeating task `uid` of `bytes` comes next (its `DTSTART`, else its `DUE`);
     /// nil for a task that does not repeat, or is closed.
     public static func nextOccurrence(of uid: String, in bytes: [UInt8]) -> ICalendarTime? {
-        guard let todo = try? master(of: uid, in: bytes), todo.property("RRULE") != nil,
-              (try? TaskObject(todo))?.isClosed == false
-        else { return nil }
-        return (todo.property("DTSTART") ?? todo.property("DUE")).flatMap(ICalendarTime.init)
+        guard let todo = try? master(of: uid, in: bytes), let task = try? TaskObject(todo), task.repeats, !task.isClosed else { return nil }
+        return task.start ?? task.due
     }
 
     /// Whether the task `uid` in `bytes` is completed or cancelled.
