@@ -13,9 +13,11 @@ struct TaskListLiveTests {
     static let postOffice = ("38.70790", "-9.13650")
     static let ferry = ("38.70620", "-9.13560")
 
-    /// A config of `lists` (name, folder, extra TOML lines), with the demo's defaults.
-    static func config(_ lists: [(String, String, String)]) throws -> String {
+    /// A config of `lists` (name, folder, extra TOML lines), with the demo's defaults and, when
+    /// asked, its post office in `[places]`.
+    static func config(_ lists: [(String, String, String)], withPostOffice: Bool = false) throws -> String {
         var text = "[defaults]\nradius = \"50m\"\nhysteresis = \"20m\"\nmax_error = \"60m\"\n"
+        if withPostOffice { text += "\n[places]\npost_office = \"\(Self.postOffice.0),\(Self.postOffice.1)\"\n" }
         for (name, folder, extra) in lists { text += "\n[[tasklist]]\nname = \"\(name)\"\nvdir = \"\(folder)\"\n\(extra)" }
         return try Command.temporaryFile(text)
     }
@@ -133,21 +135,7 @@ struct TaskListLiveTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let written = try todoman(["new", "--location", "Post office", "Post the letters"])
         #expect(written.status == 0, "\(written.stderr)")
-        let config = try Command.temporaryFile("""
-            [defaults]
-            radius = "50m"
-            hysteresis = "20m"
-            max_error = "60m"
-
-            [places]
-            post_office = "\(Self.postOffice.0),\(Self.postOffice.1)"
-
-            [[tasklist]]
-            name = "Errands"
-            vdir = "\(folder)"
-            location_tasks = "arrive"
-
-            """)
+        let config = try Self.config([("Errands", folder, "location_tasks = \"arrive\"\n")], withPostOffice: true)
         let list = try Command.run(["list", "-c", config])
         let line = try #require(list.stdoutLines.first { $0.contains("Post the letters") }, "\(list.stdout) \(list.stderr)")
         #expect(line.contains("post_office (38.707900,-9.136500)"), "\(line)")
@@ -183,16 +171,7 @@ struct TaskListLiveTests {
             "UID:weekly-post", "SUMMARY:Post the weekly letter", "LOCATION:Post office", "DTSTART;VALUE=DATE:\(day(-21).value)",
             "DUE;VALUE=DATE:\(day(-21).value)", "RRULE:FREQ=WEEKLY",
         ]).write(toFile: folder + "/weekly-post.ics", atomically: true, encoding: .utf8)
-        let config = try Command.temporaryFile("""
-            [places]
-            post_office = "\(Self.postOffice.0),\(Self.postOffice.1)"
-
-            [[tasklist]]
-            name = "Errands"
-            vdir = "\(folder)"
-            location_tasks = "arrive"
-
-            """)
+        let config = try Self.config([("Errands", folder, "location_tasks = \"arrive\"\n")], withPostOffice: true)
         let inUTC = ProcessInfo.processInfo.environment.merging(["TZ": "UTC"]) { $1 }
         let id = try #require(try Command.run(["list", "-c", config]).stdoutLines.first { $0.contains("Post the weekly letter") }?.prefix { $0 != " " })
         let done = try Command.run(["complete", String(id), "-c", config, "--state", Command.scratchState()], environment: inUTC)
