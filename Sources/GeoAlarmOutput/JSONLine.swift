@@ -29,8 +29,8 @@ public struct JSONLine {
     }
 
     /// A local date or date-time as ISO 8601 without a zone: `2026-12-24T16:00`.
-    public mutating func add(_ key: String, localDate: LocalDate) {
-        add(key, localDate.description.replacing(" ", with: "T"))
+    public mutating func add(_ key: String, localDate: LocalDate?) {
+        add(key, localDate.map { $0.description.replacing(" ", with: "T") })
     }
 
     public mutating func add(_ key: String, time: Date?) {

@@ -62,9 +62,14 @@ public struct StatusListing {
             notes += lifecycleNotes(lifecycle)
             let overdue = reminder.schedule.due.map { $0.moment(in: timeZone) < now } ?? false
             if overdue { notes.append("overdue") }
+            // Silent until then (a task not started yet, a repeating one moved on to its next time).
+            let startsLater = reminder.schedule.starts.flatMap { $0.start(in: timeZone) > now ? $0 : nil }
+            if let startsLater { notes.append("starts \(startsLater)") }
             let proximity = proximities[reminder.id].flatMap { $0.fenceKey == reminder.fenceKey ? $0.proximity : nil }
             rows.append(row(reminder, proximity: proximity, lifecycle: lifecycle, notes: notes))
-            lines.append(line(reminder, kind: "place", proximity: proximity, lifecycle: lifecycle, overdue: overdue))
+            var line = line(reminder, kind: "place", proximity: proximity, lifecycle: lifecycle, overdue: overdue)
+            line.add("starts", localDate: startsLater)
+            lines.append(line)
         }
         for collection in collections {
             let (collectionRows, collectionLines) = entries(collection)

@@ -50,4 +50,21 @@ struct StatusListingTests {
         #expect(listing.tableLines()[1].contains("unknown"))
         #expect(listing.jsonLines()[0].contains(#""state":"unknown""#))
     }
+
+    /// A reminder that starts later (a task not started, a repeating one moved on to its next
+    /// time) says when; one that started says nothing of it.
+    @Test func aReminderThatStartsLaterSaysWhen() throws {
+        var later = Self.bakery
+        later.schedule.starts = LocalDate(year: 2027, month: 1, day: 18)
+        var started = Self.bakery
+        started.schedule.starts = LocalDate(year: 2027, month: 1, day: 15)
+        for (reminder, note, json) in [(later, "starts 2027-01-18", #""starts":"2027-01-18""#), (started, nil, #""starts":null"#)] {
+            let listing = StatusListing(
+                reminders: [reminder], collections: [], alarms: [], saved: [:], proximities: [:], lifecycles: [:], lastFix: nil,
+                now: Self.now, timeZone: FixedOffset.utc)
+            #expect(listing.tableLines()[1].contains("starts") == (note != nil) && note.map(listing.tableLines()[1].contains) != false,
+                    "\(listing.tableLines())")
+            #expect(listing.jsonLines()[0].contains(json), "\(listing.jsonLines())")
+        }
+    }
 }
