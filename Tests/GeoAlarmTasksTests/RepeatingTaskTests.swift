@@ -63,6 +63,16 @@ struct RepeatingTaskTests {
         #expect(removed.contains("PERCENT-COMPLETE:40"))
     }
 
+    /// A DTSTART that is no time (found by the fuzzer) is passed over: the task repeats from its
+    /// DUE, and says it comes next then.
+    @Test func aStartThatIsNoTimeIsPassedOver() throws {
+        let (added, removed, after) = try Self.completed([
+            "DTSTART;TZID=Europe/Lisbon:2261207T090000", "DUE;VALUE=DATE:20261208", "RRULE:FREQ=WEEKLY;INTERVAL=3;BYDAY=MO,TH;WKST=SU",
+        ])
+        #expect(added.contains("DUE;VALUE=DATE:20270118") && !removed.contains { $0.hasPrefix("DTSTART") }, "\(added) \(removed)")
+        #expect(TaskEdits.nextOccurrence(of: "weekly-1", in: after) == .date(year: 2027, month: 1, day: 18))
+    }
+
     /// Its series ended (the last of its COUNT, or past UNTIL): it is completed.
     @Test(arguments: [
         ["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY;COUNT=1"],
