@@ -2,7 +2,7 @@ import Foundation
 @testable import GeoAlarmCalDAV
 import GeoAlarmWebDAV
 import GeoAlarmSystem
-import GeoAlarmTasks
+@testable import GeoAlarmTasks
 import GeoAlarmTestSupport
 import Testing
 
@@ -124,6 +124,32 @@ struct CalDAVClientTests {
         #expect(await sync.sendWrites().0.made == 1)
         #expect(server.requests("PUT", for: href) == 3, "one more, refused over the old ETag; none after")
         #expect(try server.client(["get", "post"]).stdout == after)
+    }
+
+    /// A repeating task done on a server's list is moved on, in the copy at once (which says when
+    /// it comes next) and on the server, where it stays open.
+    @Test func aRepeatingTaskDoneMovesOnOnTheServer() async throws {
+        let server = try Radicale(password: "secret", tls: true)
+        _ = try server.client(["make-list"])
+        let weekly = try Command.temporaryFile([
+            "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//geoalarm tests//EN", "BEGIN:VTODO", "UID:weekly", "DTSTAMP:20261101T080000Z",
+            "SUMMARY:Water the plants", "DTSTART;VALUE=DATE:20261102", "RRULE:FREQ=WEEKLY;COUNT=20", "GEO:38.7079;-9.1365", "END:VTODO",
+            "END:VCALENDAR", "",
+        ].joined(separator: "\r\n"))
+        _ = try server.client(["put", weekly])
+        let cache = MemoryTaskListCache()
+        let sync = TaskListSync(name: "Errands", collection: Self.collection(server), cache: cache)
+        _ = try await sync.refresh().get()
+        let href = try #require(cache.cachedList("Errands")?.objects.keys.first)
+        let origin = TaskOrigin(list: "Errands", path: href, isOnServer: true, uid: "weekly", title: "Water the plants", isClosed: false)
+        // Wednesday 2026-11-18: the Mondays before are passed over, the next is the 23rd.
+        let next = try TaskWriter.complete(origin, at: Date(timeIntervalSince1970: 1_795_000_000), cache: cache)
+        #expect(next == .date(year: 2026, month: 11, day: 23))
+        let (sent, problem) = await sync.sendWrites()
+        #expect(problem == nil && sent.made == 1 && cache.waitingWrites().isEmpty)
+        let after = try server.client(["get", "weekly"]).stdout
+        #expect(after.contains("DTSTART;VALUE=DATE:20261123") && after.contains("RRULE:FREQ=WEEKLY;COUNT=17") && !after.contains("COMPLETED"),
+                "\(after)")
     }
 
     /// Credentials refused, an authority not given, a certificate for another name: each is said.
