@@ -4,8 +4,8 @@ import GeoAlarmCore
 /// weeks (on some weekdays), months (on days of the month, or "the second Tuesday") or years
 /// (in some months), for COUNT times or UNTIL a day. A rule of another form (hourly, BYSETPOS,
 /// BYWEEKNO...) is refused with its part named: its own app moves such a task on.
-public struct RecurrenceRule: Sendable, Equatable {
-    public enum Frequency: String, Sendable {
+struct RecurrenceRule: Sendable, Equatable {
+    enum Frequency: String, Sendable {
         case daily = "DAILY", weekly = "WEEKLY", monthly = "MONTHLY", yearly = "YEARLY"
     }
 
@@ -16,12 +16,12 @@ public struct RecurrenceRule: Sendable, Equatable {
         var ordinal: Int
     }
 
-    public var frequency: Frequency
-    public var interval: Int
+    var frequency: Frequency
+    var interval: Int
     /// How many occurrences the series has, the first one included; nil without end.
-    public var count: Int?
+    var count: Int?
     /// The last moment an occurrence may have (`UNTIL`), as written.
-    public var until: ICalendarTime?
+    var until: ICalendarTime?
     var weekdays: [Weekday] = []
     var monthDays: [Int] = []
     var months: [Int] = []
@@ -33,7 +33,7 @@ public struct RecurrenceRule: Sendable, Equatable {
     static let weekdayNames = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
 
     /// Reads an `RRULE` value (`FREQ=WEEKLY;BYDAY=MO,TH;COUNT=10`).
-    public init(_ text: String) throws(TaskProblem) {
+    init(_ text: String) throws(TaskProblem) {
         parts = text.split(separator: ";", omittingEmptySubsequences: true).map { part in
             let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return (String(pair[0]).uppercased(), pair.count > 1 ? String(pair[1]) : "")
@@ -53,7 +53,7 @@ public struct RecurrenceRule: Sendable, Equatable {
             switch name {
             case "FREQ":
                 guard let known = Frequency(rawValue: value.uppercased()) else {
-                    throw problem("FREQ=\(value): geoalarm moves on daily, weekly, monthly and yearly tasks only")
+                    throw problem("FREQ=\(value) is not daily, weekly, monthly nor yearly")
                 }
                 frequency = known
             case "INTERVAL": interval = try numbers(value, in: 1...10_000, name)[0]
@@ -184,5 +184,5 @@ public struct RecurrenceRule: Sendable, Equatable {
 
     private static func floorDivision(_ value: Int, _ divisor: Int) -> Int { (value - floorModulo(value, divisor)) / divisor }
 
-    public static func == (left: RecurrenceRule, right: RecurrenceRule) -> Bool { left.text(count: left.count) == right.text(count: right.count) }
+    static func == (left: RecurrenceRule, right: RecurrenceRule) -> Bool { left.text(count: left.count) == right.text(count: right.count) }
 }
