@@ -19,7 +19,7 @@ public struct Lifecycle: Sendable, Equatable {
     /// collection snoozed whole (a task at a collection's places), the collection's, whichever
     /// ends later; nil when neither is snoozed.
     public static func snoozedUntil(_ id: String, in lifecycles: [String: Lifecycle]) -> Date? {
-        let whole = ReminderCollection.collectionID(of: id).flatMap { lifecycles[$0]?.snoozedUntil }
+        let whole = ReminderCollection.collectionID(ofPlace: id).flatMap { lifecycles[$0]?.snoozedUntil }
         return [lifecycles[id]?.snoozedUntil, whole].compactMap { $0 }.max()
     }
 

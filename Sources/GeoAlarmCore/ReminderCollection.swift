@@ -79,6 +79,17 @@ public struct ReminderCollection: Sendable, Equatable {
         memberID.lastIndex(of: "/").map { String(memberID[..<$0]) }
     }
 
+    /// The id of the collection whose place `id` is (`shops` of `shops/12`); nil for an id that
+    /// is no place's: one without a `/` and a number after it (a task's, `errands/milk`; a time
+    /// alarm's, `errands/milk/time-1`).
+    public static func collectionID(ofPlace id: String) -> String? {
+        guard let slash = id.lastIndex(of: "/") else { return nil }
+        let number = id.utf8[id.utf8.index(after: slash)...]
+        guard let first = number.first, first != UInt8(ascii: "0"), number.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return String(id[..<slash])
+    }
+
     /// The id `id` takes when the reminders of `newIDs` (old id to new: a task list renamed, a
     /// task moved to another) are renamed: its own new id, or, for a place or time alarm of one
     /// (`old/3`, `old/time-1`), the same under the new (`new/3`); nil when neither is renamed.

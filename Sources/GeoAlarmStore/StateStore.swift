@@ -261,7 +261,7 @@ public final class StateStore: Sendable {
     /// that order; none when nothing snoozed it.
     @discardableResult
     public func endSnooze(of id: String) throws(StoreError) -> [String] {
-        let snoozing = [id] + (ReminderCollection.collectionID(of: id).map { [$0] } ?? [])
+        let snoozing = [id] + (ReminderCollection.collectionID(ofPlace: id).map { [$0] } ?? [])
         return try writing { db throws(SQLiteError) in
             var ended: [String] = []
             for id in snoozing where try db.fetchOne("SELECT snoozed_until FROM lifecycle WHERE reminder = ?", [id], as: Double.self) != nil {

@@ -110,6 +110,10 @@ struct ScheduleTests {
         #expect(Lifecycle.snoozedUntil("shops/2", in: ["shops/1": Lifecycle(snoozedUntil: late), "shopsx": Lifecycle(snoozedUntil: late)]) == nil)
         #expect(Lifecycle.snoozedUntil("bread", in: ["bread": Lifecycle(snoozedUntil: early)]) == early)
         #expect(Lifecycle.snoozedUntil("bread", in: [:]) == nil)
+        // A task of list Errands is no place of the reminder `errands`, snoozed; nor is its time alarm.
+        #expect(Lifecycle.snoozedUntil("errands/milk", in: ["errands": Lifecycle(snoozedUntil: late)]) == nil)
+        #expect(Lifecycle.snoozedUntil("errands/milk/time-1", in: ["errands/milk": Lifecycle(snoozedUntil: late)]) == nil)
+        #expect(Lifecycle.snoozedUntil("errands/milk/3", in: ["errands/milk": Lifecycle(snoozedUntil: late)]) == late)
     }
 
     /// A snooze ends on a whole second, never before the time asked for.

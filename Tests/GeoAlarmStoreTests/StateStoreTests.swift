@@ -158,7 +158,9 @@ struct StateStoreTests {
         try store.snooze("shops", until: until)
         #expect(try store.endSnooze(of: "shops/7") == ["shops"])
         #expect(try store.endSnooze(of: "shop") == ["shop"])
-        #expect(try store.lifecycles().filter { $0.value.snoozedUntil != nil }.keys.sorted() == ["bakeries"])
+        try store.snooze("errands", until: until)
+        #expect(try store.endSnooze(of: "errands/milk").isEmpty, "a task of list Errands is no place of the reminder errands")
+        #expect(try store.lifecycles().filter { $0.value.snoozedUntil != nil }.keys.sorted() == ["bakeries", "errands"])
     }
 
     /// Completions made at once through stores of their own (as the agent, a task list's sync
