@@ -221,7 +221,7 @@ extension Config {
     /// The task at a collection's places that `id` is a place of (`errands/1a2b3c4d` for
     /// `errands/1a2b3c4d/2`); nil for any other id. A snooze of such a place is its task's.
     public func taskAtPlaces(of id: String) -> String? {
-        ReminderCollection.collectionID(of: id).flatMap { isTaskCollection($0) ? $0 : nil }
+        ReminderCollection.collectionID(ofPlace: id).flatMap { isTaskCollection($0) ? $0 : nil }
     }
 
     /// Where the task `id` names lives (a task list's reminder, time alarm, or a closed task).

@@ -199,7 +199,7 @@ public struct Announcer: Sendable {
     /// reminder at all).
     public mutating func reopen(_ ids: Set<String>) {
         for (id, lifecycle) in lifecycles where lifecycle.completedAt != nil {
-            let reopened = ids.contains(id) || ReminderCollection.collectionID(of: id).map(ids.contains) == true
+            let reopened = ids.contains(id) || ReminderCollection.collectionID(ofPlace: id).map(ids.contains) == true
             if reopened { lifecycles[id]?.completedAt = nil }
         }
     }

@@ -73,12 +73,6 @@ public struct ReminderCollection: Sendable, Equatable {
         return collections.first { Reminder.slug($0.id) == slug }
     }
 
-    /// The id of the collection that `memberID` (`ID/n`) would be a place of; nil for an id
-    /// without a `/`.
-    public static func collectionID(of memberID: String) -> String? {
-        memberID.lastIndex(of: "/").map { String(memberID[..<$0]) }
-    }
-
     /// The id of the collection whose place `id` is (`shops` of `shops/12`); nil for an id that
     /// is no place's: one without a `/` and a number after it (a task's, `errands/milk`; a time
     /// alarm's, `errands/milk/time-1`).
@@ -95,8 +89,8 @@ public struct ReminderCollection: Sendable, Equatable {
     /// (`old/3`, `old/time-1`), the same under the new (`new/3`); nil when neither is renamed.
     public static func renamedID(_ id: String, by newIDs: [String: String]) -> String? {
         if let new = newIDs[id] { return new }
-        guard let owner = collectionID(of: id), let new = newIDs[owner] else { return nil }
-        return new + id[owner.endIndex...]
+        guard let slash = id.lastIndex(of: "/"), let new = newIDs[String(id[..<slash])] else { return nil }
+        return new + id[slash...]
     }
 
     /// Moves each of `values` whose key ``renamedID(_:by:)`` renames to its new key (over a value

@@ -257,7 +257,7 @@ public final class FixPipeline {
         let tasks = taskIDs
         // A place of a task at a collection's places (its own reminders and time alarms are
         // tasks' ids themselves): snoozed at all of them, as its Done completes the task.
-        let placeOf = tasks.contains(id) ? nil : ReminderCollection.collectionID(of: id).flatMap { tasks.contains($0) ? $0 : nil }
+        let placeOf = tasks.contains(id) ? nil : ReminderCollection.collectionID(ofPlace: id).flatMap { tasks.contains($0) ? $0 : nil }
         var id = id
         if case .snooze = action, let placeOf { id = placeOf }
         // The first completion stands, as `geoalarm complete` and the map keep it: Done on a
