@@ -62,8 +62,7 @@ public struct StatusListing {
             notes += lifecycleNotes(lifecycle)
             let overdue = reminder.schedule.due.map { $0.moment(in: timeZone) < now } ?? false
             if overdue { notes.append("overdue") }
-            // Silent until then (a task not started yet, a repeating one moved on to its next time).
-            let startsLater = reminder.schedule.starts.flatMap { $0.start(in: timeZone) > now ? $0 : nil }
+            let startsLater = startsLater(reminder)
             if let startsLater { notes.append("starts \(startsLater)") }
             let proximity = proximities[reminder.id].flatMap { $0.fenceKey == reminder.fenceKey ? $0.proximity : nil }
             rows.append(row(reminder, proximity: proximity, lifecycle: lifecycle, notes: notes))
@@ -94,6 +93,12 @@ public struct StatusListing {
             lines.append(line)
         }
         return (rows, lines)
+    }
+
+    /// When `reminder` starts, while that is to come: it is silent until then (a task not
+    /// started yet, a repeating one moved on to its next time).
+    private func startsLater(_ reminder: Reminder) -> LocalDate? {
+        reminder.schedule.starts.flatMap { $0.start(in: timeZone) > now ? $0 : nil }
     }
 
     /// "completed ..." and "snoozed until ..." where they apply now.
@@ -166,7 +171,9 @@ public struct StatusListing {
         let nearest = lastFix.flatMap { collection.nearestDistance(from: $0.coordinate) }
         // A snooze of the whole (a task at a collection's places) silences every place.
         let snoozedUntil = lifecycles[collection.id]?.snoozedUntil.flatMap { $0 > now ? $0 : nil }
+        let startsLater = startsLater(collection.template)
         let notes = (collection.template.isEnabled ? [] : ["disabled"]) + (snoozedUntil.map { ["snoozed until \(local($0))"] } ?? [])
+            + (startsLater.map { ["starts \($0)"] } ?? [])
         var rows = [[
             "\(collection.id)/*", collection.template.title, "\(inside) of \(collection.places.count) inside",
             nearest.map { "\(Metres.rounded($0)) m (nearest)" } ?? "-", "-", "-", notes.isEmpty ? "-" : notes.joined(separator: ", "), "-",
@@ -180,6 +187,7 @@ public struct StatusListing {
         summary.add("nearest_m", number: nearest)
         summary.add("enabled", collection.template.isEnabled)
         summary.add("snoozed_until", time: snoozedUntil)
+        summary.add("starts", localDate: startsLater)
         var lines = [summary]
         for place in known.sorted() {
             let member = collection.member(place)

@@ -66,5 +66,11 @@ struct StatusListingTests {
                     "\(listing.tableLines())")
             #expect(listing.jsonLines()[0].contains(json), "\(listing.jsonLines())")
         }
+        // A task at a collection's places that starts later: its collection's row says so.
+        let shops = ReminderCollection(id: "shops", template: later, places: Self.shops.places)
+        let listing = StatusListing(
+            reminders: [], collections: [shops], alarms: [], saved: [:], proximities: [:], lifecycles: [:], lastFix: nil,
+            now: Self.now, timeZone: FixedOffset.utc)
+        #expect(listing.tableLines()[1].contains("starts 2027-01-18") && listing.jsonLines()[0].contains(#""starts":"2027-01-18""#))
     }
 }
