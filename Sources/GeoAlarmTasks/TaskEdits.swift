@@ -13,10 +13,11 @@ public enum TaskEdits {
     /// its `DTSTART` (or, without one, its `DUE`) to the first occurrence of its rule after the
     /// one it is at that is still to come at `time` (those missed are passed over), its `DUE` by
     /// as many days, its `COUNT` down by the occurrences passed; it stays open. Only when its
-    /// series has ended (COUNT, UNTIL) is it completed. It is left as it is when it was last
-    /// modified at `time`, to the second (a completion sent again, its answer lost). A rule
-    /// geoalarm does not follow, `RDATE`, `EXDATE` or occurrences changed on their own are
-    /// refused: its own app moves such a task on. Local times are read in `zones`.
+    /// series has ended (COUNT, UNTIL) is it completed; a time its `EXDATE` takes out is passed
+    /// over. It is left as it is when it was last modified at `time`, to the second (a
+    /// completion sent again, its answer lost). A rule geoalarm does not follow, `RDATE` or
+    /// occurrences changed on their own are refused: its own app moves such a task on. Local
+    /// times are read in `zones`.
     public static func completing(_ bytes: [UInt8], uid: String, at time: Date, zones: ICalendarZones) throws(TaskProblem) -> [UInt8] {
         let todo = try master(of: uid, in: bytes)
         let now = ICalendarTime.utcText(time)
@@ -55,7 +56,17 @@ public enum TaskEdits {
         func refused(_ words: String) -> TaskProblem {
             TaskProblem("it repeats, \(words): geoalarm does not move it on; complete it in its own app")
         }
-        for name in ["RDATE", "EXDATE"] where todo.property(name) != nil { throw refused("with \(name)") }
+        if todo.property("RDATE") != nil { throw refused("with RDATE") }
+        // Times taken out of the series (an occurrence deleted in Thunderbird or Evolution).
+        var excluded: [ICalendarTime] = []
+        for line in todo.properties("EXDATE") {
+            for value in line.value.split(separator: ",") {
+                guard let time = ICalendarTime(value: String(value), zone: line.parameter("TZID")) else {
+                    throw refused("with an EXDATE that is no time (\(DisplayText.escaped(String(value))))")
+                }
+                excluded.append(time)
+            }
+        }
         let uid = todo.property("UID")?.text ?? ""
         let calendar = (try? ICalendarReader.read(bytes)) ?? todo
         if calendar.components("VTODO").contains(where: { $0.property("UID")?.text == uid && $0.property("RECURRENCE-ID") != nil }) {
@@ -77,6 +88,8 @@ public enum TaskEdits {
             occurrence += 1
             if let count = rule.count, occurrence > count { return false }
             let candidate = reference.moved(byDays: day - first)
+            // Taken out, it still counts as one of COUNT's (RFC 5545, 3.8.5.1).
+            if excluded.contains(where: { $0.isSameTime(as: candidate, zones: zones) }) { return true }
             if let until = rule.until {
                 let beyond = if case .date = until {
                     candidate.wallClock.day > until.wallClock.day

@@ -73,6 +73,22 @@ struct RepeatingTaskTests {
         #expect(TaskEdits.nextOccurrence(of: "weekly-1", in: after) == .date(year: 2027, month: 1, day: 18))
     }
 
+    /// A time its EXDATE takes out (one deleted in Thunderbird, a list of them, in a zone) is
+    /// passed over, and counts as one of COUNT's.
+    @Test func aTimeTakenOutIsPassedOver() throws {
+        let days = try Self.completed([
+            "DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY;COUNT=5", "EXDATE;VALUE=DATE:20270118,20270125",
+        ])
+        #expect(Set(days.added).isSuperset(of: ["DTSTART;VALUE=DATE:20270201", "RRULE:FREQ=WEEKLY;COUNT=2"]), "\(days.added)")
+        let zoned = try Self.completed([
+            "DTSTART;TZID=Europe/Lisbon:20270114T090000", "RRULE:FREQ=DAILY", "EXDATE;TZID=Europe/Lisbon:20270115T090000",
+            "EXDATE:20270116T090000Z",
+        ])
+        #expect(zoned.added.contains("DTSTART;TZID=Europe/Lisbon:20270117T090000"), "\(zoned.added)")
+        let ended = try Self.completed(["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY;COUNT=2", "EXDATE;VALUE=DATE:20270118"])
+        #expect(ended.added.contains("STATUS:COMPLETED"), "its one time left taken out: \(ended.added)")
+    }
+
     /// Its series ended (the last of its COUNT, or past UNTIL): it is completed.
     @Test(arguments: [
         ["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY;COUNT=1"],
@@ -104,7 +120,7 @@ struct RepeatingTaskTests {
     /// What geoalarm does not move on is refused, with why; its own app does it.
     @Test(arguments: [
         (["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=HOURLY"], "FREQ=HOURLY"),
-        (["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY", "EXDATE;VALUE=DATE:20270118"], "EXDATE"),
+        (["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY", "EXDATE;VALUE=DATE:2027011"], "EXDATE that is no time"),
         (["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY", "RDATE;VALUE=DATE:20270120"], "RDATE"),
         (["RRULE:FREQ=WEEKLY"], "without a DTSTART or DUE"),
     ])
