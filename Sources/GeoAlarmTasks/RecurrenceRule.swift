@@ -114,21 +114,21 @@ struct RecurrenceRule: Sendable, Equatable {
     func forEachDay(after first: Int, periods: Int = 100_000, _ body: (Int) -> Bool) {
         let start = LocalTime.date(daysSince1970: first)
         for period in 0..<periods {
-            var days: [Int]
+            let days: [Int]
             switch frequency {
             case .daily:
                 days = [first + period * interval]
             case .weekly:
                 let weekBegins = first - Self.floorModulo(Self.weekday(of: first) - weekStart, 7) + 7 * period * interval
                 let wanted = weekdays.isEmpty ? [Self.weekday(of: first)] : weekdays.map(\.day)
-                days = wanted.map { weekBegins + Self.floorModulo($0 - weekStart, 7) }.sorted()
+                days = Set(wanted.map { weekBegins + Self.floorModulo($0 - weekStart, 7) }).sorted()
             case .monthly:
                 let monthNumber = start.month - 1 + period * interval
                 let year = start.year + Self.floorDivision(monthNumber, 12), month = Self.floorModulo(monthNumber, 12) + 1
                 days = self.days(ofMonth: month, year: year, startDay: start.day)
             case .yearly:
                 let year = start.year + period * interval
-                days = (months.isEmpty ? [start.month] : months.sorted()).flatMap { self.days(ofMonth: $0, year: year, startDay: start.day) }
+                days = (months.isEmpty ? [start.month] : Set(months).sorted()).flatMap { self.days(ofMonth: $0, year: year, startDay: start.day) }
             }
             for day in days where day > first && matchesLimits(day) {
                 if LocalTime.date(daysSince1970: day).year > 9999 || !body(day) { return }

@@ -35,6 +35,8 @@ struct RecurrenceRuleTests {
         ("FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR", "2026-12-04", ["2026-12-07", "2026-12-08", "2026-12-09", "2026-12-10"]),
         ("FREQ=MONTHLY;BYMONTHDAY=1,15;BYDAY=MO", "2026-11-30", ["2027-02-01", "2027-02-15", "2027-03-01", "2027-03-15"]),
         ("FREQ=YEARLY;BYMONTH=11;BYDAY=4TH", "2026-11-26", ["2027-11-25", "2028-11-23", "2029-11-22", "2030-11-28"]),
+        ("FREQ=WEEKLY;BYDAY=MO,MO,TH", "2026-11-30", ["2026-12-03", "2026-12-07", "2026-12-10", "2026-12-14"]),
+        ("FREQ=YEARLY;BYMONTH=9,3,9", "2026-03-15", ["2026-09-15", "2027-03-15", "2027-09-15", "2028-03-15"]),
         ("freq=monthly;interval=3;bymonthday=31", "2026-12-31", ["2027-03-31", "2027-12-31", "2028-03-31", "2028-12-31"]),
     ])
     func daysAreTheOnesDateutilGives(rule: String, first: String, expected: [String]) throws {
