@@ -19,7 +19,7 @@ struct RecurrenceRuleTests {
         return found
     }
 
-    // Each answer is python-dateutil 2.8's `rrulestr(rule, dtstart=first).after(...)`, four times.
+    // Each answer is python-dateutil 2.9's `rrulestr(rule, dtstart=first).after(...)`, four times.
     @Test(arguments: [
         ("FREQ=DAILY;INTERVAL=2", "2026-11-30", ["2026-12-02", "2026-12-04", "2026-12-06", "2026-12-08"]),
         ("FREQ=WEEKLY;BYDAY=MO,TH", "2026-11-30", ["2026-12-03", "2026-12-07", "2026-12-10", "2026-12-14"]),
