@@ -98,6 +98,11 @@ struct Uncomplete: AsyncParsableCommand {
     func run() async throws {
         let found = try await reminder.reminder()
         if let task = found.task {
+            // Open (a repeating one moved on is too): nothing to undo.
+            guard task.isClosed else {
+                try Console.line("\(found.id) (\"\(found.title)\") is not completed")
+                return
+            }
             let standing = try await changeTask(task, config: found.config, lists: found.lists) { (task, cache) throws(TaskProblem) in
                 try TaskWriter.uncomplete(task, at: Date(), cache: cache)
             }

@@ -183,6 +183,9 @@ struct TaskListLiveTests {
         let text = try String(contentsOfFile: folder + "/weekly-post.ics", encoding: .utf8)
         #expect(text.contains("DTSTART;VALUE=DATE:\(day(7).value)\r\n") && text.contains("RRULE:FREQ=WEEKLY\r\n"), "\(text)")
         #expect(try Command.run(["list", "-c", config]).stdout.contains("Post the weekly letter"), "still a reminder: it comes back")
+        let undone = try Command.run(["uncomplete", String(id), "-c", config, "--state", Command.scratchState()])
+        #expect(undone.stdout == "\(id) (\"Post the weekly letter\") is not completed\n", "open, nothing to undo: \(undone.stdout) \(undone.stderr)")
+        #expect(try String(contentsOfFile: folder + "/weekly-post.ics", encoding: .utf8) == text, "and nothing written")
     }
 
     /// "At any post office": todoman's `--location "Post offices"` names a `[[collection]]`; the
