@@ -7,7 +7,8 @@ import GeoAlarmCore
 public enum TaskEdits {
     /// `bytes` with the task `uid` completed at `time`, as iOS marks one done: `STATUS:COMPLETED`,
     /// `COMPLETED` and `PERCENT-COMPLETE:100`, `LAST-MODIFIED` and `DTSTAMP` now; `SEQUENCE` and
-    /// every other byte kept.
+    /// every other byte kept. A task completed already (or cancelled) is left as it is: its
+    /// completion's time stands.
     ///
     /// A repeating task (`RRULE`) is moved on instead, as Apple's Reminders and tasks.org do:
     /// its `DTSTART` (or, without one, its `DUE`) to the first occurrence of its rule after the
@@ -20,6 +21,8 @@ public enum TaskEdits {
     /// times are read in `zones`.
     public static func completing(_ bytes: [UInt8], uid: String, at time: Date, zones: ICalendarZones) throws(TaskProblem) -> [UInt8] {
         let todo = try master(of: uid, in: bytes)
+        // Completed already (or cancelled): its completion's time stands.
+        if try TaskObject(todo).isClosed { return bytes }
         let now = ICalendarTime.utcText(time)
         if let rule = todo.property("RRULE") {
             if todo.property("LAST-MODIFIED")?.value == now { return bytes }

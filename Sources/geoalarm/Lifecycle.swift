@@ -70,6 +70,10 @@ struct Complete: AsyncParsableCommand {
         let found = try await reminder.reminder()
         // A task is completed where it lives, for its app and every device that syncs it.
         if let task = found.task {
+            guard !task.isClosed else {
+                try Console.line("\(found.id) (\"\(found.title)\") was already completed, in task list \(task.list)")
+                return
+            }
             var next: ICalendarTime?
             let standing = try await changeTask(task, config: found.config, lists: found.lists) { (task, cache) throws(TaskProblem) in
                 next = try TaskWriter.complete(task, at: Date(), cache: cache)

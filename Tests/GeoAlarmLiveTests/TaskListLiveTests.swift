@@ -285,6 +285,10 @@ struct TaskListLiveTests {
         #expect(todos.contains { $0["summary"] as? String == "Buy bread" && $0["completed"] as? Bool == false }, "\(todos)")
         // Completed, it is listed no more; uncompleted, it is back.
         #expect(!(try Command.run(["list", "-c", config]).stdout.contains("Post the letters")))
+        let again = try Command.run(["complete", "errands/rfcpost", "-c", config, "--state", Command.scratchState()])
+        #expect(again.stdout == "errands/rfcpost (\"Post the letters\") was already completed, in task list Errands\n", "\(again.stdout) \(again.stderr)")
+        try server.sync()
+        #expect(try server.client(["get", "rfc-post"]).stdout == after, "its completion's time stands")
         #expect(try Command.run(["uncomplete", "errands/rfcpost", "-c", config, "--state", Command.scratchState()]).status == 0)
         #expect(try Command.run(["list", "-c", config]).stdout.contains("Post the letters"))
     }

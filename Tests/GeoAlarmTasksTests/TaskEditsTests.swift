@@ -70,6 +70,8 @@ struct TaskEditsTests {
         #expect(text.hasPrefix("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VTODO\r\nCREATED:20201105T123437Z\r\nDTSTAMP:20270115T080000Z\r\n"))
         let task = try TaskObject(try #require(try ICalendarReader.read(after).components("VTODO").first))
         #expect(task.isClosed && task.completed == .utc(Self.now))
+        // Completed again (a pop-up shown before, another device): its first completion stands.
+        #expect(try TaskEdits.completing(after, uid: task.uid, at: Self.now.addingTimeInterval(600), zones: Self.zones) == after)
         // And back: not completed, its completion's lines gone.
         let undone = try TaskEdits.uncompleting(after, uid: task.uid, at: Self.now.addingTimeInterval(60))
         let back = try TaskObject(try #require(try ICalendarReader.read(undone).components("VTODO").first))
