@@ -125,6 +125,8 @@ public enum TaskWriter {
         for _ in 0..<tries {
             let (path, bytes) = try current(origin, in: vdir)
             let edited = try edit(bytes)
+            // So already: the file is not touched (a sync would take a new time for a change).
+            if edited == bytes { return }
             do throws(Vdir.WriteProblem) {
                 try vdir.write(edited, to: path, replacing: bytes)
                 return
