@@ -34,6 +34,11 @@ public struct ICalendarEdit {
         }
     }
 
+    /// Replaces `property` (of this component or one inside it) with `line`.
+    public mutating func replace(_ property: ContentLine, with line: String) {
+        replacements.append((property.range, fold(line)))
+    }
+
     /// Removes every property called `name`.
     public mutating func remove(_ name: String) {
         for property in component.properties(name) { replacements.append((property.range, [])) }

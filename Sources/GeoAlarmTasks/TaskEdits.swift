@@ -12,8 +12,9 @@ public enum TaskEdits {
     ///
     /// A repeating task (`RRULE`) is moved on instead, as Apple's Reminders and tasks.org do:
     /// its `DTSTART` (or, without one, its `DUE`) to the first occurrence of its rule after the
-    /// one it is at that is still to come at `time` (those missed are passed over), its `DUE` by
-    /// as many days, its `COUNT` down by the occurrences passed; it stays open. Only when its
+    /// one it is at that is still to come at `time` (those missed are passed over), its `DUE` and
+    /// its alarms at a time (`TRIGGER;VALUE=DATE-TIME`) by as many days, its `COUNT` down by the
+    /// occurrences passed; it stays open. Only when its
     /// series has ended (COUNT, UNTIL) is it completed; a time its `EXDATE` takes out is passed
     /// over. It is left as it is when it was last modified at `time`, to the second (a
     /// completion sent again, its answer lost). A rule geoalarm does not follow, `RDATE` or
@@ -111,6 +112,13 @@ public enum TaskEdits {
         var edit = ICalendarEdit(bytes, component: todo)
         if let startLine, let start { edit.set("DTSTART", head(of: startLine, in: bytes) + start.moved(byDays: days).valueText) }
         if let dueLine, let due { edit.set("DUE", head(of: dueLine, in: bytes) + due.moved(byDays: days).valueText) }
+        // An alarm at a time of its own (not Apple's placeholder of a place) goes along with it.
+        for alarm in todo.components("VALARM") {
+            guard let trigger = alarm.property("TRIGGER"), trigger.parameter("VALUE")?.uppercased() == "DATE-TIME",
+                  trigger.value.uppercased() != TaskAlarm.applePlaceholder, let at = ICalendarTime(trigger)
+            else { continue }
+            edit.replace(trigger, with: head(of: trigger, in: bytes) + at.moved(byDays: days).valueText)
+        }
         if let count = rule.count { edit.set("RRULE", "RRULE:" + rule.text(count: count - (occurrence - 1))) }
         if todo.property("STATUS") != nil { edit.set("STATUS", "STATUS:NEEDS-ACTION") }
         edit.remove("COMPLETED")

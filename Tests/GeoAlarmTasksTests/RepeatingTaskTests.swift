@@ -89,6 +89,20 @@ struct RepeatingTaskTests {
         #expect(ended.added.contains("STATUS:COMPLETED"), "its one time left taken out: \(ended.added)")
     }
 
+    /// An alarm at a time of its own moves by as many days; one from its start or due time, and
+    /// Apple's placeholder of a place alarm, stay as they are.
+    @Test func anAlarmAtATimeGoesAlong() throws {
+        let (added, removed, _) = try Self.completed([
+            "DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY",
+            "BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER;VALUE=DATE-TIME:20270111T090000Z", "END:VALARM",
+            "BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER;RELATED=END:-PT15M", "END:VALARM",
+            "BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER;VALUE=DATE-TIME:19760401T005545Z", "X-APPLE-PROXIMITY:ARRIVE", "END:VALARM",
+        ])
+        #expect(added.contains("TRIGGER;VALUE=DATE-TIME:20270118T090000Z") && removed.contains("TRIGGER;VALUE=DATE-TIME:20270111T090000Z"),
+                "\(added) \(removed)")
+        #expect(!removed.contains { $0.hasPrefix("TRIGGER;RELATED") || $0.contains("19760401") }, "\(removed)")
+    }
+
     /// Its series ended (the last of its COUNT, or past UNTIL): it is completed.
     @Test(arguments: [
         ["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY;COUNT=1"],
