@@ -203,6 +203,18 @@ def text_only(page, reminder, title):
     print(f"{reminder}: shown as text")
 
 
+def badge(page, reminder, text):
+    """The reminder's badge in the list says `text`, and its shape on the map has the state's class."""
+    selector = f'#reminders li[data-id="{reminder}"] .badge'
+    page.wait_for_selector(selector)
+    said = page.locator(selector).inner_text()
+    check(said == text, f"{reminder}'s badge says {said!r}, not {text!r}")
+    state = page.locator(selector).get_attribute("class").split("state-")[-1]
+    shape = page.locator(f'path[data-id="{reminder}"]').get_attribute("class") or ""
+    check(f"state-{state}" in shape.split(), f"{reminder} is drawn as {shape!r}, not state-{state}")
+    print(f"{reminder}: {said}")
+
+
 def live(page):
     """Says when the page watches; then, for each "LAT LON EVENTS LAST" line on stdin (a position
     the agent has saved, how many events the map lists and the newest one's kind), waits until
@@ -344,6 +356,8 @@ def run(page, scenario, argument):
         refuse_radius(page, argument["id"], argument["radius"])
     elif scenario == "text-only":
         text_only(page, argument["id"], argument["title"])
+    elif scenario == "badge":
+        badge(page, argument["id"], argument["text"])
     elif scenario == "live":
         live(page)
     elif scenario == "tiles":

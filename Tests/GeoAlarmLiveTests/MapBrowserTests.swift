@@ -241,6 +241,14 @@ struct MapBrowserTests {
         #expect(shown.status == 0, "\(shown.errors)")
     }
 
+    /// A reminder that starts later (a repeating task moved on to its next time) says when, in
+    /// its badge and its shape's colour.
+    @Test func aReminderThatStartsLaterSaysWhen() throws {
+        let session = try MapSession(extra: "\n[[reminder]]\nid = \"later\"\ntitle = \"Later\"\nlocation = \"38.7120,-9.1350\"\nstarts = \"2099-12-24\"\n")
+        let shown = try session.drive("badge", Self.json(["id": "later", "text": "starts 2099-12-24"]))
+        #expect(shown.status == 0, "\(shown.errors)")
+    }
+
     /// A tile server on the same host (a local one is a common setup) sees the tiles' requests
     /// and nothing of the map's credential: no cookie, no referrer, no token anywhere; the page
     /// stays live across a reload without the token in its address.

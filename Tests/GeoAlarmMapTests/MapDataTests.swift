@@ -73,6 +73,7 @@ struct MapDataTests {
         #expect(reminders[1]["shape"] as? String == "area" && (reminders[1]["polygons"] as? [[[[Double]]]])?.first?.first?.count == 3)
         #expect(reminders[1]["state"] as? String == "unknown", "a side saved for another fence is not this one's")
         #expect(reminders[1]["snoozed_until"] as? String == "2027-01-15T08:01:00Z")
+        #expect(reminders[0]["starts"] is NSNull, "no start: nothing to wait for")
         let position = try #require(snapshot["position"] as? [String: Any])
         #expect(position["lat"] as? Double == 38.71 && position["error"] as? Double == 12.5)
         #expect((shapes["collections"] as? [[String: Any]])?.first?["places"] as? Double == 2500)

@@ -106,13 +106,19 @@
     if (reminder.completed) return "completed";
     if (reminder.snoozed_until) return "snoozed";
     if (reminder.out_of_hours) return "out-of-hours";
+    if (reminder.starts) return "not-started";
     return reminder.state;
   }
 
   const stateNames = {
     inside: "inside", outside: "outside", unknown: "unknown", completed: "completed",
-    snoozed: "snoozed", "out-of-hours": "out of hours", disabled: "disabled",
+    snoozed: "snoozed", "out-of-hours": "out of hours", disabled: "disabled", "not-started": "not started",
   };
+
+  /** What a reminder's badge says: its state's name; when it starts, for one not started. */
+  function stateText(reminder, state) {
+    return state === "not-started" ? `starts ${reminder.starts}` : stateNames[state] || state;
+  }
 
   /** Metres between two points (haversine). */
   function metres(a, b) {
@@ -208,7 +214,7 @@
     });
     const badge = document.createElement("span");
     badge.className = `badge state-${state}`;
-    badge.textContent = stateNames[state] || state;
+    badge.textContent = stateText(reminder, state);
     item.append(title, " ", badge);
     if (reminder.list) {
       const list = document.createElement("span");
