@@ -1,6 +1,8 @@
 import Foundation
 import GeoAlarmCore
 @testable import GeoAlarmTasks
+import GeoAlarmTestSupport
+import PropertyBased
 import Testing
 
 /// A repeating task's rule: the days it gives after its first, as python-dateutil's `rrule`
@@ -65,5 +67,77 @@ struct RecurrenceRuleTests {
         let rule = try RecurrenceRule("FREQ=WEEKLY;COUNT=10;BYDAY=MO,TH;X-NAME=kept")
         #expect(rule.count == 10)
         #expect(rule.text(count: 7) == "FREQ=WEEKLY;COUNT=7;BYDAY=MO,TH;X-NAME=kept")
+    }
+
+    /// Whether `day` is a time of `rule`'s series that starts on `first`, told day by day from
+    /// RFC 5545's words (the period it falls in, then each part's limit), apart from how
+    /// `forEachDay` makes them period by period.
+    static func isOccurrence(_ day: Int, of rule: RecurrenceRule, first: Int) -> Bool {
+        let date = LocalTime.date(daysSince1970: day), start = LocalTime.date(daysSince1970: first)
+        let weekday = RecurrenceRule.weekday(of: day)
+        let length = LocalTime.daysIn(month: date.month, year: date.year)
+        func weekdayMatches(_ rule: RecurrenceRule.Weekday) -> Bool {
+            guard rule.day == weekday else { return false }
+            if rule.ordinal > 0 { return (date.day + 6) / 7 == rule.ordinal }
+            if rule.ordinal < 0 { return (length - date.day) / 7 + 1 == -rule.ordinal }
+            return true
+        }
+        let monthDayMatches = rule.monthDays.isEmpty || rule.monthDays.contains { $0 > 0 ? $0 == date.day : length + 1 + $0 == date.day }
+        let weekdayOK = rule.weekdays.isEmpty || rule.weekdays.contains(where: weekdayMatches)
+        let monthOK = rule.months.isEmpty || rule.months.contains(date.month)
+        switch rule.frequency {
+        case .daily:
+            return (day - first) % rule.interval == 0 && weekdayOK && monthDayMatches && monthOK
+        case .weekly:
+            func weekStart(_ day: Int) -> Int { day - ((RecurrenceRule.weekday(of: day) - rule.weekStart) % 7 + 7) % 7 }
+            let weeks = (weekStart(day) - weekStart(first)) / 7
+            let onItsDay = rule.weekdays.isEmpty ? weekday == RecurrenceRule.weekday(of: first) : weekdayOK
+            return weeks % rule.interval == 0 && onItsDay && monthOK
+        case .monthly, .yearly:
+            let inPeriod = rule.frequency == .monthly
+                ? ((date.year - start.year) * 12 + date.month - start.month) % rule.interval == 0
+                : (date.year - start.year) % rule.interval == 0 && (rule.months.isEmpty ? date.month == start.month : true)
+            let onItsDay = rule.monthDays.isEmpty && rule.weekdays.isEmpty ? date.day == start.day : monthDayMatches && weekdayOK
+            return inPeriod && onItsDay && monthOK
+        }
+    }
+
+    /// Rules of every form followed, at random: their days are the ones the day-by-day reading
+    /// finds, in order, none left out, over the two years after their start.
+    @Test func daysAreThoseTheRuleDescribesDayByDay() async {
+        await propertyCheck(count: 400, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var random = SplitMix(seed: UInt64(seed))
+            func pick<T>(_ values: [T]) -> T { values[Int(random.next() % UInt64(values.count))] }
+            func some<T>(_ values: [T], most: Int) -> [T] { (0..<Int(random.next() % UInt64(most + 1))).map { _ in pick(values) } }
+            let frequency = pick(["DAILY", "WEEKLY", "MONTHLY", "YEARLY"])
+            var parts = ["FREQ=\(frequency)", "INTERVAL=\(1 + random.next() % 4)"]
+            let names = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+            let ordinals = frequency == "MONTHLY" || frequency == "YEARLY" ? ["", "", "1", "2", "-1", "-2", "5"] : [""]
+            let days = some(names, most: 3).map { pick(ordinals) + $0 }
+            if !days.isEmpty, frequency != "YEARLY" || random.bool() { parts.append("BYDAY=" + days.joined(separator: ",")) }
+            if frequency != "WEEKLY", random.next() % 3 == 0 {
+                parts.append("BYMONTHDAY=" + some([1, 2, 13, 15, 28, 29, 30, 31, -1, -2], most: 3).map(String.init).joined(separator: ","))
+            }
+            if random.next() % 3 == 0 || (frequency == "YEARLY" && parts.contains { $0.hasPrefix("BYDAY") }) {
+                parts.append("BYMONTH=" + ([pick(Array(1...12))] + some(Array(1...12), most: 2)).map(String.init).joined(separator: ","))
+            }
+            if random.bool() { parts.append("WKST=" + pick(names)) }
+            let text = parts.filter { !$0.hasSuffix("=") }.joined(separator: ";")
+            guard let rule = try? RecurrenceRule(text) else {
+                Issue.record("seed \(seed): \(text) refused")
+                return
+            }
+            let first = LocalTime.daysSince1970(year: 2024 + Int(random.next() % 4), month: 1 + Int(random.next() % 12), day: 1)
+                + Int(random.next() % 28)
+            let horizon = first + 731
+            var made: [Int] = []
+            rule.forEachDay(after: first, periods: 800) { day in
+                guard day <= horizon else { return false }
+                made.append(day)
+                return true
+            }
+            let described = ((first + 1)...horizon).filter { Self.isOccurrence($0, of: rule, first: first) }
+            #expect(made == described, "seed \(seed): \(text) from day \(first)")
+        }
     }
 }
