@@ -4,7 +4,9 @@ import GeoAlarmCore
 /// How a task's local times are read: a floating one in `local`; one of a `TZID` in the zone
 /// `named` finds for it, else in `local`.
 public struct ICalendarZones: Sendable {
+    /// The zone of floating times, and of a `TZID` that `named` does not know.
     public var local: any TimeZoneRules
+    /// The zone a `TZID` names; nil when it is not known.
     public var named: @Sendable (String) -> (any TimeZoneRules)?
 
     public init(local: any TimeZoneRules, named: @escaping @Sendable (String) -> (any TimeZoneRules)?) {
