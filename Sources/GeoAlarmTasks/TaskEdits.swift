@@ -21,13 +21,15 @@ public enum TaskEdits {
     /// occurrences changed on their own are refused: its own app moves such a task on. Local
     /// times are read in `zones`.
     public static func completing(_ bytes: [UInt8], uid: String, at time: Date, zones: ICalendarZones) throws(TaskProblem) -> [UInt8] {
-        let todo = try master(of: uid, in: bytes)
+        let calendar = try read(bytes)
+        let todo = try master(of: uid, in: calendar)
         // Completed already (or cancelled): its completion's time stands.
         if try TaskObject(todo).isClosed { return bytes }
         let now = ICalendarTime.utcText(time)
         if let rule = todo.property("RRULE") {
             if todo.property("LAST-MODIFIED")?.value == now { return bytes }
-            if let moved = try movingOn(todo, rule: rule.value, in: bytes, at: time, zones: zones) { return moved }
+            let overridden = calendar.components("VTODO").contains { $0.property("UID")?.text == uid && $0.property("RECURRENCE-ID") != nil }
+            if let moved = try movingOn(todo, rule: rule.value, overridden: overridden, in: bytes, at: time, zones: zones) { return moved }
         }
         var edit = ICalendarEdit(bytes, component: todo)
         edit.set("STATUS", "STATUS:COMPLETED")
@@ -41,7 +43,7 @@ public enum TaskEdits {
     /// `bytes` with the task `uid` not completed any more: `STATUS:NEEDS-ACTION`, no `COMPLETED`
     /// nor `PERCENT-COMPLETE`, `LAST-MODIFIED` and `DTSTAMP` now; every other byte kept.
     public static func uncompleting(_ bytes: [UInt8], uid: String, at time: Date) throws(TaskProblem) -> [UInt8] {
-        let todo = try master(of: uid, in: bytes)
+        let todo = try master(of: uid, in: read(bytes))
         let now = ICalendarTime.utcText(time)
         var edit = ICalendarEdit(bytes, component: todo)
         edit.set("STATUS", "STATUS:NEEDS-ACTION")
@@ -53,9 +55,10 @@ public enum TaskEdits {
     }
 
     /// `bytes` with the repeating task `todo` moved on to its next occurrence still to come at
-    /// `time`; nil when its series has none (it ends).
+    /// `time`; nil when its series has none (it ends). `overridden`: the object holds
+    /// occurrences of it changed on their own.
     private static func movingOn(
-        _ todo: Component, rule text: String, in bytes: [UInt8], at time: Date, zones: ICalendarZones
+        _ todo: Component, rule text: String, overridden: Bool, in bytes: [UInt8], at time: Date, zones: ICalendarZones
     ) throws(TaskProblem) -> [UInt8]? {
         func refused(_ words: String) -> TaskProblem {
             TaskProblem("it repeats, \(words): geoalarm does not move it on; complete it in its own app")
@@ -71,11 +74,7 @@ public enum TaskEdits {
                 excluded.append(time)
             }
         }
-        let uid = todo.property("UID")?.text ?? ""
-        let calendar = (try? ICalendarReader.read(bytes)) ?? todo
-        if calendar.components("VTODO").contains(where: { $0.property("UID")?.text == uid && $0.property("RECURRENCE-ID") != nil }) {
-            throw refused("with occurrences changed on their own (RECURRENCE-ID)")
-        }
+        if overridden { throw refused("with occurrences changed on their own (RECURRENCE-ID)") }
         let rule: RecurrenceRule
         do {
             rule = try RecurrenceRule(text)
@@ -153,24 +152,27 @@ public enum TaskEdits {
     /// When the open repeating task `uid` of `bytes` comes next (its `DTSTART`, else its `DUE`);
     /// nil for a task that does not repeat, or is closed.
     public static func nextOccurrence(of uid: String, in bytes: [UInt8]) -> ICalendarTime? {
-        guard let todo = try? master(of: uid, in: bytes), let task = try? TaskObject(todo), task.repeats, !task.isClosed else { return nil }
+        guard let todo = try? master(of: uid, in: read(bytes)), let task = try? TaskObject(todo), task.repeats, !task.isClosed else { return nil }
         return task.start ?? task.due
     }
 
     /// Whether the task `uid` in `bytes` is completed or cancelled.
     public static func isClosed(_ bytes: [UInt8], uid: String) throws(TaskProblem) -> Bool {
-        try TaskObject(master(of: uid, in: bytes)).isClosed
+        try TaskObject(master(of: uid, in: read(bytes))).isClosed
     }
 
-    /// The task `uid` in `bytes`: its VTODO without a `RECURRENCE-ID` (an object may hold its
-    /// occurrences' overrides beside it).
-    static func master(of uid: String, in bytes: [UInt8]) throws(TaskProblem) -> Component {
-        let calendar: Component
+    /// The object `bytes` holds.
+    private static func read(_ bytes: [UInt8]) throws(TaskProblem) -> Component {
         do {
-            calendar = try ICalendarReader.read(bytes)
+            return try ICalendarReader.read(bytes)
         } catch {
             throw TaskProblem("\(error)")
         }
+    }
+
+    /// The task `uid` in `calendar`: its VTODO without a `RECURRENCE-ID` (an object may hold its
+    /// occurrences' overrides beside it).
+    private static func master(of uid: String, in calendar: Component) throws(TaskProblem) -> Component {
         guard let todo = calendar.components("VTODO").first(where: { $0.property("UID")?.text == uid && $0.property("RECURRENCE-ID") == nil })
         else { throw TaskProblem("no task with UID \(DisplayText.escaped(uid)) in it") }
         return todo
