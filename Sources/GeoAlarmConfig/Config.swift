@@ -173,7 +173,7 @@ extension Config {
     /// places beyond ``TaskLists/maximumTaskPlaces``).
     public mutating func loadTaskLists(cache: (any TaskListCache)? = nil) {
         let defaults = TaskLists.Defaults(
-            template: taskDefaults.template, radius: taskDefaults.radius, local: SystemTimeZone(), zones: { NamedTimeZone($0) },
+            template: taskDefaults.template, radius: taskDefaults.radius, zones: .system,
             places: places, collections: collections)
         taskLists = taskListSettings.map { TaskLists.load($0, defaults: defaults, cache: cache) }
         var taken = Set(reminders.map(\.id) + alarms.map(\.id) + collections.map(\.id))

@@ -157,7 +157,7 @@ enum MapEdits {
         }
         // Its id as the list, read again, gives it.
         let fresh = TaskLists.load(settings, defaults: TaskLists.Defaults(
-            template: config.taskDefaults.template, radius: config.taskDefaults.radius, local: FixedOffset.utc, zones: { _ in nil },
+            template: config.taskDefaults.template, radius: config.taskDefaults.radius, zones: .utc,
             places: config.places, collections: config.collections),
             cache: store)
         return fresh.tasks.first { $0.value.uid == uid }?.key ?? uid

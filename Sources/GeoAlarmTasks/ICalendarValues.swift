@@ -13,6 +13,9 @@ public struct ICalendarZones: Sendable {
         self.local = local
         self.named = named
     }
+
+    /// Every local time read in UTC, no `TZID` known.
+    public static let utc = ICalendarZones(local: FixedOffset.utc, named: { _ in nil })
 }
 
 /// A DATE or DATE-TIME value (RFC 5545, 3.3.4 and 3.3.5) as written: a day, a local time
@@ -59,29 +62,26 @@ public enum ICalendarTime: Sendable, Equatable {
         }
     }
 
-    /// The moment it names: a day is its start; a floating time is read in `local`; a zoned
-    /// one in the zone `zones` finds for its name (else in `local`).
-    public func moment(local: some TimeZoneRules, zones: (String) -> (any TimeZoneRules)?) -> Date {
+    /// The moment it names: a day is its start; a floating time is read in `zones.local`; a
+    /// zoned one in the zone `zones` finds for its name (else in `zones.local`).
+    public func moment(in zones: ICalendarZones) -> Date {
         switch self {
         case .date(let year, let month, let day):
-            LocalTime.moment(year: year, month: month, day: day, secondOfDay: 0, in: local)
+            return LocalTime.moment(year: year, month: month, day: day, secondOfDay: 0, in: zones.local)
         case .floating(let year, let month, let day, let second):
-            LocalTime.moment(year: year, month: month, day: day, secondOfDay: second, in: local)
+            return LocalTime.moment(year: year, month: month, day: day, secondOfDay: second, in: zones.local)
         case .utc(let date):
-            date
+            return date
         case .zoned(let year, let month, let day, let second, let zone):
-            if let rules = zones(zone) {
-                LocalTime.moment(year: year, month: month, day: day, secondOfDay: second, in: rules)
-            } else {
-                LocalTime.moment(year: year, month: month, day: day, secondOfDay: second, in: local)
-            }
+            let rules = zones.named(zone) ?? zones.local
+            return LocalTime.moment(year: year, month: month, day: day, secondOfDay: second, in: rules)
         }
     }
 
-    /// As a local date (of `local`) for a reminder's schedule: a day stays a day.
-    public func localDate(local: some TimeZoneRules, zones: (String) -> (any TimeZoneRules)?) -> LocalDate {
+    /// As a local date (of `zones.local`) for a reminder's schedule: a day stays a day.
+    public func localDate(in zones: ICalendarZones) -> LocalDate {
         if case .date(let year, let month, let day) = self { return LocalDate(year: year, month: month, day: day) }
-        let time = LocalTime(moment(local: local, zones: zones), in: local)
+        let time = LocalTime(moment(in: zones), in: zones.local)
         return LocalDate(year: time.year, month: time.month, day: time.day, minuteOfDay: time.secondOfDay / 60)
     }
 
@@ -102,7 +102,7 @@ public enum ICalendarTime: Sendable, Equatable {
     func isSameTime(as other: ICalendarTime, zones: ICalendarZones) -> Bool {
         switch (self, other) {
         case (.date, _), (_, .date): wallClock.day == other.wallClock.day
-        default: moment(local: zones.local, zones: zones.named) == other.moment(local: zones.local, zones: zones.named)
+        default: moment(in: zones) == other.moment(in: zones)
         }
     }
 

@@ -97,11 +97,11 @@ public enum TaskEdits {
                 let beyond = if case .date = until {
                     candidate.wallClock.day > until.wallClock.day
                 } else {
-                    candidate.moment(local: zones.local, zones: zones.named) > until.moment(local: zones.local, zones: zones.named)
+                    candidate.moment(in: zones) > until.moment(in: zones)
                 }
                 if beyond { return false }
             }
-            guard candidate.moment(local: zones.local, zones: zones.named) > time else { return true }
+            guard candidate.moment(in: zones) > time else { return true }
             next = candidate
             return false
         }

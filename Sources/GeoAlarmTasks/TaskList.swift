@@ -190,10 +190,8 @@ public enum TaskLists {
         public var template: Reminder
         /// Metres, for a place that gives no radius.
         public var radius: Double
-        /// The zone of floating times (and of a zone the system does not know).
-        public var local: any TimeZoneRules
-        /// The zone a `TZID` names, when the system knows it.
-        public var zones: @Sendable (String) -> (any TimeZoneRules)?
+        /// How its times are read.
+        public var zones: ICalendarZones
         /// The config's `[places]`, for a task whose `LOCATION` names one.
         let places: NamedPlaces
         /// The config's `[[collection]]`s, for a task whose `LOCATION` names one ("Supermarkets":
@@ -201,12 +199,11 @@ public enum TaskLists {
         let collections: [ReminderCollection]
 
         public init(
-            template: Reminder, radius: Double, local: any TimeZoneRules, zones: @escaping @Sendable (String) -> (any TimeZoneRules)?,
-            places: [String: Coordinate] = [:], collections: [ReminderCollection] = []
+            template: Reminder, radius: Double, zones: ICalendarZones, places: [String: Coordinate] = [:],
+            collections: [ReminderCollection] = []
         ) {
             self.template = template
             self.radius = radius
-            self.local = local
             self.zones = zones
             self.places = NamedPlaces(places)
             self.collections = collections
@@ -310,9 +307,9 @@ public enum TaskLists {
         var template = defaults.template
         template.title = title(of: task)
         template.notes = task.description.flatMap { $0.isEmpty ? nil : $0 }
-        template.schedule.starts = task.start?.localDate(local: defaults.local, zones: defaults.zones)
+        template.schedule.starts = task.start?.localDate(in: defaults.zones)
         // A location alarm fires whatever the due date, as Reminders does: the overdue bread is still bought.
-        template.schedule.due = task.due?.localDate(local: defaults.local, zones: defaults.zones)
+        template.schedule.due = task.due?.localDate(in: defaults.zones)
         template.schedule.fireWhenOverdue = true
         // A task is done when its owner says so (Done, or its app): `repeat = once` does not complete it.
         if case .once = template.schedule.repetition { template.schedule.repetition = .always }
@@ -378,19 +375,19 @@ public enum TaskLists {
             let moment: Date
             switch trigger {
             case .at(let time):
-                moment = time.moment(local: defaults.local, zones: defaults.zones)
+                moment = time.moment(in: defaults.zones)
             case .fromStart(let seconds):
                 guard let anchor = task.start ?? task.due else {
                     problem("a time alarm from its start, and it has none")
                     continue
                 }
-                moment = anchor.moment(local: defaults.local, zones: defaults.zones).addingTimeInterval(seconds)
+                moment = anchor.moment(in: defaults.zones).addingTimeInterval(seconds)
             case .fromDue(let seconds):
                 guard let anchor = task.due else {
                     problem("a time alarm from its due time, and it has none")
                     continue
                 }
-                moment = anchor.moment(local: defaults.local, zones: defaults.zones).addingTimeInterval(seconds)
+                moment = anchor.moment(in: defaults.zones).addingTimeInterval(seconds)
             }
             timeNumber += 1
             load.stateKeys["\(id)/time-\(timeNumber)"] = "\(task.uid)/time-\(timeNumber)"

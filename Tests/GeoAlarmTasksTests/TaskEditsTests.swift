@@ -129,7 +129,7 @@ struct TaskEditsTests {
             id: "supermarkets", template: Reminder(id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1)),
             places: [CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.71, longitude: -9.14), radius: 30))])
         let defaults = TaskLists.Defaults(
-            template: shops.template, radius: 100, local: FixedOffset.utc, zones: { _ in nil }, collections: [shops])
+            template: shops.template, radius: 100, zones: .utc, collections: [shops])
         let load = TaskLists.read([("/l/w.ics", bytes)], settings: settings, defaults: defaults)
         #expect(load.collections.map(\.places) == [shops.places] && load.reminders.isEmpty)
     }

@@ -10,7 +10,7 @@ struct TaskListTests {
     static let settings = TaskListSettings(name: "Shopping list", folder: "/nowhere")
     static let defaults = TaskLists.Defaults(
         template: Reminder(id: "", title: "", geometry: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1), hysteresis: 25),
-        radius: 100, local: FixedOffset.utc, zones: { NamedTimeZone($0) })
+        radius: 100, zones: ICalendarZones(local: FixedOffset.utc, named: { NamedTimeZone($0) }))
 
     /// A VTODO in a VCALENDAR, CRLF.
     static func object(_ lines: [String]) -> [UInt8] {
@@ -64,7 +64,7 @@ struct TaskListTests {
         var settings = Self.settings
         settings.locationTasks = .arrive
         let defaults = TaskLists.Defaults(
-            template: Self.defaults.template, radius: 100, local: FixedOffset.utc, zones: { _ in nil },
+            template: Self.defaults.template, radius: 100, zones: .utc,
             places: ["post_office": Coordinate(latitude: 38.7079, longitude: -9.1365), "bakery": Coordinate(latitude: 38.7105, longitude: -9.1366)])
         let objects: [(String, [UInt8])] = [
             ("/l/a.ics", Self.object(["UID:a", "SUMMARY:Post the letters", "LOCATION: Post Office "])),
@@ -106,7 +106,7 @@ struct TaskListTests {
             CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.72, longitude: -9.15), radius: 80), name: "Rato"),
         ])
         let defaults = TaskLists.Defaults(
-            template: Self.defaults.template, radius: 100, local: FixedOffset.utc, zones: { _ in nil },
+            template: Self.defaults.template, radius: 100, zones: .utc,
             places: ["pharmacy": Coordinate(latitude: 38.7, longitude: -9.1)],
             collections: [supermarkets, ReminderCollection(id: "pharmacy", template: shop, places: [])])
         let load = TaskLists.read([

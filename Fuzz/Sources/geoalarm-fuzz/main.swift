@@ -219,7 +219,7 @@ func checkICalendar(_ bytes: [UInt8]) {
         CollectionPlace(geometry: .circle(center: Coordinate(latitude: 38.71, longitude: -9.14), radius: 30), name: "Baixa"),
     ])
     let defaults = TaskLists.Defaults(
-        template: template, radius: 100, local: FixedOffset.utc, zones: { _ in nil },
+        template: template, radius: 100, zones: .utc,
         places: ["bakery": Coordinate(latitude: 38.7105, longitude: -9.1366), "post_office": Coordinate(latitude: 38.7079, longitude: -9.1365)],
         collections: [shops])
     let load = TaskLists.read([("/fuzz/a.ics", bytes)], settings: settings, defaults: defaults)
@@ -237,7 +237,7 @@ func checkICalendar(_ bytes: [UInt8]) {
         guard let uid = todo.property("UID")?.text, !uid.isEmpty, calendar.components("VTODO").filter({ $0.property("UID")?.text == uid }).count == 1
         else { continue }
         let moment = Date(timeIntervalSince1970: 1_800_000_000)
-        guard let completed = try? TaskEdits.completing(bytes, uid: uid, at: moment, zones: utcZones) else {
+        guard let completed = try? TaskEdits.completing(bytes, uid: uid, at: moment, zones: .utc) else {
             fatalError("a task that could not be completed")
         }
         guard let after = try? ICalendarReader.read(completed),
@@ -260,9 +260,6 @@ func checkICalendar(_ bytes: [UInt8]) {
     checkRepeatingTasks(bytes, calendar)
 }
 
-/// Times read in UTC, whatever the zone.
-let utcZones = ICalendarZones(local: FixedOffset.utc, named: { _ in nil })
-
 /// A repeating task completed is refused, completed (its series ended) or moved on: open, its
 /// next time still to come, only its times, rule and completion's lines changed, and the same
 /// completion made again changes nothing.
@@ -274,16 +271,16 @@ func checkRepeatingTasks(_ bytes: [UInt8], _ calendar: Component) {
         let moment = Date(timeIntervalSince1970: 1_800_000_000)
         // Last modified at this very completion's time: taken as made already, and left as it is.
         if todo.property("LAST-MODIFIED")?.value == ICalendarTime.utcText(moment) { continue }
-        guard let moved = try? TaskEdits.completing(bytes, uid: uid, at: moment, zones: utcZones) else { continue }
+        guard let moved = try? TaskEdits.completing(bytes, uid: uid, at: moment, zones: .utc) else { continue }
         guard let after = try? ICalendarReader.read(moved),
               let newTodo = after.components("VTODO").first(where: { $0.property("UID")?.text == uid }),
               let task = try? TaskObject(newTodo)
         else { fatalError("completing a repeating task made an object that does not read") }
-        guard (try? TaskEdits.completing(moved, uid: uid, at: moment, zones: utcZones)) == moved else {
+        guard (try? TaskEdits.completing(moved, uid: uid, at: moment, zones: .utc)) == moved else {
             fatalError("the same completion made twice moved the task twice")
         }
         if task.isClosed { break }
-        guard let next = TaskEdits.nextOccurrence(of: uid, in: moved), next.moment(local: FixedOffset.utc, zones: { _ in nil }) > moment else {
+        guard let next = TaskEdits.nextOccurrence(of: uid, in: moved), next.moment(in: .utc) > moment else {
             fatalError("a repeating task moved on to a time that has passed")
         }
         let changed: Set<String> = ["DTSTART", "DUE", "RRULE", "STATUS", "COMPLETED", "PERCENT-COMPLETE", "LAST-MODIFIED", "DTSTAMP"]
