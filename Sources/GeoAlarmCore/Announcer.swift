@@ -162,7 +162,7 @@ public struct Announcer: Sendable {
         if lifecycle.completedAt != nil { return .completed }
         if let time = event.fix.time {
             if let until = Lifecycle.snoozedUntil(id, in: lifecycles), time < until { return .snoozed }
-            if let starts = schedule.starts, time < starts.start(in: timeZone) { return .notStarted }
+            if schedule.startsLater(than: time, in: timeZone) != nil { return .notStarted }
             if let due = schedule.due, time > due.moment(in: timeZone), !schedule.fireWhenOverdue { return .overdue }
             if let window = schedule.active, !window.contains(time, in: timeZone) { return .outsideActiveHours }
             let last = event.kind == .approach ? lastApproached[id] : lifecycle.lastFired

@@ -158,4 +158,10 @@ public struct ReminderSchedule: Sendable, Equatable {
         self.fireWhenOverdue = fireWhenOverdue
         self.starts = starts
     }
+
+    /// Its `starts`, while that is still to come at `now` (in `zone`): silent until then (a task
+    /// not started yet, a repeating one moved on to its next time); nil once it has started.
+    public func startsLater(than now: Date, in zone: some TimeZoneRules) -> LocalDate? {
+        starts.flatMap { now < $0.start(in: zone) ? $0 : nil }
+    }
 }

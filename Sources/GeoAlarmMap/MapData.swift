@@ -135,8 +135,7 @@ struct MapData: Sendable {
         object.add("completed", lifecycle.completedAt != nil)
         object.add("snoozed_until", Lifecycle.snoozedUntil(reminder.id, in: state.lifecycles).flatMap { $0 > now ? Timestamp.iso8601($0) : nil })
         object.add("out_of_hours", reminder.schedule.active.map { !$0.contains(now, in: SystemTimeZone()) } ?? false)
-        // Silent until then (a task not started yet, a repeating one moved on to its next time).
-        object.add("starts", reminder.schedule.starts.flatMap { $0.start(in: SystemTimeZone()) > now ? $0.description : nil })
+        object.add("starts", reminder.schedule.startsLater(than: now, in: SystemTimeZone())?.description)
         return object
     }
 

@@ -62,7 +62,7 @@ public struct StatusListing {
             notes += lifecycleNotes(lifecycle)
             let overdue = reminder.schedule.due.map { $0.moment(in: timeZone) < now } ?? false
             if overdue { notes.append("overdue") }
-            let startsLater = startsLater(reminder)
+            let startsLater = reminder.schedule.startsLater(than: now, in: timeZone)
             if let startsLater { notes.append("starts \(startsLater)") }
             let proximity = proximities[reminder.id].flatMap { $0.fenceKey == reminder.fenceKey ? $0.proximity : nil }
             rows.append(row(reminder, proximity: proximity, lifecycle: lifecycle, notes: notes))
@@ -93,12 +93,6 @@ public struct StatusListing {
             lines.append(line)
         }
         return (rows, lines)
-    }
-
-    /// When `reminder` starts, while that is to come: it is silent until then (a task not
-    /// started yet, a repeating one moved on to its next time).
-    private func startsLater(_ reminder: Reminder) -> LocalDate? {
-        reminder.schedule.starts.flatMap { $0.start(in: timeZone) > now ? $0 : nil }
     }
 
     /// "completed ..." and "snoozed until ..." where they apply now.
@@ -171,7 +165,7 @@ public struct StatusListing {
         let nearest = lastFix.flatMap { collection.nearestDistance(from: $0.coordinate) }
         // A snooze of the whole (a task at a collection's places) silences every place.
         let snoozedUntil = lifecycles[collection.id]?.snoozedUntil.flatMap { $0 > now ? $0 : nil }
-        let startsLater = startsLater(collection.template)
+        let startsLater = collection.template.schedule.startsLater(than: now, in: timeZone)
         let notes = (collection.template.isEnabled ? [] : ["disabled"]) + (snoozedUntil.map { ["snoozed until \(local($0))"] } ?? [])
             + (startsLater.map { ["starts \($0)"] } ?? [])
         var rows = [[
