@@ -55,12 +55,17 @@ public struct ReminderCollection: Sendable, Equatable {
     /// place has one id, and its lifecycle one row.
     public func memberIndex(of memberID: String) -> Int? {
         guard memberID.hasPrefix(id), memberID.dropFirst(id.count).first == "/" else { return nil }
-        let digits = memberID.utf8.dropFirst(id.utf8.count + 1)
-        guard let first = digits.first, (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(first), digits.count <= 18,
-              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-              let number = Int(String(decoding: digits, as: UTF8.self)), number <= places.count
-        else { return nil }
+        guard let number = Self.placeNumber(memberID.utf8.dropFirst(id.utf8.count + 1)), number <= places.count else { return nil }
         return number - 1
+    }
+
+    /// The number `digits` (what follows `ID/`) write as ``member(_:)`` writes a place's: decimal
+    /// digits without a sign or a leading zero; nil for any other text.
+    private static func placeNumber(_ digits: Substring.UTF8View) -> Int? {
+        guard let first = digits.first, (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(first), digits.count <= 18,
+              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return Int(String(decoding: digits, as: UTF8.self))
     }
 
     /// The collection of `collections` that `words` name: its id itself, else the first in order
@@ -74,13 +79,10 @@ public struct ReminderCollection: Sendable, Equatable {
     }
 
     /// The id of the collection whose place `id` is (`shops` of `shops/12`); nil for an id that
-    /// is no place's: one without a `/` and a number after it (a task's, `errands/milk`; a time
-    /// alarm's, `errands/milk/time-1`).
+    /// is no place's: one without a `/` and a place's number after it, as ``memberIndex(of:)``
+    /// reads one (a task's, `errands/milk`; a time alarm's, `errands/milk/time-1`).
     public static func collectionID(ofPlace id: String) -> String? {
-        guard let slash = id.lastIndex(of: "/") else { return nil }
-        let number = id.utf8[id.utf8.index(after: slash)...]
-        guard let first = number.first, first != UInt8(ascii: "0"), number.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
-        else { return nil }
+        guard let slash = id.lastIndex(of: "/"), placeNumber(id.utf8[id.utf8.index(after: slash)...]) != nil else { return nil }
         return String(id[..<slash])
     }
 
