@@ -276,7 +276,7 @@ public enum ReminderRules {
 
     /// A number of degrees as positions write one: digits, a point and a sign (not `0x10`, `1e2`
     /// nor `nan`), white space around it passed over.
-    static func decimalNumber(_ text: some StringProtocol) -> Double? {
+    public static func decimalNumber(_ text: some StringProtocol) -> Double? {
         let trimmed = text.trimmingWhitespace()
         guard !trimmed.isEmpty, trimmed.utf8.count <= 32,
               trimmed.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-" || $0 == "+") }),

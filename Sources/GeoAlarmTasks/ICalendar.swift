@@ -77,13 +77,11 @@ public enum ICalendarReader {
 
     /// The object in `bytes`: its `VCALENDAR` component.
     public static func read(_ bytes: [UInt8]) throws(ICalendarError) -> Component {
-        guard let _ = String(validating: bytes, as: UTF8.self) else {
-            throw ICalendarError(line: lineOf(firstInvalidUTF8(bytes), in: bytes), message: "not UTF-8 text")
-        }
         if let nul = bytes.firstIndex(of: 0) { throw ICalendarError(line: lineOf(nul, in: bytes), message: "a NUL byte") }
         var stack: [Component] = []
         var root: Component?
-        var reader = LineReader(bytes: bytes)
+        // A byte order mark (some Windows writers put one first) is no part of the object.
+        var reader = LineReader(bytes: bytes, position: bytes.starts(with: byteOrderMark) ? byteOrderMark.count : 0)
         while let physical = try reader.next() {
             let content = try parse(physical, in: bytes)
             if content.name == "BEGIN" {
@@ -134,7 +132,12 @@ public enum ICalendarReader {
         var line: Int
     }
 
-    /// Splits the bytes into content lines, unfolding them.
+    /// UTF-8's byte order mark.
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// Splits the bytes into content lines, unfolding them. Each content line is checked for
+    /// UTF-8 once unfolded (RFC 5545 3.1: a writer may fold inside a character), and for a
+    /// carriage return that ends no line.
     struct LineReader {
         let bytes: [UInt8]
         var position = 0
@@ -163,6 +166,14 @@ public enum ICalendarReader {
                     throw ICalendarError(line: firstLine, message: "a content line longer than \(longestLine) bytes")
                 }
                 if unfolded.isEmpty { continue }
+                if unfolded.contains(0x0D) {
+                    throw ICalendarError(
+                        line: firstLine,
+                        message: "a carriage return (CR) that ends no line: lines end in CR LF (or LF), and this file's seem to end in CR alone")
+                }
+                guard String(validating: unfolded, as: UTF8.self) != nil else {
+                    throw ICalendarError(line: firstLine, message: "not UTF-8 text")
+                }
                 return PhysicalLine(range: start..<position, unfolded: unfolded[...], line: firstLine)
             }
             return nil
@@ -249,18 +260,6 @@ public enum ICalendarReader {
             index += 1
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Where the first byte that breaks UTF-8 is.
-    private static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int {
-        var low = 0, high = bytes.count
-        // The longest valid prefix, by halves: a prefix cut inside a character is invalid too,
-        // so the answer may be a character early; that still names the right line.
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if String(validating: bytes[..<middle], as: UTF8.self) != nil { low = middle } else { high = middle - 1 }
-        }
-        return low
     }
 
     private static func lineOf(_ offset: Int, in bytes: [UInt8]) -> Int {

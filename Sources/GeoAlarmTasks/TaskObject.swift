@@ -118,7 +118,19 @@ public struct TaskAlarm: Sendable, Equatable {
             for line in alarm.properties("X-APPLE-STRUCTURED-LOCATION") {
                 switch GeoURI.parse(line.value) {
                 case .success(let uri):
-                    let radius = line.parameter("X-APPLE-RADIUS").flatMap(Double.init) ?? uri.uncertainty
+                    var radius = uri.uncertainty
+                    if let written = line.parameter("X-APPLE-RADIUS") {
+                        // Apple writes metres as a decimal number (`70.58730101326454`); anything
+                        // else (`100m`, `0x10`, `1e-300`, nothing) is no radius to guess at.
+                        guard let metres = ReminderRules.decimalNumber(written), metres >= TaskPlace.smallestRadius else {
+                            problems.append("""
+                                line \(line.line): X-APPLE-RADIUS "\(DisplayText.excerpt(written.utf8))" is no radius of \
+                                \(ReminderRules.plain(TaskPlace.smallestRadius)) m or more, in metres: the place is passed over
+                                """)
+                            continue
+                        }
+                        radius = metres
+                    }
                     // A title that is the place's coordinates names nothing.
                     let title = line.parameter("X-TITLE").flatMap { title -> String? in
                         guard case .failure = ReminderRules.parseLocation(title) else { return nil }
@@ -148,7 +160,9 @@ public struct TaskAlarm: Sendable, Equatable {
             return (TaskAlarm(kind: .place(trigger, unique)), problems)
         }
         guard let trigger = alarm.property("TRIGGER") else { return (nil, []) }
-        if trigger.parameter("VALUE")?.uppercased() == "DATE-TIME" || trigger.value.count >= 15 {
+        // A moment (VALUE=DATE-TIME, or a value that begins with its year's digits), else a
+        // duration (`-PT15M`, `P1D`, `-P10DT12H30M15S`).
+        if trigger.parameter("VALUE")?.uppercased() == "DATE-TIME" || trigger.value.utf8.first.map({ (0x30...0x39).contains($0) }) == true {
             guard trigger.value.uppercased() != applePlaceholder else { return (nil, []) }
             guard let time = ICalendarTime(trigger) else {
                 return (nil, ["line \(trigger.line): TRIGGER \"\(DisplayText.excerpt(trigger.value.utf8))\" is no time"])
@@ -168,6 +182,9 @@ public struct TaskPlace: Sendable, Equatable {
     public var coordinate: Coordinate
     /// Metres (`X-APPLE-RADIUS`, or the geo URI's `u=`); nil: the config's default.
     public var radius: Double?
+
+    /// The smallest radius a task's place is taken with: a receiver tells no smaller circle.
+    public static let smallestRadius = 1.0
     /// Its name (`X-TITLE`, a VLOCATION's `NAME`).
     public var name: String?
 

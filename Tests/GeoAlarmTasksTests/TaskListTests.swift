@@ -145,7 +145,7 @@ struct TaskListTests {
             ("/l/a.ics", good),
             ("/l/b.ics", Self.object(["UID:good", "SUMMARY:Twin"] + Self.appleAlarm("ARRIVE", "geo:3,4"))),
             ("/l/c.ics", Self.object(["UID:cut", "SUMMARY:Cut"] + Self.appleAlarm("ARRIVE", "geo:46.141813"))),
-            ("/l/d.ics", Self.object(["UID:wide", "SUMMARY:Wide"] + Self.appleAlarm("ARRIVE", "geo:1,2", radius: "1e12"))),
+            ("/l/d.ics", Self.object(["UID:wide", "SUMMARY:Wide"] + Self.appleAlarm("ARRIVE", "geo:1,2", radius: "1000000000000"))),
             ("/l/e.ics", Array("BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nSUMMARY:no end\r\n".utf8)),
             ("/l/f.ics", Self.object(["SUMMARY:No UID"])),
             ("/l/g.ics", Self.object(["UID:far", "SUMMARY:Far", "GEO:95;0"])),
