@@ -113,6 +113,22 @@ extension Config {
         taskListSettings.contains { if case .server(let server) = $0.source { server.passwordCommand != nil } else { false } }
     }
 
+    /// Whether credentials go to a server the config names (a task list's or the broker's user):
+    /// whoever can rewrite the config can point them at a server of theirs.
+    public var sendsCredentials: Bool {
+        mqtt?.broker.username != nil || serverTaskLists.contains { $0.server.username != nil }
+    }
+
+    /// What the config holds that another user must not be able to change, for the message that
+    /// refuses a file they can write ("exec hooks and a password_command"); nil: nothing such.
+    public var whatOthersMustNotChange: String? {
+        let held = [
+            hasExecHooks ? "exec hooks" : nil, hasPasswordCommands ? "a password_command" : nil,
+            sendsCredentials ? "credentials for a server (its url and password_file)" : nil,
+        ].compactMap { $0 }
+        return held.isEmpty ? nil : held.joined(separator: " and ")
+    }
+
     /// The task lists on servers: what the agent keeps in step, and what commands fetch.
     public var serverTaskLists: [(settings: TaskListSettings, server: ServerSettings)] {
         taskListSettings.compactMap { if case .server(let server) = $0.source { ($0, server) } else { nil } }

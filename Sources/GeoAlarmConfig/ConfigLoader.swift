@@ -27,7 +27,7 @@ public enum ConfigLoader {
             throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(error)")])
         }
         let config = try parse(bytes, path: path)
-        if config.hasExecHooks || config.hasPasswordCommands, let problem = FileSafety.configProblem(path) {
+        if let held = config.whatOthersMustNotChange, let problem = FileSafety.configProblem(path, holds: held) {
             throw ConfigError([ConfigDiagnostic(file: path, message: "refused: \(problem)")])
         }
         return config

@@ -1,16 +1,19 @@
 import Glibc
 
-/// Refuses files that others could change to make geoalarm run their commands, as ssh refuses
-/// a writable `authorized_keys` and sudo a writable `sudoers`: a config holding `exec` hooks
-/// must be writable only by its owner (the user, or root), and so must the folder it sits in;
-/// a hooks folder must not be writable by others.
+/// Refuses files that others could change to make geoalarm run their commands or send the
+/// user's credentials where they like, as ssh refuses a writable `authorized_keys` and sudo a
+/// writable `sudoers`: a config holding `exec` hooks, a `password_command`, or credentials for a
+/// server (a `password_file` with the `url` it goes to) must be writable only by its owner (the
+/// user, or root), and so must the folder it sits in; a hooks folder must not be writable by others.
 public enum FileSafety {
-    /// Why a config with `exec` hooks at `path` cannot be trusted, with what to do; nil when it can.
-    public static func configProblem(_ path: String) -> String? {
+    /// Why a config at `path` that `holds` what others must not change ("exec hooks", "a
+    /// password_command", "credentials for a server") cannot be trusted, with what to do; nil
+    /// when it can.
+    public static func configProblem(_ path: String, holds: String) -> String? {
         guard let target = try? System.realPath(path) else { return nil }
-        if let problem = problem(target, kind: "it holds exec hooks, and the file", allowGroup: false) { return problem }
+        if let problem = problem(target, kind: "it holds \(holds), and the file", allowGroup: false) { return problem }
         let folder = target.lastIndex(of: "/").map { String(target[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
-        return problem(folder, kind: "it holds exec hooks, and its folder", allowGroup: false)
+        return problem(folder, kind: "it holds \(holds), and its folder", allowGroup: false)
     }
 
     /// Why the hooks in `folder` cannot be trusted, with what to do; nil when they can (or when

@@ -128,7 +128,46 @@ struct TaskListConfigTests {
             .write(toFile: path, atomically: true, encoding: .utf8)
         chmod(path, 0o666)
         #expect(throws: ConfigError.self) { try ConfigLoader.read(path: path) }
+        #expect(Self.refusal(path)?.contains("refused: it holds a password_command and credentials for a server") == true, "\(Self.refusal(path) ?? "")")
         chmod(path, 0o600)
         #expect(try ConfigLoader.read(path: path).hasPasswordCommands)
+    }
+
+    /// Credentials go to the config's `url`: whoever rewrites a config others can write (or one
+    /// in a folder they can write) receives the password. Refused as for a command; a list
+    /// without a user sends nothing secret and is not.
+    @Test(arguments: [
+        ("[[tasklist]]\nname = \"E\"\nurl = \"https://dav.example/t/\"\nusername = \"a\"\npassword_file = \"/p\"\n", true),
+        ("[mqtt]\nurl = \"mqtts://broker.example\"\nusername = \"a\"\n", true),
+        ("[[tasklist]]\nname = \"E\"\nurl = \"https://dav.example/t/\"\n", false),
+    ])
+    func credentialsInAConfigOthersCanChangeAreRefused(text: String, refused: Bool) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/config.toml"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        for (fileMode, folderMode, what) in [(0o666, 0o755, "the file"), (0o644, 0o777, "its folder")] as [(mode_t, mode_t, String)] {
+            chmod(path, fileMode)
+            chmod(folder, folderMode)
+            let refusal = Self.refusal(path)
+            if refused {
+                #expect(refusal?.contains("refused: it holds credentials for a server (its url and password_file), and \(what)") == true,
+                        "\(refusal ?? "taken")")
+            } else {
+                #expect(refusal == nil, "\(refusal ?? "")")
+            }
+        }
+        chmod(folder, 0o700)
+    }
+
+    /// Why `ConfigLoader.read` refuses the file at `path`; nil when it reads it.
+    static func refusal(_ path: String) -> String? {
+        do {
+            _ = try ConfigLoader.read(path: path)
+            return nil
+        } catch {
+            return error.diagnostics.map(\.description).joined(separator: "\n")
+        }
     }
 }
