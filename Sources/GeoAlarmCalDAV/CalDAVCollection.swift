@@ -21,6 +21,8 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
     case status(Int)
     /// An answer that is no answer (not a multistatus, an object over its bound).
     case malformed(String)
+    /// An object's address that is no member of the list's collection: nothing is sent there.
+    case notAMember(String)
     /// The address is no task collection (a server, a principal): the task collections found there.
     case notACollection([String])
 
@@ -35,6 +37,9 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreachable(let reason): "the server could not be read: \(reason)"
+        case .refused(403):
+            "the server does not let this account do that (403): the list may be shared with it read-only; "
+                + "ask its owner for write access, or complete the task in an app that can"
         case .refused(let status): "the server refuses the credentials (\(status)): check username and the password"
         case .refusedElsewhere(let address):
             "redirected to \(address), another server, which asks for the credentials (401); they go to the server of url only: "
@@ -45,6 +50,8 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
             "the server answered \(status), a redirect not followed: give url as the server now has it"
         case .status(let status): "the server answered \(status)"
         case .malformed(let reason): "the server's answer cannot be used: \(reason)"
+        case .notAMember(let href):
+            "\(DisplayText.escaped(href)) is no object of the list's collection (another server, or outside it): nothing is sent there"
         case .notACollection(let found):
             found.isEmpty
                 ? "the address is no task collection, and none was found there"
@@ -66,10 +73,12 @@ public struct CalDAVCollection: Sendable {
     /// The most objects asked for in one calendar-multiget.
     static let batch = 100
 
+    /// The collection at `url`, asked with `settings`, whose credentials go to `url`'s server alone.
     public init(client: CurlClient, url: String, settings: WebSettings) {
         self.client = client
         self.url = ServerAddress.collection(url)
         self.settings = settings
+        self.settings.credentialsServer = ServerAddress.server(of: url)
     }
 
     // MARK: Reading
@@ -111,9 +120,9 @@ public struct CalDAVCollection: Sendable {
             <d:sync-collection xmlns:d="DAV:"><d:sync-token>\(MarkupText.escaped(token))</d:sync-token><d:sync-level>1</d:sync-level>
             <d:prop><d:getetag/></d:prop></d:sync-collection>
             """
-        switch await multistatus("REPORT", url, depth: nil, body: body) {
+        switch await members("REPORT", depth: nil, body: body) {
         case .failure(let problem): return .failure(problem)
-        case .success(let answer):
+        case .success(let (answer, member)):
             var changes = Changes(token: answer.syncToken)
             for response in answer.responses {
                 // The collection's own response says only whether the answer was cut short.
@@ -121,7 +130,7 @@ public struct CalDAVCollection: Sendable {
                     changes.isTruncated = changes.isTruncated || response.status == 507
                     continue
                 }
-                let href = address(response.href)
+                guard let href = member(response.href) else { continue }
                 if response.status == 404 || response.status == 410 {
                     changes.removed.append(href)
                 } else {
@@ -141,11 +150,13 @@ public struct CalDAVCollection: Sendable {
             <c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VTODO"/></c:comp-filter></c:filter>
             </c:calendar-query>
             """
-        switch await multistatus("REPORT", url, depth: "1", body: body) {
+        switch await members("REPORT", depth: "1", body: body) {
         case .failure(let problem): return .failure(problem)
-        case .success(let answer):
+        case .success(let (answer, member)):
             var etags: [String: String?] = [:]
-            for response in answer.responses where !response.href.hasSuffix("/") { etags[address(response.href)] = response.etag }
+            for response in answer.responses {
+                if let href = member(response.href) { etags[href] = response.etag }
+            }
             return .success(etags)
         }
     }
@@ -165,12 +176,12 @@ public struct CalDAVCollection: Sendable {
                 \(chunk.map { "<d:href>\(MarkupText.escaped($0))</d:href>" }.joined())
                 </c:calendar-multiget>
                 """
-            switch await multistatus("REPORT", url, depth: "1", body: body) {
+            switch await members("REPORT", depth: "1", body: body) {
             case .failure(let problem): return .failure(problem)
-            case .success(let answer):
+            case .success(let (answer, member)):
                 for response in answer.responses {
-                    guard let data = response.calendarData, data.count <= Vdir.largestObject else { continue }
-                    found[address(response.href)] = CachedList.Object(etag: response.etag, bytes: data)
+                    guard let data = response.calendarData, data.count <= Vdir.largestObject, let href = member(response.href) else { continue }
+                    found[href] = CachedList.Object(etag: response.etag, bytes: data)
                 }
             }
         }
@@ -182,14 +193,15 @@ public struct CalDAVCollection: Sendable {
     /// makes its ETag weak, `W/"..."`, and no `If-Match` matches a weak ETag: a change sent over
     /// it would be refused (412) however often it was made again.
     public func object(_ href: String) async -> Result<CachedList.Object, CalDAVProblem> {
+        guard let target = target(of: href) else { return .failure(.notAMember(href)) }
         switch await objects([href]) {
         case .success(let found):
-            if let object = found[address(href)] ?? (found.count == 1 ? found.first?.value : nil) { return .success(object) }
+            if let object = found[member(href) ?? href] { return .success(object) }
         // A server not reached is not tried again at once: the GET would wait out the same timeout.
         case .failure(.unreachable(let reason)): return .failure(.unreachable(reason))
         case .failure: break
         }
-        let answer = await client.perform(WebRequest(method: "GET", url: ServerAddress.resolve(href, against: url)), settings: settings)
+        let answer = await client.perform(WebRequest(method: "GET", url: target), settings: settings)
         switch answer {
         case .failure(let failure): return .failure(CalDAVProblem(failure))
         case .response(let status, let headers, let body):
@@ -204,9 +216,10 @@ public struct CalDAVCollection: Sendable {
     /// Puts `bytes` at `href`, only over the ETag `ifMatch` (nil: only when nothing is there);
     /// the new ETag when the server gives it.
     public func put(_ bytes: [UInt8], at href: String, ifMatch etag: String?) async -> Result<String?, CalDAVProblem> {
+        guard let target = target(of: href) else { return .failure(.notAMember(href)) }
         let condition = etag.map { ("If-Match", $0) } ?? ("If-None-Match", "*")
         let request = WebRequest(
-            method: "PUT", url: ServerAddress.resolve(href, against: url),
+            method: "PUT", url: target,
             headers: [("Content-Type", "text/calendar; charset=utf-8"), condition], body: bytes)
         switch await perform(write: request) {
         case .failure(let failure): return .failure(CalDAVProblem(failure))
@@ -219,7 +232,8 @@ public struct CalDAVCollection: Sendable {
 
     /// Deletes `href`, only over the ETag `ifMatch` when given.
     public func delete(_ href: String, ifMatch etag: String?) async -> Result<Void, CalDAVProblem> {
-        let request = WebRequest(method: "DELETE", url: ServerAddress.resolve(href, against: url), headers: etag.map { [("If-Match", $0)] } ?? [])
+        guard let target = target(of: href) else { return .failure(.notAMember(href)) }
+        let request = WebRequest(method: "DELETE", url: target, headers: etag.map { [("If-Match", $0)] } ?? [])
         switch await perform(write: request) {
         case .failure(let failure): return .failure(CalDAVProblem(failure))
         case .response(let status, _, _):
@@ -271,7 +285,7 @@ public struct CalDAVCollection: Sendable {
             <d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><c:calendar-home-set/></d:prop></d:propfind>
             """
         var home = principal
-        switch await multistatus("PROPFIND", principal, depth: "0", body: homeQuery) {
+        switch await multistatus("PROPFIND", principal, depth: "0", body: homeQuery, settings: discoverySettings(towards: principal)) {
         case .failure(let problem): return .failure(problem)
         case .success(let answer): home = answer.responses.first?.calendarHome.map { ServerAddress.resolve($0, against: principal) } ?? principal
         }
@@ -280,7 +294,7 @@ public struct CalDAVCollection: Sendable {
             <d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">
             <d:prop><d:resourcetype/><d:displayname/><c:supported-calendar-component-set/></d:prop></d:propfind>
             """
-        switch await multistatus("PROPFIND", home, depth: "1", body: listQuery) {
+        switch await multistatus("PROPFIND", home, depth: "1", body: listQuery, settings: discoverySettings(towards: home)) {
         case .failure(let problem): return .failure(problem)
         case .success(let answer):
             return .success(answer.responses.filter { $0.isCalendar && ($0.components.isEmpty || $0.components.contains("VTODO")) }.map {
@@ -294,8 +308,9 @@ public struct CalDAVCollection: Sendable {
     /// Its redirects are followed here rather than by the client, which would send no
     /// credentials to another server: RFC 6764 lets `/.well-known/caldav` point to another one
     /// (a provider's `example.com` to its `caldav.example.com`), and the principal is asked of it
-    /// with the credentials, since the server the user named sent them there. Never from https
-    /// to http, where they would travel in clear; at most five, as the client's.
+    /// with the credentials, since the server the user named sent them there over TLS
+    /// (``discoverySettings(towards:)``); at most five, as the client's. Never from https to
+    /// http, where they would travel in clear.
     private func userPrincipal(at target: String) async -> String? {
         let query = """
             <?xml version="1.0" encoding="utf-8"?>
@@ -305,7 +320,7 @@ public struct CalDAVCollection: Sendable {
         for _ in 0...5 {
             var request = Self.request("PROPFIND", target, depth: "0", body: query)
             request.followsRedirects = false
-            let answer = await client.perform(request, settings: settings)
+            let answer = await client.perform(request, settings: discoverySettings(towards: target))
             guard case .response(let status, let headers, _) = answer, [301, 302, 303, 307, 308].contains(status) else {
                 guard case .success(let found) = Self.multistatus(of: answer), let principal = found.responses.first?.principal, !principal.isEmpty
                 else { return nil }
@@ -319,17 +334,59 @@ public struct CalDAVCollection: Sendable {
         return nil
     }
 
-    // MARK: Parts
-
-    /// An object's `href` as the copy keeps it: its path on the server (a server may write the
-    /// whole URL).
-    func address(_ href: String) -> String {
-        let origin = ServerAddress.origin(of: url)
-        return href.hasPrefix(origin + "/") ? String(href.dropFirst(origin.count)) : href
+    /// The settings of a discovery request to `target`: the credentials go to another server
+    /// than `url`'s only when both are https (a provider's `/.well-known/caldav` pointing at its
+    /// CalDAV, iCloud's calendar homes), where whoever named it was the server the user chose,
+    /// over TLS. Over plain http anyone on the way could name a server of theirs: the credentials
+    /// stay with `url`'s server.
+    private func discoverySettings(towards target: String) -> WebSettings {
+        guard !ServerAddress.isSameServer(target, url), target.hasPrefix("https://"), url.hasPrefix("https://") else { return settings }
+        var moved = settings
+        moved.credentialsServer = ServerAddress.server(of: target)
+        return moved
     }
 
-    private func multistatus(_ method: String, _ target: String, depth: String?, body: String) async -> Result<Multistatus, CalDAVProblem> {
-        Self.multistatus(of: await client.perform(Self.request(method, target, depth: depth, body: body), settings: settings))
+    // MARK: Parts
+
+    /// An object's `href` as the copy keeps it: its path on the server, written one way
+    /// (``ServerAddress/member(_:of:)``); nil when it names no member of this collection (another
+    /// server, a place outside it, the collection itself), which is passed over: a server's
+    /// answer never steers a write elsewhere.
+    func member(_ href: String) -> String? {
+        ServerAddress.member(href, of: url)
+    }
+
+    /// The whole address a request for the member `href` goes to; nil when it is none.
+    private func target(of href: String) -> String? {
+        member(href).map { ServerAddress.origin(of: url) + $0 }
+    }
+
+    /// A multistatus of the collection, and how to read its hrefs: each as the member of the
+    /// collection it names, or nil. A collection moved on its server (the client followed a
+    /// redirect to it) names its objects where it now is: each is taken as the member of this
+    /// one of the same name, where a write follows it (``perform(write:)``).
+    private func members(
+        _ method: String, depth: String?, body: String
+    ) async -> Result<(Multistatus, member: (String) -> String?), CalDAVProblem> {
+        let answer = await client.perform(Self.request(method, url, depth: depth, body: body), settings: settings)
+        var movedTo: String?
+        if case .response(_, let headers, _) = answer, let reached = headers[WebResponse.reachedKey],
+           ServerAddress.isSameServer(reached, url), ServerAddress.collection(reached) != url {
+            movedTo = ServerAddress.collection(reached)
+        }
+        return Self.multistatus(of: answer).map { [url] found in
+            (found, { href in
+                if let own = ServerAddress.member(href, of: url) { return own }
+                guard let movedTo, let there = ServerAddress.member(href, of: movedTo) else { return nil }
+                return there.split(separator: "/").last.flatMap { ServerAddress.member(String($0), of: url) }
+            })
+        }
+    }
+
+    private func multistatus(
+        _ method: String, _ target: String, depth: String?, body: String, settings: WebSettings? = nil
+    ) async -> Result<Multistatus, CalDAVProblem> {
+        Self.multistatus(of: await client.perform(Self.request(method, target, depth: depth, body: body), settings: settings ?? self.settings))
     }
 
     /// A WebDAV request of XML `body`.

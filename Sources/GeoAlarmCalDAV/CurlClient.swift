@@ -31,6 +31,10 @@ public struct WebRequest: Sendable {
 public enum WebResponse: Sendable {
     case response(status: Int, headers: [String: String], body: [UInt8])
     case failure(WebFailure)
+
+    /// The key in a response's headers of the address it came from, after the redirects the
+    /// client followed: no header a server sends has a name with a colon in it.
+    public static let reachedKey = ":reached"
 }
 
 /// Why no usable answer came.
@@ -53,13 +57,19 @@ public struct WebSettings: Sendable, Equatable {
     public var largestBody = 64 << 20
     /// How long a request may take in all.
     public var timeout: Duration = .seconds(60)
+    /// The one server (as ``ServerAddress/server(of:)`` writes it) the credentials go to: a
+    /// request to any other goes without them, whoever named its address (an href of the
+    /// server's answer, a redirect). Nil: no server yet (``CalDAVCollection`` sets its own).
+    public var credentialsServer: String?
     /// Digest rather than Basic (the client learns it from the server).
     var digest = false
 
-    public init(username: String? = nil, password: String? = nil, caFile: String? = nil) {
+    /// Credentials for the server of `url` (none yet when nil).
+    public init(username: String? = nil, password: String? = nil, caFile: String? = nil, for url: String? = nil) {
         self.username = username
         self.password = password
         self.caFile = caFile
+        credentialsServer = url.map(ServerAddress.server)
     }
 }
 
@@ -171,6 +181,7 @@ public final class CurlClient: Sendable {
     public func perform(_ request: WebRequest, settings: WebSettings) async -> WebResponse {
         let server = ServerAddress.server(of: request.url)
         var settings = settings
+        if settings.credentialsServer != server { (settings.username, settings.password) = (nil, nil) }
         let known = schemes.withLock { $0[server] }
         settings.digest = known == .digest
         // Over plain http, a server whose scheme is not known yet is asked without credentials:
@@ -404,8 +415,10 @@ public final class CurlClient: Sendable {
             } else {
                 var status = 0
                 _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+                var headers = transfer.headers
+                headers[WebResponse.reachedKey] = Self.reached(by: transfer)
                 response = Self.credentialsLeftBehind(transfer, status: status)
-                    ?? .response(status: status, headers: transfer.headers, body: transfer.body)
+                    ?? .response(status: status, headers: headers, body: transfer.body)
             }
             count(handle)
             finish(transfer, number: number, with: response, multi: multi)

@@ -169,7 +169,7 @@ public struct TaskListSync: Sendable {
             case .failure(.notFound) where write.kind != .create:
                 sent.made += 1
             case .failure(let problem) where problem.isFinal:
-                sent.dropped.append("\(write.kind.rawValue) \(write.uid): \(problem)")
+                sent.dropped.append("\(write.kind.rawValue) \(write.uid): \(problem)\(await undo(write))")
             case .failure(let problem):
                 return (sent, problem)
             }
@@ -242,6 +242,25 @@ public struct TaskListSync: Sendable {
         try? cache.updateCachedList(name, update)
     }
 
+    /// Puts the object a dropped write was made on back as the server has it, so that the copy
+    /// never holds a change the server refused (a Done on a read-only list would leave the task
+    /// silent here and open everywhere else); what it says of the task, for the message.
+    private func undo(_ write: TaskListWrite) async -> String {
+        guard write.kind == .complete || write.kind == .uncomplete || write.kind == .delete else { return "" }
+        switch await collection.object(write.href) {
+        case .success(let object):
+            keep(write.href, object)
+            return "; the task stays as the server has it"
+        case .failure(.notAMember):
+            return ""
+        case .failure:
+            // Not to be had now: the copy forgets it and its tokens, so that the next look reads it again.
+            guard let cached = try? cache.cachedList(name) else { return "" }
+            try? cache.updateCachedList(name, CachedList.Update(url: cached.url, ctag: nil, syncToken: nil, removed: [write.href]))
+            return "; the task is read again from the server at the next look"
+        }
+    }
+
     private func forget(_ href: String) {
         guard let cached = try? cache.cachedList(name) else { return }
         try? cache.updateCachedList(name, CachedList.Update(url: cached.url, ctag: cached.ctag, syncToken: cached.syncToken, removed: [href]))
@@ -256,7 +275,7 @@ extension CalDAVProblem {
     /// next look.
     var isFinal: Bool {
         switch self {
-        case .malformed, .refused(403): true
+        case .malformed, .notAMember, .refused(403): true
         case .status(let status): (400..<500).contains(status) && ![408, 412, 429].contains(status)
         default: false
         }

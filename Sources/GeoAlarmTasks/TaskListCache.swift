@@ -179,6 +179,87 @@ public enum ServerAddress {
         return nil
     }
 
+    /// The path of `href` (a whole URL, a path, or one relative to the collection) when it names
+    /// a member of the collection at `collection`, written one way: percent-decoded, its dot
+    /// segments removed (RFC 3986 5.2.4), then each segment encoded again as a path's characters
+    /// (as vdirsyncer's `_normalize_href` does, for servers' quirks of encoding). Nil when it
+    /// names anything else: another server (scheme, host or port), a place outside the
+    /// collection (`../other/x.ics`, `%2e%2e/%2e%2e/etc/x.ics`), the collection itself, one
+    /// inside a collection within it, a query or fragment, or bytes no path holds.
+    public static func member(_ href: String, of collection: String) -> String? {
+        let path: Substring
+        if let absolute = httpURL(href) {
+            guard isSameServer(absolute, collection) else { return nil }
+            path = absolute.dropFirst(origin(of: absolute).count)
+        } else if href.hasPrefix("//") {
+            return member((collection.hasPrefix("https://") ? "https:" : "http:") + href, of: collection)
+        } else if href.hasPrefix("/") {
+            path = Substring(href)
+        } else {
+            path = Substring(self.path(of: collection) + href)
+        }
+        // The collection's path ends in `/`: its segments but the empty last one.
+        guard !path.contains("?"), !path.contains("#"), let segments = decodedSegments(path),
+              let own = decodedSegments(Substring(self.path(of: collection)))?.dropLast(),
+              segments.count == own.count + 1, segments.starts(with: own), let name = segments.last, !name.isEmpty
+        else { return nil }
+        return "/" + segments.map(encodedSegment).joined(separator: "/")
+    }
+
+    /// A path's segments, percent-decoded, with `.` and `..` taken as RFC 3986 takes them (a
+    /// trailing slash is an empty last segment); nil for a malformed escape or a decoded byte
+    /// that no name holds (a control character, NUL, or bytes that are no UTF-8).
+    private static func decodedSegments(_ path: Substring) -> [String]? {
+        var bytes: [UInt8] = []
+        var index = path.utf8.startIndex
+        let utf8 = path.utf8
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%") {
+                let high = utf8.index(after: index)
+                guard high < utf8.endIndex, utf8.index(after: high) < utf8.endIndex,
+                      let value = UInt8(String(decoding: [utf8[high], utf8[utf8.index(after: high)]], as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+                index = utf8.index(high, offsetBy: 2)
+            } else {
+                bytes.append(byte)
+                index = utf8.index(after: index)
+            }
+        }
+        guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }), let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        var segments: [String] = []
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        for (number, part) in parts.enumerated() {
+            let isLast = number == parts.count - 1
+            switch part {
+            case ".": if isLast { segments.append("") }
+            case "..":
+                if !segments.isEmpty { segments.removeLast() }
+                if isLast { segments.append("") }
+            default: segments.append(String(part))
+            }
+        }
+        // `/a//b`: an empty segment within a path names nothing a server keeps apart.
+        return segments.dropLast().contains("") ? nil : segments
+    }
+
+    /// A segment as a path writes it: unreserved characters, sub-delimiters, `:` and `@` as they
+    /// are, every other byte percent-encoded (RFC 3986 3.3's `pchar`).
+    private static func encodedSegment(_ segment: String) -> String {
+        var out = ""
+        for byte in segment.utf8 {
+            let character = Character(Unicode.Scalar(byte))
+            if byte < 0x80, character.isLetter || character.isNumber || "-._~!$&'()*+,;=:@".contains(character) {
+                out.append(character)
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" : "") + hex
+            }
+        }
+        return out
+    }
+
     /// The absolute address of `href` (a path, or a whole URL) on the server of `url`.
     public static func resolve(_ href: String, against url: String) -> String {
         if let absolute = httpURL(href) { return absolute }

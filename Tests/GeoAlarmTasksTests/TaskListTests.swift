@@ -306,6 +306,42 @@ struct ServerAddressTests {
         #expect(ServerAddress.resolve(href, against: url) == address)
     }
 
+    /// A server's href names a member of the list's collection, written one way, or nothing: a
+    /// write never goes outside the collection, to another server, or to the collection itself.
+    @Test(arguments: [
+        ("/dav/ana/tasks/a.ics", "/dav/ana/tasks/a.ics"),
+        ("a.ics", "/dav/ana/tasks/a.ics"),
+        ("https://A.example/dav/ana/tasks/a.ics", "/dav/ana/tasks/a.ics"),
+        ("https://a.example:443/dav/ana/tasks/a.ics", "/dav/ana/tasks/a.ics"),
+        ("//a.example/dav/ana/tasks/a.ics", "/dav/ana/tasks/a.ics"),
+        ("/dav/ana/tasks/b%20c%40d.ics", "/dav/ana/tasks/b%20c@d.ics"),
+        ("/dav/ana/%74asks/a.ics", "/dav/ana/tasks/a.ics"),
+        ("/dav/ana/tasks/./a.ics", "/dav/ana/tasks/a.ics"),
+        ("/dav/ana/other/../tasks/a.ics", "/dav/ana/tasks/a.ics"),
+        ("/dav/ana/tasks/caf%C3%A9.ics", "/dav/ana/tasks/caf%C3%A9.ics"),
+        ("/dav/ana/tasks/../other/x.ics", nil),
+        ("../other/x.ics", nil),
+        ("/dav/ana/tasks/%2e%2e/%2e%2e/etc/x.ics", nil),
+        ("/dav/ana/tasks/%2E%2E%2Fother%2Fx.ics", nil),
+        ("https://evil.example/dav/ana/tasks/a.ics", nil),
+        ("https://a.example:8443/dav/ana/tasks/a.ics", nil),
+        ("http://a.example/dav/ana/tasks/a.ics", nil),
+        ("//evil.example/dav/ana/tasks/a.ics", nil),
+        ("/dav/ana/tasks/", nil),
+        ("/dav/ana/tasks", nil),
+        ("/dav/ana/tasks/sub/a.ics", nil),
+        ("/dav/ana/tasks//a.ics", nil),
+        ("/dav/ana/tasks/a.ics?x=1", nil),
+        ("/dav/ana/tasks/a%00.ics", nil),
+        ("/dav/ana/tasks/a%0a.ics", nil),
+        ("/dav/ana/tasks/a%zz.ics", nil),
+        ("/dav/ana/tasks/a%C3.ics", nil),
+        ("/etc/passwd", nil),
+    ] as [(String, String?)])
+    func anHrefIsAMemberOfTheCollectionOrNothing(href: String, member: String?) {
+        #expect(ServerAddress.member(href, of: "https://a.example/dav/ana/tasks/") == member)
+    }
+
     /// Credentials over plain http to another machine are said (by `doctor`); not over https, not
     /// to this machine, not without a user.
     @Test(arguments: [

@@ -54,6 +54,10 @@ request on stderr:
     basic:USER:PASS     the same collection, taking only HTTP Basic (as Radicale, Nextcloud
                         and most servers behind TLS do): logs `auth none`, `auth digest`,
                         `auth basic ok` or `auth basic wrong`, and a PUT's size and If-Match
+    foreign-hrefs:URL   a collection (Basic, ana:secret) whose answers name task-1 and beside it
+                        objects outside it: ../other/x.ics, %2e%2e/%2e%2e/etc/x.ics, and URL
+                        (on another server); a multiget gives an object for each href asked,
+                        a GET and a PUT of task-1 are answered (204, logged as `PUT PATH`)
     basic:USER:PASS:STATUS
                         the same, a request without credentials answered STATUS (403, 404)
                         with no challenge, as a server that hides what it holds may
@@ -212,6 +216,32 @@ def basic(handler, request, user, password, anonymous=None):
         return handler.answer(401, "", content_type="text/plain", headers=[(
             "WWW-Authenticate", 'Basic realm="geoalarm tests, Digest-free", charset="UTF-8"')])
     serve_task(handler, request)
+
+
+def foreign_hrefs(handler, request, elsewhere):
+    """The foreign-hrefs:URL mode."""
+    scheme, _, given = handler.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "basic" or base64.b64decode(given.strip() or "").decode(errors="replace") != "ana:secret":
+        return handler.answer(401, "", content_type="text/plain", headers=[("WWW-Authenticate", 'Basic realm="tests"')])
+    hrefs = ["/tasks/task-1.ics", "/tasks/../other/x.ics", "/tasks/%2e%2e/%2e%2e/etc/x.ics", elsewhere]
+    if handler.command == "PROPFIND":
+        return handler.answer(207, multistatus([collection("<d:sync-token>f1</d:sync-token>")]))
+    if handler.command == "REPORT" and "calendar-multiget" in request:
+        items = []
+        for number, href in enumerate(re.findall(r"<d:href>([^<]*)</d:href>", request)):
+            data = TASK.replace("task-1", f"task-{number + 1}").replace("\r", "&#13;")
+            items.append(response(href, f'<d:getetag>"1"</d:getetag><c:calendar-data>{data}</c:calendar-data>'))
+        return handler.answer(207, multistatus(items))
+    if handler.command == "REPORT":
+        return handler.answer(207, multistatus(
+            [response(href.replace("&", "&amp;"), '<d:getetag>"1"</d:getetag>') for href in hrefs]).replace(
+            "</d:multistatus>", "<d:sync-token>f1</d:sync-token></d:multistatus>"))
+    if handler.command == "GET" and handler.path == "/tasks/task-1.ics":
+        return handler.answer(200, TASK, content_type="text/calendar", headers=[("ETag", '"1"')])
+    if handler.command == "PUT":
+        print(f"PUT {handler.path}", file=sys.stderr, flush=True)
+        return handler.answer(204, "", content_type="text/plain", headers=[("ETag", '"2"')])
+    return handler.answer(404, "no such thing", content_type="text/plain")
 
 
 def serve_task(handler, request):
@@ -405,6 +435,8 @@ class Handler(BaseHTTPRequestHandler):
             return moved(self, request, int(MODE.split(":")[1]), MODE.split(":")[2:] == ["absolute"])
         if MODE.startswith("digest:"):
             return digest(self, request, *MODE.split(":")[1:3], once=MODE.endswith(":once"))
+        if MODE.startswith("foreign-hrefs:"):
+            return foreign_hrefs(self, request, MODE.split(":", 1)[1])
         if MODE.startswith("basic:"):
             return basic(self, request, *MODE.split(":")[1:4])
         if MODE.startswith("sync-parts:"):

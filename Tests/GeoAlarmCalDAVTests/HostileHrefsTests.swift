@@ -1,0 +1,70 @@
+import Foundation
+@testable import GeoAlarmCalDAV
+import GeoAlarmTasks
+import GeoAlarmTestSupport
+import Testing
+
+/// A server's answer names where its objects are: geoalarm takes only the members of the list's
+/// collection, on its server, and its credentials go to that server alone, whatever an href, a
+/// redirect or a challenge asks.
+struct HostileHrefsTests {
+    /// A server whose answers name objects outside its collection and on another server (which
+    /// asks for Basic, and logs whether it got the password), looked at once.
+    @Test func hrefsOutsideTheCollectionAreNeitherKeptNorWrittenTo() async throws {
+        let (other, otherURL) = try HostileDAV.start("basic:ana:secret")
+        defer { other.stop() }
+        let stolen = otherURL + "steal.ics"
+        let (server, url) = try HostileDAV.start("foreign-hrefs:\(stolen)")
+        defer { server.stop() }
+        var settings = WebSettings(username: "ana", password: "secret")
+        settings.timeout = .seconds(10)
+        let collection = CalDAVCollection(client: CalDAVClientTests.client, url: url, settings: settings)
+        let cache = MemoryTaskListCache()
+        let sync = TaskListSync(name: "L", collection: collection, cache: cache)
+        _ = try await sync.refresh().get()
+        #expect(cache.cachedList("L")?.objects.keys.sorted() == ["/tasks/task-1.ics"])
+        // Asked for directly, each is refused before anything is sent.
+        for href in ["/tasks/../other/x.ics", "/tasks/%2e%2e/%2e%2e/etc/x.ics", stolen] {
+            #expect(await collection.put(Array("x".utf8), at: href, ifMatch: "\"1\"") == .failure(.notAMember(href)))
+            #expect(await collection.delete(href, ifMatch: nil).map { true } == .failure(.notAMember(href)))
+        }
+        // A write that waits under such an href (a copy kept before this check) is dropped, with why.
+        cache.enqueue(TaskListWrite(list: "L", kind: .complete, uid: "task-4", href: stolen, time: 1_800_000_000))
+        let (sent, problem) = await sync.sendWrites()
+        #expect(problem == nil && sent.dropped.count == 1 && sent.dropped[0].contains("is no object of the list's collection"), "\(sent)")
+        #expect(!server.stderrLines.contains { $0.hasPrefix("PUT") || $0.hasPrefix("DELETE") }, "\(server.stderrLines)")
+        #expect(other.stderrLines.isEmpty, "the other server was asked: \(other.stderrLines)")
+    }
+
+    /// A request to another server than the settings' goes without the credentials, even when
+    /// that server asks for Basic: a server that names another origin collects nothing.
+    @Test func theCredentialsGoToTheConfiguredServerAlone() async throws {
+        let (other, otherURL) = try HostileDAV.start("basic:ana:secret")
+        defer { other.stop() }
+        var settings = WebSettings(username: "ana", password: "secret")
+        settings.credentialsServer = "http://127.0.0.1:1"
+        let answer = await CalDAVClientTests.client.perform(
+            WebRequest(method: "PUT", url: otherURL + "task-1.ics", body: Array("x".utf8)), settings: settings)
+        guard case .response(let status, _, _) = answer else { Issue.record("\(answer)"); return }
+        #expect(status == 401)
+        #expect(other.stderrLines.filter { $0.hasPrefix("auth") } == ["auth none"], "\(other.stderrLines)")
+        // To its own server they go.
+        settings.credentialsServer = ServerAddress.server(of: otherURL)
+        _ = await CalDAVClientTests.client.perform(WebRequest(method: "PUT", url: otherURL + "task-1.ics", body: Array("x".utf8)), settings: settings)
+        #expect(other.stderrLines.filter { $0.hasPrefix("auth") }.last == "auth basic ok", "\(other.stderrLines)")
+    }
+
+    /// Over plain http, a `/.well-known/caldav` that points at another server is asked there
+    /// without the credentials: anyone on the way could have named it.
+    @Test func discoveryOverPlainHTTPTakesNoCredentialsElsewhere() async throws {
+        let (other, otherURL) = try HostileDAV.start("basic:ana:secret")
+        defer { other.stop() }
+        let (provider, url) = try HostileDAV.start("elsewhere:\(otherURL)")
+        defer { provider.stop() }
+        let collection = CalDAVCollection(
+            client: CalDAVClientTests.client, url: String(url.dropLast("tasks/".count)), settings: WebSettings(username: "ana", password: "secret"))
+        _ = await collection.discover()
+        #expect(provider.stderrLines.contains("PROPFIND /.well-known/caldav"), "\(provider.stderrLines)")
+        #expect(!other.stderrLines.contains { $0.hasPrefix("auth basic") }, "\(other.stderrLines)")
+    }
+}
