@@ -414,7 +414,7 @@ private struct KeptTaskLists: TaskListCache {
     func cachedList(_ name: String) throws -> CachedList? { try current.cachedList(name) }
     func updateCachedList(_ name: String, _ update: CachedList.Update) throws { try current.updateCachedList(name, update) }
     @discardableResult
-    func enqueue(_ write: TaskListWrite) throws -> Int64 { try current.enqueue(write) }
+    func enqueue(_ write: TaskListWrite, updating copy: CachedList.Update?) throws -> Int64 { try current.enqueue(write, updating: copy) }
     func waitingWrites() throws -> [TaskListWrite] { try current.waitingWrites() }
     func dropWrite(_ number: Int64) throws { try current.dropWrite(number) }
 }

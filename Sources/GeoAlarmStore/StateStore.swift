@@ -625,21 +625,26 @@ public final class StateStore: Sendable {
     }
 
     fileprivate func appendToQueue(_ name: String, _ messages: [QueuedMessage], limit: Int) throws(StoreError) -> (numbers: [Int64], dropped: Int) {
-        try writing { db throws(SQLiteError) in
-            var numbers: [Int64] = []
-            numbers.reserveCapacity(messages.count)
-            for message in messages {
-                try db.execute("INSERT INTO queue (name, key, payload) VALUES (?, ?, ?)", [name, message.key, message.payload])
-                numbers.append(db.lastInsertedRowID)
-            }
-            try db.execute(
-                """
-                DELETE FROM queue WHERE name = ?1
-                AND id <= (SELECT id FROM queue WHERE name = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)
-                """,
-                [name, limit])
-            return (numbers, db.changesCount)
+        try writing { db throws(SQLiteError) in try Self.append(messages, toQueue: name, limit: limit, in: db) }
+    }
+
+    /// Appends `messages` to the queue `name` within the transaction `db` holds, dropping the oldest beyond `limit`.
+    static func append(
+        _ messages: [QueuedMessage], toQueue name: String, limit: Int, in db: SQLiteConnection
+    ) throws(SQLiteError) -> (numbers: [Int64], dropped: Int) {
+        var numbers: [Int64] = []
+        numbers.reserveCapacity(messages.count)
+        for message in messages {
+            try db.execute("INSERT INTO queue (name, key, payload) VALUES (?, ?, ?)", [name, message.key, message.payload])
+            numbers.append(db.lastInsertedRowID)
         }
+        try db.execute(
+            """
+            DELETE FROM queue WHERE name = ?1
+            AND id <= (SELECT id FROM queue WHERE name = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)
+            """,
+            [name, limit])
+        return (numbers, db.changesCount)
     }
 
     fileprivate func queued(_ name: String) throws(StoreError) -> [QueuedMessage] {

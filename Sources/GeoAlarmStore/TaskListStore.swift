@@ -23,22 +23,29 @@ extension StateStore: TaskListCache {
     }
 
     public func updateCachedList(_ name: String, _ update: CachedList.Update) throws {
-        try writing { db throws(SQLiteError) in
+        try writing { db throws(SQLiteError) in try Self.apply(update, toList: name, in: db) }
+    }
+
+    /// Makes `update` of the copy of list `name` within the transaction `db` holds.
+    private static func apply(_ update: CachedList.Update, toList name: String, in db: SQLiteConnection) throws(SQLiteError) {
+        try db.execute(
+            "INSERT OR REPLACE INTO task_lists (list, url, ctag, sync_token) VALUES (?, ?, ?, ?)",
+            [name, update.url, update.ctag, update.syncToken])
+        if update.replacing { try db.execute("DELETE FROM task_objects WHERE list = ?", [name]) }
+        for href in update.removed { try db.execute("DELETE FROM task_objects WHERE list = ? AND href = ?", [name, href]) }
+        for (href, object) in update.put {
             try db.execute(
-                "INSERT OR REPLACE INTO task_lists (list, url, ctag, sync_token) VALUES (?, ?, ?, ?)",
-                [name, update.url, update.ctag, update.syncToken])
-            if update.replacing { try db.execute("DELETE FROM task_objects WHERE list = ?", [name]) }
-            for href in update.removed { try db.execute("DELETE FROM task_objects WHERE list = ? AND href = ?", [name, href]) }
-            for (href, object) in update.put {
-                try db.execute(
-                    "INSERT OR REPLACE INTO task_objects (list, href, etag, data) VALUES (?, ?, ?, ?)", [name, href, object.etag, object.bytes])
-            }
+                "INSERT OR REPLACE INTO task_objects (list, href, etag, data) VALUES (?, ?, ?, ?)", [name, href, object.etag, object.bytes])
         }
     }
 
     @discardableResult
-    public func enqueue(_ write: TaskListWrite) throws -> Int64 {
-        try queue(named: Self.writesQueue).append([QueuedMessage(key: write.list, payload: Self.encode(write))], limit: Self.mostWrites).numbers[0]
+    public func enqueue(_ write: TaskListWrite, updating copy: CachedList.Update?) throws -> Int64 {
+        let message = QueuedMessage(key: write.list, payload: Self.encode(write))
+        return try writing { db throws(SQLiteError) in
+            if let copy { try Self.apply(copy, toList: write.list, in: db) }
+            return try Self.append([message], toQueue: Self.writesQueue, limit: Self.mostWrites, in: db).numbers[0]
+        }
     }
 
     public func waitingWrites() throws -> [TaskListWrite] {

@@ -10,13 +10,23 @@ public protocol TaskListCache: Sendable {
     func cachedList(_ name: String) throws -> CachedList?
     /// Changes the copy of the list `name` as `update` says, in one transaction.
     func updateCachedList(_ name: String, _ update: CachedList.Update) throws
-    /// Adds a write at the end of the queue; its number.
+    /// Adds a write at the end of the queue, and makes `copy` of its list's copy (the change
+    /// made there at once), both in one transaction: the copy never holds a change that is not
+    /// queued, nor the queue one the copy lacks. Its number.
     @discardableResult
-    func enqueue(_ write: TaskListWrite) throws -> Int64
+    func enqueue(_ write: TaskListWrite, updating copy: CachedList.Update?) throws -> Int64
     /// Every write waiting, oldest first.
     func waitingWrites() throws -> [TaskListWrite]
     /// Drops a write that was made (or can never be).
     func dropWrite(_ number: Int64) throws
+}
+
+extension TaskListCache {
+    /// Adds a write at the end of the queue, the copy left as it is; its number.
+    @discardableResult
+    public func enqueue(_ write: TaskListWrite) throws -> Int64 {
+        try enqueue(write, updating: nil)
+    }
 }
 
 /// A server's task list as last fetched.
@@ -278,6 +288,17 @@ public final class MemoryTaskListCache: TaskListCache {
         var lists: [String: CachedList] = [:]
         var writes: [TaskListWrite] = []
         var lastNumber: Int64 = 0
+
+        mutating func apply(_ update: CachedList.Update, toList name: String) {
+            var list = lists[name] ?? CachedList(url: update.url)
+            list.url = update.url
+            list.ctag = update.ctag
+            list.syncToken = update.syncToken
+            if update.replacing { list.objects = [:] }
+            for href in update.removed { list.objects[href] = nil }
+            list.objects.merge(update.put) { _, new in new }
+            lists[name] = list
+        }
     }
 
     /// Starts with `lists` (copied from a state file), and no writes.
@@ -290,27 +311,25 @@ public final class MemoryTaskListCache: TaskListCache {
     }
 
     public func updateCachedList(_ name: String, _ update: CachedList.Update) {
-        held.withLock { held in
-            var list = held.lists[name] ?? CachedList(url: update.url)
-            list.url = update.url
-            list.ctag = update.ctag
-            list.syncToken = update.syncToken
-            if update.replacing { list.objects = [:] }
-            for href in update.removed { list.objects[href] = nil }
-            list.objects.merge(update.put) { _, new in new }
-            held.lists[name] = list
-        }
+        held.withLock { $0.apply(update, toList: name) }
     }
 
     @discardableResult
-    public func enqueue(_ write: TaskListWrite) -> Int64 {
+    public func enqueue(_ write: TaskListWrite, updating copy: CachedList.Update?) -> Int64 {
         held.withLock { held in
+            if let copy { held.apply(copy, toList: write.list) }
             held.lastNumber += 1
             var write = write
             write.number = held.lastNumber
             held.writes.append(write)
             return held.lastNumber
         }
+    }
+
+    /// Adds a write at the end of the queue, the copy left as it is; its number.
+    @discardableResult
+    public func enqueue(_ write: TaskListWrite) -> Int64 {
+        enqueue(write, updating: nil)
     }
 
     public func waitingWrites() -> [TaskListWrite] {

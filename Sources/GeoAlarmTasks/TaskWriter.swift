@@ -45,19 +45,20 @@ public enum TaskWriter {
     public static func queue(_ write: TaskListWrite, in cache: (any TaskListCache)?) throws(TaskProblem) {
         guard let cache else { throw TaskProblem("its list is on a server, and there is no state file to keep the change in") }
         do {
+            var update: CachedList.Update?
             if let cached = try cache.cachedList(write.list) {
                 let before = cached.objects[write.href]
-                var update = CachedList.Update(url: cached.url, ctag: cached.ctag, syncToken: cached.syncToken)
+                var change = CachedList.Update(url: cached.url, ctag: cached.ctag, syncToken: cached.syncToken)
                 if let made = try before.map({ (object) throws(TaskProblem) in try write.applied(to: object.bytes) }) ?? write.applied(to: []) {
                     // So already (completed twice): nothing to send.
                     if made == before?.bytes { return }
-                    update.put[write.href] = CachedList.Object(etag: before?.etag, bytes: made)
+                    change.put[write.href] = CachedList.Object(etag: before?.etag, bytes: made)
                 } else {
-                    update.removed = [write.href]
+                    change.removed = [write.href]
                 }
-                try cache.updateCachedList(write.list, update)
+                update = change
             }
-            try cache.enqueue(write)
+            try cache.enqueue(write, updating: update)
         } catch let problem as TaskProblem {
             throw problem
         } catch {

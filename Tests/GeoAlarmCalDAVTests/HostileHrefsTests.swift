@@ -1,6 +1,6 @@
 import Foundation
 @testable import GeoAlarmCalDAV
-import GeoAlarmTasks
+@testable import GeoAlarmTasks
 import GeoAlarmTestSupport
 import Testing
 
@@ -66,5 +66,22 @@ struct HostileHrefsTests {
         _ = await collection.discover()
         #expect(provider.stderrLines.contains("PROPFIND /.well-known/caldav"), "\(provider.stderrLines)")
         #expect(!other.stderrLines.contains { $0.hasPrefix("auth basic") }, "\(other.stderrLines)")
+    }
+
+    /// A list shared read-only refuses the Done (403): the write is dropped, said as no right to
+    /// write (the same credentials read it), and the copy holds the task as the server has it,
+    /// open, so that it is still listed and fires here as it does everywhere else.
+    @Test func aDoneAReadOnlyListRefusesLeavesTheTaskOpen() async throws {
+        let (server, sync, cache) = try await CalDAVClientTests.hostileList("read-only")
+        defer { server.stop() }
+        let origin = TaskOrigin(list: "L", path: "/tasks/task-1.ics", isOnServer: true, uid: "task-1", title: "Buy bread", isClosed: false)
+        try TaskWriter.complete(origin, at: Date(timeIntervalSince1970: 1_800_000_000), cache: cache)
+        #expect(try TaskEdits.isClosed(cache.cachedList("L")?.objects["/tasks/task-1.ics"]?.bytes ?? [], uid: "task-1"))
+        let (sent, problem) = await sync.sendWrites()
+        #expect(problem == nil && sent.made == 0 && sent.dropped.count == 1, "\(sent) \(String(describing: problem))")
+        let said = sent.dropped.first ?? ""
+        #expect(said.contains("does not let this account") && said.contains("the task stays as the server has it") && !said.contains("credentials"), "\(said)")
+        #expect(try !TaskEdits.isClosed(cache.cachedList("L")?.objects["/tasks/task-1.ics"]?.bytes ?? [], uid: "task-1"))
+        #expect(cache.waitingWrites().isEmpty)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import GeoAlarmStore
-import GeoAlarmTasks
+@testable import GeoAlarmTasks
 import GeoAlarmTestSupport
 import Testing
 
@@ -56,5 +56,32 @@ struct TaskListCacheTests {
         #expect(try again.waitingWrites().map(\.kind) == [.delete])
         let reader = try #require(try StateStore(readingFrom: path))
         #expect(try reader.cachedList("Errands")?.ctag == "7")
+    }
+
+    /// A Done on a server's task changes the copy and queues the write in one transaction: a
+    /// queue that cannot take it (here a trigger that refuses every insert, as a full disk
+    /// would) leaves the copy as it was, the task still open and firing, and says why.
+    @Test func aCompletionIsCopiedAndQueuedWhollyOrNotAtAll() throws {
+        let path = Command.scratchState()
+        let task = "BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nUID:a\r\nSUMMARY:Buy bread\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
+        do {
+            let store = try StateStore(path: path)
+            try store.updateCachedList("Errands", CachedList.Update(url: "https://dav.example/t/", ctag: "7", syncToken: nil, put: [
+                "/t/a.ics": .init(etag: "\"1\"", bytes: Array(task.utf8)),
+            ]))
+        }
+        let refuse = try Command.run(
+            [path, "CREATE TRIGGER full BEFORE INSERT ON queue BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;"],
+            executable: "/usr/bin/sqlite3")
+        #expect(refuse.status == 0, "\(refuse.stderr)")
+        let store = try StateStore(path: path)
+        let origin = TaskOrigin(list: "Errands", path: "/t/a.ics", isOnServer: true, uid: "a", title: "Buy bread", isClosed: false)
+        #expect(throws: TaskProblem.self) { try TaskWriter.complete(origin, at: Date(timeIntervalSince1970: 1_800_000_000), cache: store) }
+        #expect(try store.cachedList("Errands")?.objects["/t/a.ics"]?.bytes == Array(task.utf8), "the copy holds a Done never sent")
+        #expect(try store.waitingWrites().isEmpty)
+        _ = try Command.run([path, "DROP TRIGGER full;"], executable: "/usr/bin/sqlite3")
+        try TaskWriter.complete(origin, at: Date(timeIntervalSince1970: 1_800_000_000), cache: store)
+        #expect(try store.waitingWrites().map(\.kind) == [.complete])
+        #expect(String(decoding: try store.cachedList("Errands")?.objects["/t/a.ics"]?.bytes ?? [], as: UTF8.self).contains("STATUS:COMPLETED"))
     }
 }

@@ -54,6 +54,8 @@ request on stderr:
     basic:USER:PASS     the same collection, taking only HTTP Basic (as Radicale, Nextcloud
                         and most servers behind TLS do): logs `auth none`, `auth digest`,
                         `auth basic ok` or `auth basic wrong`, and a PUT's size and If-Match
+    read-only           a collection of task-1 shared read-only: every PUT and DELETE is
+                        answered 403 with DAV:need-privileges (RFC 3744), as Nextcloud does
     foreign-hrefs:URL   a collection (Basic, ana:secret) whose answers name task-1 and beside it
                         objects outside it: ../other/x.ics, %2e%2e/%2e%2e/etc/x.ics, and URL
                         (on another server); a multiget gives an object for each href asked,
@@ -435,6 +437,13 @@ class Handler(BaseHTTPRequestHandler):
             return moved(self, request, int(MODE.split(":")[1]), MODE.split(":")[2:] == ["absolute"])
         if MODE.startswith("digest:"):
             return digest(self, request, *MODE.split(":")[1:3], once=MODE.endswith(":once"))
+        if MODE == "read-only":
+            if self.command in ("PUT", "DELETE"):
+                return self.answer(403, '<?xml version="1.0"?><d:error xmlns:d="DAV:"><d:need-privileges><d:resource>'
+                                   f'<d:href>{self.path}</d:href><d:privilege><d:write-content/></d:privilege></d:resource>'
+                                   '</d:need-privileges></d:error>')
+            if one_task(self, request):
+                return
         if MODE.startswith("foreign-hrefs:"):
             return foreign_hrefs(self, request, MODE.split(":", 1)[1])
         if MODE.startswith("basic:"):
