@@ -1,5 +1,6 @@
 import GeoAlarmCore
 import GeoAlarmSystem
+import GeoAlarmTasks
 import Glibc
 import Logging
 import ServiceLifecycle
@@ -18,6 +19,9 @@ public enum AgentInput: Sendable {
     case tasksChanged
     /// A pop-up's button was pressed for a reminder.
     case reminderAction(ReminderAction, id: String)
+    /// A Done on a task was written where the task lives (off the loop): when it comes next
+    /// (nil: completed), or why it was not.
+    case taskCompleted(ReminderAction, id: String, task: TaskOrigin, Result<ICalendarTime?, TaskProblem>)
     /// A timer the pipeline set is due.
     case timer
 }

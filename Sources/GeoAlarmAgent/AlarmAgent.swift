@@ -140,26 +140,45 @@ public final class AlarmAgent: Service {
             rearmTimer(&current)
         case .reminderAction(let action, let id):
             // A task is completed where it lives: its file, which its app and every device that syncs it read
-            // (once: a second Done, on a pop-up shown before, leaves its first completion).
+            // (once: a second Done, on a pop-up shown before, leaves its first completion). The
+            // write is made off the loop (a folder on a slow disk, a task that takes long to move
+            // on hold nothing up), and the task is silenced only once it is written.
             if case .complete(let time) = action, !current.pipeline.isCompleted(id),
                let task = current.config.taskOrigin(of: id) {
-                do {
-                    let next = try TaskWriter.complete(task, at: time, cache: keeper.taskListCache)
-                    let done = next.map { "moved \(id) on (it repeats) to \($0.displayText)" } ?? "completed \(id)"
-                    if task.isOnServer {
-                        logger.info("\(done) in task list \(task.list): goes to the server (\(task.path))")
-                        taskSync?.writeWaits()
-                    } else {
-                        logger.info("\(done) in task list \(task.list) (\(task.path))")
-                    }
-                } catch {
-                    logger.error("cannot complete \(id) in task list \(task.list) (\(task.path)): \(error); it stays open there")
+                guard current.tasksBeingWritten.insert(id).inserted else { return }
+                let cache = keeper.taskListCache
+                Task.detached { [channel] in
+                    let written = Result { () throws(TaskProblem) in try TaskWriter.complete(task, at: time, cache: cache) }
+                    channel.continuation.yield(.taskCompleted(action, id: id, task: task, written))
                 }
+                return
             }
-            let lifecycles = current.pipeline.apply(action, to: id)
-            for tracked in current.devices.pipelines.values { tracked.takeLifecycles(lifecycles) }
-            current.pipeline.fireDueAlarms(now: Date())
-            rearmTimer(&current)
+            apply(action, to: id, &current)
+        case .taskCompleted(let action, let id, let task, let written):
+            current.tasksBeingWritten.remove(id)
+            switch written {
+            case .success(let next):
+                let done = next.map { "moved \(id) on (it repeats) to \($0.displayText)" } ?? "completed \(id)"
+                if task.isOnServer {
+                    logger.info("\(done) in task list \(task.list): goes to the server (\(task.path))")
+                    taskSync?.writeWaits()
+                } else {
+                    logger.info("\(done) in task list \(task.list) (\(task.path))")
+                }
+                apply(action, to: id, &current)
+                // The list was read again while the Done was being written: read once more, so
+                // that what the pipeline follows is the task as written (a repeating one open again).
+                if current.tasksReadDuringWrite, current.tasksBeingWritten.isEmpty {
+                    current.tasksReadDuringWrite = false
+                    reload(&current)
+                }
+            case .failure(let problem):
+                // Never half of it: not written, not silenced; it fires here as its app shows it.
+                logger.error("""
+                    cannot complete \(id) in task list \(task.list) (\(task.path)): \(problem); it stays open, here and \
+                    there (press Done again once that is mended)
+                    """)
+            }
         case .stateChanged:
             // Commands (complete, snooze...) write the store; one may have fetched a server's task
             // list into it, or left a write for the server.
@@ -179,8 +198,17 @@ public final class AlarmAgent: Service {
             reload(&current)
         case .tasksChanged:
             logger.info("a task list changed")
+            if !current.tasksBeingWritten.isEmpty { current.tasksReadDuringWrite = true }
             reload(&current)
         }
+    }
+
+    /// A button's action on reminder `id`, taken by the pipeline (and every tracked device's).
+    private func apply(_ action: ReminderAction, to id: String, _ current: inout AgentState) {
+        let lifecycles = current.pipeline.apply(action, to: id)
+        for tracked in current.devices.pipelines.values { tracked.takeLifecycles(lifecycles) }
+        current.pipeline.fireDueAlarms(now: Date())
+        rearmTimer(&current)
     }
 
     /// A report's fixes: each through its pipeline (this machine's, or its tracked device's), their
@@ -464,4 +492,8 @@ struct AgentState {
     var toldStatus: String?
     /// Set once systemd's socket could not be written to (and it was said).
     var serviceManagerFailed = false
+    /// The tasks whose Done is being written (off the loop): a second Done waits for the first.
+    var tasksBeingWritten: Set<String> = []
+    /// Whether a task list was read again while a Done was being written.
+    var tasksReadDuringWrite = false
 }

@@ -350,6 +350,42 @@ struct TaskListLiveTests {
         #expect(desktop.shown.count == 1, "announced once: \(desktop.shown)")
     }
 
+    /// The pop-up's Done on a task whose folder cannot be written (mounted read-only for the
+    /// agent alone, in a mount namespace of its own): never half of it. The task is neither
+    /// written nor silenced, and the agent says so, with what to do; its file is as it was.
+    @Test func aDoneThatCannotBeWrittenLeavesTheTaskOpen() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let task = Self.object(["UID:bread", "SUMMARY:Buy bread"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30))
+        try task.write(toFile: folder + "/bread.ics", atomically: true, encoding: .utf8)
+        let picker = try Command.temporaryScript("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F 'Buy bread'\n", named: "pick-\(UUID().uuidString)")
+        let desktop = try DesktopSession(
+            dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
+        let config = try Self.config([("Errands", folder, "")])
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
+        let agent = try Background(
+            ["--user", "--map-root-user", "--mount", "/bin/sh", "-c",
+             #"mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@""#, folder,
+             Command.binary.path, "run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
+            executable: URL(fileURLWithPath: "/usr/bin/unshare"), environment: desktop.environment)
+        defer {
+            agent.signal(SIGKILL)
+            _ = agent.exitStatus()
+        }
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
+        #expect(try desktop.dunstctl(["context"]).status == 0)
+        #expect(agent.waitUntil { $0.stderr.contains("cannot complete errands/bread in task list Errands") }, "\(agent.stderr)")
+        #expect(agent.stderr.contains("it stays open, here and there (press Done again once that is mended)"), "\(agent.stderr)")
+        #expect(!agent.stderr.contains("completed errands/bread"), "\(agent.stderr)")
+        #expect(try String(contentsOfFile: folder + "/bread.ics", encoding: .utf8) == task)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
     /// The pop-up's Done, pressed for real (dunst), completes the task in its file; the sync takes
     /// it to the server; the agent reads the list again and the task is silent from then on.
     @Test func thePopUpsDoneCompletesTheTaskWhereItLives() throws {
