@@ -98,14 +98,6 @@ public enum ICalendarTime: Sendable, Equatable {
         }
     }
 
-    /// Whether `other` names the same time: the same day, for a day; else the same moment.
-    func isSameTime(as other: ICalendarTime, zones: ICalendarZones) -> Bool {
-        switch (self, other) {
-        case (.date, _), (_, .date): wallClock.day == other.wallClock.day
-        default: moment(in: zones) == other.moment(in: zones)
-        }
-    }
-
     /// The same time of day (on its own clock) `days` days later.
     func moved(byDays days: Int) -> ICalendarTime {
         let (day, _) = wallClock

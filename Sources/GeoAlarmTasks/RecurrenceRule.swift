@@ -110,10 +110,24 @@ struct RecurrenceRule: Sendable, Equatable {
     /// Calls `body` with each day (as days since 1970-01-01) on which the series that starts on
     /// `first` has an occurrence after `first`, in order, until it returns false; at most
     /// `periods` periods (days, weeks, months or years, `interval` apart) are looked at, so that a
-    /// rule no day meets (the 30th of February) ends.
-    func forEachDay(after first: Int, periods: Int = 100_000, _ body: (Int) -> Bool) {
+    /// rule no day meets (the 30th of February) ends. With `from`, the periods that end before
+    /// that day are passed over without a look (a task that began in year 1 moves on at once);
+    /// only for a series without COUNT, whose every occurrence counts.
+    func forEachDay(after first: Int, from: Int? = nil, periods: Int = 100_000, _ body: (Int) -> Bool) {
         let start = LocalTime.date(daysSince1970: first)
-        for period in 0..<periods {
+        var skipped = 0
+        if let from, count == nil, from > first {
+            let target = LocalTime.date(daysSince1970: from)
+            let elapsed = switch frequency {
+            case .daily: (from - first) / interval
+            case .weekly: (from - first) / (7 * interval)
+            case .monthly: ((target.year - start.year) * 12 + target.month - start.month) / interval
+            case .yearly: (target.year - start.year) / interval
+            }
+            // One period early: the one `from` falls in may begin before it.
+            skipped = max(0, elapsed - 1)
+        }
+        for period in skipped..<(skipped + periods) {
             let days: [Int]
             switch frequency {
             case .daily:

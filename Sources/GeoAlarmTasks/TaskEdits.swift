@@ -64,10 +64,15 @@ public enum TaskEdits {
             TaskProblem("it repeats, \(words): geoalarm does not move it on; complete it in its own app")
         }
         if todo.property("RDATE") != nil { throw refused("with RDATE") }
-        // Times taken out of the series (an occurrence deleted in Thunderbird or Evolution).
+        if todo.properties("RRULE").count > 1 { throw refused("by more than one RRULE") }
+        // Times taken out of the series (an occurrence deleted in Thunderbird or Evolution): the
+        // days of those that are days, the moments of the others, each read once.
         var excluded: [ICalendarTime] = []
+        var exclusions = 0
         for line in todo.properties("EXDATE") {
             for value in line.value.split(separator: ",") {
+                exclusions += 1
+                guard exclusions <= mostExclusions else { throw refused("with more than \(mostExclusions) EXDATE times") }
                 guard let time = ICalendarTime(value: String(value), zone: line.parameter("TZID")) else {
                     throw refused("with an EXDATE that is no time (\(DisplayText.escaped(String(value))))")
                 }
@@ -84,15 +89,26 @@ public enum TaskEdits {
         let startLine = todo.property("DTSTART"), dueLine = todo.property("DUE")
         let start = startLine.flatMap(ICalendarTime.init), due = dueLine.flatMap(ICalendarTime.init)
         guard let reference = start ?? due else { throw refused("without a DTSTART or DUE to repeat from") }
+        // A day takes out its whole day (of a series of days or of times); a time, its moment.
+        var excludedDays: Set<Int> = [], excludedMoments: Set<Date> = []
+        for time in excluded {
+            if case .date = time { excludedDays.insert(time.wallClock.day) } else if case .date = reference {
+                excludedDays.insert(time.wallClock.day)
+            } else {
+                excludedMoments.insert(time.moment(in: zones))
+            }
+        }
         let first = reference.wallClock.day
         var occurrence = 1
         var next: ICalendarTime?
-        rule.forEachDay(after: first) { day in
+        // Two days before `time`'s day in UTC, before it in every zone: the occurrences before are passed over unseen.
+        let daysBefore = Int((time.timeIntervalSince1970 / 86_400).rounded(.down)) - 2
+        rule.forEachDay(after: first, from: daysBefore) { day in
             occurrence += 1
             if let count = rule.count, occurrence > count { return false }
             let candidate = reference.moved(byDays: day - first)
             // Taken out, it still counts as one of COUNT's (RFC 5545, 3.8.5.1).
-            if excluded.contains(where: { $0.isSameTime(as: candidate, zones: zones) }) { return true }
+            if excludedDays.contains(day) || excludedMoments.contains(candidate.moment(in: zones)) { return true }
             if let until = rule.until {
                 let beyond = if case .date = until {
                     candidate.wallClock.day > until.wallClock.day
@@ -109,14 +125,22 @@ public enum TaskEdits {
         let days = next.wallClock.day - first
         let now = ICalendarTime.utcText(time)
         var edit = ICalendarEdit(bytes, component: todo)
-        if let startLine, let start { edit.set("DTSTART", head(of: startLine, in: bytes) + start.moved(byDays: days).valueText) }
-        if let dueLine, let due { edit.set("DUE", head(of: dueLine, in: bytes) + due.moved(byDays: days).valueText) }
+        /// `time` moved on, if RFC 5545 can write it (its year at most 9999).
+        func moved(_ time: ICalendarTime) throws(TaskProblem) -> String {
+            let moved = time.moved(byDays: days)
+            guard LocalTime.date(daysSince1970: moved.wallClock.day).year <= 9999 else {
+                throw refused("and its next time would be past the year 9999, which iCalendar cannot write")
+            }
+            return moved.valueText
+        }
+        if let startLine, let start { edit.set("DTSTART", head(of: startLine, in: bytes) + (try moved(start))) }
+        if let dueLine, let due { edit.set("DUE", head(of: dueLine, in: bytes) + (try moved(due))) }
         // An alarm at a time of its own (not Apple's placeholder of a place) goes along with it.
         for alarm in todo.components("VALARM") {
             guard let trigger = alarm.property("TRIGGER"), trigger.parameter("VALUE")?.uppercased() == "DATE-TIME",
                   trigger.value.uppercased() != TaskAlarm.applePlaceholder, let at = ICalendarTime(trigger)
             else { continue }
-            edit.replace(trigger, with: head(of: trigger, in: bytes) + at.moved(byDays: days).valueText)
+            edit.replace(trigger, with: head(of: trigger, in: bytes) + (try moved(at)))
         }
         if let count = rule.count { edit.set("RRULE", "RRULE:" + rule.text(count: count - (occurrence - 1))) }
         if todo.property("STATUS") != nil { edit.set("STATUS", "STATUS:NEEDS-ACTION") }
@@ -126,6 +150,9 @@ public enum TaskEdits {
         edit.set("DTSTAMP", "DTSTAMP:\(now)")
         return edit.result
     }
+
+    /// The most `EXDATE` times a repeating task may have for geoalarm to move it on.
+    public static let mostExclusions = 10_000
 
     /// `line` as written up to its value (`DUE;TZID=Europe/Lisbon:`), unfolded from `bytes`.
     private static func head(of line: ContentLine, in bytes: [UInt8]) -> String {

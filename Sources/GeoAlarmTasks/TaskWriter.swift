@@ -1,6 +1,7 @@
 import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmSystem
+import Synchronization
 
 /// Writes what geoalarm does to a task back where the task lives, in its vdir: a completion, its
 /// undoing, a deletion, a new task.
@@ -157,6 +158,22 @@ public enum TaskWriter {
 }
 
 extension ICalendarZones {
-    /// The system's: its own zone for floating times, its zone files for a `TZID`.
-    public static var system: ICalendarZones { ICalendarZones(local: SystemTimeZone(), named: { NamedTimeZone($0) }) }
+    /// The system's: its own zone for floating times, its zone files for a `TZID`, each file
+    /// read once for the value made here (a task's thousands of `EXDATE`s in one zone read it once).
+    public static var system: ICalendarZones {
+        let files = ZoneFiles()
+        return ICalendarZones(local: SystemTimeZone(), named: { files.zone($0) })
+    }
+}
+
+/// Zone files read, by name: each read once.
+private final class ZoneFiles: Sendable {
+    private let read = Mutex<[String: NamedTimeZone?]>([:])
+
+    func zone(_ name: String) -> NamedTimeZone? {
+        if let known = read.withLock({ $0[name] }) { return known }
+        let zone = NamedTimeZone(name)
+        read.withLock { $0[name] = zone }
+        return zone
+    }
 }

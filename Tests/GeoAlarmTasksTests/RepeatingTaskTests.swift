@@ -151,4 +151,53 @@ struct RepeatingTaskTests {
             "\(error)".contains("RECURRENCE-ID")
         }
     }
+
+    /// A series that began long ago moves on at once to its next time still to come, however
+    /// many periods lie between (a bound on the periods looked at once completed such a task);
+    /// the next times are python-dateutil 2.9's `rrule(...).after(now)`.
+    @Test(arguments: [
+        ("RRULE:FREQ=DAILY", "DTSTART;VALUE=DATE:20270116"),
+        ("RRULE:FREQ=WEEKLY;INTERVAL=2", "DTSTART;VALUE=DATE:20270118"),
+        ("RRULE:FREQ=MONTHLY;BYMONTHDAY=15", "DTSTART;VALUE=DATE:20270215"),
+        ("RRULE:FREQ=YEARLY", "DTSTART;VALUE=DATE:20280101"),
+    ])
+    func aSeriesThatBeganInYearOneMovesOnToItsNextTime(rule: String, next: String) throws {
+        let (added, _, _) = try Self.completed(["DTSTART;VALUE=DATE:00010101", rule])
+        #expect(added.contains(next) && !added.contains("STATUS:COMPLETED"), "\(added)")
+    }
+
+    /// What RFC 5545 cannot write is never written: a series whose next time would fall after
+    /// the year 9999, and a task of two RRULEs (one would be lost), are refused as they are.
+    @Test(arguments: [
+        (["DTSTART;VALUE=DATE:99991230", "DUE:99991231T090000", "RRULE:FREQ=DAILY"], "past the year 9999"),
+        (["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY;COUNT=5", "RRULE:FREQ=MONTHLY;COUNT=3"], "more than one RRULE"),
+    ])
+    func whatCannotBeWrittenIsRefused(lines: [String], why: String) {
+        #expect { try Self.completed(lines) } throws: { error in
+            "\(error)".contains(why) && "\(error)".contains("complete it in its own app")
+        }
+    }
+
+    /// Thunderbird's zoned EXDATEs, two thousand of them: the zone is read once, not at each
+    /// comparison (which took minutes, the agent's loop held meanwhile). The bound only ends a failure.
+    @Test(.timeLimit(.minutes(1)))
+    func thousandsOfZonedTimesTakenOutAreReadOnce() throws {
+        let taken = (16...2015).map { day in
+            let date = LocalTime.date(daysSince1970: LocalTime.daysSince1970(year: 2027, month: 1, day: 1) + day - 1)
+            return "EXDATE;TZID=Europe/Berlin:" + String(format: "%04d%02d%02dT090000", date.year, date.month, date.day)
+        }
+        let before = Self.task(["DTSTART;TZID=Europe/Berlin:20270101T090000", "RRULE:FREQ=DAILY"] + taken)
+        let after = try TaskEdits.completing(before, uid: "weekly-1", at: Self.now, zones: .system)
+        let day = LocalTime.date(daysSince1970: LocalTime.daysSince1970(year: 2027, month: 1, day: 1) + 2015)
+        let expected = "DTSTART;TZID=Europe/Berlin:" + String(format: "%04d%02d%02dT090000", day.year, day.month, day.day)
+        #expect(String(decoding: after, as: UTF8.self).contains(expected + "\r\n"), "the first day not taken out: \(expected)")
+    }
+
+    /// More EXDATEs than geoalarm moves a task past are refused, with their bound.
+    @Test func tooManyTimesTakenOutAreRefused() {
+        let taken = "EXDATE;VALUE=DATE:" + (0...TaskEdits.mostExclusions).map { _ in "20270118" }.joined(separator: ",")
+        #expect { try Self.completed(["DTSTART;VALUE=DATE:20270111", "RRULE:FREQ=WEEKLY", taken]) } throws: { error in
+            "\(error)".contains("more than \(TaskEdits.mostExclusions) EXDATE times")
+        }
+    }
 }
