@@ -23,11 +23,16 @@ public struct ReminderCollection: Sendable, Equatable {
     /// What every place shares: `title` may hold `{name}`; its geometry and `placeName` are unused.
     public var template: Reminder
     public var places: [CollectionPlace]
+    /// Whether `{name}` in the template's title stands for each place's name, as a
+    /// `[[collection]]`'s title is written; false for a task's own words (another member of a
+    /// shared list wrote them), shown as they are.
+    public var titleNamesPlace: Bool
 
-    public init(id: String, template: Reminder, places: [CollectionPlace]) {
+    public init(id: String, template: Reminder, places: [CollectionPlace], titleNamesPlace: Bool = true) {
         self.id = id
         self.template = template
         self.places = places
+        self.titleNamesPlace = titleNamesPlace
     }
 
     /// The reminder of the place at `index` (0-based): the template with its id, title, name and geometry.
@@ -36,7 +41,7 @@ public struct ReminderCollection: Sendable, Equatable {
         var reminder = template
         reminder.id = "\(id)/\(index + 1)"
         let name = place.name.isEmpty ? "#\(index + 1)" : place.name
-        reminder.title = template.title.replacing("{name}", with: name)
+        if titleNamesPlace { reminder.title = template.title.replacing("{name}", with: name) }
         reminder.placeName = place.name.isEmpty ? nil : place.name
         reminder.geometry = place.geometry
         return reminder

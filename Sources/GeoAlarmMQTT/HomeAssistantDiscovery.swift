@@ -48,8 +48,8 @@ struct HomeAssistantDiscovery {
 
     /// A collection's name: its title with the place's `{name}` left out, else its id.
     static func name(of collection: ReminderCollection) -> String {
-        let title = collection.template.title.replacing("{name}", with: "")
-            .trimming(while: { $0.isWhitespace || $0.isPunctuation })
+        let written = collection.titleNamesPlace ? collection.template.title.replacing("{name}", with: "") : collection.template.title
+        let title = written.trimming(while: { $0.isWhitespace || $0.isPunctuation })
         return title.isEmpty ? collection.id : title
     }
 

@@ -345,7 +345,7 @@ public enum TaskLists {
                 var shared = template
                 shared.id = id
                 shared.trigger = trigger
-                load.collections.append(ReminderCollection(id: id, template: shared, places: collection.places))
+                load.collections.append(ReminderCollection(id: id, template: shared, places: collection.places, titleNamesPlace: false))
                 load.placesOf[id] = collection.id
                 load.stateKeys[id] = task.uid
             } else if case .success(let point) = ReminderRules.parseLocation(words) {

@@ -191,7 +191,8 @@ def refuse_radius(page, reminder, radius):
 
 
 def text_only(page, reminder, title):
-    """The reminder's title is on the map and in the list as text: no element of its markup."""
+    """The reminder's title is on the map and in the list as text, as `title` (what the page
+    shows of it): no element of its markup."""
     page.wait_for_selector(f'path[data-id="{reminder}"]')
     # Leaflet fades a redrawn map's old names out: one name is left once that is done.
     expect(page.locator(".leaflet-tooltip", has_text=title)).to_have_count(1, timeout=TIMEOUT_MS)
@@ -355,7 +356,7 @@ def run(page, scenario, argument):
     elif scenario == "refuse-radius":
         refuse_radius(page, argument["id"], argument["radius"])
     elif scenario == "text-only":
-        text_only(page, argument["id"], argument["title"])
+        text_only(page, argument["id"], argument.get("shown", argument["title"]))
     elif scenario == "badge":
         badge(page, argument["id"], argument["text"])
     elif scenario == "live":

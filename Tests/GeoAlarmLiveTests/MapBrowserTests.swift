@@ -241,6 +241,17 @@ struct MapBrowserTests {
         #expect(shown.status == 0, "\(shown.errors)")
     }
 
+    /// A title's bidirectional controls (a shared list's "Invoice \u{202E}exe.fdp", shown raw as
+    /// "Invoice pdf.exe") are shown escaped, as the event lines show them.
+    @Test func bidirectionalControlsAreShownEscaped() throws {
+        let title = "Invoice \u{202E}exe.fdp\u{2066}"
+        let session = try MapSession(
+            extra: "\n[[reminder]]\nid = \"invoice\"\ntitle = \(ConfigEditor.quote(title))\nlocation = \"38.7120,-9.1350\"\n")
+        let shown = try session.drive("text-only", Self.json(["id": "invoice", "title": title, "shown": DisplayText.escaped(title)]))
+        #expect(DisplayText.escaped(title) == #"Invoice \u{202E}exe.fdp\u{2066}"#)
+        #expect(shown.status == 0, "\(shown.errors)")
+    }
+
     /// A reminder that starts later (a repeating task moved on to its next time) says when, in
     /// its badge and its shape's colour.
     @Test func aReminderThatStartsLaterSaysWhen() throws {

@@ -65,4 +65,22 @@ struct RealWritersTests {
             #expect(problems.contains { $0.contains("line 10: X-APPLE-RADIUS") && $0.contains("is no radius of 1 m or more") }, "\(problems)")
         }
     }
+
+    /// A task's title is its writer's words: at a collection's places, `{name}` in it is text,
+    /// not the collection's template (a `[[collection]]`'s own title still names each place).
+    @Test func aTasksTitleIsNoTemplate() throws {
+        let place = CollectionPlace(geometry: .circle(center: Coordinate(latitude: 46.0, longitude: 8.95), radius: 40), name: "Lidl, Via Cantonale")
+        var template = TaskListTests.defaults.template
+        template.title = "Milk at {name}"
+        let shops = ReminderCollection(id: "shops", template: template, places: [place])
+        let defaults = TaskLists.Defaults(
+            template: TaskListTests.defaults.template, radius: 100, zones: .utc, collections: [shops])
+        var settings = TaskListTests.settings
+        settings.locationTasks = .arrive
+        let load = TaskLists.read(
+            [("/l/a.ics", TaskListTests.object(["UID:milk", "SUMMARY:Buy milk at {name}", "LOCATION:shops"]))], settings: settings, defaults: defaults)
+        let task = try #require(load.collections.first)
+        #expect(task.member(0).title == "Buy milk at {name}" && task.member(0).placeName == "Lidl, Via Cantonale")
+        #expect(shops.member(0).title == "Milk at Lidl, Via Cantonale")
+    }
 }

@@ -48,8 +48,22 @@
    */
   function asText(text) {
     const span = document.createElement("span");
-    span.textContent = text;
+    span.textContent = shown(text);
     return span;
+  }
+
+  /**
+   * Text from files as the event lines show it: control characters, line and paragraph
+   * separators and bidirectional controls written as visible escapes (`\u{202E}`), so that no
+   * title reorders what follows it ("Invoice \u202Eexe.fdp" is not shown as "Invoice pdf.exe").
+   */
+  function shown(text) {
+    return String(text).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (scalar) => {
+      if (scalar === "\n") return "\\n";
+      if (scalar === "\t") return "\\t";
+      if (scalar === "\r") return "\\r";
+      return `\\u{${scalar.codePointAt(0).toString(16).toUpperCase()}}`;
+    });
   }
 
   /** Shows a refusal, a failure or a warning until the next change succeeds. */
@@ -207,7 +221,7 @@
     const state = stateOf(reminder);
     const title = document.createElement("button");
     title.className = "title";
-    title.textContent = reminder.title;
+    title.textContent = shown(reminder.title);
     title.addEventListener("click", () => {
       if (reminder.shape === "circle") map.setView(reminder.center, Math.max(map.getZoom(), 16));
       else map.fitBounds(L.polygon(reminder.polygons).getBounds());
@@ -219,7 +233,7 @@
     if (reminder.list) {
       const list = document.createElement("span");
       list.className = "list";
-      list.textContent = `in ${reminder.list}`;
+      list.textContent = `in ${shown(reminder.list)}`;
       item.append(" ", list);
     }
     const proximity = proximityText(reminder);
@@ -245,7 +259,7 @@
     if (reminder.snoozed_until) button("Unsnooze", () => post("/api/snooze", { id: reminder.id, seconds: 0 }).catch(() => {}));
     else button(snooze.label, () => post("/api/snooze", { id: reminder.id, seconds: snooze.seconds }).catch(() => {}));
     button("Remove", () => {
-      if (confirm(`Remove "${reminder.title}" from the config?`)) post("/api/remove", { id: reminder.id }).catch(() => {});
+      if (confirm(`Remove "${shown(reminder.title)}" from the config?`)) post("/api/remove", { id: reminder.id }).catch(() => {});
     });
     item.append(actions);
     return item;
@@ -316,7 +330,7 @@
       const item = document.createElement("li");
       item.className = `event-${entry.event}`;
       const time = entry.time ? new Date(entry.time) : null;
-      item.textContent = `${time ? time.toLocaleString() : "?"}: ${entry.event} ${entry.title}`;
+      item.textContent = `${time ? time.toLocaleString() : "?"}: ${entry.event} ${shown(entry.title)}`;
       if (entry.lat !== null && entry.lon !== null) {
         const marker = L.circleMarker([entry.lat, entry.lon], { radius: 4, className: `event event-${entry.event}`, bubblingMouseEvents: false }).addTo(historyLayer);
         marker.bindTooltip(asText(item.textContent));
@@ -344,7 +358,7 @@
       }
       for (const collection of data.collections) {
         const item = document.createElement("li");
-        item.textContent = `${collection.title} (a collection of ${collection.places} ${collection.places === 1 ? "place" : "places"})`;
+        item.textContent = `${shown(collection.title)} (a collection of ${collection.places} ${collection.places === 1 ? "place" : "places"})`;
         reminderList.append(item);
       }
       loadPlaces();
