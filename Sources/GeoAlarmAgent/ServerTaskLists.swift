@@ -129,13 +129,24 @@ public final class ServerTaskLists: Sendable {
         let result: Result<String, Problem> = await withCheckedContinuation { continuation in
             do {
                 try loop.runOnThread(named: "password command", {
-                    Result { () throws(ChildProcess.SpawnError) in try ChildProcess.run(command, environment: environment) }
+                    Result { () throws(ChildProcess.SpawnError) in
+                        try ChildProcess.run(command, environment: environment, limit: Self.commandOutputLimit, timeout: Self.commandTimeout)
+                    }
                 }, then: { ran in
                     switch ran {
                     case .failure(let error): continuation.resume(returning: .failure(Problem("password_command: \(error)")))
                     case .success(let output):
                         let line = output.stdout.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
-                        if output.status != 0 {
+                        if output.timedOut {
+                            continuation.resume(returning: .failure(Problem("""
+                                password_command \(shown) did not end within \(Span.describe(Self.commandTimeout / .seconds(1))) \
+                                and was stopped (a keyring that waits to be unlocked, or a helper that stays running: it must print \
+                                the password and exit)
+                                """)))
+                        } else if output.stdoutCut {
+                            continuation.resume(returning: .failure(Problem(
+                                "password_command \(shown) printed more than \(DisplayText.size(Self.commandOutputLimit)): no password is that long")))
+                        } else if output.status != 0 {
                             let said = DisplayText.excerpt(output.stderr.trimmingTrailingBlanks, limit: 200)
                             continuation.resume(returning: .failure(Problem("password_command \(shown) failed with exit status \(output.status)\(said.isEmpty ? "" : ": \(said)")")))
                         } else if line.isEmpty {
@@ -152,6 +163,10 @@ public final class ServerTaskLists: Sendable {
         if case .success(let password) = result { commandPasswords.withLock { $0[key] = password } }
         return result
     }
+
+    /// How long a password command may run, and how much it may print.
+    static let commandTimeout: Duration = .seconds(30)
+    static let commandOutputLimit = 64 << 10
 
     /// A refusal sends the next look back to the password command (the keyring may hold a new one).
     private func forgetPassword(on problem: CalDAVProblem, of server: ServerSettings) {

@@ -23,12 +23,14 @@ public final class TaskListSyncService: Service {
     private let wakes: AsyncStream<Wake>
     private let wakeUp: AsyncStream<Wake>.Continuation
 
-    /// Why the service looks.
-    private enum Wake {
+    /// Why the service wakes.
+    private enum Wake: Sendable {
         /// A list's time came.
         case due
         /// A write waits, or the lists changed: every list now.
         case now
+        /// A look at a list ended.
+        case looked(TaskListSettings, ServerTaskLists.Outcome)
     }
 
     /// Keeps `lists` (each a server's) in step through `servers`.
@@ -55,29 +57,51 @@ public final class TaskListSyncService: Service {
         wakeUp.yield(.now)
     }
 
+    /// Each list is looked at on its own (a server that is slow to answer, or a password command
+    /// that takes its time, holds no other list up); a list asked for while a look at it is under
+    /// way is looked at again once that one ends.
     public func run() async {
         wakeUp.yield(.now)
         var due: [String: ContinuousClock.Instant] = [:]
         var troubles: [String: String] = [:]
         var timer: EventLoop.Timer?
+        var looking: Set<String> = []
+        var askedAgain: Set<String> = []
         await withGracefulShutdownHandler {
-            for await wake in wakes {
-                if let timer { loop.cancel(timer) }
-                timer = nil
-                let current = lists.withLock { $0 }
-                due = due.filter { name, _ in current.contains { $0.name == name } }
-                for list in current {
-                    guard case .server(let server) = list.source else { continue }
-                    if wake == .due, let next = due[list.name], next > .now { continue }
-                    let outcome = await servers.sync(list)
-                    // A look the stop ended says nothing.
-                    if Task.isShuttingDownGracefully { break }
-                    due[list.name] = .now + .milliseconds(Int64(server.poll * 1000))
-                    report(outcome, of: list, troubles: &troubles)
-                    if outcome.changed { channel.continuation.yield(.tasksChanged) }
+            await withDiscardingTaskGroup { group in
+                /// Starts a look at `list`, unless one is under way (then it comes again after it).
+                func look(at list: TaskListSettings) {
+                    guard looking.insert(list.name).inserted else {
+                        askedAgain.insert(list.name)
+                        return
+                    }
+                    group.addTask { [servers, wakeUp] in wakeUp.yield(.looked(list, await servers.sync(list))) }
                 }
-                if let next = due.values.min() {
-                    timer = loop.schedule(at: next) { [wakeUp] in wakeUp.yield(.due) }
+                for await wake in wakes {
+                    if let timer { loop.cancel(timer) }
+                    timer = nil
+                    let current = lists.withLock { $0 }
+                    due = due.filter { name, _ in current.contains { $0.name == name } }
+                    switch wake {
+                    case .looked(let list, let outcome):
+                        looking.remove(list.name)
+                        // A look the stop ended says nothing.
+                        if Task.isShuttingDownGracefully { continue }
+                        due[list.name] = .now + .milliseconds(Int64(list.pollSeconds * 1000))
+                        report(outcome, of: list, troubles: &troubles)
+                        if outcome.changed { channel.continuation.yield(.tasksChanged) }
+                        if askedAgain.remove(list.name) != nil, let now = current.first(where: { $0.name == list.name }) { look(at: now) }
+                    case .due, .now:
+                        for list in current {
+                            guard case .server = list.source else { continue }
+                            // Due: a list being looked at is not due again, whatever its time.
+                            if case .due = wake, looking.contains(list.name) || due[list.name].map({ $0 > .now }) == true { continue }
+                            look(at: list)
+                        }
+                    }
+                    if let next = due.filter({ !looking.contains($0.key) }).values.min() {
+                        timer = loop.schedule(at: next) { [wakeUp] in wakeUp.yield(.due) }
+                    }
                 }
             }
         } onGracefulShutdown: { [wakeUp, servers] in

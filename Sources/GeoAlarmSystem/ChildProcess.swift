@@ -87,10 +87,16 @@ extension ChildProcess {
         public var status: Int32
         public var stdout: [UInt8]
         public var stderr: [UInt8]
+        /// Whether it was stopped at the timeout (its status is then SIGKILL's).
+        public var timedOut = false
+        /// Whether it wrote more than the limit on standard output (the rest was dropped).
+        public var stdoutCut = false
     }
 
     /// Runs `arguments` to its end and returns what it wrote (each stream up to `limit` bytes, the
-    /// rest read and dropped); a command still running after `timeout` is killed, with its group.
+    /// rest read and dropped); a command still running after `timeout` is killed, with its group,
+    /// whether or not it still holds its output open (a keyring helper that forks a daemon
+    /// closes it and lives on: the wait for its end is bounded too).
     /// It blocks: run it on a thread of its own (``EventLoop/runOnThread(named:_:then:)``).
     public static func run(
         _ arguments: [String], environment: [String: String], limit: Int = 64 << 10, timeout: Duration = .seconds(30)
@@ -121,6 +127,7 @@ extension ChildProcess {
                     System.close(entry.fd)
                     open.removeAll { $0 == entry.fd }
                 } else if entry.fd == stdout.read {
+                    if output.stdout.count + count > limit { output.stdoutCut = true }
                     output.stdout += chunk.prefix(min(count, limit - output.stdout.count))
                 } else {
                     output.stderr += chunk.prefix(min(count, limit - output.stderr.count))
@@ -128,9 +135,16 @@ extension ChildProcess {
             }
         }
         if !open.isEmpty {
-            System.killGroup(child.pid, SIGKILL)
-            open.forEach(System.close)
+            output.timedOut = true
+        } else if let ended = try? System.processDescriptor(child.pid) {
+            // Its output closed: its end, within what is left of the timeout (a pidfd turns readable when it ends).
+            var polled = [pollfd(fd: ended, events: Int16(POLLIN), revents: 0)]
+            let waiting = System.pollTimeout(until: deadline, atMost: timeout)
+            output.timedOut = waiting <= 0 || ((try? System.poll(&polled, milliseconds: waiting)) ?? 0) == 0
+            System.close(ended)
         }
+        if output.timedOut { System.killGroup(child.pid, SIGKILL) }
+        open.forEach(System.close)
         output.status = ((try? System.wait(child.pid, block: true)) ?? nil) ?? -1
         return output
     }

@@ -170,6 +170,34 @@ struct CalDAVLiveTests {
         #expect(list.stderr.contains("failed with exit status 1: the keyring is locked"), "\(list.stderr)")
     }
 
+    /// A password command that prints, closes its output and lives on (a keyring helper that
+    /// forks a daemon) is stopped at its bound and said so; meanwhile the agent's other list is
+    /// read and fires as if nothing were amiss: each list is looked at on its own.
+    @Test func aLingeringPasswordCommandHoldsNoOtherListUp() throws {
+        let server = try Self.server([("rfc-bread", "Buy bread", (Self.bakery, Self.bakeryLon), "30")])
+        let (config, passwordFile) = try Self.config(server, poll: "1h")
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        // The same list again, first, under another name and with the lingering command.
+        let start = try #require(text.range(of: "[[tasklist]]"))
+        let list = String(text[start.lowerBound...])
+        let lingering = list.replacingOccurrences(of: "name = \"Errands\"", with: "name = \"Keyring\"").replacingOccurrences(
+            of: "password_file = \"\(passwordFile)\"",
+            with: "password_command = [\"/bin/sh\", \"-c\", \"cat \(passwordFile); exec >&- 2>&-; sleep 1000\"]")
+        try text.replacingOccurrences(of: "[[tasklist]]", with: lingering + "\n[[tasklist]]").write(toFile: config, atomically: true, encoding: .utf8)
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:1"])
+        defer {
+            agent.signal(SIGKILL)
+            _ = agent.exitStatus()
+        }
+        #expect(agent.waitUntil { $0.stderr.contains("did not end within 30 s and was stopped") }, "\(agent.stderr)")
+        let log = agent.stderr
+        let read = try #require(log.range(of: "task list Errands (\(server.tasksURL)): 1 reminder"), "\(log)")
+        let stopped = try #require(log.range(of: "did not end within 30 s"))
+        #expect(read.lowerBound < stopped.lowerBound, "the other list waited for the password command: \(log)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
     /// Another device completes a task and adds one: after the next look the first is silent and
     /// the new one fires.
     @Test func theAgentFollowsTheServerAtEachLook() throws {
