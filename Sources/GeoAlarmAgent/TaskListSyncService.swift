@@ -118,7 +118,10 @@ public final class TaskListSyncService: Service {
         for dropped in outcome.dropped { logger.error("\(name): a change cannot be made and is dropped: \(dropped)") }
         if let problem = outcome.problem {
             if troubles[list.name] != problem.description {
-                logger.warning("\(name): \(problem); its last copy serves its reminders, and changes wait for the server (tried every \(Span.describe(list.pollSeconds)))")
+                let copy = ((try? servers.cache.cachedList(list.name)) ?? nil) != nil
+                    ? "its last copy serves its reminders, and changes wait for the server"
+                    : "it was never fetched, so none of its tasks fires until the server answers"
+                logger.warning("\(name): \(problem); \(copy) (tried every \(Span.describe(list.pollSeconds)))")
             }
             troubles[list.name] = problem.description
         } else if troubles.removeValue(forKey: list.name) != nil {

@@ -23,6 +23,9 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(String)
     /// An object's address that is no member of the list's collection: nothing is sent there.
     case notAMember(String)
+    /// The server gives the object no ETag, even fetched anew: no write can be made over only
+    /// what was read (RFC 7232), and a write over whatever is there could undo another's change.
+    case noSafeWrite
     /// The address is no task collection (a server, a principal): the task collections found there.
     case notACollection([String])
 
@@ -50,6 +53,9 @@ public enum CalDAVProblem: Error, Sendable, Equatable, CustomStringConvertible {
             "the server answered \(status), a redirect not followed: give url as the server now has it"
         case .status(let status): "the server answered \(status)"
         case .malformed(let reason): "the server's answer cannot be used: \(reason)"
+        case .noSafeWrite:
+            "the server gives the task no ETag, so no change can be sent without risking another device's edit of it: "
+                + "make it in the task's own app"
         case .notAMember(let href):
             "\(DisplayText.escaped(href)) is no object of the list's collection (another server, or outside it): nothing is sent there"
         case .notACollection(let found):

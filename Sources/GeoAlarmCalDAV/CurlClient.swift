@@ -137,6 +137,9 @@ public final class CurlClient: Sendable {
         var body: [UInt8] = []
         var headers: [String: String] = [:]
         var tooLarge = false
+        /// The bytes of the present answer's headers, and whether they passed ``largestHeaders``.
+        var headerBytes = 0
+        var headersTooLarge = false
         var headerList: UnsafeMutablePointer<curl_slist>?
         /// The server (`https://host:port`) the credentials go to; nil without credentials.
         var credentialsServer: String?
@@ -410,6 +413,11 @@ public final class CurlClient: Sendable {
             let response: WebResponse
             if transfer.tooLarge {
                 response = .failure(.unanswered("the answer is larger than \(DisplayText.size(transfer.largestBody))"))
+            } else if transfer.headersTooLarge {
+                response = .failure(.unanswered("the answer's headers are larger than \(DisplayText.size(Self.largestHeaders)): no server's are"))
+            } else if result == CURLE_OUT_OF_MEMORY, transfer.body.isEmpty {
+                // libcurl's word for a header over its bound (100 KB), before any of the body came.
+                response = .failure(.unanswered("the answer has a header larger than libcurl takes (100 KB): no server's is"))
             } else if result != CURLE_OK {
                 response = .failure(.unanswered(transfer.reason(result)))
             } else {
@@ -498,13 +506,23 @@ public final class CurlClient: Sendable {
         return count
     }
 
+    /// The most bytes of headers one answer may have, all together (libcurl bounds each one).
+    static let largestHeaders = 64 << 10
+
     fileprivate static func take(header pointer: UnsafeMutablePointer<CChar>, count: Int, into transfer: Transfer) -> Int {
         let line = String(decoding: UnsafeRawBufferPointer(start: pointer, count: count), as: UTF8.self)
         // A new response (after a redirect, or a 401 before the credentials) starts afresh.
         if line.hasPrefix("HTTP/") {
             transfer.headers = [:]
             transfer.body = []
-        } else if let colon = line.firstIndex(of: ":") {
+            transfer.headerBytes = 0
+        }
+        transfer.headerBytes += count
+        guard transfer.headerBytes <= largestHeaders else {
+            transfer.headersTooLarge = true
+            return 0
+        }
+        if !line.hasPrefix("HTTP/"), let colon = line.firstIndex(of: ":") {
             let name = line[..<colon].lowercased()
             let value = line[line.index(after: colon)...].trimmingWhitespace()
             // A header given twice (WWW-Authenticate for each scheme) is one, as HTTP joins them.

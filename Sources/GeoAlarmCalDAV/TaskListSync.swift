@@ -204,7 +204,17 @@ public struct TaskListSync: Sendable {
                     case .failure(let problem): return .failure(problem)
                     }
                 }
-                guard let current = object else { return .failure(.notFound) }
+                guard var current = object else { return .failure(.notFound) }
+                // Without an ETag no write can be made only over what was read: the object
+                // fetched now, and if the server gives none even so, the change is not sent.
+                if current.etag == nil {
+                    guard !fresh else { return .failure(.noSafeWrite) }
+                    switch await collection.object(write.href) {
+                    case .success(let found): (object, fresh, current) = (found, true, found)
+                    case .failure(let problem): return .failure(problem)
+                    }
+                    guard current.etag != nil else { return .failure(.noSafeWrite) }
+                }
                 let edited: [UInt8]
                 do {
                     guard let made = try write.applied(to: current.bytes) else { return .success(()) }
@@ -275,7 +285,7 @@ extension CalDAVProblem {
     /// next look.
     var isFinal: Bool {
         switch self {
-        case .malformed, .notAMember, .refused(403): true
+        case .malformed, .notAMember, .noSafeWrite, .refused(403): true
         case .status(let status): (400..<500).contains(status) && ![408, 412, 429].contains(status)
         default: false
         }

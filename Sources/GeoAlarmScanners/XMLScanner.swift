@@ -98,6 +98,11 @@ public struct XMLScanner {
         return Self.equal(bytes[start..<name.endIndex], local)
     }
 
+    /// A tag's name as written, its prefix too (`d:multistatus`, `html`): for a message.
+    public func writtenName(of tag: Tag) -> String {
+        string(tag.name)
+    }
+
     /// The last start tag's attribute `name` read as a decimal number; nil when the tag has no
     /// such attribute or its value is no number.
     public func number(_ name: StaticString) -> Double? {

@@ -56,7 +56,10 @@ public struct Multistatus: Sendable, Equatable {
                 switch event {
                 case .start(let tag):
                     let name = localName(of: tag, in: scanner)
-                    if path.isEmpty, name != "multistatus" { throw Problem(description: "the answer is a \(name), not a multistatus") }
+                    if path.isEmpty, name != "multistatus" {
+                        let root = String(scanner.writtenName(of: tag).prefix(40))
+                        throw Problem(description: "the answer is no WebDAV multistatus (its root element is <\(root)>: a login page, or a proxy's)")
+                    }
                     path.append(name)
                     text = []
                     switch name {

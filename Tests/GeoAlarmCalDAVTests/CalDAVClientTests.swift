@@ -301,7 +301,8 @@ struct CalDAVClientTests {
     @Test(arguments: [
         ("redirect-loop", "redirect"), ("status:401", "credentials"), ("status:403", "does not let this account"), ("status:503", "503"),
         ("huge:3000000", "larger than 1 MiB"), ("endless-xml", "larger than 1 MiB"), ("trickle", "time"), ("malformed", "line"),
-        ("not-xml", "not a multistatus"), ("gzip-bomb:200000000", "larger than 1 MiB"),
+        ("not-xml", "no WebDAV multistatus (its root element is <html>"), ("gzip-bomb:200000000", "larger than 1 MiB"),
+        ("huge-header:2000000", "a header larger than libcurl takes"), ("many-headers:200", "headers are larger than 64 KiB"),
     ])
     func aMisbehavingServerEndsInAProblem(mode: String, said: String) async throws {
         let (server, url) = try HostileDAV.start(mode)

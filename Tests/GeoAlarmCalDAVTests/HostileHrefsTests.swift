@@ -84,4 +84,18 @@ struct HostileHrefsTests {
         #expect(try !TaskEdits.isClosed(cache.cachedList("L")?.objects["/tasks/task-1.ics"]?.bytes ?? [], uid: "task-1"))
         #expect(cache.waitingWrites().isEmpty)
     }
+
+    /// A server that gives no ETags: the Done is not sent over "nothing there" (If-None-Match: *,
+    /// refused as 412 again and again), nor over whatever is there; it is dropped with why, and
+    /// the task stays as the server has it.
+    @Test func aServerWithoutETagsGetsNoUnsafeWrite() async throws {
+        let (server, sync, cache) = try await CalDAVClientTests.hostileList("no-etags")
+        defer { server.stop() }
+        let origin = TaskOrigin(list: "L", path: "/tasks/task-1.ics", isOnServer: true, uid: "task-1", title: "Buy bread", isClosed: false)
+        try TaskWriter.complete(origin, at: Date(timeIntervalSince1970: 1_800_000_000), cache: cache)
+        let (sent, problem) = await sync.sendWrites()
+        #expect(problem == nil && sent.dropped.count == 1 && sent.dropped[0].contains("gives the task no ETag"), "\(sent) \(String(describing: problem))")
+        #expect(!server.stderrLines.contains { $0.hasPrefix("PUT") }, "\(server.stderrLines)")
+        #expect(try !TaskEdits.isClosed(cache.cachedList("L")?.objects["/tasks/task-1.ics"]?.bytes ?? [], uid: "task-1"))
+    }
 }

@@ -194,6 +194,8 @@ struct CalDAVLiveTests {
         let read = try #require(log.range(of: "task list Errands (\(server.tasksURL)): 1 reminder"), "\(log)")
         let stopped = try #require(log.range(of: "did not end within 30 s"))
         #expect(read.lowerBound < stopped.lowerBound, "the other list waited for the password command: \(log)")
+        // A list never fetched has no copy to serve its reminders, and says so.
+        #expect(log.contains("it was never fetched, so none of its tasks fires until the server answers"), "\(log)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
     }

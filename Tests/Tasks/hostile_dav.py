@@ -13,6 +13,8 @@ request on stderr:
     endless-xml         a 207 that streams nested elements for ever
     trickle             a 207 that promises a body and sends one byte every two seconds (saying
                         `trickled N` each time, and `gone after N bytes` when the client left)
+    huge-header:BYTES   a 207 with one header BYTES long
+    many-headers:N      a 207 with N headers of a kilobyte each
     malformed           a 207 whose body is broken XML
     not-xml             a 207 whose body is an HTML login page
     many:N              a collection whose calendar-query lists N tasks
@@ -54,6 +56,9 @@ request on stderr:
     basic:USER:PASS     the same collection, taking only HTTP Basic (as Radicale, Nextcloud
                         and most servers behind TLS do): logs `auth none`, `auth digest`,
                         `auth basic ok` or `auth basic wrong`, and a PUT's size and If-Match
+    no-etags            a collection of task-1 that gives no ETag (in a multiget, a query nor a
+                        GET); a PUT with If-None-Match: * is refused (412, the task is there),
+                        any other PUT is made (204, logged as `PUT over CONDITION`)
     read-only           a collection of task-1 shared read-only: every PUT and DELETE is
                         answered 403 with DAV:need-privileges (RFC 3744), as Nextcloud does
     foreign-hrefs:URL   a collection (Basic, ana:secret) whose answers name task-1 and beside it
@@ -369,6 +374,11 @@ class Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             return
+        if MODE.startswith("huge-header:"):
+            return self.answer(207, "<d:multistatus xmlns:d='DAV:'/>", headers=[("X-Filler", "x" * int(MODE.split(":")[1]))])
+        if MODE.startswith("many-headers:"):
+            return self.answer(207, "<d:multistatus xmlns:d='DAV:'/>",
+                               headers=[(f"X-Filler-{n}", "x" * 1024) for n in range(int(MODE.split(":")[1]))])
         if MODE.startswith("gzip-bomb:"):
             return gzip_bomb(self, int(MODE.split(":")[1]))
         if MODE == "gzip" and one_task(self, request):
@@ -437,6 +447,20 @@ class Handler(BaseHTTPRequestHandler):
             return moved(self, request, int(MODE.split(":")[1]), MODE.split(":")[2:] == ["absolute"])
         if MODE.startswith("digest:"):
             return digest(self, request, *MODE.split(":")[1:3], once=MODE.endswith(":once"))
+        if MODE == "no-etags":
+            if self.command == "PUT":
+                condition = self.headers.get("If-Match") or (self.headers.get("If-None-Match") and "If-None-Match") or "nothing"
+                print(f"PUT over {condition}", file=sys.stderr, flush=True)
+                return self.answer(412 if condition == "If-None-Match" else 204, "", content_type="text/plain")
+            if self.command == "PROPFIND":
+                return self.answer(207, multistatus([COLLECTION]))
+            if self.command == "REPORT" and "calendar-multiget" in request:
+                data = TASK.replace("\r", "&#13;")
+                return self.answer(207, multistatus([response("/tasks/task-1.ics", f"<c:calendar-data>{data}</c:calendar-data>")]))
+            if self.command == "REPORT":
+                return self.answer(207, multistatus([response("/tasks/task-1.ics", "<d:resourcetype/>")]))
+            if self.command == "GET":
+                return self.answer(200, TASK, content_type="text/calendar")
         if MODE == "read-only":
             if self.command in ("PUT", "DELETE"):
                 return self.answer(403, '<?xml version="1.0"?><d:error xmlns:d="DAV:"><d:need-privileges><d:resource>'
