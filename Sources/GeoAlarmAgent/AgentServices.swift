@@ -17,8 +17,8 @@ public enum AgentInput: Sendable {
     case stateChanged
     /// A task list's folder changed: a task added, changed or removed (a sync, a task app, Done).
     case tasksChanged
-    /// A pop-up's button was pressed for a reminder.
-    case reminderAction(ReminderAction, id: String)
+    /// A pop-up's button (or Home Assistant's) was pressed for a reminder.
+    case reminderAction(ReminderAction, PressedReminder)
     /// A Done on a task was written where the task lives (off the loop): when it comes next
     /// (nil: completed), or why it was not.
     case taskCompleted(ReminderAction, id: String, task: TaskOrigin, Result<ICalendarTime?, TaskProblem>)

@@ -138,7 +138,8 @@ public final class AlarmAgent: Service {
             }
             current.pipeline.fireDueAlarms(now: Date())
             rearmTimer(&current)
-        case .reminderAction(let action, let id):
+        case .reminderAction(let action, let pressed):
+            guard let id = reminderID(of: pressed, current) else { return }
             // A task is completed where it lives: its file, which its app and every device that syncs it read
             // (once: a second Done, on a pop-up shown before, leaves its first completion). The
             // write is made off the loop (a folder on a slow disk, a task that takes long to move
@@ -201,6 +202,24 @@ public final class AlarmAgent: Service {
             if !current.tasksBeingWritten.isEmpty { current.tasksReadDuringWrite = true }
             reload(&current)
         }
+    }
+
+    /// The id a pressed button's reminder has now: a task's is found by its key, so that the
+    /// button acts on the task it showed, never on another that came to take its id meanwhile
+    /// (a member of a shared list added one whose UID begins as this one's); nil, said, when its
+    /// task is no longer in its list.
+    private func reminderID(of pressed: PressedReminder, _ current: AgentState) -> String? {
+        guard let key = pressed.taskKey else { return pressed.id }
+        guard let now = current.pipeline.taskKeys[key] else {
+            logger.warning("\(pressed.id): its task is no longer in its list (deleted, or moved to another): the button does nothing")
+            return nil
+        }
+        if now == pressed.id { return now }
+        // A place of a task at a collection's places: the same place of the task as it is now.
+        let isCollection = current.config.collections.contains { $0.id == now }
+        let id = isCollection ? ReminderCollection.placeNumber(of: pressed.id).map { "\(now)/\($0)" } ?? now : now
+        logger.info("\(pressed.id) is \(id) now (its list changed since its pop-up was shown): the button acts on it")
+        return id
     }
 
     /// A button's action on reminder `id`, taken by the pipeline (and every tracked device's).

@@ -96,9 +96,9 @@ extension Config {
     public var reminderSet: ReminderSet {
         var keys: [String: String] = [:]
         for list in taskLists {
-            for id in list.reminders.map(\.id) + list.collections.map(\.id) + list.alarms.map(\.id) {
-                if let key = list.stateKeys[id] { keys[key] = id }
-            }
+            let keyed = list.reminders.map { ($0.taskKey, $0.id) } + list.collections.map { ($0.template.taskKey, $0.id) }
+                + list.alarms.map { ($0.taskKey, $0.id) }
+            for case (let key?, let id) in keyed { keys[key] = id }
         }
         return ReminderSet(reminders: reminders, collections: collections, alarms: alarms, settings: settings, taskKeys: keys)
     }

@@ -39,6 +39,14 @@ public enum Announcement: Sendable, Equatable {
 
     /// The reminder's or alarm's id.
     public var id: String { subject.id }
+    /// The key of the task it is of (``Reminder/taskKey``): what a button on its pop-up names, so
+    /// that it acts on this task whatever id the task has by then. Nil for a config's.
+    public var taskKey: String? {
+        switch self {
+        case .crossing(let event): event.reminder.taskKey
+        case .alarm(let firing): firing.alarm.taskKey
+        }
+    }
     public var title: String { subject.title }
     public var notes: String? { subject.notes }
     /// How it is presented: the pop-up's look and the commands to run.
@@ -55,5 +63,23 @@ public enum Announcement: Sendable, Equatable {
     /// The tracked device a crossing is of (OwnTracks `user/device`); nil for this machine's own, and for an alarm.
     public var device: String? {
         if case .crossing(let event) = self { event.fix.tracker } else { nil }
+    }
+}
+
+/// The reminder a button was pressed for (a pop-up's Done or Snooze): the id it was shown with,
+/// and the key of its task, if it is a task's (``Announcement/taskKey``), which names that task
+/// even once another task of its list has come to take its id.
+public struct PressedReminder: Sendable, Equatable {
+    public var id: String
+    public var taskKey: String?
+
+    public init(id: String, taskKey: String? = nil) {
+        self.id = id
+        self.taskKey = taskKey
+    }
+
+    /// The one an announcement shows.
+    public init(_ announcement: Announcement) {
+        self.init(id: announcement.id, taskKey: announcement.taskKey)
     }
 }

@@ -123,6 +123,10 @@ public struct Reminder: Sendable, Equatable, Identifiable {
     public var schedule: ReminderSchedule
     /// When it speaks before you arrive (`approach_within`, `approach_eta`); empty: never.
     public var approach: ApproachRule
+    /// A task's reminder: the key its state is kept under (its task's UID, with `-2`... for its
+    /// other places), which no rename of its list, move of the task or other member's task
+    /// changes, as its id may. What a button on its pop-up names. Nil for a config's reminder.
+    public var taskKey: String?
 
     public init(
         id: String, title: String, notes: String? = nil, geometry: FenceGeometry, placeName: String? = nil,

@@ -83,11 +83,17 @@ public struct ReminderCollection: Sendable, Equatable {
         return collections.first { Reminder.slug($0.id) == slug }
     }
 
+    /// The place number a member id (`ID/n`) ends in, as ``member(_:)`` writes it; nil for another id.
+    public static func placeNumber(of id: String) -> Int? {
+        guard let slash = id.lastIndex(of: "/") else { return nil }
+        return placeNumber(id.utf8[id.utf8.index(after: slash)...])
+    }
+
     /// The id of the collection whose place `id` is (`shops` of `shops/12`); nil for an id that
     /// is no place's: one without a `/` and a place's number after it, as ``memberIndex(of:)``
     /// reads one (a task's, `errands/milk`; a time alarm's, `errands/milk/time-1`).
     public static func collectionID(ofPlace id: String) -> String? {
-        guard let slash = id.lastIndex(of: "/"), placeNumber(id.utf8[id.utf8.index(after: slash)...]) != nil else { return nil }
+        guard placeNumber(of: id) != nil, let slash = id.lastIndex(of: "/") else { return nil }
         return String(id[..<slash])
     }
 

@@ -10,10 +10,12 @@ public struct TimeAlarm: Sendable, Equatable, Identifiable {
     public var at: AlarmTime
     public var alert: ReminderAlert
     public var isEnabled: Bool
+    /// A task's time alarm: the key its state is kept under (`UID/time-1`...), as ``Reminder/taskKey``.
+    public var taskKey: String?
 
     public init(
         id: String, title: String, notes: String? = nil, at: AlarmTime, alert: ReminderAlert = ReminderAlert(),
-        isEnabled: Bool = true
+        isEnabled: Bool = true, taskKey: String? = nil
     ) {
         self.id = id
         self.title = title
@@ -21,6 +23,7 @@ public struct TimeAlarm: Sendable, Equatable, Identifiable {
         self.at = at
         self.alert = alert
         self.isEnabled = isEnabled
+        self.taskKey = taskKey
     }
 
     /// When the alarm should fire now (at `now`, in `zone`), given its lifecycle: its time, or

@@ -26,7 +26,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
     private let logger: Logger
     /// Seconds the snooze button silences a reminder, which its label names.
     private let snooze: Double
-    private let onAction: @Sendable (ReminderButton, String) -> Void
+    private let onAction: @Sendable (ReminderButton, PressedReminder) -> Void
     private let waiting = Mutex<[Announcement]>([])
     private let dropped = Mutex(0)
     /// Reminders whose pop-ups are to be closed.
@@ -50,7 +50,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
 
     /// `onAction` is called (on the GLib thread) with the button pressed and the reminder's id;
     /// the snooze button names `snooze` (seconds) as a person says it.
-    public init(logger: Logger, snooze: Double, onAction: @escaping @Sendable (ReminderButton, String) -> Void) {
+    public init(logger: Logger, snooze: Double, onAction: @escaping @Sendable (ReminderButton, PressedReminder) -> Void) {
         self.logger = logger
         self.snooze = snooze
         self.onAction = onAction
@@ -115,7 +115,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
         if actions {
             // Both buttons share one binding, released with the notification's actions (when
             // the notification is freed: at once if it could not be shown).
-            let shared = ActionBinding(notifier: self, reminder: announcement.id)
+            let shared = ActionBinding(notifier: self, reminder: PressedReminder(announcement))
             let context = Unmanaged.passRetained(shared).toOpaque()
             let pressed: NotifyActionCallback = { _, action, context in
                 guard let action, let context,
@@ -178,8 +178,8 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
     /// A pop-up is gone (closed and released): stop tracking it.
     fileprivate func forget(_ binding: ActionBinding) {
         guard let notification = binding.notification else { return }
-        glib.value.onScreen[binding.reminder]?.removeAll { $0 == notification }
-        if glib.value.onScreen[binding.reminder]?.isEmpty == true { glib.value.onScreen[binding.reminder] = nil }
+        glib.value.onScreen[binding.reminder.id]?.removeAll { $0 == notification }
+        if glib.value.onScreen[binding.reminder.id]?.isEmpty == true { glib.value.onScreen[binding.reminder.id] = nil }
     }
 
     private func lookForServer() {
@@ -218,11 +218,11 @@ private final class LoopCall {
 /// What a pop-up's buttons call back with.
 private final class ActionBinding {
     let notifier: DesktopNotifier
-    let reminder: String
+    let reminder: PressedReminder
     /// The pop-up, once shown.
     var notification: UnsafeMutablePointer<NotifyNotification>?
 
-    init(notifier: DesktopNotifier, reminder: String) {
+    init(notifier: DesktopNotifier, reminder: PressedReminder) {
         self.notifier = notifier
         self.reminder = reminder
     }

@@ -139,10 +139,6 @@ public struct TaskListLoad: Sendable {
     public var alarms: [TimeAlarm] = []
     /// Every task read (closed ones too), by id: the id of its first reminder, or the id it would have.
     public var tasks: [String: TaskOrigin] = [:]
-    /// Each reminder's and time alarm's key in the state file, by its id: its task's UID (with
-    /// `-2`... for its other places, `/time-1`... for its time alarms), which no rename of the
-    /// list nor move of the task changes.
-    public var stateKeys: [String: String] = [:]
     /// Each problem, with its file: a task passed over, or part of one.
     public var problems: [String] = []
     /// Why the list could not be read at all; nil when it was.
@@ -345,9 +341,9 @@ public enum TaskLists {
                 var shared = template
                 shared.id = id
                 shared.trigger = trigger
+                shared.taskKey = task.uid
                 load.collections.append(ReminderCollection(id: id, template: shared, places: collection.places, titleNamesPlace: false))
                 load.placesOf[id] = collection.id
-                load.stateKeys[id] = task.uid
             } else if case .success(let point) = ReminderRules.parseLocation(words) {
                 // A position pasted into the app's location field, as a map copies it.
                 places.append((TaskPlace(coordinate: point, radius: nil, name: nil), trigger))
@@ -366,8 +362,8 @@ public enum TaskLists {
             reminder.geometry = .circle(center: entry.place.coordinate, radius: radius)
             reminder.placeName = entry.place.name
             reminder.trigger = entry.trigger
+            reminder.taskKey = number == 0 ? task.uid : "\(task.uid)-\(number + 1)"
             load.reminders.append(reminder)
-            load.stateKeys[reminder.id] = number == 0 ? task.uid : "\(task.uid)-\(number + 1)"
         }
         var timeNumber = 0
         for alarm in task.alarms {
@@ -390,10 +386,9 @@ public enum TaskLists {
                 moment = anchor.moment(in: defaults.zones).addingTimeInterval(seconds)
             }
             timeNumber += 1
-            load.stateKeys["\(id)/time-\(timeNumber)"] = "\(task.uid)/time-\(timeNumber)"
             load.alarms.append(TimeAlarm(
                 id: "\(id)/time-\(timeNumber)", title: template.title, notes: template.notes, at: .instant(moment),
-                alert: defaults.template.alert))
+                alert: defaults.template.alert, taskKey: "\(task.uid)/time-\(timeNumber)"))
         }
     }
 

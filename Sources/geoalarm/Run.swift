@@ -73,9 +73,9 @@ struct Run: AsyncParsableCommand {
         // A button pressed (a pop-up's, or Home Assistant's after `origin`) is logged and goes
         // straight to the agent, which writes the state file for other processes.
         let snooze = config.snooze
-        let pressed = { @Sendable (button: ReminderButton, reminder: String, origin: String) in
-            logger.info("\(origin)\"\(button.label(snooze: snooze))\" pressed for reminder \(reminder)")
-            channel.continuation.yield(.reminderAction(button.action(at: Date(), snooze: snooze), id: reminder))
+        let pressed = { @Sendable (button: ReminderButton, reminder: PressedReminder, origin: String) in
+            logger.info("\(origin)\"\(button.label(snooze: snooze))\" pressed for reminder \(reminder.id)")
+            channel.continuation.yield(.reminderAction(button.action(at: Date(), snooze: snooze), reminder))
         }
         if headless || !config.notify {
             logger.info("headless: events are logged, no pop-ups")
@@ -98,7 +98,7 @@ struct Run: AsyncParsableCommand {
                     settings: settings, clientID: clientID, softwareVersion: GeoAlarm.configuration.version, ownPosition: source == .gpsd,
                     locationInterval: mqtt.ownTracks.locationInterval, unknownError: unknownError, snooze: snooze, keeper: keeper,
                     loop: loop, logger: logger
-                ) { pressed($0, $1, "homeassistant: ") }
+                ) { pressed($0, PressedReminder(id: $1), "homeassistant: ") }
             }
             // After the pop-ups (seen at once), before the hooks; Home Assistant's state before the
             // OwnTracks location that names the same regions.

@@ -350,6 +350,40 @@ struct TaskListLiveTests {
         #expect(desktop.shown.count == 1, "announced once: \(desktop.shown)")
     }
 
+    /// Another member of the shared list adds a task whose UID begins as yours does, while your
+    /// pop-up is on the screen: ids are made anew (yours grows longer, theirs takes your old one),
+    /// and your Done completes your task, the one the pop-up showed, never theirs.
+    @Test func aDoneActsOnTheTaskItShowedWhateverCameSince() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.object(["UID:pickupthekids-2026", "SUMMARY:Pick up the kids"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30))
+            .write(toFile: folder + "/mine.ics", atomically: true, encoding: .utf8)
+        let picker = try Command.temporaryScript("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F 'Pick up the kids'\n", named: "pick-\(UUID().uuidString)")
+        let desktop = try DesktopSession(
+            dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
+        let config = try Self.config([("Errands", folder, "")])
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
+        let agent = try Background(["run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
+                                   environment: desktop.environment)
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stdout.contains("arrive  errands/pickupth  "), "\(agent.stdout)")
+        #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
+        // Theirs, far from here: it fires nothing, and takes the id your pop-up was shown with.
+        let theirs = Self.object(["UID:pickupth", "SUMMARY:Pick up the kids"] + Self.appleArrive("38.70", "-9.40", radius: 30))
+        try theirs.write(toFile: folder + "/theirs.ics", atomically: true, encoding: .utf8)
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 2 reminders") }, "\(agent.stderr)")
+        #expect(try desktop.dunstctl(["context"]).status == 0)
+        #expect(agent.waitUntil { $0.stderr.contains("completed errands/pickupthekids2026 in task list Errands") }, "\(agent.stderr)")
+        #expect(agent.stderr.contains("errands/pickupth is errands/pickupthekids2026 now"), "\(agent.stderr)")
+        #expect(try String(contentsOfFile: folder + "/mine.ics", encoding: .utf8).contains("STATUS:COMPLETED"))
+        #expect(try String(contentsOfFile: folder + "/theirs.ics", encoding: .utf8) == theirs, "theirs is as they wrote it")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
     /// The pop-up's Done on a task whose folder cannot be written (mounted read-only for the
     /// agent alone, in a mount namespace of its own): never half of it. The task is neither
     /// written nor silenced, and the agent says so, with what to do; its file is as it was.
