@@ -180,6 +180,19 @@ func checkMultistatus(_ bytes: [UInt8]) {
         if let status = response.status, !(100...599).contains(status) { fatalError("a status of \(status)") }
     }
     guard objectBytes <= bytes.count else { fatalError("objects of \(objectBytes) bytes from a \(bytes.count)-byte answer") }
+    // Each href is taken only as a member of the collection, on its server, written one way
+    // (taken again, the same); and Done on each object is refused, or made with only the
+    // completion's lines changed (the ical target's checks).
+    let collection = "https://dav.example/ana/tasks/"
+    for response in answer.responses {
+        if let member = ServerAddress.member(response.href, of: collection) {
+            let name = member.dropFirst("/ana/tasks/".count)
+            guard member.hasPrefix("/ana/tasks/"), !name.isEmpty, !name.contains("/"), name != ".", name != "..",
+                  ServerAddress.member(member, of: collection) == member
+            else { fatalError("\(response.href.debugDescription) taken as \(member.debugDescription), no member of \(collection)") }
+        }
+        if let data = response.calendarData { checkICalendar(data) }
+    }
 }
 
 /// A refusal's `WWW-Authenticate`, as a server sends it: each scheme named is a token of the
