@@ -107,10 +107,18 @@ public struct Vdir: Sendable {
 
     /// Puts `bytes` in place of the file at `path`, when it still holds `expected` (nil: it must
     /// not exist yet); the folder's new entry is synced.
+    ///
+    /// Another writer's file put in its place meanwhile (vdirsyncer renames each file it brings)
+    /// is never written over: right before the rename the file there must still be the one read,
+    /// the same file (device and inode, as first seen) with the same bytes. What remains is the
+    /// span of one `stat` and one `rename` (microseconds): a rename of another writer's that
+    /// lands in it is replaced by this one, as between any two writers that rename.
     public func write(_ bytes: [UInt8], to path: String, replacing expected: [UInt8]?) throws(WriteProblem) {
         var destination = path
+        var identity: FileIdentity?
         if let expected {
             destination = try file(at: path, holding: expected)
+            identity = FileIdentity(destination)
         } else if (try? System.linkStatus(path)) ?? nil != nil {
             throw .changed
         }
@@ -127,8 +135,11 @@ public struct Vdir: Sendable {
             throw .failed("\(temporary): \(error.reason)")
         }
         // The last look, as close to the rename as can be: another writer's change since wins.
+        // Its bytes, then the file's identity: a rename that lands after the look opened the
+        // file (the look read the file it replaced) shows as another file.
         if let expected {
-            guard case .success(let current) = readObject(path), current == expected else {
+            guard case .success(let current) = readObject(path), current == expected, let identity, FileIdentity(destination) == identity
+            else {
                 System.unlink(temporary)
                 throw .changed
             }
@@ -140,6 +151,23 @@ public struct Vdir: Sendable {
             throw .failed("\(destination): \(error.reason)")
         }
         syncFolder()
+    }
+
+    /// Which file a path names: its device and inode, and when it was last changed.
+    private struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var changed: timespec
+
+        init?(_ path: String) {
+            guard let status = (try? System.linkStatus(path)) ?? nil else { return nil }
+            (device, inode, changed) = (UInt64(status.st_dev), UInt64(status.st_ino), status.st_ctim)
+        }
+
+        static func == (one: Self, other: Self) -> Bool {
+            one.device == other.device && one.inode == other.inode && one.changed.tv_sec == other.changed.tv_sec
+                && one.changed.tv_nsec == other.changed.tv_nsec
+        }
     }
 
     /// Deletes the file at `path`, when it still holds `expected` (a link: its target, then the link).
