@@ -45,6 +45,8 @@ public final class ServerTaskLists: Sendable {
         public var problem: Trouble?
         /// How many requests the look made.
         public var requests = 0
+        /// The tasks of the server's the look left out, each with why (an object over its bound).
+        public var passedOver: [String] = []
     }
 
     /// Sends `list`'s waiting writes and brings its copy up to date.
@@ -72,6 +74,7 @@ public final class ServerTaskLists: Sendable {
         case .success(let refresh):
             outcome.changed = outcome.changed || refresh.changed
             outcome.requests = refresh.requests
+            outcome.passedOver = refresh.passedOver
         case .failure(let problem):
             forgetPassword(on: problem, of: server)
             outcome.problem = .server(problem)

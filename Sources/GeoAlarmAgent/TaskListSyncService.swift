@@ -116,6 +116,7 @@ public final class TaskListSyncService: Service {
         let name = "task list \(list.name) (\(list.location))"
         if outcome.sent > 0 { logger.info("\(name): \(outcome.sent) change\(outcome.sent == 1 ? "" : "s") sent to the server") }
         for dropped in outcome.dropped { logger.error("\(name): a change cannot be made and is dropped: \(dropped)") }
+        for passed in outcome.passedOver { logger.warning("\(name): \(passed)") }
         if let problem = outcome.problem {
             if troubles[list.name] != problem.description {
                 let copy = ((try? servers.cache.cachedList(list.name)) ?? nil) != nil

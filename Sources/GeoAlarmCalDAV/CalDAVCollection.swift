@@ -167,10 +167,17 @@ public struct CalDAVCollection: Sendable {
         }
     }
 
+    /// What a calendar-multiget brought: the objects by href, and those left out for their size.
+    public struct Fetched: Sendable {
+        public var objects: [String: CachedList.Object] = [:]
+        /// The hrefs of objects over ``Vdir/largestObject``, with their size.
+        public var tooLarge: [(href: String, size: Int)] = []
+    }
+
     /// The objects at `hrefs` (calendar-multiget, a hundred at a time), with their ETags; one
-    /// over ``Vdir/largestObject`` is left out.
-    public func objects(_ hrefs: [String]) async -> Result<[String: CachedList.Object], CalDAVProblem> {
-        var found: [String: CachedList.Object] = [:]
+    /// over ``Vdir/largestObject`` is left out, and named.
+    public func objects(_ hrefs: [String]) async -> Result<Fetched, CalDAVProblem> {
+        var fetched = Fetched()
         var start = 0
         while start < hrefs.count {
             let chunk = hrefs[start..<min(start + Self.batch, hrefs.count)]
@@ -186,12 +193,16 @@ public struct CalDAVCollection: Sendable {
             case .failure(let problem): return .failure(problem)
             case .success(let (answer, member)):
                 for response in answer.responses {
-                    guard let data = response.calendarData, data.count <= Vdir.largestObject, let href = member(response.href) else { continue }
-                    found[href] = CachedList.Object(etag: response.etag, bytes: data)
+                    guard let data = response.calendarData, let href = member(response.href) else { continue }
+                    guard data.count <= Vdir.largestObject else {
+                        fetched.tooLarge.append((href, data.count))
+                        continue
+                    }
+                    fetched.objects[href] = CachedList.Object(etag: response.etag, bytes: data)
                 }
             }
         }
-        return .success(found)
+        return .success(fetched)
     }
 
     /// One object and its ETag: as a look reads it (a calendar-multiget, whose `getetag` is the
@@ -202,7 +213,8 @@ public struct CalDAVCollection: Sendable {
         guard let target = target(of: href) else { return .failure(.notAMember(href)) }
         switch await objects([href]) {
         case .success(let found):
-            if let object = found[member(href) ?? href] { return .success(object) }
+            if let object = found.objects[member(href) ?? href] { return .success(object) }
+            if !found.tooLarge.isEmpty { return .failure(.malformed("an object over \(DisplayText.size(Vdir.largestObject))")) }
         // A server not reached is not tried again at once: the GET would wait out the same timeout.
         case .failure(.unreachable(let reason)): return .failure(.unreachable(reason))
         case .failure: break

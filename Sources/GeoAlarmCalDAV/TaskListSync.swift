@@ -31,6 +31,8 @@ public struct TaskListSync: Sendable {
         public var changed: Bool
         /// How many requests it took.
         public var requests: Int
+        /// The tasks left out, each with why (an object over its bound).
+        public var passedOver: [String] = []
     }
 
     /// Brings the copy up to date.
@@ -61,6 +63,7 @@ public struct TaskListSync: Sendable {
         }
         var update = CachedList.Update(url: collection.url, ctag: own.ctag, syncToken: own.syncToken)
         var wanted: [String] = []
+        var passedOver: [String] = []
         var incremental = false
         if let cached, let token = cached.syncToken, own.syncToken != nil {
             // A token the server no longer takes (403, 409) is looked at again whole.
@@ -92,7 +95,9 @@ public struct TaskListSync: Sendable {
             switch await collection.objects(wanted) {
             case .failure(let problem): return .failure(problem)
             // Only tasks are kept: a collection may hold events too.
-            case .success(let objects): update.put = objects.filter { $0.value.bytes.holdsTask }
+            case .success(let fetched):
+                update.put = fetched.objects.filter { $0.value.bytes.holdsTask }
+                passedOver = fetched.tooLarge.map { "\($0.href): an object of \(DisplayText.size($0.size)), over \(DisplayText.size(Vdir.largestObject)): passed over" }
             }
         }
         // A change still waiting for the server stays made in the copy of a task fetched anew.
@@ -110,7 +115,8 @@ public struct TaskListSync: Sendable {
         } catch {
             return .failure(.malformed("the copy cannot be kept: \(error)"))
         }
-        return .success(Refresh(changed: cached == nil || !update.put.isEmpty || !update.removed.isEmpty, requests: requests))
+        return .success(Refresh(
+            changed: cached == nil || !update.put.isEmpty || !update.removed.isEmpty, requests: requests, passedOver: passedOver))
     }
 
     /// The most sync-collection reports one look makes, following a server that gives its

@@ -91,6 +91,7 @@ struct FetchedTaskLists {
             let outcome = await fetched.servers.sync(list)
             fetched.outcomes[list.name] = outcome
             for dropped in outcome.dropped { Diagnostics.error("task list \(list.name): a change cannot be made and is dropped: \(dropped)") }
+            for passed in outcome.passedOver { Diagnostics.logger.warning("task list \(list.name): \(passed)") }
             if let problem = outcome.problem, !quietly {
                 let copy = ((try? cache.cachedList(list.name)) ?? nil) == nil ? "there is no copy of it yet" : "its last copy is used"
                 Diagnostics.logger.warning("task list \(list.name) (\(list.location)): \(problem); \(copy)")

@@ -57,7 +57,7 @@ struct CalDAVClientTests {
         #expect(await tasks.put(Self.task("bread", "Buy bread"), at: href, ifMatch: nil) == .failure(.changed))
         // Only over its ETag.
         #expect(await tasks.put(Self.task("bread", "Buy rye bread"), at: href, ifMatch: "\"not-it\"") == .failure(.changed))
-        let fetched = try await tasks.objects([href]).get()
+        let fetched = try await tasks.objects([href]).get().objects
         let text = String(decoding: fetched[href]?.bytes ?? [], as: UTF8.self)
         #expect(text.contains("SUMMARY:Buy bread"), "\(fetched)")
         if let etag { #expect(fetched[href]?.etag == etag) }

@@ -98,4 +98,17 @@ struct HostileHrefsTests {
         #expect(!server.stderrLines.contains { $0.hasPrefix("PUT") }, "\(server.stderrLines)")
         #expect(try !TaskEdits.isClosed(cache.cachedList("L")?.objects["/tasks/task-1.ics"]?.bytes ?? [], uid: "task-1"))
     }
+
+    /// An object over the bound (1 MiB) is left out of the copy, and named with its size: it is
+    /// not dropped without a word.
+    @Test func anObjectOverItsBoundIsNamed() async throws {
+        let (server, url) = try HostileDAV.start("huge-object")
+        defer { server.stop() }
+        let cache = MemoryTaskListCache()
+        let sync = TaskListSync(name: "L", collection: CalDAVCollection(client: CalDAVClientTests.client, url: url, settings: WebSettings()), cache: cache)
+        let look = try await sync.refresh().get()
+        #expect(cache.cachedList("L")?.objects.keys.sorted() == ["/tasks/task-1.ics"])
+        #expect(look.passedOver.count == 1 && look.passedOver[0].hasPrefix("/tasks/task-2.ics: an object of 2.2 MiB, over 1 MiB: passed over"),
+                "\(look.passedOver)")
+    }
 }

@@ -59,6 +59,8 @@ request on stderr:
     no-etags            a collection of task-1 that gives no ETag (in a multiget, a query nor a
                         GET); a PUT with If-None-Match: * is refused (412, the task is there),
                         any other PUT is made (204, logged as `PUT over CONDITION`)
+    huge-object         a collection of task-1 and task-2, whose object is 2.3 MB (a long
+                        DESCRIPTION)
     read-only           a collection of task-1 shared read-only: every PUT and DELETE is
                         answered 403 with DAV:need-privileges (RFC 3744), as Nextcloud does
     foreign-hrefs:URL   a collection (Basic, ana:secret) whose answers name task-1 and beside it
@@ -447,6 +449,17 @@ class Handler(BaseHTTPRequestHandler):
             return moved(self, request, int(MODE.split(":")[1]), MODE.split(":")[2:] == ["absolute"])
         if MODE.startswith("digest:"):
             return digest(self, request, *MODE.split(":")[1:3], once=MODE.endswith(":once"))
+        if MODE == "huge-object":
+            if self.command == "PROPFIND":
+                return self.answer(207, multistatus([COLLECTION]))
+            hrefs = ["/tasks/task-1.ics", "/tasks/task-2.ics"]
+            if self.command == "REPORT" and "calendar-multiget" in request:
+                huge = TASK.replace("task-1", "task-2").replace("SUMMARY:", "DESCRIPTION:" + "x" * 2_300_000 + "\r\nSUMMARY:")
+                items = [response(href, f'<d:getetag>"{n}"</d:getetag><c:calendar-data>{data.replace(chr(13), "&#13;")}</c:calendar-data>')
+                         for n, (href, data) in enumerate(zip(hrefs, [TASK, huge]))]
+                return self.answer(207, multistatus(items))
+            if self.command == "REPORT":
+                return self.answer(207, multistatus([response(href, f'<d:getetag>"{n}"</d:getetag>') for n, href in enumerate(hrefs)]))
         if MODE == "no-etags":
             if self.command == "PUT":
                 condition = self.headers.get("If-Match") or (self.headers.get("If-None-Match") and "If-None-Match") or "nothing"
