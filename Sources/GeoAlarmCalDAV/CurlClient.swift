@@ -104,9 +104,17 @@ public final class CurlClient: Sendable {
     /// server's last challenge. Not in `state`: `deinit` frees them, on whatever thread.
     private let keptHandles = Mutex<[String: KeptHandle]>([:])
 
-    /// An easy handle between two requests: used on the loop's thread only, freed by `deinit`.
+    /// An easy handle between two requests. Sendable only to sit in `keptHandles`: it is put
+    /// there and taken out on the loop's thread alone (``takeKept(_:)``, ``keep(_:answered:)``
+    /// trap elsewhere), and `deinit`, when no request can run any more, frees what is left.
     private struct KeptHandle: @unchecked Sendable {
         let handle: UnsafeMutableRawPointer
+    }
+
+    /// The handle kept under `key`, taken out (on the loop's thread only).
+    private func takeKept(_ key: String) -> UnsafeMutableRawPointer? {
+        precondition(loop.isCurrent, "a kept libcurl handle taken off the loop's thread")
+        return keptHandles.withLock { $0.removeValue(forKey: key)?.handle }
     }
     private let counted = Mutex(Traffic())
 
@@ -250,7 +258,7 @@ public final class CurlClient: Sendable {
         _ request: WebRequest, settings: WebSettings, reusing: Bool, done: @escaping @Sendable (WebResponse, Bool) -> Void
     ) {
         let reuseKey = Self.reuseKey(request, settings: settings)
-        let kept = reusing ? reuseKey.flatMap { key in keptHandles.withLock { $0.removeValue(forKey: key)?.handle } } : nil
+        let kept = reusing ? reuseKey.flatMap(takeKept) : nil
         guard let multi = multiHandle(), let handle = kept ?? curl_easy_init() else {
             return done(.failure(.unanswered("libcurl could not start a request")), false)
         }
@@ -487,6 +495,7 @@ public final class CurlClient: Sendable {
         for option in [CURLOPT_ERRORBUFFER, CURLOPT_HTTPHEADER, CURLOPT_WRITEDATA, CURLOPT_HEADERDATA] {
             guard geoalarm_curl_easy_setopt_pointer(transfer.handle, option, nil) == CURLE_OK else { return false }
         }
+        precondition(loop.isCurrent, "a libcurl handle kept off the loop's thread")
         let handle = KeptHandle(handle: transfer.handle)
         return keptHandles.withLock { kept in
             guard kept[key] == nil else { return false }

@@ -98,6 +98,24 @@ public struct XMLScanner {
         return Self.equal(bytes[start..<name.endIndex], local)
     }
 
+    /// A tag's namespace prefix (`d` of `d:multistatus`); empty when it has none.
+    public func prefix(of tag: Tag) -> Substring {
+        let name = string(tag.name)
+        return name.firstIndex(of: ":").map { name[..<$0] } ?? ""
+    }
+
+    /// The namespaces the last start tag declares (`xmlns="DAV:"`, `xmlns:c="urn:..."`): each
+    /// prefix (empty for the default namespace) with its name, references decoded.
+    public var declaredNamespaces: [(prefix: String, name: String)] {
+        attributes.compactMap { attribute in
+            let written = string(attribute.name)
+            let value = String(decoding: characters(attribute.value, hasReferences: bytes[attribute.value].contains(UInt8(ascii: "&"))), as: UTF8.self)
+            if written == "xmlns" { return ("", value) }
+            guard written.hasPrefix("xmlns:") else { return nil }
+            return (String(written.dropFirst("xmlns:".count)), value)
+        }
+    }
+
     /// A tag's name as written, its prefix too (`d:multistatus`, `html`): for a message.
     public func writtenName(of tag: Tag) -> String {
         string(tag.name)

@@ -3,7 +3,9 @@ import GeoAlarmScanners
 /// A WebDAV `multistatus` answer (RFC 4918; CalDAV's REPORTs, RFC 4791; sync-collection, RFC 6578),
 /// read for what geoalarm asks: per resource its address, its status, and the properties found
 /// (a `200` propstat's), among them a task's ETag and its object; and the collection's new sync
-/// token. Elements are matched by their local name, whatever prefix the server gives them.
+/// token. Elements are matched by their namespace and local name, as WebDAV asks (RFC 4918,
+/// 17): `DAV:`'s, CalDAV's (`urn:ietf:params:xml:ns:caldav`) and CalendarServer's `getctag`,
+/// whatever prefix the server binds them to; another namespace's `href` is not DAV's.
 ///
 /// Bounded by its caller (the answer's size); a document that is not well-formed, or not a
 /// multistatus, is refused with its line.
@@ -51,11 +53,16 @@ public struct Multistatus: Sendable, Equatable {
         var found = Response()
         var propstatStatus: Int?
         var text: [UInt8] = []
+        // The namespaces in scope at each open element: its declarations over its parent's.
+        var scopes: [[String: String]] = []
         do {
             while let event = try scanner.next() {
                 switch event {
                 case .start(let tag):
-                    let name = localName(of: tag, in: scanner)
+                    var scope = scopes.last ?? [:]
+                    for (prefix, name) in scanner.declaredNamespaces { scope[prefix] = name }
+                    scopes.append(scope)
+                    let name = knownName(of: tag, in: scanner, namespaces: scope)
                     if path.isEmpty, name != "multistatus" {
                         let root = String(scanner.writtenName(of: tag).prefix(40))
                         throw Problem(description: "the answer is no WebDAV multistatus (its root element is <\(root)>: a login page, or a proxy's)")
@@ -79,6 +86,7 @@ public struct Multistatus: Sendable, Equatable {
                         throw Problem(description: "line \(tag.line): text that is not UTF-8")
                     }
                     let name = path.removeLast()
+                    scopes.removeLast()
                     let parent = path.last
                     let value = XMLScanner.trimmed(text)
                     switch (name, parent) {
@@ -111,17 +119,22 @@ public struct Multistatus: Sendable, Equatable {
         return result
     }
 
-    /// An element's name without its namespace prefix.
-    private static func localName(of tag: XMLScanner.Tag, in scanner: XMLScanner) -> String {
-        for name in known where scanner.tag(tag, isNamed: name) { return name.description }
+    /// The local name of an element this reader looks at, when it is in that name's namespace
+    /// (its prefix bound in `namespaces`, the empty one for the default); "other" for any else.
+    private static func knownName(of tag: XMLScanner.Tag, in scanner: XMLScanner, namespaces: [String: String]) -> String {
+        guard let namespace = namespaces[String(scanner.prefix(of: tag))] else { return "other" }
+        for (name, owner) in known where owner == namespace && scanner.tag(tag, isNamed: name) { return name.description }
         return "other"
     }
 
-    /// The names this reader looks at (StaticStrings, as the scanner compares them).
-    private static let known: [StaticString] = [
-        "multistatus", "response", "href", "status", "propstat", "prop", "getetag", "calendar-data", "getctag", "sync-token",
-        "displayname", "current-user-principal", "calendar-home-set", "resourcetype", "calendar", "supported-calendar-component-set",
-        "comp",
+    static let dav = "DAV:", calDAV = "urn:ietf:params:xml:ns:caldav", calendarServer = "http://calendarserver.org/ns/"
+
+    /// The names this reader looks at (StaticStrings, as the scanner compares them), each with its namespace.
+    private static let known: [(StaticString, String)] = [
+        ("multistatus", dav), ("response", dav), ("href", dav), ("status", dav), ("propstat", dav), ("prop", dav),
+        ("getetag", dav), ("sync-token", dav), ("displayname", dav), ("current-user-principal", dav), ("resourcetype", dav),
+        ("calendar-data", calDAV), ("calendar-home-set", calDAV), ("calendar", calDAV), ("supported-calendar-component-set", calDAV),
+        ("comp", calDAV), ("getctag", calendarServer),
     ]
 
     /// `HTTP/1.1 404 Not Found`'s 404; nil when it is no status (three digits, 100 to 599).

@@ -129,4 +129,29 @@ struct MultistatusTests {
         #expect(AuthScheme.schemeNames(header) == names)
         #expect(AuthScheme(challenges: header) == scheme)
     }
+
+    /// Names are matched in their namespace, as WebDAV asks: DAV's in a default namespace or
+    /// under any prefix (one rebound inside the answer too), and a name of another namespace
+    /// (an `href` or `calendar-data` of an extension's) is no DAV or CalDAV name.
+    @Test func namesAreMatchedInTheirNamespace() throws {
+        let answer = try Self.parse("""
+            <multistatus xmlns="DAV:" xmlns:x="http://example.com/ns">
+             <response xmlns:C="urn:ietf:params:xml:ns:caldav">
+              <x:href>/elsewhere/evil.ics</x:href>
+              <href>/ana/tasks/a.ics</href>
+              <propstat><prop><getetag>"1"</getetag><x:calendar-data>BEGIN:EVIL</x:calendar-data>
+               <C:calendar-data>BEGIN:VCALENDAR</C:calendar-data></prop><status>HTTP/1.1 200 OK</status></propstat>
+             </response>
+             <response xmlns:d="http://example.com/not-dav">
+              <href>/ana/tasks/b.ics</href>
+              <propstat><prop><d:getetag>"forged"</d:getetag><getetag>"2"</getetag></prop><status>HTTP/1.1 200 OK</status></propstat>
+             </response>
+            </multistatus>
+            """)
+        #expect(answer.responses.map(\.href) == ["/ana/tasks/a.ics", "/ana/tasks/b.ics"])
+        #expect(answer.responses.map(\.etag) == ["\"1\"", "\"2\""])
+        #expect(answer.responses.first?.calendarData == Array("BEGIN:VCALENDAR".utf8))
+        // A multistatus in no namespace is no DAV answer.
+        #expect(throws: Multistatus.Problem.self) { try Self.parse("<multistatus><response><href>/a</href></response></multistatus>") }
+    }
 }
