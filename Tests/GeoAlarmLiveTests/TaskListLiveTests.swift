@@ -320,66 +320,83 @@ struct TaskListLiveTests {
         #expect(events == ["arrive errands/rfcbread", "arrive errands/rfcferry"], "\(agent.stdout)")
     }
 
+    /// A vdir Errands of one task, the file `file` of `lines`; a desktop whose dunst presses Done
+    /// on the pop-up for `title`; gpsd playing the walk to the bakery. Each test starts the agent
+    /// (``agent(under:environment:)``), plays the walk and presses; the folder goes with it.
+    final class DoneAtTheBakery {
+        let folder: String
+        let config: String
+        let desktop: DesktopSession
+        let gpsd: GPSFake
+
+        init(task lines: [String], file: String, pressingDoneOn title: String) throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try TaskListLiveTests.object(lines).write(toFile: folder + "/" + file, atomically: true, encoding: .utf8)
+            desktop = try CalDAVLiveTests.desktopPressingDone(on: title)
+            config = try TaskListLiveTests.config([("Errands", folder, "")])
+            gpsd = try GPSFake()
+            try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
+        }
+
+        deinit {
+            gpsd.stop()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+
+        /// `geoalarm run` on the walk (behind `wrapper`, a command that runs the rest, when given).
+        func agent(under wrapper: [String] = [], environment: [String: String] = [:]) throws -> Background {
+            let run = ["run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"]
+            let merged = desktop.environment.merging(environment) { $1 }
+            guard let program = wrapper.first else { return try Background(run, environment: merged) }
+            return try Background(Array(wrapper.dropFirst()) + [Command.binary.path] + run, executable: URL(fileURLWithPath: program), environment: merged)
+        }
+
+        /// Plays the walk to `agent` and presses Done on the one pop-up it shows.
+        func walkAndPressDone(_ agent: Background) throws {
+            #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+            #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
+            #expect(try desktop.dunstctl(["context"]).status == 0)
+        }
+    }
+
     /// The pop-up's Done on a daily task moves it on to tomorrow in its file: the agent says so,
     /// reads the list again and keeps the task, silent until then.
     @Test func thePopUpsDoneMovesARepeatingTaskOn() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try Self.object(["UID:daily-bread", "SUMMARY:Buy bread", "DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=DAILY"]
-                        + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30))
-            .write(toFile: folder + "/daily-bread.ics", atomically: true, encoding: .utf8)
-        let picker = try Command.temporaryScript("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F 'Buy bread'\n", named: "pick-\(UUID().uuidString)")
-        let desktop = try DesktopSession(
-            dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
-        let config = try Self.config([("Errands", folder, "")])
-        let gpsd = try GPSFake()
-        defer { gpsd.stop() }
-        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
-        let agent = try Background(["run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
-                                   environment: desktop.environment.merging(["TZ": "UTC"]) { $1 })
-        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
-        #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
-        #expect(try desktop.dunstctl(["context"]).status == 0)
+        let walk = try DoneAtTheBakery(
+            task: ["UID:daily-bread", "SUMMARY:Buy bread", "DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=DAILY"]
+                + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30), file: "daily-bread.ics", pressingDoneOn: "Buy bread")
+        let agent = try walk.agent(environment: ["TZ": "UTC"])
+        try walk.walkAndPressDone(agent)
         #expect(agent.waitUntil { $0.stderr.contains("moved errands/dailybre on (it repeats) to ") }, "\(agent.stderr)")
-        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminder") }, "the list read again: \(agent.stderr)")
-        let text = try String(contentsOfFile: folder + "/daily-bread.ics", encoding: .utf8)
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(walk.config): 1 reminder") }, "the list read again: \(agent.stderr)")
+        let text = try String(contentsOfFile: walk.folder + "/daily-bread.ics", encoding: .utf8)
         #expect(!text.contains("DTSTART;VALUE=DATE:20260101") && !text.contains("STATUS:COMPLETED"), "\(text)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
-        #expect(desktop.shown.count == 1, "announced once: \(desktop.shown)")
+        #expect(walk.desktop.shown.count == 1, "announced once: \(walk.desktop.shown)")
     }
 
     /// Another member of the shared list adds a task whose UID begins as yours does, while your
     /// pop-up is on the screen: ids are made anew (yours grows longer, theirs takes your old one),
     /// and your Done completes your task, the one the pop-up showed, never theirs.
     @Test func aDoneActsOnTheTaskItShowedWhateverCameSince() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try Self.object(["UID:pickupthekids-2026", "SUMMARY:Pick up the kids"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30))
-            .write(toFile: folder + "/mine.ics", atomically: true, encoding: .utf8)
-        let picker = try Command.temporaryScript("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F 'Pick up the kids'\n", named: "pick-\(UUID().uuidString)")
-        let desktop = try DesktopSession(
-            dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
-        let config = try Self.config([("Errands", folder, "")])
-        let gpsd = try GPSFake()
-        defer { gpsd.stop() }
-        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
-        let agent = try Background(["run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
-                                   environment: desktop.environment)
-        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        let walk = try DoneAtTheBakery(
+            task: ["UID:pickupthekids-2026", "SUMMARY:Pick up the kids"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30),
+            file: "mine.ics", pressingDoneOn: "Pick up the kids")
+        let agent = try walk.agent()
+        #expect(try walk.gpsd.playThrough(to: agent), "\(agent.stderr)")
         #expect(agent.stdout.contains("arrive  errands/pickupth  "), "\(agent.stdout)")
-        #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
+        #expect(walk.desktop.waitUntilShown(1), "\(walk.desktop.shown) \(agent.stderr)")
         // Theirs, far from here: it fires nothing, and takes the id your pop-up was shown with.
         let theirs = Self.object(["UID:pickupth", "SUMMARY:Pick up the kids"] + Self.appleArrive("38.70", "-9.40", radius: 30))
-        try theirs.write(toFile: folder + "/theirs.ics", atomically: true, encoding: .utf8)
-        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 2 reminders") }, "\(agent.stderr)")
-        #expect(try desktop.dunstctl(["context"]).status == 0)
+        try theirs.write(toFile: walk.folder + "/theirs.ics", atomically: true, encoding: .utf8)
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(walk.config): 2 reminders") }, "\(agent.stderr)")
+        #expect(try walk.desktop.dunstctl(["context"]).status == 0)
         #expect(agent.waitUntil { $0.stderr.contains("completed errands/pickupthekids2026 in task list Errands") }, "\(agent.stderr)")
         #expect(agent.stderr.contains("errands/pickupth is errands/pickupthekids2026 now"), "\(agent.stderr)")
-        #expect(try String(contentsOfFile: folder + "/mine.ics", encoding: .utf8).contains("STATUS:COMPLETED"))
-        #expect(try String(contentsOfFile: folder + "/theirs.ics", encoding: .utf8) == theirs, "theirs is as they wrote it")
+        #expect(try String(contentsOfFile: walk.folder + "/mine.ics", encoding: .utf8).contains("STATUS:COMPLETED"))
+        #expect(try String(contentsOfFile: walk.folder + "/theirs.ics", encoding: .utf8) == theirs, "theirs is as they wrote it")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
     }
@@ -388,34 +405,21 @@ struct TaskListLiveTests {
     /// agent alone, in a mount namespace of its own): never half of it. The task is neither
     /// written nor silenced, and the agent says so, with what to do; its file is as it was.
     @Test func aDoneThatCannotBeWrittenLeavesTheTaskOpen() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let task = Self.object(["UID:bread", "SUMMARY:Buy bread"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30))
-        try task.write(toFile: folder + "/bread.ics", atomically: true, encoding: .utf8)
-        let picker = try Command.temporaryScript("#!/bin/sh\ngrep -F '#Done (' | grep -m1 -F 'Buy bread'\n", named: "pick-\(UUID().uuidString)")
-        let desktop = try DesktopSession(
-            dunstConfig: DesktopTests.dunstrc.replacingOccurrences(of: "[global]\n", with: "[global]\n    dmenu = \(picker)\n"))
-        let config = try Self.config([("Errands", folder, "")])
-        let gpsd = try GPSFake()
-        defer { gpsd.stop() }
-        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
-        let agent = try Background(
-            ["--user", "--map-root-user", "--mount", "/bin/sh", "-c",
-             #"mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@""#, folder,
-             Command.binary.path, "run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
-            executable: URL(fileURLWithPath: "/usr/bin/unshare"), environment: desktop.environment)
+        let task = ["UID:bread", "SUMMARY:Buy bread"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)
+        let walk = try DoneAtTheBakery(task: task, file: "bread.ics", pressingDoneOn: "Buy bread")
+        let agent = try walk.agent(under: [
+            "/usr/bin/unshare", "--user", "--map-root-user", "--mount", "/bin/sh", "-c",
+            #"mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@""#, walk.folder,
+        ])
         defer {
             agent.signal(SIGKILL)
             _ = agent.exitStatus()
         }
-        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
-        #expect(desktop.waitUntilShown(1), "\(desktop.shown) \(agent.stderr)")
-        #expect(try desktop.dunstctl(["context"]).status == 0)
+        try walk.walkAndPressDone(agent)
         #expect(agent.waitUntil { $0.stderr.contains("cannot complete errands/bread in task list Errands") }, "\(agent.stderr)")
         #expect(agent.stderr.contains("it stays open, here and there (press Done again once that is mended)"), "\(agent.stderr)")
         #expect(!agent.stderr.contains("completed errands/bread"), "\(agent.stderr)")
-        #expect(try String(contentsOfFile: folder + "/bread.ics", encoding: .utf8) == task)
+        #expect(try String(contentsOfFile: walk.folder + "/bread.ics", encoding: .utf8) == Self.object(task))
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
