@@ -139,6 +139,8 @@ public struct TaskListLoad: Sendable {
     public var alarms: [TimeAlarm] = []
     /// Every task read (closed ones too), by id: the id of its first reminder, or the id it would have.
     public var tasks: [String: TaskOrigin] = [:]
+    /// The task of each reminder and time alarm whose id is not its task's own (`ID-2`, `ID/time-1`), by that id.
+    var taskOfID: [String: String] = [:]
     /// Each problem, with its file: a task passed over, or part of one.
     public var problems: [String] = []
     /// Why the list could not be read at all; nil when it was.
@@ -161,12 +163,15 @@ public struct TaskListLoad: Sendable {
         return text
     }
 
-    /// The origin of task `id` (a reminder's, a time alarm's or a closed task's).
+    /// The origin of task `id` (a reminder's, a time alarm's, a place's of a task at a
+    /// collection's places, or a closed task's): only an id the list gave, never one that merely
+    /// begins with a task's (another task's id may, `errands/ab-2` beside `errands/ab`).
     public func origin(of id: String) -> TaskOrigin? {
         if let origin = tasks[id] { return origin }
-        // A task's second place, or one of its time alarms, belongs to its task.
-        for (taskID, origin) in tasks where id.hasPrefix(taskID + "-") || id.hasPrefix(taskID + "/") { return origin }
-        return nil
+        if let task = taskOfID[id] { return tasks[task] }
+        // A place of a task at a collection's places belongs to its task.
+        guard let collection = collections.first(where: { $0.memberIndex(of: id) != nil }) else { return nil }
+        return tasks[collection.id]
     }
 }
 
@@ -363,6 +368,7 @@ public enum TaskLists {
             reminder.placeName = entry.place.name
             reminder.trigger = entry.trigger
             reminder.taskKey = number == 0 ? task.uid : "\(task.uid)-\(number + 1)"
+            if number > 0 { load.taskOfID[reminder.id] = id }
             load.reminders.append(reminder)
         }
         var timeNumber = 0
@@ -386,6 +392,7 @@ public enum TaskLists {
                 moment = anchor.moment(in: defaults.zones).addingTimeInterval(seconds)
             }
             timeNumber += 1
+            load.taskOfID["\(id)/time-\(timeNumber)"] = id
             load.alarms.append(TimeAlarm(
                 id: "\(id)/time-\(timeNumber)", title: template.title, notes: template.notes, at: .instant(moment),
                 alert: defaults.template.alert, taskKey: "\(task.uid)/time-\(timeNumber)"))

@@ -83,4 +83,16 @@ struct RealWritersTests {
         #expect(task.member(0).title == "Buy milk at {name}" && task.member(0).placeName == "Lidl, Via Cantonale")
         #expect(shops.member(0).title == "Milk at Lidl, Via Cantonale")
     }
+
+    /// A task is found by an id the list gave (its reminders', its time alarms', its places'),
+    /// never by one that only begins with its id: another member's task may come to have that one.
+    @Test func aTaskIsFoundByTheIdsItHasOnly() throws {
+        let load = Self.read(["UID:ab", "SUMMARY:Post", "DTSTART:20261210T120000Z", "BEGIN:VALARM", "TRIGGER:-PT15M", "END:VALARM"]
+            + TaskListTests.appleAlarm("ARRIVE", "geo:38.7,-9.1") + TaskListTests.appleAlarm("ARRIVE", "geo:38.8,-9.2"))
+        #expect(load.reminders.map(\.id) == ["shopping-list/ab", "shopping-list/ab-2"], "\(load.reminders.map(\.id))")
+        for id in ["shopping-list/ab", "shopping-list/ab-2", "shopping-list/ab/time-1"] { #expect(load.origin(of: id)?.uid == "ab", "\(id)") }
+        for id in ["shopping-list/ab-3", "shopping-list/ab-x", "shopping-list/ab/time-2", "shopping-list/ab/1"] {
+            #expect(load.origin(of: id) == nil, "\(id) names no task")
+        }
+    }
 }
