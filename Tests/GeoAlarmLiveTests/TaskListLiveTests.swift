@@ -424,6 +424,33 @@ struct TaskListLiveTests {
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
 
+    /// The same on a full disk: the folder a 64 KiB tmpfs of the agent's own (a mount namespace),
+    /// the task copied onto it and the rest filled. The temporary file cannot be written: the
+    /// task stays as it was, open, and the agent says so.
+    @Test func aDoneOnAFullDiskLeavesTheTaskOpen() throws {
+        let task = ["UID:bread", "SUMMARY:Buy bread"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)
+        let walk = try DoneAtTheBakery(task: task, file: "bread.ics", pressingDoneOn: "Buy bread")
+        let saved = walk.folder + ".saved.ics"
+        try FileManager.default.copyItem(atPath: walk.folder + "/bread.ics", toPath: saved)
+        defer { try? FileManager.default.removeItem(atPath: saved) }
+        let agent = try walk.agent(under: [
+            "/usr/bin/unshare", "--user", "--map-root-user", "--mount", "/bin/sh", "-c",
+            #"mount -t tmpfs -o size=64k tmpfs "$0" && cp "$1" "$0/bread.ics" && { cat /dev/zero > "$0/.filler" 2>/dev/null; shift && exec "$@"; }"#,
+            walk.folder, saved,
+        ])
+        defer {
+            agent.signal(SIGKILL)
+            _ = agent.exitStatus()
+        }
+        try walk.walkAndPressDone(agent)
+        #expect(agent.waitUntil { $0.stderr.contains("cannot complete errands/bread in task list Errands") }, "\(agent.stderr)")
+        #expect(agent.stderr.contains("No space left on device") && agent.stderr.contains("it stays open, here and there"), "\(agent.stderr)")
+        let seen = try String(contentsOfFile: "/proc/\(agent.pid)/root" + walk.folder + "/bread.ics", encoding: .utf8)
+        #expect(seen == Self.object(task), "the agent's own disk holds the task as it was: \(seen)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
     /// The pop-up's Done, pressed for real (dunst), completes the task in its file; the sync takes
     /// it to the server; the agent reads the list again and the task is silent from then on.
     @Test func thePopUpsDoneCompletesTheTaskWhereItLives() throws {
