@@ -3,6 +3,7 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmStore
 import GeoAlarmSystem
 import GeoAlarmTasks
 
@@ -18,10 +19,26 @@ struct ReminderArgument: ParsableArguments {
     /// The reminder's (time alarm's, collection place's, task's) id and title, where it lives when
     /// it is a task of a task list, or a message listing the ids there are and exit 1; and the
     /// config's task lists on servers, as fetched.
+    ///
+    /// A task's id that named another task until its list changed (another member's task came
+    /// whose UID begins the same, and the ids were made anew) is refused, with both ids as they
+    /// are now: what is typed may have been read before the change. The state file then follows
+    /// the new ids, so that the same id given again names the task it names now.
     func reminder() async throws -> (id: String, title: String, task: TaskOrigin?, lists: FetchedTaskLists, config: Config) {
         let (config, lists) = try await options.load(fetchingInto: stateOptions.path)
         let found = try lookUp(id, in: config)
-        return (found.id, found.title, config.taskOrigin(of: found.id), lists, config)
+        let task = config.taskOrigin(of: found.id)
+        if task != nil, let store = try? StateStore(path: stateOptions.path),
+           let movedTo = try? store.follow(taskKeys: config.reminderSet.taskKeys)[found.id] {
+            let other = (try? config.lookUp(movedTo).get().title).map { " (\"\(DisplayText.escaped($0))\")" } ?? ""
+            Diagnostics.error("""
+                \(found.id) is ambiguous: it was the id of another task of list \(task?.list ?? "") until the list changed, now \
+                \(movedTo)\(other), and it is now \"\(DisplayText.escaped(found.title))\"'s: give \(movedTo) for that one, or \
+                \(found.id) again for this one
+                """)
+            throw ExitCode.failure
+        }
+        return (found.id, found.title, task, lists, config)
     }
 }
 

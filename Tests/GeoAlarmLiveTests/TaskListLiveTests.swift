@@ -401,6 +401,33 @@ struct TaskListLiveTests {
         #expect(agent.exitStatus() == 0)
     }
 
+    /// `geoalarm complete` given an id that named another task until the list changed (another
+    /// member's task took it) is refused with both ids as they are now; given again, it acts on
+    /// the task that has it now. Each task is as its writers left it until then.
+    @Test func anIdThatNamedAnotherTaskUntilTheListChangedIsAmbiguous() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let mine = Self.object(["UID:pickupthekids-2026", "SUMMARY:Pick up the kids"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30))
+        try mine.write(toFile: folder + "/mine.ics", atomically: true, encoding: .utf8)
+        let config = try Self.config([("Errands", folder, "")])
+        let state = Command.scratchState()
+        // Seen by a command first: the state file notes the ids as they are.
+        let snooze = try Command.run(["snooze", "errands/pickupth", "10m", "-c", config, "--state", state])
+        #expect(snooze.status == 0, "\(snooze.stderr)")
+        let theirs = Self.object(["UID:pickupth", "SUMMARY:Pick up the kids at school"] + Self.appleArrive("38.70", "-9.40", radius: 30))
+        try theirs.write(toFile: folder + "/theirs.ics", atomically: true, encoding: .utf8)
+        let refused = try Command.run(["complete", "errands/pickupth", "-c", config, "--state", state])
+        #expect(refused.status == 1 && refused.stderr.contains("errands/pickupth is ambiguous")
+                && refused.stderr.contains("errands/pickupthekids2026 (\"Pick up the kids\")"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: folder + "/mine.ics", encoding: .utf8) == mine)
+        #expect(try String(contentsOfFile: folder + "/theirs.ics", encoding: .utf8) == theirs)
+        let again = try Command.run(["complete", "errands/pickupth", "-c", config, "--state", state])
+        #expect(again.status == 0 && again.stdout.contains("Pick up the kids at school"), "\(again.stdout)\(again.stderr)")
+        #expect(try String(contentsOfFile: folder + "/theirs.ics", encoding: .utf8).contains("STATUS:COMPLETED"))
+        #expect(try String(contentsOfFile: folder + "/mine.ics", encoding: .utf8) == mine)
+    }
+
     /// The pop-up's Done on a task whose folder cannot be written (mounted read-only for the
     /// agent alone, in a mount namespace of its own): never half of it. The task is neither
     /// written nor silenced, and the agent says so, with what to do; its file is as it was.
