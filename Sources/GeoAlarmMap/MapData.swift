@@ -119,6 +119,7 @@ struct MapData: Sendable {
         object.add("enabled", reminder.isEnabled)
         // A task's place and title are edited in its task app.
         object.add("list", config.taskOrigin(of: reminder.id)?.list)
+        object.add("key", reminder.taskKey)
         return object
     }
 

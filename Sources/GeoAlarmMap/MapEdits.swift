@@ -20,6 +20,9 @@ public struct MapChange: Sendable, Equatable {
     public var seconds: Double?
     /// The task list a new reminder goes to (its name); nil: the config.
     public var list: String?
+    /// The key of the task the page showed under `id` (``Reminder/taskKey``): a button acts on
+    /// that task, whatever id it has by then.
+    public var taskKey: String?
 
     /// Why a body is no change.
     public struct Invalid: Error, Sendable, CustomStringConvertible {
@@ -73,6 +76,7 @@ public struct MapChange: Sendable, Equatable {
                     case "when": change.when = try text(&scanner, "when")
                     case "seconds": change.seconds = try number(&scanner, "seconds")
                     case "list": change.list = try text(&scanner, "list")
+                    case "key": change.taskKey = try text(&scanner, "key")
                     default: try scanner.skipValue()
                     }
                 }
@@ -221,7 +225,15 @@ enum MapEdits {
     /// Completes, uncompletes or snoozes (for the change's `seconds`; 0 ends a snooze) a
     /// reminder or collection place, in the state file.
     static func apply(_ action: LifecycleAction, _ change: MapChange, in config: Config, store: StateStore?, now: Date) throws(Refusal) {
-        guard let given = change.id else { throw Refusal(description: "say which reminder: id") }
+        guard var given = change.id else { throw Refusal(description: "say which reminder: id") }
+        // A task's button names the task the page showed: by its key, whatever its id is now.
+        if let key = change.taskKey {
+            guard let now = config.reminderSet.taskKeys[key] else {
+                throw Refusal(description: "the task shown as \(DisplayText.escaped(given)) is no longer in its list (deleted, or moved)")
+            }
+            let isCollection = config.collections.contains { $0.id == now }
+            given = isCollection ? ReminderCollection.placeNumber(of: given).map { "\(now)/\($0)" } ?? now : now
+        }
         let id: String
         switch config.lookUp(given) {
         case .success(let found): id = found.id

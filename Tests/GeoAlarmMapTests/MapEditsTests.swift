@@ -227,4 +227,28 @@ struct MapEditsTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".ics") }.isEmpty)
         #expect(throws: MapEdits.Refusal.self) { try MapEdits.add(MapChange(title: "x", latitude: 1, longitude: 2, list: "Nope"), to: config) }
     }
+
+    /// The page's Complete names a task by its key as well as its id: another member's task that
+    /// came to take the id since the page was drawn is left alone, and the task shown is completed.
+    @Test func aTasksButtonActsOnTheTaskThePageShowed() throws {
+        let (path, _) = try Self.configFile()
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("errands").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try (Self.text + "\n[[tasklist]]\nname = \"Errands\"\nvdir = \"errands\"\ngeo_tasks = \"arrive\"\n").write(toFile: path, atomically: true, encoding: .utf8)
+        func task(_ uid: String) -> String {
+            "BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nUID:\(uid)\r\nSUMMARY:Pick up the kids\r\nGEO:38.7;-9.1\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
+        }
+        try task("pickupthekids-2026").write(toFile: folder + "/mine.ics", atomically: true, encoding: .utf8)
+        let shown = try #require(try ConfigLoader.load(path: path).reminders.first { $0.id.hasPrefix("errands/") })
+        #expect(shown.id == "errands/pickupth" && shown.taskKey == "pickupthekids-2026")
+        try task("pickupth").write(toFile: folder + "/theirs.ics", atomically: true, encoding: .utf8)
+        let config = try ConfigLoader.load(path: path)
+        try MapEdits.apply(.complete, MapChange(id: shown.id, taskKey: shown.taskKey), in: config, store: nil, now: Date())
+        #expect(try String(contentsOfFile: folder + "/mine.ics", encoding: .utf8).contains("STATUS:COMPLETED"))
+        #expect(try String(contentsOfFile: folder + "/theirs.ics", encoding: .utf8) == task("pickupth"))
+        // A task gone from its list since: refused, with why.
+        #expect(throws: MapEdits.Refusal.self) {
+            try MapEdits.apply(.complete, MapChange(id: shown.id, taskKey: "gone"), in: config, store: nil, now: Date())
+        }
+    }
 }

@@ -254,10 +254,12 @@
       return element;
     };
     if (!reminder.list) button("Edit", () => item.append(editForm(reminder, item)));
-    if (reminder.completed) button("Uncomplete", () => post("/api/uncomplete", { id: reminder.id }).catch(() => {}));
-    else button("Complete", () => post("/api/complete", { id: reminder.id }).catch(() => {}));
-    if (reminder.snoozed_until) button("Unsnooze", () => post("/api/snooze", { id: reminder.id, seconds: 0 }).catch(() => {}));
-    else button(snooze.label, () => post("/api/snooze", { id: reminder.id, seconds: snooze.seconds }).catch(() => {}));
+    // A task's buttons name it by its key too: they act on the task shown, whatever came since.
+    const target = { id: reminder.id, key: reminder.key };
+    if (reminder.completed) button("Uncomplete", () => post("/api/uncomplete", target).catch(() => {}));
+    else button("Complete", () => post("/api/complete", target).catch(() => {}));
+    if (reminder.snoozed_until) button("Unsnooze", () => post("/api/snooze", { ...target, seconds: 0 }).catch(() => {}));
+    else button(snooze.label, () => post("/api/snooze", { ...target, seconds: snooze.seconds }).catch(() => {}));
     button("Remove", () => {
       if (confirm(`Remove "${shown(reminder.title)}" from the config?`)) post("/api/remove", { id: reminder.id }).catch(() => {});
     });
