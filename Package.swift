@@ -42,7 +42,7 @@ let package = Package(
         .systemLibrary(name: "CSystem"),
         // Task lists as a second source of reminders: the iCalendar model, its reader and
         // line-preserving writer, and the vdir (a folder of .ics files).
-        .target(name: "GeoAlarmTasks", dependencies: ["GeoAlarmCore", "GeoAlarmSystem"]),
+        .target(name: "GeoAlarmTasks", dependencies: ["GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem"]),
         // TOML 1.0, read for config files (never trapping, keeping where everything was written),
         // and the rules every reader of the file's tables shares (typed values, problems with lines).
         .target(name: "GeoAlarmTOML", dependencies: ["GeoAlarmCore"]),

@@ -1,3 +1,5 @@
+import GeoAlarmEncoding
+
 /// One HTTP/1.x request, as ``HTTPRequestReader`` read it.
 public struct HTTPRequest: Sendable, Equatable {
     /// `GET`, `POST`, ... as sent (methods are case-sensitive).
@@ -59,7 +61,7 @@ public enum HTTPRequestReader {
         guard parts[1].first == UInt8(ascii: "/") else { return .refused(status: 400, reason: "the target is not a path") }
         let target = parts[1]
         let pathBytes = target.prefix { $0 != UInt8(ascii: "?") }
-        guard let path = decoded(pathBytes, plusIsSpace: false), !path.contains("\u{0}") else {
+        guard let path = PercentText.decoded(pathBytes), !path.contains("\u{0}") else {
             return .refused(status: 400, reason: "the path is not percent-encoded UTF-8")
         }
         var query: [String: String] = [:]
@@ -67,7 +69,7 @@ public enum HTTPRequestReader {
             for pair in target[(pathBytes.endIndex + 1)...].split(separator: UInt8(ascii: "&")) {
                 let name = pair.prefix { $0 != UInt8(ascii: "=") }
                 let value = name.endIndex < pair.endIndex ? pair[(name.endIndex + 1)...] : pair[pair.endIndex...]
-                guard let key = decoded(name, plusIsSpace: true), let text = decoded(value, plusIsSpace: true) else {
+                guard let key = PercentText.decoded(name, plusIsSpace: true), let text = PercentText.decoded(value, plusIsSpace: true) else {
                     return .refused(status: 400, reason: "the query is not percent-encoded UTF-8")
                 }
                 if query[key] == nil { query[key] = text }
@@ -133,34 +135,5 @@ public enum HTTPRequestReader {
             return bytes[bytes.endIndex...]
         }
         return bytes[first...last]
-    }
-
-    /// Percent-decoded UTF-8 text; nil for a broken escape or bytes that are not UTF-8.
-    private static func decoded(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool) -> String? {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%") {
-                guard bytes.endIndex - index >= 3, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
-                else { return nil }
-                out.append(high << 4 | low)
-                index += 3
-            } else {
-                out.append(plusIsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-                index += 1
-            }
-        }
-        return String(validating: out, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GeoAlarmEncoding
 import Synchronization
 
 /// Where a task list that lives on a server is kept between its syncs: its last good copy (each
@@ -162,7 +163,8 @@ public enum ServerAddress {
         url.hasSuffix("/") ? url : url + "/"
     }
 
-    /// Where a redirect from `url` leads: its `Location`, a whole URL, a path on the same server
+    /// Where a redirect from `url` leads (or any reference read against it, such as a server's
+    /// href): its `Location`, a whole URL, a path on the same server
     /// (`/dav/`), one from the same scheme (`//host/dav/`), or one beside `url`'s last segment
     /// (`dav/` from `/.well-known/caldav` is `/.well-known/dav/`), as RFC 3986 reads a
     /// reference (dot segments are left to the server; the scheme written in lower case); nil
@@ -197,17 +199,9 @@ public enum ServerAddress {
     /// collection (`../other/x.ics`, `%2e%2e/%2e%2e/etc/x.ics`), the collection itself, one
     /// inside a collection within it, a query or fragment, or bytes no path holds.
     public static func member(_ href: String, of collection: String) -> String? {
-        let path: Substring
-        if let absolute = httpURL(href) {
-            guard isSameServer(absolute, collection) else { return nil }
-            path = absolute.dropFirst(origin(of: absolute).count)
-        } else if href.hasPrefix("//") {
-            return member((collection.hasPrefix("https://") ? "https:" : "http:") + href, of: collection)
-        } else if href.hasPrefix("/") {
-            path = Substring(href)
-        } else {
-            path = Substring(self.path(of: collection) + href)
-        }
+        // Read as a reference from the collection (a whole URL, `//host/...`, a path, or one beside it).
+        guard let absolute = redirect(href, from: collection), isSameServer(absolute, collection) else { return nil }
+        let path = absolute.dropFirst(origin(of: absolute).count)
         // The collection's path ends in `/`: its segments but the empty last one.
         guard !path.contains("?"), !path.contains("#"), let segments = decodedSegments(path),
               let own = decodedSegments(Substring(self.path(of: collection)))?.dropLast(),
@@ -220,24 +214,8 @@ public enum ServerAddress {
     /// trailing slash is an empty last segment); nil for a malformed escape or a decoded byte
     /// that no name holds (a control character, NUL, or bytes that are no UTF-8).
     private static func decodedSegments(_ path: Substring) -> [String]? {
-        var bytes: [UInt8] = []
-        var index = path.utf8.startIndex
-        let utf8 = path.utf8
-        while index < utf8.endIndex {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: "%") {
-                let high = utf8.index(after: index)
-                guard high < utf8.endIndex, utf8.index(after: high) < utf8.endIndex,
-                      let value = UInt8(String(decoding: [utf8[high], utf8[utf8.index(after: high)]], as: UTF8.self), radix: 16)
-                else { return nil }
-                bytes.append(value)
-                index = utf8.index(high, offsetBy: 2)
-            } else {
-                bytes.append(byte)
-                index = utf8.index(after: index)
-            }
-        }
-        guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }), let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        guard let text = PercentText.decoded(path.utf8), !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else { return nil }
         var segments: [String] = []
         let parts = text.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         for (number, part) in parts.enumerated() {

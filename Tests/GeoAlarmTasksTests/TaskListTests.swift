@@ -335,6 +335,8 @@ struct ServerAddressTests {
         ("/dav/ana/tasks/a%00.ics", nil),
         ("/dav/ana/tasks/a%0a.ics", nil),
         ("/dav/ana/tasks/a%zz.ics", nil),
+        ("/dav/ana/tasks/a%+f.ics", nil),
+        ("mailto:a.ics", nil),
         ("/dav/ana/tasks/a%C3.ics", nil),
         ("/etc/passwd", nil),
     ] as [(String, String?)])
