@@ -204,21 +204,16 @@ public final class AlarmAgent: Service {
         }
     }
 
-    /// The id a pressed button's reminder has now: a task's is found by its key, so that the
-    /// button acts on the task it showed, never on another that came to take its id meanwhile
-    /// (a member of a shared list added one whose UID begins as this one's); nil, said, when its
-    /// task is no longer in its list.
+    /// The id a pressed button's reminder has now (``Config/reminderID(of:)``); nil, said, when
+    /// its task is no longer in its list.
     private func reminderID(of pressed: PressedReminder, _ current: AgentState) -> String? {
-        guard let key = pressed.taskKey else { return pressed.id }
-        guard let now = current.pipeline.taskKeys[key] else {
+        guard let id = current.config.reminderID(of: pressed) else {
             logger.warning("\(pressed.id): its task is no longer in its list (deleted, or moved to another): the button does nothing")
             return nil
         }
-        if now == pressed.id { return now }
-        // A place of a task at a collection's places: the same place of the task as it is now.
-        let isCollection = current.config.collections.contains { $0.id == now }
-        let id = isCollection ? ReminderCollection.placeNumber(of: pressed.id).map { "\(now)/\($0)" } ?? now : now
-        logger.info("\(pressed.id) is \(id) now (its list changed since its pop-up was shown): the button acts on it")
+        if id != pressed.id {
+            logger.info("\(pressed.id) is \(id) now (its list changed since its pop-up was shown): the button acts on it")
+        }
         return id
     }
 

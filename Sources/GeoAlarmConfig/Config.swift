@@ -94,13 +94,31 @@ extension Config {
 
     /// What the pipeline watches.
     public var reminderSet: ReminderSet {
+        ReminderSet(reminders: reminders, collections: collections, alarms: alarms, settings: settings, taskKeys: taskKeys)
+    }
+
+    /// The id of each task list's reminder, time alarm and task at a collection's places, by its
+    /// key (``GeoAlarmCore/Reminder/taskKey``).
+    public var taskKeys: [String: String] {
         var keys: [String: String] = [:]
         for list in taskLists {
             let keyed = list.reminders.map { ($0.taskKey, $0.id) } + list.collections.map { ($0.template.taskKey, $0.id) }
                 + list.alarms.map { ($0.taskKey, $0.id) }
             for case (let key?, let id) in keyed { keys[key] = id }
         }
-        return ReminderSet(reminders: reminders, collections: collections, alarms: alarms, settings: settings, taskKeys: keys)
+        return keys
+    }
+
+    /// The id a button pressed for `pressed` acts on now: a task's is found by its key, so that
+    /// the button acts on the task it showed, never on another that came to take its id
+    /// meanwhile (a member of a shared list added one whose UID begins as this one's); a place
+    /// of a task at a collection's places is the same place of it. Nil when its task is no
+    /// longer in its list.
+    public func reminderID(of pressed: PressedReminder) -> String? {
+        guard let key = pressed.taskKey else { return pressed.id }
+        guard let now = taskKeys[key] else { return nil }
+        guard now != pressed.id, collections.contains(where: { $0.id == now }) else { return now }
+        return ReminderCollection.placeNumber(of: pressed.id).map { "\(now)/\($0)" } ?? now
     }
 
     public var hasExecHooks: Bool {

@@ -225,14 +225,10 @@ enum MapEdits {
     /// Completes, uncompletes or snoozes (for the change's `seconds`; 0 ends a snooze) a
     /// reminder or collection place, in the state file.
     static func apply(_ action: LifecycleAction, _ change: MapChange, in config: Config, store: StateStore?, now: Date) throws(Refusal) {
-        guard var given = change.id else { throw Refusal(description: "say which reminder: id") }
+        guard let shown = change.id else { throw Refusal(description: "say which reminder: id") }
         // A task's button names the task the page showed: by its key, whatever its id is now.
-        if let key = change.taskKey {
-            guard let now = config.reminderSet.taskKeys[key] else {
-                throw Refusal(description: "the task shown as \(DisplayText.escaped(given)) is no longer in its list (deleted, or moved)")
-            }
-            let isCollection = config.collections.contains { $0.id == now }
-            given = isCollection ? ReminderCollection.placeNumber(of: given).map { "\(now)/\($0)" } ?? now : now
+        guard let given = config.reminderID(of: PressedReminder(id: shown, taskKey: change.taskKey)) else {
+            throw Refusal(description: "the task shown as \(DisplayText.escaped(shown)) is no longer in its list (deleted, or moved)")
         }
         let id: String
         switch config.lookUp(given) {

@@ -29,7 +29,7 @@ struct ReminderArgument: ParsableArguments {
         let found = try lookUp(id, in: config)
         let task = config.taskOrigin(of: found.id)
         if task != nil, let store = try? StateStore(path: stateOptions.path),
-           let movedTo = try? store.follow(taskKeys: config.reminderSet.taskKeys)[found.id] {
+           let movedTo = try? store.follow(taskKeys: config.taskKeys)[found.id] {
             let other = (try? config.lookUp(movedTo).get().title).map { " (\"\(DisplayText.escaped($0))\")" } ?? ""
             Diagnostics.error("""
                 \(found.id) is ambiguous: it was the id of another task of list \(task?.list ?? "") until the list changed, now \
