@@ -213,13 +213,13 @@ public struct CalDAVCollection: Sendable {
         guard let target = target(of: href) else { return .failure(.notAMember(href)) }
         switch await objects([href]) {
         case .success(let found):
-            if let object = found.objects[member(href) ?? href] { return .success(object) }
+            if let object = found.objects[target.member] { return .success(object) }
             if !found.tooLarge.isEmpty { return .failure(.malformed("an object over \(DisplayText.size(Vdir.largestObject))")) }
         // A server not reached is not tried again at once: the GET would wait out the same timeout.
         case .failure(.unreachable(let reason)): return .failure(.unreachable(reason))
         case .failure: break
         }
-        let answer = await client.perform(WebRequest(method: "GET", url: target), settings: settings)
+        let answer = await client.perform(WebRequest(method: "GET", url: target.url), settings: settings)
         switch answer {
         case .failure(let failure): return .failure(CalDAVProblem(failure))
         case .response(let status, let headers, let body):
@@ -237,7 +237,7 @@ public struct CalDAVCollection: Sendable {
         guard let target = target(of: href) else { return .failure(.notAMember(href)) }
         let condition = etag.map { ("If-Match", $0) } ?? ("If-None-Match", "*")
         let request = WebRequest(
-            method: "PUT", url: target,
+            method: "PUT", url: target.url,
             headers: [("Content-Type", "text/calendar; charset=utf-8"), condition], body: bytes)
         switch await perform(write: request) {
         case .failure(let failure): return .failure(CalDAVProblem(failure))
@@ -251,7 +251,7 @@ public struct CalDAVCollection: Sendable {
     /// Deletes `href`, only over the ETag `ifMatch` when given.
     public func delete(_ href: String, ifMatch etag: String?) async -> Result<Void, CalDAVProblem> {
         guard let target = target(of: href) else { return .failure(.notAMember(href)) }
-        let request = WebRequest(method: "DELETE", url: target, headers: etag.map { [("If-Match", $0)] } ?? [])
+        let request = WebRequest(method: "DELETE", url: target.url, headers: etag.map { [("If-Match", $0)] } ?? [])
         switch await perform(write: request) {
         case .failure(let failure): return .failure(CalDAVProblem(failure))
         case .response(let status, _, _):
@@ -374,9 +374,10 @@ public struct CalDAVCollection: Sendable {
         ServerAddress.member(href, of: url)
     }
 
-    /// The whole address a request for the member `href` goes to; nil when it is none.
-    private func target(of href: String) -> String? {
-        member(href).map { ServerAddress.origin(of: url) + $0 }
+    /// The member `href` names, as the copy keeps it, and the whole address a request for it
+    /// goes to; nil when it is none.
+    private func target(of href: String) -> (member: String, url: String)? {
+        member(href).map { ($0, ServerAddress.origin(of: url) + $0) }
     }
 
     /// A multistatus of the collection, and how to read its hrefs: each as the member of the

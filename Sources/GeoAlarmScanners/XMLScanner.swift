@@ -109,7 +109,7 @@ public struct XMLScanner {
     public var declaredNamespaces: [(prefix: String, name: String)] {
         attributes.compactMap { attribute in
             let written = string(attribute.name)
-            let value = String(decoding: characters(attribute.value, hasReferences: bytes[attribute.value].contains(UInt8(ascii: "&"))), as: UTF8.self)
+            let value = text(ofValue: attribute.value)
             if written == "xmlns" { return ("", value) }
             guard written.hasPrefix("xmlns:") else { return nil }
             return (String(written.dropFirst("xmlns:".count)), value)
@@ -136,7 +136,12 @@ public struct XMLScanner {
             let start = written.lastIndex(of: .colon).map { $0 + 1 } ?? written.startIndex
             return Self.equal(bytes[start..<written.endIndex], name)
         }) else { return nil }
-        return String(decoding: characters(found.value, hasReferences: bytes[found.value].contains(UInt8(ascii: "&"))), as: UTF8.self)
+        return text(ofValue: found.value)
+    }
+
+    /// An attribute's value as text, its references decoded.
+    private func text(ofValue range: Range<Int>) -> String {
+        String(decoding: characters(range, hasReferences: bytes[range].contains(UInt8(ascii: "&"))), as: UTF8.self)
     }
 
     /// The text's characters as UTF-8, entity references decoded.
