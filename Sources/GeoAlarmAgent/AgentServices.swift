@@ -1,3 +1,4 @@
+import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmSystem
 import GeoAlarmTasks
@@ -22,6 +23,8 @@ public enum AgentInput: Sendable {
     /// A Done on a task was written where the task lives (off the loop): when it comes next
     /// (nil: completed), or why it was not.
     case taskCompleted(ReminderAction, id: String, task: TaskOrigin, Result<ICalendarTime?, TaskProblem>)
+    /// A reload's config, read off the loop (or why it was refused).
+    case configLoaded(Result<Config, ConfigError>)
     /// A timer the pipeline set is due.
     case timer
 }

@@ -194,6 +194,8 @@ public final class AlarmAgent: Service {
             rearmTimer(&current)
         case .reload:
             reload(&current)
+        case .configLoaded(let loaded):
+            take(loaded, &current)
         case .configChanged:
             logger.info("\(configPath) changed")
             reload(&current)
@@ -377,10 +379,33 @@ public final class AlarmAgent: Service {
         logger.warning("no fix since \(Self.clock(current.lastUsable?.fixTime)); holding the last known state")
     }
 
+    /// Reads the config (and its task folders, collection files and lists' copies) again, off
+    /// the loop: a slow disk or a large list holds up no fix, button or signal meanwhile. A
+    /// reload asked for while one is under way is made once that one is done (many become one).
     private func reload(_ current: inout AgentState) {
+        switch current.reloading {
+        case .underWay, .askedAgain:
+            current.reloading = .askedAgain
+            return
+        case .none:
+            break
+        }
+        current.reloading = .underWay
         sendToServiceManager(ServiceManager.reloading(), &current)
-        do {
-            let config = try ConfigLoader.load(path: configPath, taskCache: keeper.taskListCache)
+        let cache = keeper.taskListCache
+        Task.detached { [channel, configPath] in
+            let loaded = Result { () throws(ConfigError) in try ConfigLoader.load(path: configPath, taskCache: cache) }
+            channel.continuation.yield(.configLoaded(loaded))
+        }
+    }
+
+    /// A reload's config, read off the loop, put in force (or its refusal said); then the reload
+    /// asked for meanwhile, if any.
+    private func take(_ loaded: Result<Config, ConfigError>, _ current: inout AgentState) {
+        let askedAgain = current.reloading == .askedAgain
+        current.reloading = .none
+        switch loaded {
+        case .success(let config):
             Self.logSources(of: config, to: logger)
             taskSync?.follow(config.serverTaskLists.map(\.settings))
             current.config = config
@@ -399,12 +424,13 @@ public final class AlarmAgent: Service {
             current.pipeline.fireDueAlarms(now: Date())
             rearmTimer(&current)
             current.reloadFailed = false
-        } catch {
+        case .failure(let error):
             logger.error("reload of \(configPath) failed; the previous config stays in force:")
             for diagnostic in error.diagnostics { logger.error("\(diagnostic.description)") }
             current.reloadFailed = true
         }
         tellServiceManager(&current, ready: true)
+        if askedAgain { reload(&current) }
     }
 
     /// Tells systemd how the agent stands (the `Status:` line of `systemctl status`) when that
@@ -510,4 +536,11 @@ struct AgentState {
     var tasksBeingWritten: Set<String> = []
     /// Whether a task list was read again while a Done was being written.
     var tasksReadDuringWrite = false
+    /// Whether the config is being read again (off the loop), and whether another reload was
+    /// asked for meanwhile.
+    var reloading = Reloading.none
+
+    enum Reloading {
+        case none, underWay, askedAgain
+    }
 }

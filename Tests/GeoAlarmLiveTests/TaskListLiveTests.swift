@@ -428,6 +428,69 @@ struct TaskListLiveTests {
         #expect(try String(contentsOfFile: folder + "/mine.ics", encoding: .utf8) == mine)
     }
 
+    /// Another writer (vdirsyncer bringing a sync) renames its version over the task file right
+    /// after `complete`'s last look has opened it, so that the look reads the file it replaces
+    /// (an open held by fanotify, the rename made meanwhile): the file there is another one now,
+    /// and the Done is applied to it again. The other writer's edit survives, completed.
+    @Test func anEditRenamedInAtTheLastLookSurvivesTheDone() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let task = ["UID:bread", "SUMMARY:Buy bread"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)
+        try Self.object(task).write(toFile: folder + "/bread.ics", atomically: true, encoding: .utf8)
+        let theirs = Self.object(["UID:bread", "SUMMARY:Buy bread", "DESCRIPTION:the wholemeal one"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30))
+        let config = try Self.config([("Errands", folder, "")])
+        let gate = try OpenGate(folder)
+        let complete = try Background(["complete", "errands/bread", "-c", config, "--state", Command.scratchState()])
+        defer { complete.stop() }
+        // Its temporary file written, the next open of the task's is the last look.
+        var temporaryOpened = false, renamedIn = false
+        while !renamedIn, let name = gate.nextOpen() {
+            if name.hasSuffix(".tmp") {
+                temporaryOpened = true
+            } else if temporaryOpened, name == "bread.ics" {
+                try theirs.write(toFile: folder + "/.sync-bread.tmp", atomically: false, encoding: .utf8)
+                renamedIn = rename(folder + "/.sync-bread.tmp", folder + "/bread.ics") == 0
+            }
+            gate.allow()
+        }
+        gate.close()
+        #expect(renamedIn, "the last look was not seen: \(complete.stderr)")
+        #expect(complete.exitStatus() == 0, "\(complete.stderr)")
+        let text = try String(contentsOfFile: folder + "/bread.ics", encoding: .utf8)
+        #expect(text.contains("DESCRIPTION:the wholemeal one") && text.contains("STATUS:COMPLETED"), "\(text)")
+    }
+
+    /// The agent reads its lists again off its loop: a reload held inside the open of a task
+    /// file (fanotify) holds up nothing else. The walk's fixes are handled and their events said
+    /// meanwhile, and the reload ends once the open goes on.
+    @Test func aReloadHeldUpInATaskFileHoldsUpNoFix() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let bread = ["UID:bread", "SUMMARY:Buy bread"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)
+        try Self.object(bread).write(toFile: folder + "/bread.ics", atomically: true, encoding: .utf8)
+        let config = try Self.config([("Errands", folder, "")])
+        let gpsd = try GPSFake()
+        defer { gpsd.stop() }
+        try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
+        let agent = try Background(["run", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"])
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("watching 1 reminder") }, "\(agent.stderr)")
+        let gate = try OpenGate(folder)
+        defer { gate.close() }
+        let far = Self.object(["UID:far", "SUMMARY:Far away"] + Self.appleArrive("38.70", "-9.40", radius: 30))
+        try far.write(toFile: folder + "/far.ics", atomically: true, encoding: .utf8)
+        #expect(gate.nextOpen() != nil, "the reload did not open a task file: \(agent.stderr)")
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        #expect(agent.stdout.contains("arrive  errands/bread  "), "\(agent.stdout)\(agent.stderr)")
+        #expect(!agent.stderr.contains("reloaded"), "\(agent.stderr)")
+        gate.close()
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 2 reminders") }, "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
     /// The pop-up's Done on a task whose folder cannot be written (mounted read-only for the
     /// agent alone, in a mount namespace of its own): never half of it. The task is neither
     /// written nor silenced, and the agent says so, with what to do; its file is as it was.
