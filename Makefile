@@ -30,12 +30,15 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 # Leaflet draws `geoalarm map`'s page; Chromium and a Python venv (Playwright) test it.
 # Radicale (a CalDAV server), vdirsyncer and todoman are the other side of the task-list tests;
 # util-linux's unshare gives the state-file tests a disk of their own to fill.
+# GeoClue (its daemon and client library) is the fix source of machines without a receiver;
+# desktop-file-utils and AppStream validate the desktop entry and metainfo.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon dbus-bin libglib2.0-bin libsqlite3-dev sqlite3 \
 	libmosquitto-dev mosquitto mosquitto-clients openssl libsodium-dev libcurl4-openssl-dev \
 	dpkg-dev binutils lintian debootstrap \
 	libjs-leaflet chromium python3-venv \
-	radicale vdirsyncer todoman util-linux tzdata
+	radicale vdirsyncer todoman util-linux tzdata \
+	geoclue-2.0 libgeoclue-2-dev desktop-file-utils appstream
 
 .PHONY: all deps build test check demo replay-demo install clean fuzz fuzz-build deb test-package
 
@@ -147,6 +150,10 @@ demo: deps build
 replay-demo: build
 	$(BIN) replay --config config/demo.toml config/demo/walk.nmea
 
+# The desktop entry, its icon and AppStream metainfo share the id GeoClue and the notification
+# server know geoalarm by (DesktopEntry.id).
+DESKTOP_ID = io.github.geoalarm.GeoAlarm
+
 # Completions come from the argument parser of the binary being installed.
 install: $(if $(NO_BUILD),,install-build)
 	install -D -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/geoalarm
@@ -159,6 +166,9 @@ install: $(if $(NO_BUILD),,install-build)
 	$(BINARY) --generate-completion-script fish | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/geoalarm.fish
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/geoalarm config/example.toml config/demo.toml README.md
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/geoalarm/demo config/demo/walk.nmea
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/applications packaging/desktop/$(DESKTOP_ID).desktop
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/metainfo packaging/desktop/$(DESKTOP_ID).metainfo.xml
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps packaging/desktop/$(DESKTOP_ID).svg
 
 .PHONY: install-build
 install-build:

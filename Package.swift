@@ -12,7 +12,7 @@ let package = Package(
             targets: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD",
                 "GeoAlarmPipeline", "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmMQTT", "GeoAlarmSystem",
-                "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmTasks",
+                "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmTasks", "GeoAlarmGeoClue",
             ]),
         // Every parser, for the fuzzing package (Fuzz/).
         .library(
@@ -83,6 +83,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .systemLibrary(name: "CGeoClue", pkgConfig: "libgeoclue-2.0", providers: [.apt(["libgeoclue-2-dev"])]),
+        // Adapter: fixes from GeoClue2 (the system bus's location service: Wi-Fi, a phone's modem GPS).
+        .target(name: "GeoAlarmGeoClue", dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "CGeoClue"]),
         // SQLite, through a header that only includes it and checks its version.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Adapter: the SQLite state store (inside/outside per reminder, event history).
@@ -156,7 +159,7 @@ let package = Package(
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmPipeline",
                 "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmMQTT",
-                "GeoAlarmEncoding", "GeoAlarmMap", "GeoAlarmTasks", "GeoAlarmCalDAV",
+                "GeoAlarmEncoding", "GeoAlarmMap", "GeoAlarmTasks", "GeoAlarmCalDAV", "GeoAlarmGeoClue",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -24,6 +24,10 @@ public final class AlarmAgent: Service {
     private let eventLoop: EventLoop
     private let sourceName: String
     private let usesUndatedFixes: Bool
+    private let sourceReportsOnlyOnMovement: Bool
+    /// Tells the source what the engine needs after each of its fixes, for a source that
+    /// takes such requests (GeoClue); nil for one that reports as it does.
+    private let tellSource: (@Sendable (LocationNeed) -> Void)?
     private let configPath: String
     private let initialConfig: Config
     private let sinks: [any EventSink]
@@ -57,6 +61,12 @@ public final class AlarmAgent: Service {
         eventLoop = loop
         sourceName = source.name
         usesUndatedFixes = source.usesUndatedFixes
+        sourceReportsOnlyOnMovement = source.reportsOnlyOnMovement
+        if source.takesRequests {
+            tellSource = { @Sendable need in source.request(need) }
+        } else {
+            tellSource = nil
+        }
         keeper = state
         configPath = config.path
         initialConfig = config
@@ -69,7 +79,7 @@ public final class AlarmAgent: Service {
         var current = AgentState(
             config: initialConfig,
             pipeline: FixPipeline(watching: initialConfig.reminderSet, state: keeper, sinks: sinks, timeZone: SystemTimeZone()),
-            devices: TrackedDevices(limits: Self.deviceLimits(initialConfig)))
+            devices: TrackedDevices(limits: Self.deviceLimits(initialConfig)), reportsOnlyOnMovement: sourceReportsOnlyOnMovement)
         current.pipeline.lastFixInterval = Self.lastFixInterval
         logger.info("watching \(Self.describe(current.pipeline.engine)) from \(configPath)")
         current.pipeline.fireDueAlarms(now: Date())
@@ -103,13 +113,13 @@ public final class AlarmAgent: Service {
         switch input {
         case .source(.connected):
             if current.connection != .connected {
-                logger.info("connected to \(sourceName)")
+                logger.info("connected to \(current.sourceInUse ?? sourceName)")
                 current.connection = .connected
                 tellServiceManager(&current)
             }
         case .source(.unavailable(let reason)):
             if current.connection != .unavailable(reason) {
-                logger.warning("\(sourceName) unavailable: \(reason); retrying")
+                logger.warning("\(current.sourceInUse ?? sourceName) unavailable: \(reason); retrying")
                 current.connection = .unavailable(reason)
                 tellServiceManager(&current)
             }
@@ -130,10 +140,19 @@ public final class AlarmAgent: Service {
             current.ignored[kind, default: 0] += 1
         case .source(.fixes(let fixes, let readAt)):
             handle(fixes, readAt: readAt, &current)
+        case .source(.switched(let name, let why, let reportsOnlyOnMovement)):
+            logger.info("fixes from \(name): \(why)")
+            current.sourceInUse = name
+            current.reportsOnlyOnMovement = reportsOnlyOnMovement
+            current.connection = .connecting
+            (current.silentSince, current.lastUsable, current.coarseFixesSaid) = (nil, nil, false)
+            rearmTimer(&current)
+            tellServiceManager(&current)
         case .timer:
             current.timer = nil
             if let due = current.devices.idleDue, ContinuousClock.now >= due { letIdleDevicesGo(&current) }
-            if current.silentSince == nil, let last = current.lastUsable, ContinuousClock.now - last.at >= Self.silenceBeforeNotice {
+            if current.silentSince == nil, !current.reportsOnlyOnMovement, let last = current.lastUsable,
+               ContinuousClock.now - last.at >= Self.silenceBeforeNotice {
                 noticeSilence(&current)
             }
             current.pipeline.fireDueAlarms(now: Date())
@@ -277,6 +296,7 @@ public final class AlarmAgent: Service {
             current.lastUsable = (ContinuousClock.now, fix.time)
             // The silence timer is set when fixes start; while they flow it only moves on when it fires.
             if !wasWatching { rearmTimer(&current) }
+            if let tellSource { tell(tellSource, after: fix, &current) }
         case .rejected(.noFix) where current.silentSince == nil && current.lastUsable != nil:
             noticeSilence(&current)
         case .rejected(.future) where !current.futureNoticed:
@@ -287,6 +307,24 @@ public final class AlarmAgent: Service {
                 """)
         case .rejected:
             break
+        }
+    }
+
+    /// Tells the source what the engine needs after `fix` (when that changed), and says once when
+    /// its fixes are coarser than the smallest fence near: that fence's side may be misjudged.
+    private func tell(_ tellSource: @Sendable (LocationNeed) -> Void, after fix: Fix, _ current: inout AgentState) {
+        let need = current.pipeline.engine.locationNeed(at: fix)
+        if need != current.toldNeed {
+            current.toldNeed = need
+            tellSource(need)
+        }
+        if !current.coarseFixesSaid, let error = fix.horizontalError, need.smallestNearRadius < error {
+            current.coarseFixesSaid = true
+            logger.warning("""
+                fixes from \(current.sourceInUse ?? sourceName) are accurate to \(Int(error.rounded())) m, coarser than a fence \
+                of \(Int(need.smallestNearRadius.rounded())) m near here: its side may be misjudged until a finer one comes \
+                (geoalarm check lists the reminders smaller than a source's accuracy)
+                """)
         }
     }
 
@@ -363,7 +401,7 @@ public final class AlarmAgent: Service {
         if let timer = current.timer { eventLoop.cancel(timer) }
         current.timer = nil
         var delays: [Duration] = []
-        if current.silentSince == nil, let last = current.lastUsable {
+        if current.silentSince == nil, !current.reportsOnlyOnMovement, let last = current.lastUsable {
             delays.append(last.at + Self.silenceBeforeNotice - ContinuousClock.now)
         }
         if let due = current.pipeline.nextDue() {
@@ -438,9 +476,9 @@ public final class AlarmAgent: Service {
     private func tellServiceManager(_ current: inout AgentState, ready: Bool = false) {
         guard serviceManager != nil else { return }
         var status = switch current.connection {
-        case .connecting: "connecting to \(sourceName)"
-        case .connected: "connected to \(sourceName)"
-        case .unavailable(let reason): "\(sourceName) unavailable: \(reason); retrying"
+        case .connecting: "connecting to \(current.sourceInUse ?? sourceName)"
+        case .connected: "connected to \(current.sourceInUse ?? sourceName)"
+        case .unavailable(let reason): "\(current.sourceInUse ?? sourceName) unavailable: \(reason); retrying"
         }
         status += "; watching \(Self.describe(current.pipeline.engine))"
         if current.reloadFailed { status += "; the last reload failed, the previous config stays in force" }
@@ -536,6 +574,14 @@ struct AgentState {
     var tasksBeingWritten: Set<String> = []
     /// Whether a task list was read again while a Done was being written.
     var tasksReadDuringWrite = false
+    /// Whether fixes come only once the device moved (GeoClue): no silence is then noticed.
+    var reportsOnlyOnMovement: Bool
+    /// The source behind `auto` that feeds the agent now, once it said.
+    var sourceInUse: String?
+    /// What the source was last told the engine needs.
+    var toldNeed: LocationNeed?
+    /// Set once fixes coarser than a fence near were said (again after each switch of source).
+    var coarseFixesSaid = false
     /// Whether the config is being read again (off the loop), and whether another reload was
     /// asked for meanwhile.
     var reloading = Reloading.none

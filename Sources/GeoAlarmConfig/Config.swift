@@ -34,6 +34,8 @@ public struct Config: Sendable {
     public var gpsdHost: String?
     /// `[gpsd] port`, when given.
     public var gpsdPort: Int?
+    /// `[location] source`, when given: where `run` takes fixes from without `--source`.
+    public var locationSource: LocationSource?
     /// `[output] notify`: false means log only, as `--headless`.
     public var notify: Bool
     /// `[output] hook_timeout`: seconds a command hook may run before it is killed.
@@ -73,11 +75,12 @@ public struct Config: Sendable {
 extension Config {
     /// Whether any reminder, collection or time alarm runs a command of its own (`exec`).
     /// The settings read only at start that differ in `other` (a reloaded config), as the
-    /// config names them: `[gpsd]`, `[output]`'s keys, and every `[mqtt]` key
+    /// config names them: `[gpsd]`, `[location]`, `[output]`'s keys, and every `[mqtt]` key
     /// (a broker, credentials, topics). Empty when a reload takes everything that changed.
     public func restartOnlyChanges(in other: Config) -> [String] {
         var changed: [String] = []
         if gpsdHost != other.gpsdHost || gpsdPort != other.gpsdPort { changed.append("[gpsd]") }
+        if locationSource != other.locationSource { changed.append("[location] source") }
         if notify != other.notify { changed.append("[output] notify") }
         if hookTimeout != other.hookTimeout { changed.append("[output] hook_timeout") }
         if snooze != other.snooze { changed.append("[output] snooze") }
@@ -319,3 +322,14 @@ extension Config {
     }
 }
 
+/// Where the live agent's own fixes come from (`[location] source`, `run --source`).
+public enum LocationSource: String, Sendable, CaseIterable {
+    /// gpsd while it gives fixes, else GeoClue (the default).
+    case auto
+    /// A GPS receiver through gpsd.
+    case gpsd
+    /// GeoClue2, the desktop's and the phone's location service.
+    case geoclue
+    /// OwnTracks devices through the `[mqtt]` broker, each tracked apart.
+    case owntracks
+}

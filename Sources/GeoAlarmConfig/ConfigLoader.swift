@@ -90,11 +90,12 @@ struct ConfigReader: TableReading {
     /// False reads each collection's id and settings but not its file of places.
     let readsCollectionFiles: Bool
 
-    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "tasklist", "gpsd", "output", "history", "mqtt", "map"]
+    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "tasklist", "gpsd", "location", "output", "history", "mqtt", "map"]
     static let taskListKeys = ["name", "vdir", "url", "username", "password_file", "password_command", "cafile", "poll", "geo_tasks", "location_tasks"]
     static let mapKeys = ["tiles", "attribution"]
     static let historyKeys = ["keep"]
     static let gpsdKeys = ["host", "port"]
+    static let locationKeys = ["source"]
     static let outputKeys = ["notify", "hook_timeout", "snooze"]
     static let alertKeys = ["urgency", "icon", "timeout", "exec"]
     static let scheduleKeys = ["repeat", "active", "due", "starts", "fire_when_overdue"]
@@ -175,6 +176,7 @@ struct ConfigReader: TableReading {
                 schedule: ReminderSchedule(repetition: defaults.repetition), approach: defaults.approach),
             radius: defaults.radius)
         if let table = table(root, "gpsd", context: "top level") { readGPSD(table, into: &config) }
+        if let table = table(root, "location", context: "top level") { readLocation(table, into: &config) }
         if let table = table(root, "history", context: "top level") { readHistory(table, into: &config) }
         if let table = table(root, "output", context: "top level") { readOutput(table, into: &config) }
         if let table = table(root, "mqtt", context: "top level") {
@@ -214,6 +216,17 @@ struct ConfigReader: TableReading {
         if let host = string(table, "host", context: "gpsd"), let endpoint = gpsdHost(host, in: table) {
             config.gpsdHost = endpoint.host
             if let port = endpoint.port { config.gpsdPort = port }
+        }
+    }
+
+    private mutating func readLocation(_ table: TOMLTable, into config: inout Config) {
+        checkKeys(of: table, allowed: Self.locationKeys, context: "location")
+        guard let source = string(table, "source", context: "location") else { return }
+        if let known = LocationSource(rawValue: source) {
+            config.locationSource = known
+        } else {
+            let names = LocationSource.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            report(in: table, "location", "source", "\"\(DisplayText.escaped(source))\" is not one of \(names)")
         }
     }
 

@@ -64,6 +64,10 @@ public struct FenceTracker: Sendable, Equatable {
     /// True when nothing but a fix inside the fence's reach can change this tracker.
     public var isSettledOutside: Bool { presence == .outside && streakSide == nil }
 
+    /// True when the tracker has a side and no streak toward the other: a fix on the side it
+    /// has changes nothing.
+    public var isSettled: Bool { presence != .unknown && streakSide == nil }
+
     /// True when nothing but a fix beyond the fence's reach can change this tracker (evidence
     /// in the margin holds it inside).
     public var isSettledInside: Bool { presence == .inside && streakSide == nil }

@@ -15,6 +15,16 @@ public enum SourceReport: Sendable {
     case failed(String)
     /// Something the source saw that may cost fixes (a broker that dropped messages): for the log.
     case warning(String)
+    /// Fixes come from another of the sources behind this one now (`auto`: GeoClue while gpsd
+    /// gives none): its name, why, and whether it reports only once the device moved.
+    case switched(to: String, why: String, reportsOnlyOnMovement: Bool)
+}
+
+/// A source that can be told to stop reporting for a while (GeoClue, while gpsd feeds the agent).
+public protocol PausableFixSource: FixSource {
+    /// Stops the reports (and the work behind them) until ``resume()``.
+    func pause()
+    func resume()
 }
 
 /// Where fixes come from: gpsd, a recorded track, and later others, behind one seam.
@@ -30,8 +40,26 @@ public protocol FixSource: Sendable {
     /// time at all (GPX without `<time>`) says yes: any other undated position is one from
     /// before the receiver knew the date, and waits for it.
     var usesUndatedFixes: Bool { get }
+    /// Whether fixes come only once the device moved (GeoClue with a distance threshold):
+    /// then a silence means standing still, not a receiver gone quiet.
+    var reportsOnlyOnMovement: Bool { get }
     /// The source's reports; called once.
     func reports() -> Reports
     /// Ends the reports soon (a live source); a recording may ignore it.
     func stop()
+    /// Whether the source hears ``request(_:)``: the agent works out what it needs only for one
+    /// that does.
+    var takesRequests: Bool { get }
+    /// Hears what the engine needs after each of the source's fixes (``LocationNeed``): a
+    /// source that can be told how often to report (GeoClue) asks for no more than that.
+    func request(_ need: LocationNeed)
+}
+
+extension FixSource {
+    /// A receiver reports steadily (gpsd: once a second), moving or not.
+    public var reportsOnlyOnMovement: Bool { false }
+
+    /// A receiver or a recording reports as it does, whatever is needed.
+    public var takesRequests: Bool { false }
+    public func request(_ need: LocationNeed) {}
 }

@@ -426,6 +426,15 @@ public struct GeofenceEngine: Sendable {
         }
     }
 
+    /// Whether a fence meeting `box` waits for more fixes to settle (its first side, or a streak
+    /// toward the other): every fix near it counts, wherever it lands.
+    func awaitsFixes(in box: GeoBox) -> Bool {
+        let (candidates, _) = index.fences(overlapping: box, limit: LocationNeed.mostFences)
+        return candidates.contains { slot in
+            !trackers[Int(slot)].isSettled && geometry(atSlot: Int(slot)).0.boundingBox(margin: 0).intersects(box)
+        }
+    }
+
     /// The geometry and hysteresis of the fence in `slot`, without making its reminder.
     private func geometry(atSlot slot: Int) -> (FenceGeometry, hysteresis: Double) {
         Self.geometry(atSlot: slot, reminders: reminders, collections: collections, starts: collectionStarts)

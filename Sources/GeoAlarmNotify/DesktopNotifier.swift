@@ -110,7 +110,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
         notify_notification_set_urgency(notification, NotifyUrgency(UInt32(content.urgency)))
         notify_notification_set_timeout(notification, content.timeoutMilliseconds)
         notify_notification_set_category(notification, content.category)
-        notify_notification_set_hint(notification, "desktop-entry", g_variant_new_string("geoalarm"))
+        notify_notification_set_hint(notification, "desktop-entry", g_variant_new_string(DesktopEntry.id))
         var binding: ActionBinding?
         if actions {
             // Both buttons share one binding, released with the notification's actions (when

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import GeoAlarmAgent
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
@@ -35,10 +36,11 @@ struct GPSDOptions: ParsableArguments {
     /// Reads gpsd (found as ``endpoint(config:environment:)`` finds it) for up to `seconds`,
     /// until a fix the engine would take with `config`'s settings (`max_error`, else the
     /// default): with `dated`, also only once the receiver knows the date.
-    func look(config: Config?, seconds: Double, dated: Bool) async -> (endpoint: GPSDEndpoint, sample: GPSDSample) {
+    func look(config: Config?, seconds: Double, dated: Bool) async -> (endpoint: GPSDEndpoint, sample: FixSample) {
         let endpoint = endpoint(config: config, environment: ProcessInfo.processInfo.environment)
         let settings = config?.settings ?? EngineSettings()
-        let sample = await GPSDSample.take(from: endpoint, device: device, patience: .milliseconds(Int64(seconds * 1000)), loop: .main) { fix in
+        let source = GPSDSource(endpoint: endpoint, device: device, loop: .main)
+        let sample = await FixSample.take(from: source, patience: .milliseconds(Int64(seconds * 1000)), loop: .main) { fix in
             (!dated || fix.time != nil) && settings.admitsError(of: fix)
         }
         return (endpoint, sample)

@@ -61,7 +61,7 @@ struct Replay: AsyncParsableCommand {
                     writer.flush()
                     log.error("\(source.name): \(reason)")
                     failed = true
-                case .connected, .unavailable, .ignored, .warning:
+                case .connected, .unavailable, .ignored, .warning, .switched:
                     break
                 }
             }

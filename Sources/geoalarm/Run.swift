@@ -3,6 +3,7 @@ import FoundationEssentials
 import GeoAlarmAgent
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmGeoClue
 import GeoAlarmGPSD
 import GeoAlarmHooks
 import GeoAlarmMQTT
@@ -14,15 +15,17 @@ import Glibc
 import Logging
 import ServiceLifecycle
 
-/// `geoalarm run`: the live agent on gpsd's fixes, as a service group: the source, the file
-/// watcher, the pipeline and (with pop-ups) the notifier.
+/// `geoalarm run`: the live agent on gpsd's or GeoClue's fixes, as a service group: the source,
+/// the file watcher, the pipeline and (with pop-ups) the notifier.
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Watch live fixes (gpsd, or OwnTracks devices through MQTT) and announce every arrival and departure.",
+        abstract: "Watch live fixes (gpsd, GeoClue, or OwnTracks devices through MQTT) and announce every arrival and departure.",
         discussion: """
-            Events are printed as `replay` prints them. gpsd is found from --gpsd, else [gpsd] in the \
-            config, else GPSD_HOST/GPSD_PORT, else localhost:2947; the agent waits for it and reconnects \
-            by itself. With --source owntracks, locations come from [mqtt] subscribe instead, and each \
+            Events are printed as `replay` prints them. Fixes come from --source, else [location] source \
+            in the config, else auto: gpsd while it gives fixes, else GeoClue (a laptop's Wi-Fi \
+            positioning, a phone's GPS), and back to gpsd when it gives fixes again. gpsd is found from \
+            --gpsd, else [gpsd] in the config, else GPSD_HOST/GPSD_PORT, else localhost:2947; the agent \
+            waits for it and reconnects by itself. With --source owntracks, locations come from [mqtt] subscribe instead, and each \
             device has its own inside/outside state. With [mqtt] in the config, events and the position \
             are also published to the broker. SIGTERM or SIGINT stop it; SIGHUP reloads the config (an \
             invalid one is reported and the previous one stays in force).
@@ -31,9 +34,12 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     @Option(help: ArgumentHelp(
-        "Where fixes come from: gpsd (the default), or owntracks (locations through the [mqtt] broker).",
+        """
+        Where fixes come from: auto (the default: gpsd, else GeoClue), gpsd, geoclue, or owntracks \
+        (locations through the [mqtt] broker).
+        """,
         valueName: "source"))
-    var source: SourceKind = .gpsd
+    var source: LocationSource?
 
     @OptionGroup var gpsdOptions: GPSDOptions
 
@@ -57,6 +63,7 @@ struct Run: AsyncParsableCommand {
         let config = try options.load(taskCache: keeper.taskListCache)
         let environment = ProcessInfo.processInfo.environment
         let endpoint = gpsdOptions.endpoint(config: config, environment: environment)
+        let source = source ?? config.locationSource ?? .auto
         // The agent outlives its stdout (`geoalarm run | head`): said once, and events go on being
         // recorded, shown and passed to hooks.
         let stdout = LineWriter(flushEachLine: true) { error in
@@ -95,7 +102,7 @@ struct Run: AsyncParsableCommand {
                 unknownError: unknownError, outbox: outbox, keeper: keeper, loop: loop, logger: logger)
             let homeAssistant = mqtt.homeAssistant.map { settings in
                 HomeAssistantSink(
-                    settings: settings, clientID: clientID, softwareVersion: GeoAlarm.configuration.version, ownPosition: source == .gpsd,
+                    settings: settings, clientID: clientID, softwareVersion: GeoAlarm.configuration.version, ownPosition: source != .owntracks,
                     locationInterval: mqtt.ownTracks.locationInterval, unknownError: unknownError, snooze: snooze, keeper: keeper,
                     loop: loop, logger: logger
                 ) { pressed($0, PressedReminder(id: $1), "homeassistant: ") }
@@ -115,9 +122,15 @@ struct Run: AsyncParsableCommand {
         sinks.append(hooks)
         services.append(hooks)
         switch source {
+        case .auto:
+            let fixes = PreferringSource(
+                preferred: GPSDSource(endpoint: endpoint, device: gpsdOptions.device, loop: loop), fallback: GeoClueSource(), loop: loop)
+            services += agentServices(source: fixes, channel: channel, config: config, keeper: keeper, sinks: sinks)
         case .gpsd:
             let fixes = GPSDSource(endpoint: endpoint, device: gpsdOptions.device, loop: loop)
             services += agentServices(source: fixes, channel: channel, config: config, keeper: keeper, sinks: sinks)
+        case .geoclue:
+            services += agentServices(source: GeoClueSource(), channel: channel, config: config, keeper: keeper, sinks: sinks)
         case .owntracks:
             guard let mqtt = config.mqtt else {
                 Diagnostics.error("\(config.path): --source owntracks needs an [mqtt] table with the broker's url")
@@ -165,9 +178,4 @@ struct Run: AsyncParsableCommand {
     }
 }
 
-/// The fix sources `run` knows.
-enum SourceKind: String, ExpressibleByArgument, CaseIterable {
-    case gpsd
-    /// OwnTracks locations of many devices through the `[mqtt]` broker.
-    case owntracks
-}
+extension LocationSource: ExpressibleByArgument {}

@@ -1,10 +1,36 @@
 import Foundation
+import GeoAlarmSystem
 import GeoAlarmTestSupport
 import Testing
 
 /// `make install` lays out the binary, units, man page, completions and example configs, and
 /// systemd accepts the units. (`make test-package` tests the Debian package built on this layout.)
 struct PackagingTests {
+    /// What GeoClue and the notification server know geoalarm by: the desktop file's basename.
+    static let desktopID = "io.github.geoalarm.GeoAlarm"
+
+    /// The desktop entry and the AppStream metainfo pass their validators (desktop-file-utils,
+    /// appstreamcli without the network), and name one id, icon and launcher: the entry opens the map.
+    @Test func desktopEntryAndMetainfoPassTheirValidators() throws {
+        let folder = "packaging/desktop"
+        let entry = try Command.run(["\(folder)/\(Self.desktopID).desktop"], executable: "/usr/bin/desktop-file-validate")
+        #expect(entry.status == 0 && entry.stdout.isEmpty, "\(entry.stdout)\(entry.stderr)")
+        let metainfo = try Command.run(
+            ["validate", "--no-net", "\(folder)/\(Self.desktopID).metainfo.xml"], executable: "/usr/bin/appstreamcli")
+        #expect(metainfo.status == 0, "\(metainfo.stdout)\(metainfo.stderr)")
+        let text = try String(contentsOfFile: "\(folder)/\(Self.desktopID).desktop", encoding: .utf8)
+        #expect(text.contains("\nIcon=\(Self.desktopID)\n") && text.contains("\nExec=geoalarm map --open\n"), "\(text)")
+        #expect(text.contains("\nX-GNOME-UsesNotifications=true\n"), "GNOME lists it under Notifications")
+        let component = try String(contentsOfFile: "\(folder)/\(Self.desktopID).metainfo.xml", encoding: .utf8)
+        #expect(component.contains("<id>\(Self.desktopID)</id>")
+                && component.contains("<launchable type=\"desktop-id\">\(Self.desktopID).desktop</launchable>"))
+        let icon = try Command.run(
+            ["-c", "import sys, xml.dom.minidom; print(xml.dom.minidom.parse(sys.argv[1]).documentElement.tagName)",
+             "\(folder)/\(Self.desktopID).svg"], executable: "/usr/bin/python3")
+        #expect(icon.stdout == "svg\n", "the icon is well-formed SVG: \(icon.stderr)")
+        #expect(DesktopEntry.id == Self.desktopID, "the id GeoClue and the pop-ups give is the file's basename")
+    }
+
     @Test func installedUnitsPassSystemdAnalyzeVerify() throws {
         let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-prefix-\(UUID().uuidString)").path
         let install = try Command.run(
@@ -13,7 +39,9 @@ struct PackagingTests {
         for file in ["bin/geoalarm", "lib/systemd/user/geoalarm.service", "lib/systemd/system/geoalarm-headless.service",
                      "share/doc/geoalarm/example.toml", "share/doc/geoalarm/demo.toml", "share/doc/geoalarm/demo/walk.nmea",
                      "share/man/man1/geoalarm.1", "share/man/man5/geoalarm.toml.5", "share/bash-completion/completions/geoalarm",
-                     "share/zsh/vendor-completions/_geoalarm", "share/fish/vendor_completions.d/geoalarm.fish"] {
+                     "share/zsh/vendor-completions/_geoalarm", "share/fish/vendor_completions.d/geoalarm.fish",
+                     "share/applications/\(Self.desktopID).desktop", "share/metainfo/\(Self.desktopID).metainfo.xml",
+                     "share/icons/hicolor/scalable/apps/\(Self.desktopID).svg"] {
             #expect(FileManager.default.fileExists(atPath: "\(prefix)/\(file)"), "\(file) not installed")
         }
         let headless = try String(contentsOfFile: "\(prefix)/lib/systemd/system/geoalarm-headless.service", encoding: .utf8)

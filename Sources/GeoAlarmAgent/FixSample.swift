@@ -1,11 +1,12 @@
 import GeoAlarmCore
 import GeoAlarmSystem
 
-/// What a short look at gpsd found: for `add --here` and `doctor`, which ask once and go.
-public struct GPSDSample: Sendable {
-    /// Why gpsd could not be reached (or was lost), when it could not; nil when it answered.
+/// What a short look at a live source (gpsd, GeoClue) found: for `add --here` and `doctor`,
+/// which ask once and go.
+public struct FixSample: Sendable {
+    /// Why the source could not be reached (or was lost), when it could not; nil when it answered.
     public var unreachable: String?
-    /// How many reports gpsd sent, fix or not.
+    /// How many reports the source sent, fix or not.
     public var reports = 0
     /// The newest report that carried a position (mode 2D or 3D).
     public var latestPosition: Fix?
@@ -14,16 +15,14 @@ public struct GPSDSample: Sendable {
     /// The first position that `accept` took, which ended the look early.
     public var accepted: Fix?
 
-    /// Connects to gpsd at `endpoint` (on `loop`) and reads its reports until `accept` takes a
-    /// position or `patience` has passed since gpsd answered, whichever is first; gives up at
-    /// once when gpsd cannot be reached, and after ``connectionPatience`` (or `patience`, when
-    /// longer) when it has not answered by then.
+    /// Starts `source` (on `loop`) and reads its reports until `accept` takes a position or
+    /// `patience` has passed since the source answered, whichever is first; gives up at once
+    /// when the source says it cannot be reached, and after ``connectionPatience`` (or
+    /// `patience`, when longer) when it has not answered by then.
     public static func take(
-        from endpoint: GPSDEndpoint, device: String? = nil, patience: Duration, loop: EventLoop,
-        accept: @escaping @Sendable (Fix) -> Bool
-    ) async -> GPSDSample {
-        let source = GPSDSource(endpoint: endpoint, device: device, loop: loop)
-        // The patience is for reports: a wait of 0 still asks gpsd whether it is there.
+        from source: some FixSource, patience: Duration, loop: EventLoop, accept: @escaping @Sendable (Fix) -> Bool
+    ) async -> FixSample {
+        // The patience is for reports: a wait of 0 still asks the source whether it is there.
         let waitForAnswer = max(patience, connectionPatience)
         let unanswered = loop.schedule(at: .now + waitForAnswer) { source.stop() }
         var waitForReports: EventLoop.Timer?
@@ -31,7 +30,7 @@ public struct GPSDSample: Sendable {
             loop.cancel(unanswered)
             if let waitForReports { loop.cancel(waitForReports) }
         }
-        var sample = GPSDSample()
+        var sample = FixSample()
         sample.unreachable = "no answer in \(Span.describe(Double(waitForAnswer.components.seconds)))"
         for await report in source.reports() {
             switch report {
@@ -39,7 +38,7 @@ public struct GPSDSample: Sendable {
                 sample.unreachable = nil
                 loop.cancel(unanswered)
                 waitForReports = loop.schedule(at: .now + patience) { source.stop() }
-            case .ignored, .warning:
+            case .ignored, .warning, .switched:
                 break
             case .unavailable(let reason), .failed(let reason):
                 sample.unreachable = reason
@@ -60,6 +59,7 @@ public struct GPSDSample: Sendable {
         return sample
     }
 
-    /// How long a look waits for gpsd to answer at all, however short its patience for reports.
+    /// How long a look waits for the source to answer at all, however short its patience for
+    /// reports (longer than GeoClue takes to say it has no agent).
     public static let connectionPatience: Duration = .seconds(5)
 }

@@ -1,0 +1,155 @@
+import Foundation
+import GeoAlarmTestSupport
+import Testing
+
+/// `run --source geoclue` against the real GeoClue daemon of Debian on a private system bus, fed
+/// the demo walk and real captures as NMEA (its network-nmea source), with a location agent of
+/// the test's.
+///
+/// GeoClue 2.6 dates an NMEA fix with the day it reads it (the sentence's time of day kept), and
+/// passes over a fix less accurate than the one before within a second or two: the events are
+/// replay's, reminder by reminder and in order, at the same time of day give or take the fix
+/// it passed over.
+@Suite(.serialized)
+struct GeoClueTests {
+    /// "arrive bread 08:06:39" of an event line: the event, the reminder and the time of day.
+    static func parts(_ line: String) -> (event: String, time: Double)? {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 3, let t = fields[0].firstIndex(of: "T") else { return nil }
+        let clock = fields[0][fields[0].index(after: t)...].dropLast().split(separator: ":").compactMap { Double($0) }
+        guard clock.count == 3 else { return nil }
+        return ("\(fields[1]) \(fields[2])", clock[0] * 3600 + clock[1] * 60 + clock[2])
+    }
+
+    /// Whether `live` are `replayed`'s events, in order, each within `slack` seconds of its time of day.
+    static func sameEvents(_ live: [String], _ replayed: [String], slack: Double = 3) -> Bool {
+        let (a, b) = (live.compactMap(parts), replayed.compactMap(parts))
+        return a.count == b.count && zip(a, b).allSatisfy { $0.event == $1.event && abs($0.time - $1.time) <= slack }
+    }
+
+    /// `geoalarm run --source geoclue` on `config`, headless, finding GeoClue on `rig`'s bus.
+    static func agent(_ rig: GeoClueRig, config: String = "config/demo.toml", source: String = "geoclue",
+                      extra: [String] = []) throws -> Background {
+        try Background(["run", "--source", source, "--headless", "-c", config, "--state", Command.scratchState()] + extra,
+                       environment: rig.environment())
+    }
+
+    @Test func theWalkThroughGeoClueGivesReplaysEvents() throws {
+        let replayed = try LiveAgentTests.replayedEvents()
+        let rig = try GeoClueRig(agent: .allow)
+        defer { rig.close() }
+        let agent = try Self.agent(rig)
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("connected to GeoClue") }, "\(agent.stderr)\n\(rig.geoclueLog)")
+        #expect(rig.play(LiveAgentTests.walk))
+        #expect(agent.waitUntil { $0.stdoutLines.count >= replayed.count }, "\(agent.stdout)\(agent.stderr)")
+        #expect(Self.sameEvents(agent.stdoutLines, replayed), "live:\n\(agent.stdout)\nreplayed:\n\(replayed.joined(separator: "\n"))")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+        #expect(!agent.stderr.contains("no fix since"), "standing still is no silence for GeoClue: \(agent.stderr)")
+    }
+
+    /// Real receivers' captures (the moving NMEA ones of ../shared/testdata), through GeoClue and
+    /// through replay, with reminders along each path. GeoClue 2.6 reads GGA and RMC only (a
+    /// capture's GLL, GNS or binary fixes it passes over): both are given those sentences.
+    @Test(.enabled(if: !TestData.isAbsent, "../shared/testdata is absent (a clone elsewhere)"),
+          arguments: LiveEqualsReplayTests.captures.prefix(4))
+    func realCapturesThroughGeoClueGiveReplaysEvents(_ log: String) throws {
+        let whole = try Data(contentsOf: TestData.root!.appendingPathComponent("gpsd/\(log)"))
+        let read = whole.split(separator: UInt8(ascii: "\n")).filter { line in
+            line.count > 7 && line.first == UInt8(ascii: "$") && ["GGA,", "RMC,"].contains(String(decoding: line.dropFirst(3).prefix(4), as: UTF8.self))
+        }
+        let capture = try Command.temporaryFile(read.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n", named: log)
+        let config = try LiveEqualsReplayTests.config(for: log)
+        let replay = try Command.run(["replay", "-c", config, capture])
+        let rig = try GeoClueRig(agent: .allow)
+        defer { rig.close() }
+        let agent = try Self.agent(rig, config: config)
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("connected to GeoClue") }, "\(agent.stderr)")
+        #expect(rig.play(capture))
+        #expect(agent.waitUntil { $0.stdoutLines.count >= replay.stdoutLines.count }, "\(agent.stdout)\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+        #expect(Self.sameEvents(agent.stdoutLines, replay.stdoutLines), "live:\n\(agent.stdout)\nreplayed:\n\(replay.stdout)")
+    }
+
+    /// GeoClue restarted mid-walk (an upgrade): the agent says it left and came back, holds the
+    /// last known state meanwhile, and the walk's events are all there, none twice.
+    @Test func geoClueRestartedMidWalkLosesNoEvent() throws {
+        let replayed = try LiveAgentTests.replayedEvents()
+        let rig = try GeoClueRig(agent: .allow)
+        defer { rig.close() }
+        let agent = try Self.agent(rig)
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("connected to GeoClue") }, "\(agent.stderr)")
+        #expect(rig.play(LiveAgentTests.walk, first: 0, count: 600))
+        #expect(agent.waitUntil { $0.stdoutLines.count >= 2 }, "\(agent.stdout)\(agent.stderr)")
+        #expect(rig.restartGeoClue())
+        #expect(agent.waitUntil { $0.stderr.contains("GeoClue unavailable: GeoClue left the system bus") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.components(separatedBy: "connected to GeoClue").count == 3 }, "\(agent.stderr)")
+        #expect(rig.play(LiveAgentTests.walk, first: 600))
+        #expect(agent.waitUntil { $0.stdoutLines.count >= replayed.count }, "\(agent.stdout)\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+        #expect(Self.sameEvents(agent.stdoutLines, replayed), "live:\n\(agent.stdout)\nreplayed:\n\(replayed.joined(separator: "\n"))")
+    }
+
+    /// Location services switched off (the agent's MaxAccuracyLevel 0): the agent says GeoClue
+    /// refused it, with what to do, and keeps running.
+    @Test func anAgentThatRefusesIsSaidWithWhatToDo() throws {
+        let rig = try GeoClueRig(agent: .refuse)
+        defer { rig.close() }
+        let agent = try Self.agent(rig)
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("GeoClue unavailable: GeoClue refused geoalarm: ") }, "\(agent.stderr)")
+        #expect(agent.stderr.contains("Location Services") && agent.stderr.contains("/etc/geoclue/geoclue.conf"), "\(agent.stderr)")
+        #expect(agent.isRunning)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
+    /// A system that allows by list, its geoclue.conf refusing geoalarm's desktop id (the
+    /// `[io.github.geoalarm.GeoAlarm]` section geoalarm(1) shows, with `allowed=false`): GeoClue
+    /// knows geoalarm by that id, and the refusal is said.
+    @Test func geoclueConfRefusingTheDesktopIdIsSaid() throws {
+        let rig = try GeoClueRig(agent: .allow, denied: PackagingTests.desktopID)
+        defer { rig.close() }
+        let agent = try Self.agent(rig)
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("GeoClue unavailable: GeoClue refused geoalarm: ") }, "\(agent.stderr)")
+        #expect(agent.stderr.contains(PackagingTests.desktopID), "GeoClue names the id: \(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
+    /// No agent at all (a machine without a desktop): GeoClue 2.6 holds the request for a client;
+    /// the agent says so within seconds, with what to do, and keeps running.
+    @Test func noAgentIsSaidInsteadOfWaitingForever() throws {
+        let rig = try GeoClueRig(agent: .none)
+        defer { rig.close() }
+        let agent = try Self.agent(rig)
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("GeoClue unavailable: GeoClue gives no client yet") }, "\(agent.stderr)")
+        #expect(agent.stderr.contains("--source gpsd"), "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
+    /// `auto` with no gpsd: GeoClue feeds the agent, and the log says so and why.
+    @Test func autoTakesGeoClueWithoutGPSD() throws {
+        let replayed = try LiveAgentTests.replayedEvents()
+        let rig = try GeoClueRig(agent: .allow)
+        defer { rig.close() }
+        // A port no gpsd listens on.
+        let agent = try Self.agent(rig, source: "auto", extra: ["--gpsd", "127.0.0.1:1"])
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("fixes from GeoClue: gpsd at 127.0.0.1:1 is unavailable") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("connected to GeoClue") }, "\(agent.stderr)")
+        #expect(rig.play(LiveAgentTests.walk))
+        #expect(agent.waitUntil { $0.stdoutLines.count >= replayed.count }, "\(agent.stdout)\(agent.stderr)")
+        #expect(Self.sameEvents(agent.stdoutLines, replayed), "live:\n\(agent.stdout)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+}
