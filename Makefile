@@ -70,7 +70,8 @@ test: deps
 # The tests of the modules that start no other program (no gpsd, broker, browser or Debian
 # root): a few minutes, for the loop while working. `make test` runs them too, with the rest.
 CHECK_TARGETS = GeoAlarmCoreTests GeoAlarmConfigTests GeoAlarmPipelineTests GeoAlarmStoreTests GeoAlarmScannersTests \
-	GeoAlarmEncodingTests GeoAlarmOwnTracksTests GeoAlarmSecretBoxTests GeoAlarmAgentTests GeoAlarmOutputTests GeoAlarmTasksTests
+	GeoAlarmEncodingTests GeoAlarmOwnTracksTests GeoAlarmSecretBoxTests GeoAlarmAgentTests GeoAlarmOutputTests GeoAlarmTasksTests \
+	GeoAlarmGeoClueTests
 CHECK_FILTER = ^($(shell echo $(CHECK_TARGETS) | tr ' ' '|'))\.
 check: deps
 	$(TIMED) $(SWIFT) build --build-tests

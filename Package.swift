@@ -188,9 +188,12 @@ let package = Package(
         // The system-call layer and the event loop.
         .testTarget(
             name: "GeoAlarmAgentTests",
-            dependencies: ["GeoAlarmAgent", "GeoAlarmCore", "GeoAlarmPipeline", "GeoAlarmStore", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "GeoAlarmAgent", "GeoAlarmCore", "GeoAlarmPipeline", "GeoAlarmStore", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "GeoAlarmEncodingTests", dependencies: ["GeoAlarmEncoding"]),
+        .testTarget(name: "GeoAlarmGeoClueTests", dependencies: ["GeoAlarmGeoClue", "GeoAlarmCore"]),
         .testTarget(name: "GeoAlarmSecretBoxTests", dependencies: ["GeoAlarmSecretBox"]),
         .testTarget(name: "GeoAlarmOwnTracksTests", dependencies: ["GeoAlarmOwnTracks", "GeoAlarmCore", "GeoAlarmSecretBox"]),
         .testTarget(name: "GeoAlarmSystemTests", dependencies: ["GeoAlarmSystem", "GeoAlarmTestSupport"]),

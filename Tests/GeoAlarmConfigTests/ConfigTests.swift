@@ -93,6 +93,20 @@ struct ConfigTests {
         #expect(before.restartOnlyChanges(in: try config("")) == ["[gpsd]", "[mqtt] (removed)"])
     }
 
+    @Test func locationSourceIsOneItNamesOrRefusedWithTheNames() throws {
+        #expect(try ConfigLoader.parse("[location]\nsource = \"geoclue\"\n", path: "c.toml").locationSource == .geoclue)
+        #expect(try ConfigLoader.parse("", path: "c.toml").locationSource == nil, "run then takes auto")
+        do {
+            _ = try ConfigLoader.parse("[location]\nsource = \"gps\"\n", path: "c.toml")
+            Issue.record("an unknown source was taken")
+        } catch {
+            let said = error.diagnostics.map(\.description).joined()
+            #expect(said.contains("c.toml:2") && said.contains("\"gps\" is not one of \"auto\", \"gpsd\", \"geoclue\", \"owntracks\""), "\(said)")
+        }
+        let before = try ConfigLoader.parse("[location]\nsource = \"gpsd\"\n", path: "c.toml")
+        #expect(before.restartOnlyChanges(in: try ConfigLoader.parse("", path: "c.toml")) == ["[location] source"])
+    }
+
     @Test func defaultsWhenNothingIsSaid() throws {
         let config = try ConfigLoader.parse("[[reminder]]\ntitle = \"X\"\nlat = 1\nlon = 2\n", path: "r.toml")
         #expect(config.settings == EngineSettings(maxError: 100, confirmations: 2, announceInitial: false))
