@@ -95,6 +95,16 @@ extension Config {
         return changed
     }
 
+    /// The ids of the enabled reminders (of the file and the task lists) whose fence is narrower
+    /// than `metres` across its radius: a source accurate to `metres` cannot tell their sides apart.
+    public func remindersSmaller(than metres: Double) -> [String] {
+        reminders.filter { $0.isEnabled && $0.geometry.circumradius < metres }.map(\.id)
+    }
+
+    /// Wi-Fi positioning's usual accuracy (GeoClue's street level, through BeaconDB): tens to
+    /// hundreds of metres.
+    public static let wifiAccuracy = 100.0
+
     /// What the pipeline watches.
     public var reminderSet: ReminderSet {
         ReminderSet(reminders: reminders, collections: collections, alarms: alarms, settings: settings, taskKeys: taskKeys)

@@ -25,6 +25,9 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     public let desktopID: String
     /// How long a client may take before the want of an agent is said.
     public static let agentWait: Duration = .seconds(3)
+    /// How long GeoClue may take to give a first location once started (or at a lower level):
+    /// longer, and it has no source for what was asked.
+    public static let firstLocationWait: Duration = .seconds(15)
     private let state = Mutex(Shared())
     /// The GLib main context the source's calls are made and answered on.
     private let context: MainContext
@@ -47,9 +50,16 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         var manager: OpaquePointer?
         var client: OpaquePointer?
         var started = false
-        /// What the client was last given.
+        /// What the client was last given (its threshold 0 while a first location is awaited).
         var sent: GeoClueRequest?
-        var agentTimer: guint = 0
+        /// The lowest level asked for: exact once a lower one gave no location.
+        var levelFloor = GeoClueAccuracy.neighborhood
+        /// Set from a start, or a lower level asked, until a location comes.
+        var awaitingLocation = false
+        /// The one deadline pending (GeoClue's answer to GetClient, its first location), and
+        /// what it does when reached.
+        var deadline: guint = 0
+        var atDeadline: ((GeoClueSource) -> Void)?
         /// Whether the daemon was there at the last look (nil: not looked yet).
         var present: Bool?
     }
@@ -175,13 +185,7 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         // GeoClue 2.6 answers GetClient only once an agent is registered for this user: the
         // call waits as long as it takes (no D-Bus timeout), and the want is said meanwhile.
         g_dbus_proxy_set_default_timeout(UnsafeMutablePointer(manager), gint(Int32.max))
-        let timer = g_timeout_source_new_seconds(guint(Self.agentWait.components.seconds))
-        g_source_set_callback(timer, { me in
-            Unmanaged<GeoClueSource>.fromOpaque(me!).takeUnretainedValue().noAgentYet()
-            return 0
-        }, Unmanaged.passUnretained(self).toOpaque(), nil)
-        glib.value.agentTimer = g_source_attach(timer, context.pointer)
-        g_source_unref(timer)
+        setDeadline(after: Self.agentWait) { $0.noAgentYet() }
         let call = Reply(self)
         gclue_manager_call_get_client(
             manager, nil,
@@ -197,7 +201,6 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     }
 
     private func noAgentYet() {
-        glib.value.agentTimer = 0
         report(.unavailable("""
             GeoClue gives no client yet: it does so only once a location agent runs for this user (a desktop's: GNOME \
             Shell, Phosh, KDE Plasma); on a machine without one, use gpsd (--source gpsd), or start an agent GeoClue \
@@ -206,7 +209,7 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     }
 
     private func clientNamed(_ path: String?, error: String?) {
-        cancelAgentTimer()
+        cancelDeadline()
         guard let path else { return report(.unavailable("GeoClue gave no client: \(error ?? "no reason given")")) }
         let call = Reply(self)
         gclue_client_proxy_new_for_bus(
@@ -261,24 +264,57 @@ public final class GeoClueSource: PausableFixSource, Sendable {
                 """))
         }
         report(.connected)
+        // GeoClue gives a started client its first location whatever the threshold: until it
+        // comes, none is set, and its want is said after a while.
+        glib.value.awaitingLocation = true
+        sendRequest()
+        setDeadline(after: Self.firstLocationWait) { $0.noLocationYet() }
+    }
+
+    /// No location since the client started, or since a lower level was asked for.
+    private func noLocationYet() {
+        let level = glib.value.sent?.accuracy ?? .exact
+        guard level == .exact else {
+            // No Wi-Fi positioning here (or no network for its lookups): exact from now on.
+            glib.value.levelFloor = .exact
+            report(.warning("""
+                GeoClue gave no location in \(Self.firstLocationWait) at the \(level) level (no Wi-Fi positioning here, or no \
+                network for its lookups): geoalarm asks it for exact locations from now on
+                """))
+            sendRequest()
+            return setDeadline(after: Self.firstLocationWait) { $0.noLocationYet() }
+        }
+        report(.warning("""
+            GeoClue gave no location in \(Self.firstLocationWait) since it started: it has no source for one (a GPS, Wi-Fi \
+            with a network), or the desktop caps geoalarm's accuracy (its location settings); the last known state holds
+            """))
     }
 
     private func stopClient() {
         guard let client = glib.value.client, glib.value.started else { return }
         glib.value.started = false
+        cancelDeadline()
         gclue_client_call_stop(client, nil, nil, nil)
     }
 
-    /// Gives the running client what the agent asked last, when it differs from what it has.
+    /// Gives the client what the agent asked last (never below the level floor), when it
+    /// differs from what it has. A lower level than before is asked with no threshold, until a
+    /// location at that level comes (GeoClue passes over one within the threshold of the last):
+    /// none in ``firstLocationWait``, and the floor is raised to exact.
     private func sendRequest() {
         guard let client = glib.value.client else { return }
-        let request = state.withLock { $0.request }
-        guard request != glib.value.sent else { return }
-        if request.accuracy != glib.value.sent?.accuracy { gclue_client_set_requested_accuracy_level(client, request.accuracy.rawValue) }
-        if request.distanceThreshold != glib.value.sent?.distanceThreshold {
-            gclue_client_set_distance_threshold(client, request.distanceThreshold)
+        var wanted = state.withLock { $0.request }
+        wanted.accuracy = max(wanted.accuracy, glib.value.levelFloor)
+        let sent = glib.value.sent
+        if let sent, wanted.accuracy < sent.accuracy, glib.value.started, !glib.value.awaitingLocation {
+            glib.value.awaitingLocation = true
+            setDeadline(after: Self.firstLocationWait) { $0.noLocationYet() }
         }
-        glib.value.sent = request
+        if glib.value.awaitingLocation { wanted.distanceThreshold = 0 }
+        guard wanted != sent else { return }
+        if wanted.accuracy != sent?.accuracy { gclue_client_set_requested_accuracy_level(client, wanted.accuracy.rawValue) }
+        if wanted.distanceThreshold != sent?.distanceThreshold { gclue_client_set_distance_threshold(client, wanted.distanceThreshold) }
+        glib.value.sent = wanted
     }
 
     private func locationUpdated(_ path: String) {
@@ -318,6 +354,11 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         case .success(let fix): report(.fixes([fix], readAt: .now))
         case .failure(let problem): report(.ignored(kind: "not a place", reason: problem.description))
         }
+        if glib.value.awaitingLocation {
+            glib.value.awaitingLocation = false
+            cancelDeadline()
+            sendRequest()
+        }
     }
 
     /// GeoClue left the bus (or there is no system bus): its client is gone with it.
@@ -337,7 +378,8 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     }
 
     private func dropClient() {
-        cancelAgentTimer()
+        cancelDeadline()
+        glib.value.awaitingLocation = false
         if let client = glib.value.client {
             if glib.value.started { gclue_client_call_stop(client, nil, nil, nil) }
             g_object_unref(UnsafeMutableRawPointer(client))
@@ -349,11 +391,27 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         glib.value.sent = nil
     }
 
-    private func cancelAgentTimer() {
-        if glib.value.agentTimer != 0, let timer = g_main_context_find_source_by_id(context.pointer, glib.value.agentTimer) {
+    /// Runs `work` after `wait`, unless cancelled (or another deadline is set) before.
+    private func setDeadline(after wait: Duration, _ work: @escaping (GeoClueSource) -> Void) {
+        cancelDeadline()
+        let timer = g_timeout_source_new_seconds(guint(wait.components.seconds))
+        g_source_set_callback(timer, { me in
+            let source = Unmanaged<GeoClueSource>.fromOpaque(me!).takeUnretainedValue()
+            let work = source.glib.value.atDeadline
+            (source.glib.value.deadline, source.glib.value.atDeadline) = (0, nil)
+            work?(source)
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque(), nil)
+        glib.value.deadline = g_source_attach(timer, context.pointer)
+        glib.value.atDeadline = work
+        g_source_unref(timer)
+    }
+
+    private func cancelDeadline() {
+        if glib.value.deadline != 0, let timer = g_main_context_find_source_by_id(context.pointer, glib.value.deadline) {
             g_source_destroy(timer)
         }
-        glib.value.agentTimer = 0
+        (glib.value.deadline, glib.value.atDeadline) = (0, nil)
     }
 
     /// Runs `work` once on the GLib thread (an idle source of its context, which removes itself).

@@ -19,6 +19,16 @@ struct Check: AsyncParsableCommand {
     func run() async throws {
         let (config, _) = try await options.load(everyProblem: true, fetchingInto: stateOptions.path)
         try Console.line("\(config.path): OK, \(config.summary)")
+        if config.locationSource == .geoclue {
+            let small = config.remindersSmaller(than: Config.wifiAccuracy)
+            if !small.isEmpty {
+                Diagnostics.logger.warning("""
+                    \(config.path): [location] source = "geoclue": \(DisplayText.counted(small.count, "reminder")) smaller than \
+                    Wi-Fi positioning's accuracy (about \(Int(Config.wifiAccuracy)) m), whose sides only a GPS receiver (a \
+                    phone's) tells apart: \(small.prefix(10).joined(separator: ", "))\(small.count > 10 ? ", ..." : "")
+                    """)
+            }
+        }
         guard stateOptions.state != nil else { return }
         let state = stateOptions.inspect()
         try Console.line(state.line, failed: state.verdict == .fail)

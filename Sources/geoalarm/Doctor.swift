@@ -4,6 +4,7 @@ import GeoAlarmAgent
 import GeoAlarmCalDAV
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmGeoClue
 import GeoAlarmGPSD
 import GeoAlarmHooks
 import GeoAlarmMQTT
@@ -15,21 +16,28 @@ import Glibc
 /// `geoalarm doctor`: checks everything `run` needs, one line per check with what to do.
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check the setup: config, gpsd, the receiver's fix, pop-ups, MQTT broker, state file, hooks, exec programs, systemd unit.",
+        abstract: """
+            Check the setup: config, gpsd and the receiver's fix, GeoClue, pop-ups, MQTT broker, state file, hooks, exec \
+            programs, systemd unit.
+            """,
         discussion: """
             One line per check: ok; note (not a fault, with a step worth taking); skip (does not apply \
-            here); FAIL, with what to do. gpsd is found as `run` finds it. Exits 0 when nothing failed, 1 \
-            otherwise.
+            here); FAIL, with what to do. The fix source is the one `run` takes (--source, else [location] \
+            source, else auto: gpsd, else GeoClue), and the source line says which would feed the agent, \
+            and why; gpsd is found as `run` finds it. Exits 0 when nothing failed, 1 otherwise.
             """)
 
     @OptionGroup var options: ConfigOptions
 
     @OptionGroup var gpsdOptions: GPSDOptions
 
+    @Option(help: ArgumentHelp("The fix source to check, as `run --source` takes it (auto, gpsd, geoclue, owntracks).", valueName: "source"))
+    var source: LocationSource?
+
     @Flag(help: "Skip the notification server, as `run --headless` shows no pop-ups.")
     var headless = false
 
-    @Option(help: ArgumentHelp("How long to wait for a fix from gpsd.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("How long to wait for a fix from gpsd (and from GeoClue).", valueName: "seconds"))
     var wait: Double = 5
 
     @OptionGroup var stateOptions: StateOptions
@@ -47,7 +55,7 @@ struct Doctor: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let (config, fetched) = await checkConfig(report)
         for list in config?.taskLists ?? [] { report(checkTaskList(list, outcome: fetched?.outcomes[list.settings.name])) }
-        await checkGPSD(config: config, report)
+        await checkSources(config: config, report)
         report(checkNotifications(config: config, environment: environment))
         report(await checkMQTT(config: config))
         report(stateOptions.inspect())
@@ -133,8 +141,71 @@ struct Doctor: AsyncParsableCommand {
         }
     }
 
-    /// gpsd reachable, then a receiver with a usable fix.
-    private func checkGPSD(config: Config?, _ report: (Finding) -> Void) async {
+    /// The fix source `run` would take: gpsd, GeoClue, or (auto) gpsd and then GeoClue, with a
+    /// line saying which would feed the agent. Under auto, what either lacks is a note while the
+    /// other gives fixes.
+    private func checkSources(config: Config?, _ report: (Finding) -> Void) async {
+        let source = source ?? config?.locationSource ?? .auto
+        switch source {
+        case .gpsd, .owntracks:
+            _ = await checkGPSD(config: config, report)
+        case .geoclue:
+            _ = await checkGeoClue(config: config, report)
+        case .auto:
+            var found: [Finding] = []
+            let gpsd = await checkGPSD(config: config) { found.append($0) }
+            let geoclue = gpsd ? nil : await checkGeoClue(config: config) { found.append($0) }
+            let either = gpsd || geoclue == true
+            for var finding in found {
+                if either, finding.verdict == .fail { finding.verdict = .note }
+                report(finding)
+            }
+            if gpsd {
+                report(Finding(.ok, "source", "auto: gpsd gives fixes, so it feeds the agent (GeoClue only while gpsd gives none)"))
+                report(Finding(.skip, "geoclue", "gpsd feeds the agent"))
+            } else if geoclue == true {
+                report(Finding(.ok, "source", "auto: gpsd gives no fix, so GeoClue feeds the agent, until gpsd gives fixes again"))
+            } else {
+                report(Finding(.fail, "source", "auto: neither gpsd nor GeoClue gives a fix",
+                               advice: "mend one of them as the lines above say"))
+            }
+        }
+    }
+
+    /// GeoClue on the system bus giving geoalarm a location; whether it did. Names the reminders
+    /// smaller than its accuracy.
+    private func checkGeoClue(config: Config?, _ report: (Finding) -> Void) async -> Bool {
+        let settings = config?.settings ?? EngineSettings()
+        let sample = await FixSample.take(from: GeoClueSource(), patience: .milliseconds(Int64(wait * 1000)), loop: .main) { fix in
+            settings.admitsError(of: fix)
+        }
+        if let reason = sample.unreachable {
+            report(Finding(.fail, "geoclue", reason,
+                           advice: "install and allow GeoClue (geoclue-2.0), or use gpsd with a receiver (--source gpsd)"))
+            return false
+        }
+        guard let position = sample.accepted ?? sample.latestPosition else {
+            report(Finding(.fail, "geoclue", "GeoClue gave geoalarm no location in \(Span.describe(wait))",
+                           advice: "check that GeoClue has a source (Wi-Fi on, or the phone's GPS), or give --wait more time"))
+            return false
+        }
+        let error = position.horizontalError.map { "±\(Metres.rounded($0)) m" } ?? "accuracy not given (GeoClue 2.6 gives none for GPS)"
+        guard sample.accepted != nil else {
+            report(Finding(.fail, "geoclue", "a location at \(position.coordinate), \(error): worse than max_error, so ignored",
+                           advice: "wait for a better one (GPS rather than Wi-Fi), or raise max_error in [defaults]"))
+            return false
+        }
+        report(Finding(.ok, "geoclue", "gives a location at \(position.coordinate), \(error)"))
+        if let accuracy = position.horizontalError, let small = config?.remindersSmaller(than: accuracy), !small.isEmpty {
+            let shown = small.prefix(10).joined(separator: ", ") + (small.count > 10 ? ", ..." : "")
+            report(Finding(.note, "accuracy", "\(DisplayText.counted(small.count, "reminder")) smaller than GeoClue's ±\(Metres.rounded(accuracy)) m: \(shown)",
+                           advice: "their sides may be misjudged until a finer location comes (a GPS receiver's)"))
+        }
+        return true
+    }
+
+    /// gpsd reachable, then a receiver with a usable fix; whether it gave one.
+    private func checkGPSD(config: Config?, _ report: (Finding) -> Void) async -> Bool {
         let maxError = (config?.settings ?? EngineSettings()).maxError
         // The agent uses a fix only once the receiver knows the date.
         let (endpoint, sample) = await gpsdOptions.look(config: config, seconds: wait, dated: true)
@@ -142,26 +213,26 @@ struct Doctor: AsyncParsableCommand {
             report(Finding(.fail, "gpsd", "\(endpoint): \(reason)",
                            advice: "start gpsd (sudo systemctl start gpsd.socket), or give --gpsd HOST:PORT or [gpsd] in the config"))
             report(Finding(.skip, "fix", "gpsd cannot be asked"))
-            return
+            return false
         }
         report(Finding(.ok, "gpsd", "\(endpoint) answers"))
         let receiver = gpsdOptions.device.map { "receiver \($0)" } ?? "a receiver"
         guard let latest = sample.latest else {
             report(Finding(.fail, "fix", "no report from \(receiver) in \(Span.describe(wait))",
                            advice: "plug the receiver in and check that gpsd knows it (gpspipe -w shows its DEVICES)"))
-            return
+            return false
         }
         guard let position = sample.accepted ?? sample.latestPosition else {
             report(Finding(.fail, "fix", "\(receiver) reports no position (mode \(latest.mode.rawValue))",
                            advice: "give the antenna a view of the sky and wait a few minutes for a first fix"))
-            return
+            return false
         }
         let mode = position.mode == .threeD ? "3D" : "2D"
         let error = position.horizontalError.map { "±\(Metres.rounded($0)) m" } ?? "error unknown"
         guard let time = position.time else {
             report(Finding(.fail, "fix", "\(mode) fix at \(position.coordinate), \(error), but no date yet: the agent waits for one",
                            advice: "wait for the receiver to learn the date (an RMC or ZDA sentence), or give --wait more time"))
-            return
+            return false
         }
         let age = Date().timeIntervalSince(time)
         let detail = "\(mode) fix at \(position.coordinate), \(error), \(Span.describe(age)) old"
@@ -174,6 +245,7 @@ struct Doctor: AsyncParsableCommand {
         } else {
             report(Finding(.ok, "fix", detail))
         }
+        return sample.accepted != nil
     }
 
     /// The notification server, unless pop-ups are off.

@@ -14,7 +14,7 @@ struct Finding {
     }
 
     var verdict: Verdict
-    /// "config", "gpsd", "fix", "notifications", "state", "hooks", "systemd".
+    /// "config", "gpsd", "fix", "geoclue", "source", "notifications", "state", "hooks", "systemd".
     var subject: String
     var detail: String
     /// What to do about it, when there is something to do.

@@ -109,6 +109,21 @@ struct GeoClueTests {
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
 
+    /// The desktop capping geoalarm at street level (Wi-Fi's best) where GeoClue has no Wi-Fi
+    /// positioning (here: only its NMEA source, which serves exact and is not even opened): no
+    /// location comes, and the agent says why, once, and keeps running.
+    @Test func anAgentThatCapsTheAccuracyBelowEverySourceIsSaid() throws {
+        let rig = try GeoClueRig(agent: .capToStreet)
+        defer { rig.close() }
+        let agent = try Self.agent(rig)
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("connected to GeoClue") }, "\(agent.stderr)")
+        #expect(agent.waitUntil { $0.stderr.contains("GeoClue: GeoClue gave no location in 15.0 seconds since it started") }, "\(agent.stderr)")
+        #expect(agent.stderr.contains("caps geoalarm's accuracy") && agent.stdout.isEmpty, "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
     /// A system that allows by list, its geoclue.conf refusing geoalarm's desktop id (the
     /// `[io.github.geoalarm.GeoAlarm]` section geoalarm(1) shows, with `allowed=false`): GeoClue
     /// knows geoalarm by that id, and the refusal is said.
@@ -151,5 +166,36 @@ struct GeoClueTests {
         #expect(Self.sameEvents(agent.stdoutLines, replayed), "live:\n\(agent.stdout)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
+    /// `doctor` asks GeoClue as `run` would: with --source geoclue, its line; with auto and no
+    /// gpsd, gpsd's trouble as a note and the source line naming GeoClue as what feeds the agent.
+    @Test(arguments: ["geoclue", "auto"])
+    func doctorSaysWhatGeoClueGives(_ source: String) throws {
+        let rig = try GeoClueRig(agent: .allow)
+        defer { rig.close() }
+        let doctor = try Background(
+            ["doctor", "--headless", "--source", source, "-c", "config/demo.toml", "--gpsd", "127.0.0.1:1", "--wait", "60",
+             "--state", Command.scratchState()], environment: rig.environment())
+        defer { doctor.stop() }
+        #expect(rig.play(LiveAgentTests.walk, first: 0, count: 5))
+        _ = doctor.exitStatus()
+        #expect(doctor.stdout.contains("ok    geoclue: gives a location at 38.71"), "\(doctor.stdout)\(doctor.stderr)")
+        if source == "auto" {
+            #expect(doctor.stdout.contains("note  gpsd: 127.0.0.1:1: "), "\(doctor.stdout)")
+            #expect(doctor.stdout.contains("ok    source: auto: gpsd gives no fix, so GeoClue feeds the agent"), "\(doctor.stdout)")
+        }
+    }
+
+    /// No GeoClue on the bus (a system without it): `doctor --source geoclue` fails its line with why.
+    @Test func doctorWithoutGeoClueSaysSo() throws {
+        let rig = try GeoClueRig(agent: .allow)
+        let address = rig.busAddress
+        rig.close()
+        let doctor = try Command.run(
+            ["doctor", "--headless", "--source", "geoclue", "-c", "config/demo.toml", "--wait", "0", "--state", Command.scratchState()],
+            environment: ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": address]) { $1 })
+        #expect(doctor.status == 1)
+        #expect(doctor.stdout.contains("FAIL  geoclue: there is no system bus"), "\(doctor.stdout)\(doctor.stderr)")
     }
 }
