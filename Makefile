@@ -205,6 +205,7 @@ bench: bench-deps browser-deps
 	Benchmarks/.build/release/TaskListLoad
 	Benchmarks/.build/release/TaskListPoll
 	Benchmarks/.build/release/LiveLatency
+	Benchmarks/.build/release/GeoClueUpdates
 	Benchmarks/.build/release/StopLatency .build/release/geoalarm
 	$(STATIC_BUILD)
 	strip --strip-unneeded --remove-section=.comment --remove-section=.note -o .build-static/geoalarm-packaged .build-static/release/geoalarm

@@ -49,6 +49,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // GeoClue's updates on a replayed commute with geoalarm's thresholds, against thresholds of 0.
+        .executableTarget(
+            name: "GeoClueUpdates",
+            dependencies: ["Workload", .product(name: "GeoAlarmKit", package: "geoalarm")]
+        ),
         // Wake-ups, CPU and memory of `geoalarm run` against gpxlogger on the same gpsd.
         .executableTarget(
             name: "Wakeups",
