@@ -142,7 +142,7 @@ public final class AlarmAgent: Service {
             handle(fixes, readAt: readAt, &current)
         case .source(.switched(let name, let why, let reportsOnlyOnMovement)):
             logger.info("fixes from \(name): \(why)")
-            current.sourceInUse = name
+            (current.sourceInUse, current.sourceWhy) = (name, why)
             current.reportsOnlyOnMovement = reportsOnlyOnMovement
             current.connection = .connecting
             (current.silentSince, current.lastUsable, current.coarseFixesSaid) = (nil, nil, false)
@@ -480,6 +480,7 @@ public final class AlarmAgent: Service {
         case .connected: "connected to \(current.sourceInUse ?? sourceName)"
         case .unavailable(let reason): "\(current.sourceInUse ?? sourceName) unavailable: \(reason); retrying"
         }
+        if let why = current.sourceWhy { status += " (\(why))" }
         status += "; watching \(Self.describe(current.pipeline.engine))"
         if current.reloadFailed { status += "; the last reload failed, the previous config stays in force" }
         guard ready || status != current.toldStatus else { return }
@@ -576,8 +577,9 @@ struct AgentState {
     var tasksReadDuringWrite = false
     /// Whether fixes come only once the device moved (GeoClue): no silence is then noticed.
     var reportsOnlyOnMovement: Bool
-    /// The source behind `auto` that feeds the agent now, once it said.
+    /// The source behind `auto` that feeds the agent now, and why, once it said.
     var sourceInUse: String?
+    var sourceWhy: String?
     /// What the source was last told the engine needs.
     var toldNeed: LocationNeed?
     /// Set once fixes coarser than a fence near were said (again after each switch of source).

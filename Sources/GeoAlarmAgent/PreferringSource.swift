@@ -82,12 +82,13 @@ public final class PreferringSource<Preferred: FixSource, Fallback: PausableFixS
         case .fixes(let fixes, _):
             if fixes.contains(where: { $0.mode >= .twoD }) {
                 state.value.lastUsable = .now
-                if state.value.inUse != .preferred { use(.preferred, why: "\(preferred.name) gives fixes") }
+                if state.value.inUse != .preferred { use(.preferred, why: "it gives fixes") }
                 if state.value.timer == nil { armTimer(at: .now + patience) }
             }
             if state.value.inUse == .preferred { pass(report) }
         case .connected:
-            if state.value.inUse == .preferred { pass(report) }
+            // Said before either feeds the agent too: nothing is connected yet.
+            if state.value.inUse != .fallback { pass(report) }
         case .unavailable(let reason):
             if state.value.inUse == .preferred || state.value.inUse == nil {
                 use(.fallback, why: "\(preferred.name) is unavailable: \(reason)")

@@ -36,6 +36,7 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     /// What both threads touch: the stream, and what the agent last asked.
     private struct Shared {
         var continuation: AsyncStream<SourceReport>.Continuation?
+        /// Whether the GLib thread was started (it is only once the source is first wanted).
         var isRunning = false
         var request = GeoClueRequest.everyUpdate
         var isPaused = false
@@ -77,25 +78,44 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     public var reportsOnlyOnMovement: Bool { true }
     public var takesRequests: Bool { true }
 
-    /// Starts the GLib thread, which looks for GeoClue on the system bus; the sequence ends
-    /// after ``stop()``.
+    /// Starts the GLib thread, which looks for GeoClue on the system bus (once resumed, when
+    /// paused before: an agent that gpsd feeds starts no thread, opens no bus); the sequence
+    /// ends after ``stop()``.
     public func reports() -> AsyncStream<SourceReport> {
         let (stream, continuation) = AsyncStream.makeStream(of: SourceReport.self)
-        state.withLock {
-            $0.continuation = continuation
-            $0.isRunning = true
+        let paused = state.withLock { shared in
+            shared.continuation = continuation
+            return shared.isPaused
         }
+        if !paused { startThread() }
+        return stream
+    }
+
+    private func startThread() {
+        let start = state.withLock { shared in
+            defer { shared.isRunning = true }
+            return !shared.isRunning && shared.continuation != nil
+        }
+        guard start else { return }
         do {
             try System.startThread(named: "geoclue") { [self] in runContext() }
         } catch {
-            continuation.yield(.failed("cannot start GeoClue's thread: \(error.reason)"))
-            continuation.finish()
+            let continuation = state.withLock { shared in
+                defer { (shared.continuation, shared.isRunning) = (nil, false) }
+                return shared.continuation
+            }
+            continuation?.yield(.failed("cannot start GeoClue's thread: \(error.reason)"))
+            continuation?.finish()
         }
-        return stream
     }
 
     /// Ends the client (GeoClue stops its sources when no client is left) and the sequence.
     public func stop() {
+        let neverStarted = state.withLock { shared in
+            defer { if !shared.isRunning { shared.continuation = nil } }
+            return shared.isRunning ? nil : shared.continuation
+        }
+        neverStarted?.finish()
         onGLibThread { source in
             source.dropClient()
             if source.glib.value.watch != 0 { g_bus_unwatch_name(source.glib.value.watch) }
@@ -126,9 +146,10 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         onGLibThread { $0.stopClient() }
     }
 
-    /// Starts the client's updates again after ``pause()``.
+    /// Starts the client's updates again after ``pause()`` (the first time, the thread).
     public func resume() {
         state.withLock { $0.isPaused = false }
+        startThread()
         onGLibThread { $0.startClient() }
     }
 

@@ -77,7 +77,9 @@ struct DesktopTests {
         let gpsd = try GPSFake()
         // The walk up to the bakery and a little beyond.
         try gpsd.load(try Command.temporaryFile(try LiveAgentTests.walkEpochs(0..<500), named: "to-the-bakery.nmea"))
-        let agent = try Background(["run", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsd.port)"], environment: desktop.environment)
+        // gpsd only: under auto, GeoClue would take over (its own thread) once the walk's gpsd is gone.
+        let agent = try Background(["run", "--source", "gpsd", "-c", config, "--state", state, "--gpsd", "localhost:\(gpsd.port)"],
+                                   environment: desktop.environment)
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         #expect(agent.stdout.contains("arrive  bread"))
         #expect(desktop.waitUntilShown(2), "\(desktop.shown)")

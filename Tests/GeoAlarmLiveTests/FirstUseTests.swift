@@ -134,7 +134,10 @@ struct FirstUseTests {
         #expect(up.exitStatus() == 0, "\(up.stdout)\(up.stderr)")
         gpsd.stop()
         let lines = up.stdoutLines
-        #expect(lines.count == 9, "one line per check: \(lines)")
+        #expect(lines.count == 11, "one line per check: \(lines)")
+        // auto: gpsd gives fixes, so it feeds the agent, and GeoClue is not asked.
+        #expect(lines.contains("ok    source: auto: gpsd gives fixes, so it feeds the agent (GeoClue only while gpsd gives none)"))
+        #expect(lines.contains("skip  geoclue: gpsd feeds the agent"))
         #expect(lines.contains("ok    config: \(home)/.config/geoalarm/config.toml: 1 reminder (1 enabled), 0 places"))
         #expect(lines.contains("ok    gpsd: localhost:\(gpsd.port) answers"))
         #expect(lines.contains { $0.hasPrefix("note  fix: 3D fix at 38.71") && $0.contains(" old: the receiver's time is behind") },

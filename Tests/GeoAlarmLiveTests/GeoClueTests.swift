@@ -151,14 +151,21 @@ struct GeoClueTests {
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
 
-    /// `auto` with no gpsd: GeoClue feeds the agent, and the log says so and why.
+    /// `auto` (the default) with no gpsd: GeoClue feeds the agent, and the log and systemd's
+    /// status line say so and why.
     @Test func autoTakesGeoClueWithoutGPSD() throws {
         let replayed = try LiveAgentTests.replayedEvents()
         let rig = try GeoClueRig(agent: .allow)
         defer { rig.close() }
+        let socket = try NotifySocket()
         // A port no gpsd listens on.
-        let agent = try Self.agent(rig, source: "auto", extra: ["--gpsd", "127.0.0.1:1"])
+        let agent = try Background(
+            ["run", "--headless", "-c", "config/demo.toml", "--state", Command.scratchState(), "--gpsd", "127.0.0.1:1"],
+            environment: rig.environment().merging(["NOTIFY_SOCKET": socket.address]) { $1 })
         defer { agent.stop() }
+        // systemctl status names the source that feeds the agent, and why.
+        let status = socket.next { $0.contains { $0.hasPrefix("STATUS=connected to GeoClue (gpsd at 127.0.0.1:1 is unavailable: ") } }
+        #expect(status != nil, "\(agent.stderr)")
         #expect(agent.waitUntil { $0.stderr.contains("fixes from GeoClue: gpsd at 127.0.0.1:1 is unavailable") }, "\(agent.stderr)")
         #expect(agent.waitUntil { $0.stderr.contains("connected to GeoClue") }, "\(agent.stderr)")
         #expect(rig.play(LiveAgentTests.walk))

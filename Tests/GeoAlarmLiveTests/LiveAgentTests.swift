@@ -117,8 +117,9 @@ struct LiveAgentTests {
         let socket = try NotifySocket()
         let nothingThere = try PortReservation()
         let environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": socket.address]) { $1 }
-        let agent = try Background(["run", "--headless", "--state", Command.scratchState(), "-c", config, "--gpsd", "localhost:\(nothingThere.port)"],
-                                   environment: environment)
+        let agent = try Background(
+            ["run", "--headless", "--source", "gpsd", "--state", Command.scratchState(), "-c", config, "--gpsd", "localhost:\(nothingThere.port)"],
+            environment: environment)
         #expect(socket.next() == ["READY=1", "STATUS=connecting to gpsd at localhost:\(nothingThere.port); watching 5 reminders"])
         let unavailable = try #require(socket.next())
         #expect(unavailable.count == 1 && unavailable[0].hasPrefix("STATUS=gpsd at localhost:\(nothingThere.port) unavailable: ")
@@ -274,8 +275,8 @@ struct LiveAgentTests {
     }
 }
 
-/// One loop owns every descriptor: an agent is one thread, however many parts it has, and
-/// pop-ups add GLib's threads only.
+/// One loop owns every descriptor: an agent is one thread, however many parts it has; pop-ups
+/// add GLib's threads, and GeoClue its own once it is wanted (`auto` on gpsd's fixes starts none).
 @Suite(.serialized)
 struct ThreadTests {
     /// The main thread's name: the program's, cut to the 15 bytes Linux keeps.
