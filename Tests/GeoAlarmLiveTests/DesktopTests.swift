@@ -1,4 +1,5 @@
 import Foundation
+import GeoAlarmSystem
 import GeoAlarmTestSupport
 import Testing
 
@@ -56,6 +57,9 @@ struct DesktopTests {
             "Left: Pick up the parcel", "Arrived: Check the ferry times",
         ])
         #expect(shown.allSatisfy { $0["appname"] as? String == "geoalarm" })
+        // Each names geoalarm's desktop entry, which GNOME lists under Settings, Notifications.
+        let hints = desktop.busLog.components(separatedBy: "string \"desktop-entry\"")
+        #expect(hints.count == 6 && hints.dropFirst().allSatisfy { $0.contains("string \"\(DesktopEntry.id)\"") }, "\(desktop.busLog)")
         let bread = try #require(bySummary["Arrived: Buy bread"])
         #expect(bread["body"] as? String == "Two loaves, one with seeds\nAt bakery, 28 m from its centre")
         #expect(bread["category"] as? String == "x-geoalarm.arrive")

@@ -6,7 +6,7 @@ import Foundation
 /// place by a rename, Xvfb's `-displayfd` (it picks a free display and writes its number when
 /// it takes connections), `gdbus wait` for dunst's name on the bus. What dunst does is seen as
 /// it happens: a dunst rule runs a script for every pop-up it shows, and `dbus-monitor` logs
-/// the notification signals (a pop-up closed, a button pressed).
+/// the notification signals (a pop-up closed, a button pressed) and each Notify call, hints and all.
 public final class DesktopSession: @unchecked Sendable {
     /// DISPLAY and DBUS_SESSION_BUS_ADDRESS of the session, on top of this process's environment.
     public let environment: [String: String]
@@ -53,7 +53,8 @@ public final class DesktopSession: @unchecked Sendable {
         self.environment = environment
 
         monitor = try Background(
-            ["--session", "type='signal',interface='org.freedesktop.Notifications'"],
+            ["--session", "type='signal',interface='org.freedesktop.Notifications'",
+             "type='method_call',interface='org.freedesktop.Notifications',member='Notify'"],
             executable: URL(fileURLWithPath: "/usr/bin/dbus-monitor"), environment: environment)
         // Its first messages say that it has become a monitor: from then on it misses nothing.
         guard monitor.waitUntil({ $0.stdout.contains("member=NameLost") }) else {
@@ -76,6 +77,9 @@ public final class DesktopSession: @unchecked Sendable {
     }
 
     /// Runs `dunstctl ARGUMENTS` on the session's bus.
+    /// What `dbus-monitor` saw so far: the Notify calls and the notification signals.
+    public var busLog: String { monitor.stdout }
+
     public func dunstctl(_ arguments: [String]) throws -> Command {
         try Command.run(arguments, environment: environment, executable: "/usr/bin/dunstctl")
     }
