@@ -95,60 +95,47 @@ struct GeoClueTests {
         #expect(Self.sameEvents(agent.stdoutLines, replayed), "live:\n\(agent.stdout)\nreplayed:\n\(replayed.joined(separator: "\n"))")
     }
 
+    /// Runs the agent on GeoClue behind `agent` (its config refusing `denied`), waits until its
+    /// log holds each of `said` in turn, and checks that it keeps running and stops cleanly.
+    static func agentSays(behind agent: GeoClueRig.Agent, denied: String? = nil, _ said: [String]) throws {
+        let rig = try GeoClueRig(agent: agent, denied: denied)
+        defer { rig.close() }
+        let run = try Self.agent(rig)
+        defer { run.stop() }
+        for text in said { #expect(run.waitUntil { $0.stderr.contains(text) }, "\(text): \(run.stderr)") }
+        #expect(run.isRunning && run.stdout.isEmpty, "\(run.stdout)")
+        run.signal(SIGTERM)
+        #expect(run.exitStatus() == 0, "\(run.stderr)")
+    }
+
     /// Location services switched off (the agent's MaxAccuracyLevel 0): the agent says GeoClue
     /// refused it, with what to do, and keeps running.
     @Test func anAgentThatRefusesIsSaidWithWhatToDo() throws {
-        let rig = try GeoClueRig(agent: .refuse)
-        defer { rig.close() }
-        let agent = try Self.agent(rig)
-        defer { agent.stop() }
-        #expect(agent.waitUntil { $0.stderr.contains("GeoClue unavailable: GeoClue refused geoalarm: ") }, "\(agent.stderr)")
-        #expect(agent.stderr.contains("Location Services") && agent.stderr.contains("/etc/geoclue/geoclue.conf"), "\(agent.stderr)")
-        #expect(agent.isRunning)
-        agent.signal(SIGTERM)
-        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+        try Self.agentSays(behind: .refuse, ["GeoClue unavailable: GeoClue refused geoalarm: ", "Location Services", "/etc/geoclue/geoclue.conf"])
     }
 
     /// The desktop capping geoalarm at street level (Wi-Fi's best) where GeoClue has no Wi-Fi
     /// positioning (here: only its NMEA source, which serves exact and is not even opened): no
     /// location comes, and the agent says why, once, and keeps running.
     @Test func anAgentThatCapsTheAccuracyBelowEverySourceIsSaid() throws {
-        let rig = try GeoClueRig(agent: .capToStreet)
-        defer { rig.close() }
-        let agent = try Self.agent(rig)
-        defer { agent.stop() }
-        #expect(agent.waitUntil { $0.stderr.contains("connected to GeoClue") }, "\(agent.stderr)")
-        #expect(agent.waitUntil { $0.stderr.contains("GeoClue: GeoClue gave no location in 15.0 seconds since it started") }, "\(agent.stderr)")
-        #expect(agent.stderr.contains("caps geoalarm's accuracy") && agent.stdout.isEmpty, "\(agent.stderr)")
-        agent.signal(SIGTERM)
-        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+        try Self.agentSays(behind: .capToStreet, [
+            "connected to GeoClue", "GeoClue: GeoClue gave no location in 15.0 seconds since it started", "caps geoalarm's accuracy",
+        ])
     }
 
     /// A system that allows by list, its geoclue.conf refusing geoalarm's desktop id (the
     /// `[io.github.geoalarm.GeoAlarm]` section geoalarm(1) shows, with `allowed=false`): GeoClue
     /// knows geoalarm by that id, and the refusal is said.
     @Test func geoclueConfRefusingTheDesktopIdIsSaid() throws {
-        let rig = try GeoClueRig(agent: .allow, denied: PackagingTests.desktopID)
-        defer { rig.close() }
-        let agent = try Self.agent(rig)
-        defer { agent.stop() }
-        #expect(agent.waitUntil { $0.stderr.contains("GeoClue unavailable: GeoClue refused geoalarm: ") }, "\(agent.stderr)")
-        #expect(agent.stderr.contains(PackagingTests.desktopID), "GeoClue names the id: \(agent.stderr)")
-        agent.signal(SIGTERM)
-        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+        try Self.agentSays(behind: .allow, denied: PackagingTests.desktopID, [
+            "GeoClue unavailable: GeoClue refused geoalarm: ", PackagingTests.desktopID,
+        ])
     }
 
     /// No agent at all (a machine without a desktop): GeoClue 2.6 holds the request for a client;
     /// the agent says so within seconds, with what to do, and keeps running.
     @Test func noAgentIsSaidInsteadOfWaitingForever() throws {
-        let rig = try GeoClueRig(agent: .none)
-        defer { rig.close() }
-        let agent = try Self.agent(rig)
-        defer { agent.stop() }
-        #expect(agent.waitUntil { $0.stderr.contains("GeoClue unavailable: GeoClue gives no client yet") }, "\(agent.stderr)")
-        #expect(agent.stderr.contains("--source gpsd"), "\(agent.stderr)")
-        agent.signal(SIGTERM)
-        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+        try Self.agentSays(behind: .none, ["GeoClue unavailable: GeoClue gives no client yet", "--source gpsd"])
     }
 
     /// `auto` (the default) with no gpsd: GeoClue feeds the agent, and the log and systemd's
