@@ -6,6 +6,33 @@ import Testing
 
 /// The `geoalarm` command end to end, as a user runs it.
 struct CLITests {
+    /// With `source = "geoclue"`, `check` names the reminders Wi-Fi positioning cannot tell the
+    /// sides of (under 100 m), as a warning: the config is valid.
+    @Test func checkNamesRemindersSmallerThanWiFiWithGeoClue() throws {
+        let config = try Command.temporaryFile("""
+            [location]
+            source = "geoclue"
+
+            [[reminder]]
+            id = "door"
+            title = "The shop's door"
+            location = "38.7,-9.1"
+            radius = "30m"
+
+            [[reminder]]
+            id = "quarter"
+            title = "The quarter"
+            location = "38.8,-9.2"
+            radius = "400m"
+
+            """)
+        let check = try Command.run(["check", "-c", config])
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stderr.contains("1 reminder smaller than Wi-Fi positioning's accuracy (about 100 m)") && check.stderr.hasSuffix(": door\n"),
+                "\(check.stderr)")
+        #expect(!check.stderr.contains("quarter"))
+    }
+
     @Test func demoReplayPrintsTheWalksEvents() throws {
         let run = try Command.run(["replay", "--config", "config/demo.toml", "config/demo/walk.nmea"])
         #expect(run.status == 0, "\(run.stderr)")

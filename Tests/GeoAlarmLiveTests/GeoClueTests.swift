@@ -192,4 +192,41 @@ struct GeoClueTests {
         #expect(doctor.status == 1)
         #expect(doctor.stdout.contains("FAIL  geoclue: there is no system bus"), "\(doctor.stdout)\(doctor.stderr)")
     }
+
+    /// The walk's first epochs with an HDOP of 6 (a receiver in a street canyon), which GeoClue
+    /// 2.6 gives as an accuracy of 50 m.
+    static func coarseWalk() throws -> String {
+        let lines = try LiveAgentTests.walkEpochs(0..<5).components(separatedBy: "\r\n").map { line -> String in
+            guard line.hasPrefix("$GPGGA") else { return line }
+            var fields = line.dropFirst().split(separator: "*")[0].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            fields[8] = "6.0"
+            let body = fields.joined(separator: ",")
+            let sum = body.utf8.reduce(UInt8(0)) { $0 ^ $1 }
+            return "$\(body)*" + String(format: "%02X", sum)
+        }
+        return try Command.temporaryFile("# coarse\r\n" + lines.joined(separator: "\r\n"), named: "coarse.nmea")
+    }
+
+    /// A location coarser than a fence near: `doctor` names the reminders smaller than GeoClue's
+    /// accuracy, and the agent says once that their sides may be misjudged.
+    @Test func fixesCoarserThanAFenceAreSaid() throws {
+        let rig = try GeoClueRig(agent: .allow)
+        defer { rig.close() }
+        let walk = try Self.coarseWalk()
+        let doctor = try Background(
+            ["doctor", "--headless", "--source", "geoclue", "-c", "config/demo.toml", "--wait", "60", "--state", Command.scratchState()],
+            environment: rig.environment())
+        defer { doctor.stop() }
+        #expect(rig.play(walk))
+        _ = doctor.exitStatus()
+        #expect(doctor.stdout.contains("ok    geoclue: gives a location at 38.71") && doctor.stdout.contains("±50 m"), "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("note  accuracy: 2 reminders smaller than GeoClue's ±50 m: bread, prescription"), "\(doctor.stdout)")
+        let agent = try Self.agent(rig)
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("connected to GeoClue") }, "\(agent.stderr)")
+        #expect(rig.play(walk))
+        #expect(agent.waitUntil { $0.stderr.contains("fixes from GeoClue are accurate to 50 m, coarser than a fence of 30 m near here") }, "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
 }
