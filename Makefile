@@ -30,7 +30,8 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 # Leaflet draws `geoalarm map`'s page; Chromium and a Python venv (Playwright) test it.
 # Radicale (a CalDAV server), vdirsyncer and todoman are the other side of the task-list tests;
 # util-linux's unshare gives the state-file tests a disk of their own to fill.
-# GeoClue (its daemon and client library) is the fix source of machines without a receiver;
+# GeoClue (its daemon and client library) is the fix source of machines without a receiver
+# (python3-gi runs its tests' private bus, agent and NMEA feed);
 # desktop-file-utils and AppStream validate the desktop entry and metainfo.
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon dbus-bin libglib2.0-bin libsqlite3-dev sqlite3 \
@@ -38,7 +39,7 @@ APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	dpkg-dev binutils lintian debootstrap \
 	libjs-leaflet chromium python3-venv \
 	radicale vdirsyncer todoman util-linux tzdata \
-	geoclue-2.0 libgeoclue-2-dev desktop-file-utils appstream
+	geoclue-2.0 libgeoclue-2-dev python3-gi desktop-file-utils appstream
 
 .PHONY: all deps build test check demo replay-demo install clean fuzz fuzz-build deb test-package
 
