@@ -123,8 +123,7 @@ let package = Package(
         .target(
             name: "GeoAlarmMQTT",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOutput", "GeoAlarmOwnTracks", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTOML",
-                "CMosquitto",
+                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTOML", "CMosquitto",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -134,20 +133,21 @@ let package = Package(
         .target(
             name: "GeoAlarmHooks",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOutput", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // The encoders every sink shares: JSON objects and UTC timestamps.
+        // The encoders every sink shares: JSON objects, UTC timestamps, and the event schema
+        // (EventFormat: an event's text and JSON line, its object), so no sink imports another.
         .target(name: "GeoAlarmEncoding", dependencies: ["GeoAlarmCore"]),
-        // Adapter: event sinks (stdout lines, JSON lines).
+        // Adapter: the stdout log (event lines, in EventFormat) and the commands' listings.
         .target(name: "GeoAlarmOutput", dependencies: ["GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem"]),
         // Adapter: `geoalarm map`, a local web page (its own small HTTP server on the process's
         // event loop) drawing the reminders, the position and the history with Leaflet, and editing them.
         .target(
             name: "GeoAlarmMap",
             dependencies: [
-                "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOutput", "GeoAlarmScanners", "GeoAlarmStore",
+                "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmScanners", "GeoAlarmStore",
                 "GeoAlarmSystem", "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -192,7 +192,7 @@ let package = Package(
                 "GeoAlarmAgent", "GeoAlarmCore", "GeoAlarmPipeline", "GeoAlarmStore", "GeoAlarmSystem", .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "GeoAlarmEncodingTests", dependencies: ["GeoAlarmEncoding"]),
+        .testTarget(name: "GeoAlarmEncodingTests", dependencies: ["GeoAlarmEncoding", "GeoAlarmCore"]),
         .testTarget(name: "GeoAlarmGeoClueTests", dependencies: ["GeoAlarmGeoClue", "GeoAlarmCore"]),
         .testTarget(name: "GeoAlarmSecretBoxTests", dependencies: ["GeoAlarmSecretBox"]),
         .testTarget(name: "GeoAlarmOwnTracksTests", dependencies: ["GeoAlarmOwnTracks", "GeoAlarmCore", "GeoAlarmSecretBox"]),
@@ -231,7 +231,7 @@ let package = Package(
         .testTarget(
             name: "GeoAlarmHooksTests",
             dependencies: [
-                "GeoAlarmHooks", "GeoAlarmCore", "GeoAlarmOutput", "GeoAlarmSystem", "GeoAlarmTestSupport",
+                "GeoAlarmHooks", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem", "GeoAlarmTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

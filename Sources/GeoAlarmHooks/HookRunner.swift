@@ -1,7 +1,6 @@
 import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmEncoding
-import GeoAlarmOutput
 import GeoAlarmSystem
 import Glibc
 import Logging

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmEncoding
-import GeoAlarmOutput
 
 /// Home Assistant's MQTT discovery for one agent: a device named by the agent's MQTT client id,
 /// with a presence `binary_sensor` per reminder and, as Home Assistant's own proximity sensors

@@ -2,7 +2,6 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
-import GeoAlarmOutput
 import GeoAlarmStore
 import GeoAlarmSystem
 

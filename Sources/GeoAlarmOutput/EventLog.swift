@@ -1,4 +1,5 @@
 import GeoAlarmCore
+import GeoAlarmEncoding
 import GeoAlarmSystem
 
 /// Every event as a line on stdout, written (and flushed) before any other sink sees it.

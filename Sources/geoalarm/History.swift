@@ -1,7 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import GeoAlarmCore
-import GeoAlarmOutput
+import GeoAlarmEncoding
 import GeoAlarmStore
 
 /// `geoalarm history`: past events from the state file.

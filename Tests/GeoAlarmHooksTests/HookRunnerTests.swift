@@ -1,7 +1,7 @@
 import Foundation
 import GeoAlarmCore
 @testable import GeoAlarmHooks
-import GeoAlarmOutput
+import GeoAlarmEncoding
 import Logging
 import GeoAlarmSystem
 import GeoAlarmTestSupport

@@ -97,7 +97,9 @@ struct LiveAgentTests {
         let secondPart = try Command.temporaryFile(try Self.walkEpochs(450...), named: "second.nmea")
         let gpsd = try GPSFake()
         try gpsd.load(firstPart)
-        let agent = try Background(["run", "--state", Command.scratchState(), "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
+        // gpsd only: under auto, the agent would also say which source feeds it at each hand-over.
+        let agent = try Background(
+            ["run", "--source", "gpsd", "--state", Command.scratchState(), "-c", "config/demo.toml", "--gpsd", "localhost:\(gpsd.port)"])
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         // gpsd again on the same port; the agent finds it on its next retry.
         try gpsd.load(secondPart, pace: 0.002)

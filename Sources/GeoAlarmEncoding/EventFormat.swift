@@ -1,6 +1,5 @@
 import FoundationEssentials
 import GeoAlarmCore
-import GeoAlarmEncoding
 
 /// What an event line says: an event as it happens, or one read back from the history.
 public struct EventRecord: Sendable, Equatable {

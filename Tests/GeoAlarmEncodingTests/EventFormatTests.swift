@@ -1,7 +1,6 @@
 import Foundation
 import GeoAlarmCore
 import GeoAlarmEncoding
-import GeoAlarmOutput
 import Testing
 
 struct EventFormatTests {
@@ -48,17 +47,5 @@ struct EventFormatTests {
         #expect(EventFormat.text.line(for: .crossing(event)).hasPrefix("-  arrive"))
         #expect(EventFormat.json.line(for: .crossing(event)).hasPrefix(#"{"time":null,"#))
         #expect(EventFormat.json.line(for: .crossing(event)).hasSuffix(#","initial":true}"#))
-    }
-
-    /// A table's columns line up on a terminal whatever the titles' script: a wide character
-    /// takes two columns of the padding.
-    @Test func tableColumnsLineUpWithWideTitles() {
-        let lines = TextTable.lines([["ID", "TITLE", "RADIUS"], ["bread", "🍞 Bread", "30 m"], ["milk", "買牛奶", "100 m"], ["x", "Café", "5 m"]])
-        #expect(lines == [
-            "ID     TITLE     RADIUS",
-            "bread  🍞 Bread  30 m",
-            "milk   買牛奶    100 m",
-            "x      Café      5 m",
-        ])
     }
 }
