@@ -284,10 +284,13 @@ struct ThreadTests {
     /// The main thread's name: the program's, cut to the 15 bytes Linux keeps.
     static let mainThread = String(decoding: Command.binary.lastPathComponent.utf8.prefix(15), as: UTF8.self)
 
-    /// The names of `pid`'s threads (the main thread has the program's).
+    /// The names of `pid`'s threads, the main thread's (its id is the pid) first.
     static func threads(of pid: pid_t) -> [String] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.sorted().compactMap { task in
+        // Not by id: ids sorted as text put 100002 before 99998, and after the pids wrap a thread's
+        // id can be smaller than its process's.
+        let others = tasks.compactMap { pid_t($0) }.filter { $0 != pid }.sorted()
+        return ([pid] + others).compactMap { task in
             (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
