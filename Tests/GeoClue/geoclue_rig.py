@@ -24,7 +24,12 @@ for each question GeoClue asks the agent, and takes commands on standard input, 
 
     play FILE FIRST COUNT   writes epochs FIRST..FIRST+COUNT-1 of the NMEA file FILE (each the
                             sentences from a GGA or RMC of a new time to the next one; what comes
-                            before the first, comments or a receiver's own, is not sent)
+                            before the first, comments or a receiver's own, is not sent); then
+                            prints `played N shifted S`. GeoClue 2.6 dates an NMEA fix with
+                            today's date, or yesterday's for a time of day still to come: a file
+                            whose times straddle this moment's would jump back a day. Its times of
+                            day are then moved S seconds on (the same S for every play of FILE),
+                            to begin ten minutes from now
                             to GeoClue, one every 20 ms, once it has connected to the socket;
                             then prints `played N`
     restart                 stops GeoClue and starts it again; prints `restarted` once it is back
@@ -35,6 +40,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 from gi.repository import Gio, GLib
 
@@ -97,6 +103,7 @@ class Rig:
         self.waiting_play = None
         self.restarting = False
         self.ready = False
+        self.shifts = {}
         os.makedirs(f"{self.folder}/etc", exist_ok=True)
         with open(f"{self.folder}/bus.conf", "w") as config:
             config.write(BUS_CONFIG.format(socket=f"{self.folder}/bus"))
@@ -178,11 +185,13 @@ class Rig:
             return False
         words = line.split()
         if words[0] == "play":
-            epochs = self.epochs(words[1])[int(words[2]):int(words[2]) + int(words[3])]
+            every = self.epochs(words[1])
+            shift = self.shift_for(words[1], every)
+            epochs = every[int(words[2]):int(words[2]) + int(words[3])]
             if self.feed:
-                self.play(epochs)
+                self.play(epochs, shift)
             else:
-                self.waiting_play = (epochs,)
+                self.waiting_play = (epochs, shift)
         elif words[0] == "restart":
             self.restarting = True
             self.feed = None
@@ -204,18 +213,49 @@ class Rig:
                 epochs[-1].append(line)
         return epochs
 
-    def play(self, epochs):
+    @staticmethod
+    def seconds(sentence):
+        """The time of day of a GGA or RMC sentence, in seconds; None without one."""
+        fields = sentence.split(b",")
+        if fields[0][3:] not in (b"GGA", b"RMC") or len(fields[1]) < 6 or not fields[1][:6].isdigit():
+            return None
+        return int(fields[1][:2]) * 3600 + int(fields[1][2:4]) * 60 + int(fields[1][4:6])
+
+    def shift_for(self, path, epochs):
+        """The seconds FILE's times are moved on by, chosen at its first play."""
+        if path not in self.shifts:
+            times = [t for epoch in epochs for t in map(self.seconds, epoch) if t is not None]
+            now = int(time.time()) % 86400
+            straddles = times and min(times) - 300 <= now <= max(times) + 300
+            self.shifts[path] = (now + 600 - min(times)) % 86400 if straddles else 0
+        return self.shifts[path]
+
+    @staticmethod
+    def shifted(sentence, shift):
+        start = Rig.seconds(sentence)
+        if not shift or start is None:
+            return sentence
+        fields = sentence[1:].split(b"*")[0].split(b",")
+        moved = (start + shift) % 86400
+        fields[1] = b"%02d%02d%02d" % (moved // 3600, moved // 60 % 60, moved % 60) + fields[1][6:]
+        body = b",".join(fields)
+        checksum = 0
+        for byte in body:
+            checksum ^= byte
+        return b"$" + body + b"*%02X" % checksum
+
+    def play(self, epochs, shift):
         self.waiting_play = None
-        remaining = list(epochs)
+        remaining = [[self.shifted(line, shift) for line in epoch] for epoch in epochs]
 
         def next_epoch():
             if not remaining:
-                say("played", len(epochs))
+                say("played", len(epochs), "shifted", shift)
                 return False
             try:
                 self.feed.sendall(b"\r\n".join(remaining.pop(0)) + b"\r\n")
             except (OSError, AttributeError):
-                say("played", len(epochs) - len(remaining) - 1)
+                say("played", len(epochs) - len(remaining) - 1, "shifted", shift)
                 return False
             return True
 

@@ -55,6 +55,12 @@ public final class GeoClueRig {
         return helper.waitUntil { $0.stdoutLines.filter { $0.hasPrefix("played ") }.count > before }
     }
 
+    /// The seconds the last play moved its file's times of day on (0 for most: see the rig's
+    /// `play`), which GeoClue's fixes carry and a replay of the file does not.
+    public var lastShift: Double {
+        helper.stdoutLines.last { $0.hasPrefix("played ") }.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
     /// Stops GeoClue and starts it again (as a restart or an upgrade does); waits until it is back.
     public func restartGeoClue() -> Bool {
         let before = helper.stdoutLines.filter { $0 == "restarted" }.count
