@@ -412,26 +412,30 @@ public struct GeofenceEngine: Sendable {
     /// order: at most `limit`, and whether that is all of them. Asks the grid index, so a view
     /// of a town among a million places reads only the places near it.
     public func fences(in box: GeoBox, limit: Int) -> (fences: [Reminder], complete: Bool) {
-        // The index's cells hold more than the view: asked for more candidates until more than
-        // `limit` are in view, or there are no more.
+        let (slots, complete) = slots(meeting: box, limit: limit)
+        return (slots.map(reminder(atSlot:)), complete)
+    }
+
+    /// ``fences(in:limit:)``, each with whether its tracker is settled (it has a side and no
+    /// streak toward the other: a fix on that side changes nothing), for ``locationNeed(at:)``.
+    func settledFences(in box: GeoBox, limit: Int) -> (fences: [(reminder: Reminder, isSettled: Bool)], complete: Bool) {
+        let (slots, complete) = slots(meeting: box, limit: limit)
+        return (slots.map { (reminder(atSlot: $0), trackers[$0].isSettled) }, complete)
+    }
+
+    /// The slots of the fences that meet `box`, in order: at most `limit`, and whether that is all.
+    private func slots(meeting box: GeoBox, limit: Int) -> (slots: [Int], complete: Bool) {
+        // The index's cells hold more than the box: asked for more candidates until more than
+        // `limit` are in it, or there are no more.
         var asked = limit * 4 + 16
         while true {
             let (candidates, indexComplete) = index.fences(overlapping: box, limit: asked)
-            let inView = Array(candidates.sorted().lazy.map(Int.init).filter { slot in
+            let inBox = Array(candidates.sorted().lazy.map(Int.init).filter { slot in
                 self.geometry(atSlot: slot).0.boundingBox(margin: 0).intersects(box)
             }.prefix(limit + 1))
-            if inView.count > limit { return (inView.prefix(limit).map(reminder(atSlot:)), false) }
-            if indexComplete { return (inView.map(reminder(atSlot:)), true) }
+            if inBox.count > limit { return (Array(inBox.prefix(limit)), false) }
+            if indexComplete { return (inBox, true) }
             asked *= 4
-        }
-    }
-
-    /// Whether a fence meeting `box` waits for more fixes to settle (its first side, or a streak
-    /// toward the other): every fix near it counts, wherever it lands.
-    func awaitsFixes(in box: GeoBox) -> Bool {
-        let (candidates, _) = index.fences(overlapping: box, limit: LocationNeed.mostFences)
-        return candidates.contains { slot in
-            !trackers[Int(slot)].isSettled && geometry(atSlot: Int(slot)).0.boundingBox(margin: 0).intersects(box)
         }
     }
 

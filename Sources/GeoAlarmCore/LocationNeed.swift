@@ -35,12 +35,12 @@ extension GeofenceEngine {
     public func locationNeed(at fix: Fix) -> LocationNeed {
         let window = LocationNeed.window
         let box = FenceGeometry.circle(center: fix.coordinate, radius: window).boundingBox(margin: 0)
-        let (near, complete) = fences(in: box, limit: LocationNeed.mostFences)
+        let (near, complete) = settledFences(in: box, limit: LocationNeed.mostFences)
         var gap = window
         var smallest = window
-        if !complete || awaitsFixes(in: box) { gap = 0 }
+        if !complete || near.contains(where: { !$0.isSettled }) { gap = 0 }
         let origin = Haversine.Origin(fix.coordinate)
-        for reminder in near where reminder.isEnabled {
+        for (reminder, _) in near where reminder.isEnabled {
             let beyondEdge: Double
             switch reminder.geometry {
             case .circle(let center, let radius):
