@@ -24,10 +24,8 @@ public final class AlarmAgent: Service {
     private let eventLoop: EventLoop
     private let sourceName: String
     private let usesUndatedFixes: Bool
-    private let sourceReportsOnlyOnMovement: Bool
-    /// Tells the source what the engine needs after each of its fixes, for a source that
-    /// takes such requests (GeoClue); nil for one that reports as it does.
-    private let tellSource: (@Sendable (LocationNeed) -> Void)?
+    /// Told what the engine needs after each own fix while it takes requests (GeoClue's).
+    private let source: any FixSource
     private let configPath: String
     private let initialConfig: Config
     private let sinks: [any EventSink]
@@ -61,12 +59,7 @@ public final class AlarmAgent: Service {
         eventLoop = loop
         sourceName = source.name
         usesUndatedFixes = source.usesUndatedFixes
-        sourceReportsOnlyOnMovement = source.reportsOnlyOnMovement
-        if source.takesRequests {
-            tellSource = { @Sendable need in source.request(need) }
-        } else {
-            tellSource = nil
-        }
+        self.source = source
         keeper = state
         configPath = config.path
         initialConfig = config
@@ -79,7 +72,7 @@ public final class AlarmAgent: Service {
         var current = AgentState(
             config: initialConfig,
             pipeline: FixPipeline(watching: initialConfig.reminderSet, state: keeper, sinks: sinks, timeZone: SystemTimeZone()),
-            devices: TrackedDevices(limits: Self.deviceLimits(initialConfig)), reportsOnlyOnMovement: sourceReportsOnlyOnMovement)
+            devices: TrackedDevices(limits: Self.deviceLimits(initialConfig)), reportsOnlyOnMovement: source.reportsOnlyOnMovement)
         current.pipeline.lastFixInterval = Self.lastFixInterval
         logger.info("watching \(Self.describe(current.pipeline.engine)) from \(configPath)")
         current.pipeline.fireDueAlarms(now: Date())
@@ -146,6 +139,9 @@ public final class AlarmAgent: Service {
             current.reportsOnlyOnMovement = reportsOnlyOnMovement
             current.connection = .connecting
             (current.silentSince, current.lastUsable, current.coarseFixesSaid) = (nil, nil, false)
+            // A source that takes requests now (GeoClue taking over from gpsd) starts from what
+            // the engine needs where the last fix was.
+            if source.takesRequests, let fix = current.lastOwnFix { tell(after: fix, &current) }
             rearmTimer(&current)
             tellServiceManager(&current)
         case .timer:
@@ -296,7 +292,8 @@ public final class AlarmAgent: Service {
             current.lastUsable = (ContinuousClock.now, fix.time)
             // The silence timer is set when fixes start; while they flow it only moves on when it fires.
             if !wasWatching { rearmTimer(&current) }
-            if let tellSource { tell(tellSource, after: fix, &current) }
+            current.lastOwnFix = fix
+            if source.takesRequests { tell(after: fix, &current) }
         case .rejected(.noFix) where current.silentSince == nil && current.lastUsable != nil:
             noticeSilence(&current)
         case .rejected(.future) where !current.futureNoticed:
@@ -312,11 +309,11 @@ public final class AlarmAgent: Service {
 
     /// Tells the source what the engine needs after `fix` (when that changed), and says once when
     /// its fixes are coarser than the smallest fence near: that fence's side may be misjudged.
-    private func tell(_ tellSource: @Sendable (LocationNeed) -> Void, after fix: Fix, _ current: inout AgentState) {
+    private func tell(after fix: Fix, _ current: inout AgentState) {
         let need = current.pipeline.engine.locationNeed(at: fix)
         if need != current.toldNeed {
             current.toldNeed = need
-            tellSource(need)
+            source.request(need)
         }
         if !current.coarseFixesSaid, let error = fix.horizontalError, need.smallestNearRadius < error {
             current.coarseFixesSaid = true
@@ -580,8 +577,9 @@ struct AgentState {
     /// The source behind `auto` that feeds the agent now, and why, once it said.
     var sourceInUse: String?
     var sourceWhy: String?
-    /// What the source was last told the engine needs.
+    /// What the source was last told the engine needs, and this machine's last accepted fix.
     var toldNeed: LocationNeed?
+    var lastOwnFix: Fix?
     /// Set once fixes coarser than a fence near were said (again after each switch of source).
     var coarseFixesSaid = false
     /// Whether the config is being read again (off the loop), and whether another reload was

@@ -69,9 +69,9 @@ public final class PreferringSource<Preferred: FixSource, Fallback: PausableFixS
         fallback.stop()
     }
 
-    /// Heard by the fallback (GeoClue asks for no more than it needs), also while paused: it
-    /// resumes with what the engine needed last.
-    public var takesRequests: Bool { fallback.takesRequests }
+    /// While the fallback feeds the agent, as it does (GeoClue asks for no more than it needs);
+    /// the agent tells it where the last fix was when it takes over. Read on the loop.
+    public var takesRequests: Bool { state.value.inUse == .fallback && fallback.takesRequests }
 
     public func request(_ need: LocationNeed) {
         fallback.request(need)

@@ -47,8 +47,8 @@ public protocol FixSource: Sendable {
     func reports() -> Reports
     /// Ends the reports soon (a live source); a recording may ignore it.
     func stop()
-    /// Whether the source hears ``request(_:)``: the agent works out what it needs only for one
-    /// that does.
+    /// Whether the source hears ``request(_:)`` now: the agent works out what it needs only
+    /// while it does (read at each of its fixes, and when it switches).
     var takesRequests: Bool { get }
     /// Hears what the engine needs after each of the source's fixes (``LocationNeed``): a
     /// source that can be told how often to report (GeoClue) asks for no more than that.
