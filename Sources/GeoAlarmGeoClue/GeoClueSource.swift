@@ -127,11 +127,7 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     /// Asks GeoClue for the updates that can matter now (``GeoClueRequest/init(need:)``); sent at
     /// once when a client is running.
     public func request(_ need: LocationNeed) {
-        request(GeoClueRequest(need: need))
-    }
-
-    /// Asks GeoClue for updates as `request` says.
-    public func request(_ request: GeoClueRequest) {
+        let request = GeoClueRequest(need: need)
         let changed = state.withLock { shared in
             defer { shared.request = request }
             return shared.request != request
