@@ -85,6 +85,11 @@ public enum DisplayText {
         }
     }
 
+    /// "a, b, c" of `items`, the first `most` of them ("a, b, …" when there are more).
+    public static func firstNamed(_ items: [String], most: Int = 10) -> String {
+        items.prefix(most).joined(separator: ", ") + (items.count > most ? ", …" : "")
+    }
+
     /// A count with its noun for people: "1 reminder", "3 reminders", "0 reminders"; `plural`
     /// where the noun takes more than an "s" ("1 entry", "2 entries").
     public static func counted(_ count: Int, _ singular: String, plural: String? = nil) -> String {

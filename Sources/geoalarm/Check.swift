@@ -25,7 +25,7 @@ struct Check: AsyncParsableCommand {
                 Diagnostics.logger.warning("""
                     \(config.path): [location] source = "geoclue": \(DisplayText.counted(small.count, "reminder")) smaller than \
                     Wi-Fi positioning's accuracy (about \(Int(Config.wifiAccuracy)) m), whose sides only a GPS receiver (a \
-                    phone's) tells apart: \(small.prefix(10).joined(separator: ", "))\(small.count > 10 ? ", ..." : "")
+                    phone's) tells apart: \(DisplayText.firstNamed(small))
                     """)
             }
         }

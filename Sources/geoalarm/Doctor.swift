@@ -197,7 +197,7 @@ struct Doctor: AsyncParsableCommand {
         }
         report(Finding(.ok, "geoclue", "gives a location at \(position.coordinate), \(error)"))
         if let accuracy = position.horizontalError, let small = config?.remindersSmaller(than: accuracy), !small.isEmpty {
-            let shown = small.prefix(10).joined(separator: ", ") + (small.count > 10 ? ", ..." : "")
+            let shown = DisplayText.firstNamed(small)
             report(Finding(.note, "accuracy", "\(DisplayText.counted(small.count, "reminder")) smaller than GeoClue's ±\(Metres.rounded(accuracy)) m: \(shown)",
                            advice: "their sides may be misjudged until a finer location comes (a GPS receiver's)"))
         }

@@ -79,7 +79,6 @@ struct Status: AsyncParsableCommand {
 
     /// "2 OwnTracks devices: alice/phone, bob/phone", the first ten named.
     private static func listed(_ devices: [String]) -> String {
-        let named = devices.prefix(10).joined(separator: ", ")
-        return DisplayText.counted(devices.count, "OwnTracks device") + ": " + named + (devices.count > 10 ? ", …" : "")
+        DisplayText.counted(devices.count, "OwnTracks device") + ": " + DisplayText.firstNamed(devices)
     }
 }
