@@ -22,6 +22,13 @@ struct TaskListLiveTests {
         return try Command.temporaryFile(text)
     }
 
+    /// A new empty folder for a vdir (the caller removes it).
+    static func newFolder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
     /// A task object (CRLF) with `lines` in its VTODO.
     static func object(_ lines: [String]) -> String {
         (["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//geoalarm tests//EN", "BEGIN:VTODO"] + lines + ["END:VTODO", "END:VCALENDAR"])
@@ -38,8 +45,7 @@ struct TaskListLiveTests {
     /// A folder with a task of each writer's form at a place of the demo walk, a completed one,
     /// and (where ../shared/testdata is) the real objects of iOS and tasks.org.
     static func everyWritersFolder() throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.newFolder()
         let tasks = [
             "bread.ics": Self.object(["UID:APPLE-BREAD", "SUMMARY:Bread from the task list"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)),
             "done.ics": Self.object(["UID:APPLE-DONE", "SUMMARY:Done already", "STATUS:COMPLETED", "COMPLETED:20261101T080000Z"]
@@ -94,8 +100,7 @@ struct TaskListLiveTests {
     /// a replay and live through gpsd.
     @Test(.enabled(if: !TestData.isAbsent, "../shared/testdata is absent (a clone elsewhere)"))
     func iOSsOwnTaskFiresWhereItsPlaceIs() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.newFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.copyItem(
             atPath: try #require(TestData.root).appendingPathComponent("ical/apple-ios14-arrive.ics").path, toPath: folder + "/task.ics")
@@ -330,8 +335,7 @@ struct TaskListLiveTests {
         let gpsd: GPSFake
 
         init(task lines: [String], file: String, pressingDoneOn title: String) throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            folder = try TaskListLiveTests.newFolder()
             try TaskListLiveTests.object(lines).write(toFile: folder + "/" + file, atomically: true, encoding: .utf8)
             desktop = try CalDAVLiveTests.desktopPressingDone(on: title)
             config = try TaskListLiveTests.config([("Errands", folder, "")])
@@ -405,8 +409,7 @@ struct TaskListLiveTests {
     /// member's task took it) is refused with both ids as they are now; given again, it acts on
     /// the task that has it now. Each task is as its writers left it until then.
     @Test func anIdThatNamedAnotherTaskUntilTheListChangedIsAmbiguous() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.newFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let mine = Self.object(["UID:pickupthekids-2026", "SUMMARY:Pick up the kids"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30))
         try mine.write(toFile: folder + "/mine.ics", atomically: true, encoding: .utf8)
@@ -433,8 +436,7 @@ struct TaskListLiveTests {
     /// (an open held by fanotify, the rename made meanwhile): the file there is another one now,
     /// and the Done is applied to it again. The other writer's edit survives, completed.
     @Test func anEditRenamedInAtTheLastLookSurvivesTheDone() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.newFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let task = ["UID:bread", "SUMMARY:Buy bread"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)
         try Self.object(task).write(toFile: folder + "/bread.ics", atomically: true, encoding: .utf8)
@@ -465,8 +467,7 @@ struct TaskListLiveTests {
     /// file (fanotify) holds up nothing else. The walk's fixes are handled and their events said
     /// meanwhile, and the reload ends once the open goes on.
     @Test func aReloadHeldUpInATaskFileHoldsUpNoFix() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-vdir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.newFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let bread = ["UID:bread", "SUMMARY:Buy bread"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)
         try Self.object(bread).write(toFile: folder + "/bread.ics", atomically: true, encoding: .utf8)
