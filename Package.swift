@@ -19,7 +19,7 @@ let package = Package(
             name: "GeoAlarmParsers",
             targets: [
                 "GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig", "GeoAlarmOwnTracks", "GeoAlarmMap", "GeoAlarmTasks",
-                "GeoAlarmWebDAV", "GeoAlarmTOML",
+                "GeoAlarmWebDAV", "GeoAlarmTOML", "GeoAlarmMQTT",
             ]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
         .library(name: "GeoAlarmTestSupport", targets: ["GeoAlarmTestSupport"]),
@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "GeoAlarmConfig",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmMQTT", "GeoAlarmScanners", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmTOML",
+                "GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmTOML",
             ]
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
@@ -159,7 +159,7 @@ let package = Package(
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmPipeline",
                 "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmMQTT",
-                "GeoAlarmEncoding", "GeoAlarmMap", "GeoAlarmTasks", "GeoAlarmCalDAV", "GeoAlarmGeoClue",
+                "GeoAlarmEncoding", "GeoAlarmMap", "GeoAlarmTasks", "GeoAlarmCalDAV", "GeoAlarmGeoClue", "GeoAlarmTOML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -38,6 +38,8 @@ public final class AlarmAgent: Service {
     /// systemd, told that the agent is ready, how it stands and that it stops (nil when it
     /// did not start the agent as a notify service).
     private let serviceManager: ServiceManager?
+    /// The tracked devices' limits (`[mqtt]`'s OwnTracks settings).
+    private let deviceLimits: TrackedDevices.Limits
 
     /// How long without a usable fix before the silence is logged.
     static let silenceBeforeNotice: Duration = .seconds(10)
@@ -47,12 +49,16 @@ public final class AlarmAgent: Service {
     /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each
     /// fix's delay; `taskSync` hears of the writes a pop-up's Done leaves for a server, and of the
     /// lists of each reloaded config; `serviceManager`, when given, hears that the agent is ready,
-    /// each change of how it stands, and that it stops.
+    /// each change of how it stands, and that it stops; `ownTracks` (`[mqtt]`'s, when given)
+    /// says how many of OwnTracks' devices are tracked, and for how long.
     public init<Source: FixSource>(
         source: Source, channel: AgentChannel, loop: EventLoop, config: Config, state: StateKeeper, sinks: [any EventSink],
         logger: Logger, latency: (@Sendable (Duration) -> Void)? = nil, taskSync: TaskListSyncService? = nil,
-        serviceManager: ServiceManager? = nil
+        serviceManager: ServiceManager? = nil, ownTracks: OwnTracksSettings? = nil
     ) {
+        let ownTracks = ownTracks ?? OwnTracksSettings()
+        deviceLimits = TrackedDevices.Limits(
+            most: ownTracks.maxDevices, named: Set(ownTracks.deviceSecrets.keys), idle: .seconds(ownTracks.deviceIdle))
         self.taskSync = taskSync
         self.serviceManager = serviceManager
         self.channel = channel
@@ -72,7 +78,7 @@ public final class AlarmAgent: Service {
         var current = AgentState(
             config: initialConfig,
             pipeline: FixPipeline(watching: initialConfig.reminderSet, state: keeper, sinks: sinks, timeZone: SystemTimeZone()),
-            devices: TrackedDevices(limits: Self.deviceLimits(initialConfig)), reportsOnlyOnMovement: source.reportsOnlyOnMovement)
+            devices: TrackedDevices(limits: deviceLimits), reportsOnlyOnMovement: source.reportsOnlyOnMovement)
         current.pipeline.lastFixInterval = Self.lastFixInterval
         logger.info("watching \(Self.describe(current.pipeline.engine)) from \(configPath)")
         current.pipeline.fireDueAlarms(now: Date())
@@ -351,12 +357,6 @@ public final class AlarmAgent: Service {
         current.ignored[Self.beyondMaxDevices, default: 0] += 1
     }
 
-    /// The limits of the tracked devices, as `[mqtt]` gives them.
-    static func deviceLimits(_ config: Config) -> TrackedDevices.Limits {
-        let settings = config.mqtt?.ownTracks ?? OwnTracksSettings()
-        return TrackedDevices.Limits(most: settings.maxDevices, named: Set(settings.deviceSecrets.keys), idle: .seconds(settings.deviceIdle))
-    }
-
     /// How many tracked devices were seen, and what their messages came to: "3 devices tracked:
     /// 12 fixes, 12 used, 2 events; 3 messages ignored (1 encrypted without a secret, 2 malformed)".
     static func describeTracking(_ current: AgentState) -> String {
@@ -428,8 +428,8 @@ public final class AlarmAgent: Service {
         current.reloading = .underWay
         sendToServiceManager(ServiceManager.reloading(), &current)
         let cache = keeper.taskListCache
-        Task.detached { [channel, configPath] in
-            let loaded = Result { () throws(ConfigError) in try ConfigLoader.load(path: configPath, taskCache: cache) }
+        Task.detached { [channel, configPath, sections = initialConfig.sectionKinds] in
+            let loaded = Result { () throws(ConfigError) in try ConfigLoader.load(path: configPath, taskCache: cache, sections: sections) }
             channel.continuation.yield(.configLoaded(loaded))
         }
     }

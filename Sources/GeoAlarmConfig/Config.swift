@@ -1,5 +1,4 @@
 import GeoAlarmCore
-import GeoAlarmMQTT
 import GeoAlarmSystem
 import GeoAlarmTasks
 import GeoAlarmTOML
@@ -46,8 +45,11 @@ public struct Config: Sendable {
     public static let defaultSnooze = 3600.0
     /// `[history] keep`: seconds of event history to keep; nil keeps everything.
     public var historyKeep: Double?
-    /// `[mqtt]`, when given: the broker events and positions go to, and locations come from.
-    public var mqtt: MQTTSetup?
+    /// The tables other modules read (``ConfigSection``), by table name: those the file has, of
+    /// the kinds it was read with.
+    public var sections: [String: any ConfigSection] = [:]
+    /// The kinds of section it was read with: a reload reads with the same.
+    public var sectionKinds: [any ConfigSection.Type] = []
     /// `[map]`: the tiles `geoalarm map` draws under the reminders.
     public var map: MapSettings = .openStreetMap
     /// Every `[[tasklist]]`, in file order.
@@ -73,10 +75,10 @@ public struct Config: Sendable {
 }
 
 extension Config {
-    /// Whether any reminder, collection or time alarm runs a command of its own (`exec`).
     /// The settings read only at start that differ in `other` (a reloaded config), as the
-    /// config names them: `[gpsd]`, `[location]`, `[output]`'s keys, and every `[mqtt]` key
-    /// (a broker, credentials, topics). Empty when a reload takes everything that changed.
+    /// config names them: `[gpsd]`, `[location]`, `[output]`'s keys, and every key of the
+    /// sections other modules read (`[mqtt]`: a broker, credentials, topics). Empty when a
+    /// reload takes everything that changed.
     public func restartOnlyChanges(in other: Config) -> [String] {
         var changed: [String] = []
         if gpsdHost != other.gpsdHost || gpsdPort != other.gpsdPort { changed.append("[gpsd]") }
@@ -86,13 +88,20 @@ extension Config {
         if snooze != other.snooze { changed.append("[output] snooze") }
         // Their folders are watched from the start: a list's reminders are read again at every reload all the same.
         if Set(taskListSettings.compactMap(\.folder)) != Set(other.taskListSettings.compactMap(\.folder)) { changed.append("[[tasklist]] vdir (watched)") }
-        switch (mqtt, other.mqtt) {
-        case (nil, nil): break
-        case (nil, _?): changed.append("[mqtt] (added)")
-        case (_?, nil): changed.append("[mqtt] (removed)")
-        case (let old?, let new?): changed += old.changedKeys(in: new).map { "[mqtt] \($0)" }
+        for name in Set(sections.keys).union(other.sections.keys).sorted() {
+            switch (sections[name], other.sections[name]) {
+            case (nil, nil): break
+            case (nil, _?): changed.append("[\(name)] (added)")
+            case (_?, nil): changed.append("[\(name)] (removed)")
+            case (let old?, let new?): changed += old.changedKeys(inAny: new).map { "[\(name)] \($0)" }
+            }
         }
         return changed
+    }
+
+    /// The section of kind `kind`, when the file has it and was read with that kind.
+    public func section<Section: ConfigSection>(_ kind: Section.Type) -> Section? {
+        sections[kind.tableName] as? Section
     }
 
     /// The ids of the enabled reminders (of the file and the task lists) whose fence is narrower
@@ -144,10 +153,10 @@ extension Config {
         taskListSettings.contains { if case .server(let server) = $0.source { server.passwordCommand != nil } else { false } }
     }
 
-    /// Whether credentials go to a server the config names (a task list's or the broker's user):
-    /// whoever can rewrite the config can point them at a server of theirs.
+    /// Whether credentials go to a server the config names (a task list's user, or a section's
+    /// such as the broker's): whoever can rewrite the config can point them at a server of theirs.
     public var sendsCredentials: Bool {
-        mqtt?.broker.username != nil || serverTaskLists.contains { $0.server.username != nil }
+        sections.values.contains { $0.sendsCredentials } || serverTaskLists.contains { $0.server.username != nil }
     }
 
     /// What the config holds that another user must not be able to change, for the message that

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import GeoAlarmCore
-import GeoAlarmMQTT
 import GeoAlarmSystem
 import GeoAlarmTasks
 import GeoAlarmTOML
@@ -10,23 +9,26 @@ public enum ConfigLoader {
     /// Reads the file at `path`, and its task lists: vdirs from their folders, servers' lists
     /// from `taskCache` (their copies in the state file; fetching them is the caller's). A config
     /// with `exec` hooks or a `password_command` that others could change is refused (see
-    /// ``FileSafety``).
-    public static func load(path: String, taskCache: (any TaskListCache)? = nil) throws(ConfigError) -> Config {
-        var config = try read(path: path)
+    /// ``FileSafety``). The tables of `sections` are handed to their readers; the file's other
+    /// tables that other modules read are passed over.
+    public static func load(
+        path: String, taskCache: (any TaskListCache)? = nil, sections: [any ConfigSection.Type] = []
+    ) throws(ConfigError) -> Config {
+        var config = try read(path: path, sections: sections)
         config.loadTaskLists(cache: taskCache)
         return config
     }
 
     /// Reads the file at `path` without its task lists (``Config/loadTaskLists(cache:)`` reads
     /// them, once their servers' copies are fetched).
-    public static func read(path: String) throws(ConfigError) -> Config {
+    public static func read(path: String, sections: [any ConfigSection.Type] = []) throws(ConfigError) -> Config {
         let bytes: [UInt8]
         do {
             bytes = try UserFile.contents(of: path, limit: UserFile.configLimit)
         } catch {
             throw ConfigError([ConfigDiagnostic(file: path, message: "cannot read: \(error)")])
         }
-        let config = try parse(bytes, path: path)
+        let config = try parse(bytes, path: path, sections: sections)
         if let held = config.whatOthersMustNotChange, let problem = FileSafety.configProblem(path, holds: held) {
             throw ConfigError([ConfigDiagnostic(file: path, message: "refused: \(problem)")])
         }
@@ -34,15 +36,15 @@ public enum ConfigLoader {
     }
 
     /// Validates `text`; `path` is only used to name the file in diagnostics.
-    public static func parse(_ text: String, path: String) throws(ConfigError) -> Config {
-        try parse(Array(text.utf8), path: path)
+    public static func parse(_ text: String, path: String, sections: [any ConfigSection.Type] = []) throws(ConfigError) -> Config {
+        try parse(Array(text.utf8), path: path, sections: sections)
     }
 
     /// Validates the bytes of a reminders file; `path` is only used to name the file in diagnostics.
-    public static func parse(_ bytes: [UInt8], path: String) throws(ConfigError) -> Config {
+    public static func parse(_ bytes: [UInt8], path: String, sections: [any ConfigSection.Type] = []) throws(ConfigError) -> Config {
         let document = try document(bytes, path: path)
         var reader = ConfigReader(file: path, document: document)
-        let config = reader.read(document.root)
+        let config = reader.read(document.root, sections: sections)
         guard reader.diagnostics.isEmpty else { throw ConfigError(reader.diagnostics) }
         return config
     }
@@ -90,7 +92,11 @@ struct ConfigReader: TableReading {
     /// False reads each collection's id and settings but not its file of places.
     let readsCollectionFiles: Bool
 
-    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "tasklist", "gpsd", "location", "output", "history", "mqtt", "map"]
+    /// The top-level tables other modules read (``ConfigSection``): a file that has one is valid
+    /// for every reader, those not handed its kind passing it over.
+    static let tablesReadElsewhere = ["mqtt"]
+    static let topLevelKeys = ["defaults", "places", "reminder", "collection", "tasklist", "gpsd", "location", "output", "history", "map"]
+        + tablesReadElsewhere
     static let taskListKeys = ["name", "vdir", "url", "username", "password_file", "password_command", "cafile", "poll", "geo_tasks", "location_tasks"]
     static let mapKeys = ["tiles", "attribution"]
     static let historyKeys = ["keep"]
@@ -125,8 +131,9 @@ struct ConfigReader: TableReading {
         self.readsCollectionFiles = readsCollectionFiles
     }
 
-    mutating func read(_ root: TOMLTable) -> Config {
-        checkKeys(of: root, allowed: Self.topLevelKeys, context: "top level")
+    /// The config `root` says, the tables of `sections` handed to their readers.
+    mutating func read(_ root: TOMLTable, sections: [any ConfigSection.Type] = []) -> Config {
+        checkKeys(of: root, allowed: Self.topLevelKeys + sections.map { $0.tableName }, context: "top level")
         var settings = EngineSettings()
         var defaults = ReminderDefaults()
         if let table = table(root, "defaults", context: "top level") {
@@ -179,12 +186,20 @@ struct ConfigReader: TableReading {
         if let table = table(root, "location", context: "top level") { readLocation(table, into: &config) }
         if let table = table(root, "history", context: "top level") { readHistory(table, into: &config) }
         if let table = table(root, "output", context: "top level") { readOutput(table, into: &config) }
-        if let table = table(root, "mqtt", context: "top level") {
-            config.mqtt = MQTTSetup.read(table, file: file, reader: &self)
-        }
+        readSections(sections, of: root, into: &config)
         if let table = table(root, "map", context: "top level") { readMap(table, into: &config) }
         config.warnings = warnings
         return config
+    }
+
+    /// Hands each table of `kinds` that the file has to its reader, keeping what it gives.
+    private mutating func readSections(_ kinds: [any ConfigSection.Type], of root: TOMLTable, into config: inout Config) {
+        config.sectionKinds = kinds
+        for kind in kinds {
+            if let table = table(root, kind.tableName, context: "top level"), let section = kind.read(table, file: file, reader: &self) {
+                config.sections[kind.tableName] = section
+            }
+        }
     }
 
     // MARK: Sections

@@ -5,8 +5,11 @@ import GeoAlarmSystem
 import GeoAlarmTOML
 
 /// The `[mqtt]` table: the broker, what goes to it for OwnTracks (``OwnTracksSettings``), and
-/// Home Assistant's discovery when asked for. Read from the table the config's reader hands over.
-public struct MQTTSetup: Sendable, Equatable {
+/// Home Assistant's discovery when asked for. Read from the table the config's reader hands over
+/// (``ConfigSection``): a config read with it has it as `config.section(MQTTSetup.self)`.
+public struct MQTTSetup: ConfigSection, Equatable {
+    public static let tableName = "mqtt"
+
     public var broker: MQTTSettings
     public var ownTracks: OwnTracksSettings
     /// `homeassistant = true`: discovery and states for Home Assistant.
@@ -44,6 +47,9 @@ public struct MQTTSetup: Sendable, Equatable {
         }
         return broker.map { MQTTSetup(broker: $0, ownTracks: ownTracks, homeAssistant: homeAssistant) }
     }
+
+    /// Whether the broker is given a user (and its password).
+    public var sendsCredentials: Bool { broker.username != nil }
 
     /// The config keys whose values differ in `other` (secrets named, never shown).
     public func changedKeys(in other: MQTTSetup) -> [String] {

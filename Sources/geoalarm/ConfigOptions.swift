@@ -2,9 +2,11 @@ import ArgumentParser
 import FoundationEssentials
 import GeoAlarmAgent
 import GeoAlarmConfig
+import GeoAlarmMQTT
 import GeoAlarmStore
 import GeoAlarmSystem
 import GeoAlarmTasks
+import GeoAlarmTOML
 
 /// The `--config` option shared by every command that reads reminders.
 struct ConfigOptions: ParsableArguments {
@@ -16,6 +18,9 @@ struct ConfigOptions: ParsableArguments {
                 + "then /etc/geoalarm/config.toml.",
             valueName: "file"))
     var config: String?
+
+    /// The config's tables that other modules read, handed to them by every load: `[mqtt]`.
+    static let sections: [any ConfigSection.Type] = [MQTTSetup.self]
 
     func validate() throws {
         if config?.isEmpty == true { throw ValidationError.emptyPath("--config") }
@@ -45,7 +50,7 @@ struct ConfigOptions: ParsableArguments {
     func load(everyProblem: Bool = false, taskCache: (any TaskListCache)? = nil) throws -> Config {
         let path = try resolvedPath()
         do {
-            let config = try ConfigLoader.load(path: path, taskCache: taskCache)
+            let config = try ConfigLoader.load(path: path, taskCache: taskCache, sections: Self.sections)
             AlarmAgent.logSources(of: config, to: Diagnostics.logger, everyProblem: everyProblem)
             return config
         } catch {
@@ -61,7 +66,7 @@ struct ConfigOptions: ParsableArguments {
         let path = try resolvedPath()
         var config: Config
         do {
-            config = try ConfigLoader.read(path: path)
+            config = try ConfigLoader.read(path: path, sections: Self.sections)
         } catch {
             Diagnostics.report(error)
             throw ExitCode.failure

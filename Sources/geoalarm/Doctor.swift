@@ -78,7 +78,7 @@ struct Doctor: AsyncParsableCommand {
         }
         let check = "geoalarm check --config \(path)"
         do {
-            var config = try ConfigLoader.read(path: path)
+            var config = try ConfigLoader.read(path: path, sections: ConfigOptions.sections)
             let fetched = await FetchedTaskLists.fetch(config.serverTaskLists.map(\.settings), statePath: stateOptions.path, quietly: true)
             config.loadTaskLists(cache: fetched.servers.cache)
             if let first = config.warnings.first {
@@ -270,7 +270,7 @@ struct Doctor: AsyncParsableCommand {
     /// TLS, and whether those credentials cross the network unencrypted.
     private func checkMQTT(config: Config?) async -> Finding {
         guard let config else { return Finding(.skip, "mqtt", "no valid config to read [mqtt] from") }
-        guard let settings = config.mqtt?.broker else { return Finding(.skip, "mqtt", "no [mqtt] table: no broker is used") }
+        guard let settings = config.section(MQTTSetup.self)?.broker else { return Finding(.skip, "mqtt", "no [mqtt] table: no broker is used") }
         let (answers, answered) = AsyncStream.makeStream(of: MQTTClientEvent.self)
         let clientID = settings.clientID(hostName: ProcessInfo.processInfo.shortHostName) + "-doctor"
         let client = MQTTClient(settings: settings, clientID: clientID, loop: .main) { answered.yield($0) }

@@ -178,7 +178,7 @@ struct Add: AsyncParsableCommand {
             }
             standing = sent.words
         }
-        let reloaded = try? ConfigLoader.load(path: config.path, taskCache: lists.servers.cache)
+        let reloaded = try? ConfigLoader.load(path: config.path, taskCache: lists.servers.cache, sections: config.sectionKinds)
         let id = reloaded?.taskLists.lazy.compactMap { list in list.tasks.first { $0.value.uid == uid }?.key }.first ?? uid
         try Console.line("added \(id) to task list \(settings.name) (\(path))\(standing)")
     }
@@ -188,7 +188,7 @@ struct Add: AsyncParsableCommand {
     /// reasons when neither is to be had.
     private func herePosition(config path: String?) async throws -> Coordinate {
         // An invalid config is reported by the edit itself; its gpsd and max_error are not used meanwhile.
-        let config = path.flatMap { try? ConfigLoader.read(path: $0) }
+        let config = path.flatMap { try? ConfigLoader.read(path: $0, sections: ConfigOptions.sections) }
         let maxError = (config?.settings ?? EngineSettings()).maxError
         let (endpoint, sample) = await gpsdOptions.look(config: config, seconds: wait, dated: false)
         if let fix = sample.accepted {

@@ -93,7 +93,7 @@ struct Run: AsyncParsableCommand {
         }
         let hostName = ProcessInfo.processInfo.shortHostName
         var ownTopic: String?
-        if let mqtt = config.mqtt {
+        if let mqtt = config.section(MQTTSetup.self) {
             let clientID = mqtt.broker.clientID(hostName: hostName)
             let unknownError = config.settings.maxError ?? 100
             let outbox = MQTTOutbox(limit: mqtt.broker.outboxLimit, qos: mqtt.broker.qos, keeper: keeper, loop: loop, logger: logger)
@@ -132,7 +132,7 @@ struct Run: AsyncParsableCommand {
         case .geoclue:
             services += agentServices(source: GeoClueSource(), channel: channel, config: config, keeper: keeper, sinks: sinks)
         case .owntracks:
-            guard let mqtt = config.mqtt else {
+            guard let mqtt = config.section(MQTTSetup.self) else {
                 Diagnostics.error("\(config.path): --source owntracks needs an [mqtt] table with the broker's url")
                 throw ExitCode.failure
             }
@@ -168,7 +168,7 @@ struct Run: AsyncParsableCommand {
         return [
             AlarmAgent(
                 source: source, channel: channel, loop: .main, config: config, state: keeper, sinks: sinks, logger: logger,
-                taskSync: taskSync, serviceManager: serviceManager),
+                taskSync: taskSync, serviceManager: serviceManager, ownTracks: config.section(MQTTSetup.self)?.ownTracks),
             WatcherService(
                 configPath: config.path, statePath: keeper.isPersisting ? stateOptions.path : nil,
                 taskFolders: config.taskListSettings.compactMap(\.folder), channel: channel, loop: .main, logger: logger),

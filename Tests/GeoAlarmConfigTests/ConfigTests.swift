@@ -2,6 +2,7 @@ import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmTestSupport
+import GeoAlarmTOML
 import Testing
 
 struct ConfigTests {
@@ -82,15 +83,61 @@ struct ConfigTests {
         #expect(config.reminders.first?.center == Coordinate(latitude: 38.7139, longitude: -9.1334))
     }
 
-    /// What a reload cannot take (read only at start) is named, secrets by their key alone.
+    /// A table another module reads, as the MQTT module reads `[mqtt]`: `[probe] level` (0-9)
+    /// and `user`.
+    struct Probe: ConfigSection, Equatable {
+        static let tableName = "probe"
+        var level: Int
+        var user: String?
+
+        static func read(_ table: TOMLTable, file: String, reader: inout some TableReading) -> Probe? {
+            reader.checkKeys(of: table, allowed: ["level", "user"], context: tableName)
+            guard let level = reader.typed(table, "level", context: tableName, expected: "a number", { $0.int }) else { return nil }
+            guard (0...9).contains(level) else {
+                reader.report(in: table, tableName, "level", "\(level) is not 0-9")
+                return nil
+            }
+            return Probe(level: level, user: reader.string(table, "user", context: tableName))
+        }
+
+        func changedKeys(in other: Probe) -> [String] {
+            (level != other.level ? ["level"] : []) + (user != other.user ? ["user"] : [])
+        }
+
+        var sendsCredentials: Bool { user != nil }
+    }
+
+    /// The config's reader hands another module's table to its reader, its problems in the same
+    /// list; a reader not handed it passes over the tables other modules read (`[mqtt]`), and
+    /// refuses one it does not know.
+    @Test func aTableOfAnotherModuleIsHandedToItsReader() throws {
+        let text = "[probe]\nlevel = 3\n[mqtt]\nurl = \"mqtt://x\"\n"
+        let config = try ConfigLoader.parse(text, path: "c.toml", sections: [Probe.self])
+        #expect(config.section(Probe.self) == Probe(level: 3))
+        #expect(config.sections.count == 1 && !config.sendsCredentials)
+        #expect(problems("[mqtt]\nurl = \"mqtt://x\"\nnonsense = 1\n").isEmpty)
+        #expect(problems("[probe]\nlevel = 3\n").count == 1)
+        do {
+            _ = try ConfigLoader.parse("[probe]\nlevel = 12\nlevle = 1\n[defaults]\nradius = \"x\"\n", path: "c.toml", sections: [Probe.self])
+            Issue.record("an invalid probe table was taken")
+        } catch {
+            let found = error.diagnostics.map(\.description)
+            #expect(found.count == 3 && found.contains("c.toml:2: probe: level: 12 is not 0-9"), "\(found)")
+        }
+        #expect(try ConfigLoader.parse("[probe]\nlevel = 1\nuser = \"u\"\n", path: "c.toml", sections: [Probe.self]).sendsCredentials)
+    }
+
+    /// What a reload cannot take (read only at start) is named: other modules' tables key by
+    /// key (secrets by their key alone).
     @Test func aReloadNamesTheSettingsReadOnlyAtStart() throws {
         let reminder = "[[reminder]]\ntitle = \"Bread\"\nlat = 1\nlon = 1\n"
-        func config(_ text: String) throws -> Config { try ConfigLoader.parse(reminder + text, path: "c.toml") }
-        let before = try config("[gpsd]\nhost = \"a\"\n[mqtt]\nurl = \"mqtt://x\"\nqos = 1\n")
+        func config(_ text: String) throws -> Config { try ConfigLoader.parse(reminder + text, path: "c.toml", sections: [Probe.self]) }
+        let before = try config("[gpsd]\nhost = \"a\"\n[probe]\nlevel = 1\n")
         #expect(before.restartOnlyChanges(in: before).isEmpty)
-        let after = try config("[gpsd]\nhost = \"b\"\n[output]\nnotify = false\nsnooze = \"20m\"\n[mqtt]\nurl = \"mqtt://y\"\nqos = 2\n")
-        #expect(before.restartOnlyChanges(in: after) == ["[gpsd]", "[output] notify", "[output] snooze", "[mqtt] url", "[mqtt] qos"])
-        #expect(before.restartOnlyChanges(in: try config("")) == ["[gpsd]", "[mqtt] (removed)"])
+        let after = try config("[gpsd]\nhost = \"b\"\n[output]\nnotify = false\nsnooze = \"20m\"\n[probe]\nlevel = 2\nuser = \"u\"\n")
+        #expect(before.restartOnlyChanges(in: after) == ["[gpsd]", "[output] notify", "[output] snooze", "[probe] level", "[probe] user"])
+        #expect(before.restartOnlyChanges(in: try config("")) == ["[gpsd]", "[probe] (removed)"])
+        #expect(try config("").restartOnlyChanges(in: before) == ["[gpsd]", "[probe] (added)"])
     }
 
     @Test func locationSourceIsOneItNamesOrRefusedWithTheNames() throws {

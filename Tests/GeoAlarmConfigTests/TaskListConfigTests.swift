@@ -138,7 +138,6 @@ struct TaskListConfigTests {
     /// without a user sends nothing secret and is not.
     @Test(arguments: [
         ("[[tasklist]]\nname = \"E\"\nurl = \"https://dav.example/t/\"\nusername = \"a\"\npassword_file = \"/p\"\n", true),
-        ("[mqtt]\nurl = \"mqtts://broker.example\"\nusername = \"a\"\n", true),
         ("[[tasklist]]\nname = \"E\"\nurl = \"https://dav.example/t/\"\n", false),
     ])
     func credentialsInAConfigOthersCanChangeAreRefused(text: String, refused: Bool) throws {

@@ -247,7 +247,7 @@ struct MQTTFormatTests {
     @Test func anMQTTTableIsCheckedKeyByKey() throws {
         func diagnostics(_ table: String) -> [String] {
             do {
-                _ = try ConfigLoader.parse("[mqtt]\n" + table, path: "c.toml")
+                _ = try ConfigLoader.parse("[mqtt]\n" + table, path: "c.toml", sections: [MQTTSetup.self])
                 return []
             } catch {
                 return error.diagnostics.map(\.description)
@@ -261,21 +261,21 @@ struct MQTTFormatTests {
             discovery_prefix = "ha"
             location_interval = "5m"
             outbox_limit = 50
-            """, path: "c.toml")
-        let mqtt = try #require(good.mqtt)
+            """, path: "c.toml", sections: [MQTTSetup.self])
+        let mqtt = try #require(good.section(MQTTSetup.self))
         #expect(mqtt.broker.host == "::1" && mqtt.broker.port == 8884 && mqtt.broker.usesTLS && mqtt.broker.qos == 2)
         #expect(mqtt.homeAssistant?.discoveryPrefix == "ha" && mqtt.homeAssistant?.buttons == false)
-        let buttons = try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://x\"\nhomeassistant = true\nhomeassistant_buttons = true", path: "c.toml")
-        #expect(buttons.mqtt?.homeAssistant?.buttons == true)
-        #expect(try #require(good.mqtt).changedKeys(in: try #require(buttons.mqtt)).contains("homeassistant_buttons"))
+        let buttons = try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://x\"\nhomeassistant = true\nhomeassistant_buttons = true", path: "c.toml", sections: [MQTTSetup.self])
+        #expect(buttons.section(MQTTSetup.self)?.homeAssistant?.buttons == true)
+        #expect(try #require(good.section(MQTTSetup.self)).changedKeys(in: try #require(buttons.section(MQTTSetup.self))).contains("homeassistant_buttons"))
         #expect(diagnostics("url = \"mqtt://x\"\nhomeassistant_buttons = \"yes\"").first?.contains("homeassistant_buttons") == true)
         #expect(mqtt.ownTracks.locationInterval == 300 && mqtt.broker.outboxLimit == 50 && mqtt.broker.url == "mqtts://[::1]:8884")
-        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://broker\"", path: "c.toml").mqtt?.broker.port == 1883)
+        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://broker\"", path: "c.toml", sections: [MQTTSetup.self]).section(MQTTSetup.self)?.broker.port == 1883)
         #expect(diagnostics("url = \"http://x\"") == ["c.toml:2: mqtt: url: http://x must start with mqtt:// or mqtts://"])
         // The Paho clients' schemes name the same; a WebSocket listener is not MQTT's port.
-        let paho = try ConfigLoader.parse("[mqtt]\nurl = \"ssl://broker:8884\"", path: "c.toml").mqtt?.broker
+        let paho = try ConfigLoader.parse("[mqtt]\nurl = \"ssl://broker:8884\"", path: "c.toml", sections: [MQTTSetup.self]).section(MQTTSetup.self)?.broker
         #expect(paho?.usesTLS == true && paho?.port == 8884 && paho?.host == "broker")
-        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"tcp://broker\"", path: "c.toml").mqtt?.broker.usesTLS == false)
+        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"tcp://broker\"", path: "c.toml", sections: [MQTTSetup.self]).section(MQTTSetup.self)?.broker.usesTLS == false)
         #expect(diagnostics("url = \"ws://x:9001\"").first?.contains("is a WebSocket address") == true)
         #expect(diagnostics("url = \"mqtt://u:p@x\"").first?.contains("mqtt://u:…@x must not hold credentials: use username and password_file") == true)
         #expect(diagnostics("url = \"mqtt://x:99999\"").first?.contains("is not 1-65535") == true)
@@ -301,7 +301,7 @@ struct MQTTFormatTests {
         }
         #expect(diagnostics("url = \"mqtt://x\"\nsubscribe = \"owntracks/+/+\"") == [])
         #expect(diagnostics("url = \"mqtt://x\"\nsubscribe = \"fleet/#\"") == [])
-        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://x\"\ntid = \"p1\"", path: "c.toml").mqtt?.ownTracks.trackerID == "p1")
+        #expect(try ConfigLoader.parse("[mqtt]\nurl = \"mqtt://x\"\ntid = \"p1\"", path: "c.toml", sections: [MQTTSetup.self]).section(MQTTSetup.self)?.ownTracks.trackerID == "p1")
         for bad in ["", "abc", "a b", "a\\u0007"] {
             #expect(diagnostics("url = \"mqtt://x\"\ntid = \"\(bad)\"").first?.contains("tid: must be one or two letters or digits") == true, "\(bad)")
         }
@@ -322,15 +322,30 @@ struct MQTTFormatTests {
         #expect(MQTTSettings(host: host, usesTLS: usesTLS, username: username).sendsCredentialsUnencrypted == unencrypted)
     }
 
+    /// The broker's user and password go to the config's `url`: a config others can change that
+    /// names a user is refused, as a task list's is.
+    @Test func brokerCredentialsInAConfigOthersCanChangeAreRefused() throws {
+        let path = try Command.temporaryFile("[mqtt]\nurl = \"mqtts://broker.example\"\nusername = \"a\"\n")
+        chmod(path, 0o666)
+        do {
+            _ = try ConfigLoader.read(path: path, sections: [MQTTSetup.self])
+            Issue.record("a config others can write sent the broker's credentials")
+        } catch {
+            #expect("\(error)".contains("refused: it holds credentials for a server (its url and password_file), and the file"), "\(error)")
+        }
+        chmod(path, 0o600)
+        #expect(try ConfigLoader.read(path: path, sections: [MQTTSetup.self]).sendsCredentials)
+    }
+
     @Test func aPasswordFileMustBeTheUsersAloneAndNotEmpty() throws {
         let config = try Command.temporaryFile("")
         let folder = (config as NSString).deletingLastPathComponent
         let file = folder + "/password"
         func load() throws -> Config {
-            try ConfigLoader.load(path: try Command.temporaryFile("[mqtt]\nurl = \"mqtt://x\"\nusername = \"u\"\npassword_file = \"\(file)\""))
+            try ConfigLoader.load(path: try Command.temporaryFile("[mqtt]\nurl = \"mqtt://x\"\nusername = \"u\"\npassword_file = \"\(file)\""), sections: [MQTTSetup.self])
         }
         _ = FileManager.default.createFile(atPath: file, contents: Data("s3cret\nignored\n".utf8), attributes: [.posixPermissions: 0o600])
-        #expect(try load().mqtt?.broker.password == "s3cret")
+        #expect(try load().section(MQTTSetup.self)?.broker.password == "s3cret")
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
         do {
             _ = try load()
@@ -362,9 +377,9 @@ struct MQTTFormatTests {
             secret_file = "\(folder)/mine.key"
             [mqtt.device_secrets]
             "alice/phone" = "\(folder)/alice.key"
-            """))
-        #expect(good.mqtt?.ownTracks.secret == "pi secret")
-        #expect(good.mqtt?.ownTracks.deviceSecrets == ["alice/phone": "alice secret"])
+            """), sections: [MQTTSetup.self])
+        #expect(good.section(MQTTSetup.self)?.ownTracks.secret == "pi secret")
+        #expect(good.section(MQTTSetup.self)?.ownTracks.deviceSecrets == ["alice/phone": "alice secret"])
         let bad = """
             [mqtt]
             url = "mqtt://x"
@@ -372,7 +387,7 @@ struct MQTTFormatTests {
             device_secrets = { "owntracks/+" = "\(folder)/alice.key", "bob/phone" = "\(folder)/none.key", "carol/phone" = "\(folder)/huge.key" }
             """
         do {
-            _ = try ConfigLoader.load(path: try Command.temporaryFile(bad))
+            _ = try ConfigLoader.load(path: try Command.temporaryFile(bad), sections: [MQTTSetup.self])
             Issue.record("unusable secrets were taken")
         } catch {
             let text = "\(error)"

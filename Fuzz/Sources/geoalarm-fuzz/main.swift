@@ -8,6 +8,7 @@ import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmMap
+import GeoAlarmMQTT
 import GeoAlarmOwnTracks
 import GeoAlarmReplay
 import GeoAlarmScanners
@@ -25,7 +26,8 @@ enum FuzzTarget: String, CaseIterable {
         case .gpsdJSON: checkTrack(GPSDJSONReader.read(bytes[...]), bytes)
         case .gpx: checkTrack(TrackReader.read(bytes), bytes)
         case .toml: checkTOML(bytes)
-        case .config: _ = try? ConfigLoader.parse(bytes, path: "fuzz/config.toml")
+        // With the table the MQTT module reads, as every command reads a config.
+        case .config: _ = try? ConfigLoader.parse(bytes, path: "fuzz/config.toml", sections: [MQTTSetup.self])
         case .csv: checkPlaces(bytes, .csv)
         case .geojson: checkPlaces(bytes, .geojson)
         case .gpxWaypoints: checkPlaces(bytes, .gpx)
