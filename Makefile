@@ -62,6 +62,7 @@ TIMED = @bash -c 'start=$$(date +%s); "$$@"; status=$$?; echo "make test: $$* to
 
 test: deps
 	$(TIMED) docs/module-graph --check
+	$(TIMED) docs/module-graph --self-test
 	$(TIMED) $(SWIFT) build -c $(CONFIGURATION)
 	$(TIMED) $(MAKE) --no-print-directory browser-deps tasks-deps
 	$(TIMED) $(MAKE) --no-print-directory swift-test
