@@ -12,13 +12,13 @@ let package = Package(
             targets: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD",
                 "GeoAlarmPipeline", "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmMQTT", "GeoAlarmSystem",
-                "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmTasks", "GeoAlarmGeoClue",
+                "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmICalendar", "GeoAlarmTasks", "GeoAlarmListCache", "GeoAlarmGeoClue",
             ]),
         // Every parser, for the fuzzing package (Fuzz/).
         .library(
             name: "GeoAlarmParsers",
             targets: [
-                "GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig", "GeoAlarmOwnTracks", "GeoAlarmMap", "GeoAlarmTasks",
+                "GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmReplay", "GeoAlarmConfig", "GeoAlarmOwnTracks", "GeoAlarmMap", "GeoAlarmICalendar", "GeoAlarmTasks",
                 "GeoAlarmWebDAV", "GeoAlarmTOML", "GeoAlarmMQTT",
             ]),
         // Process and gpsfake helpers shared by the tests and the benchmarks.
@@ -40,9 +40,18 @@ let package = Package(
         .target(name: "GeoAlarmSystem", dependencies: ["CSystem", "GeoAlarmCore"]),
         // Linux headers the Glibc module leaves out (pidfd, eventfd, inotify): includes only.
         .systemLibrary(name: "CSystem"),
-        // Task lists as a second source of reminders: the iCalendar model, its reader and
-        // line-preserving writer, and the vdir (a folder of .ics files).
-        .target(name: "GeoAlarmTasks", dependencies: ["GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem"]),
+        // Tasks as iCalendar objects: the model, its reader, its line-preserving editor and the
+        // recurrence of repeating tasks. Pure: no I/O (the zones come in from the caller).
+        .target(name: "GeoAlarmICalendar", dependencies: ["GeoAlarmCore"]),
+        // Task lists as a second source of reminders: the vdir (a folder of .ics files), the
+        // writes to it, the lists' settings and what they gave.
+        .target(
+            name: "GeoAlarmTasks",
+            dependencies: ["GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmICalendar", "GeoAlarmListCache", "GeoAlarmSystem"]
+        ),
+        // The copies of servers' task lists and the writes waiting for them, as opaque objects by
+        // address: the port the state file keeps them behind, knowing no task model.
+        .target(name: "GeoAlarmListCache"),
         // TOML 1.0, read for config files (never trapping, keeping where everything was written),
         // and the rules every reader of the file's tables shares (typed values, problems with lines).
         .target(name: "GeoAlarmTOML", dependencies: ["GeoAlarmCore"]),
@@ -50,7 +59,7 @@ let package = Package(
         .target(
             name: "GeoAlarmConfig",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmScanners", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmTOML",
+                "GeoAlarmCore", "GeoAlarmICalendar", "GeoAlarmListCache", "GeoAlarmScanners", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmTOML",
             ]
         ),
         // Adapter: recorded tracks (NMEA 0183, gpsd JSON, GPX) as fix sources.
@@ -68,7 +77,7 @@ let package = Package(
         .target(
             name: "GeoAlarmAgent",
             dependencies: [
-                "GeoAlarmCalDAV", "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmPipeline",
+                "GeoAlarmCalDAV", "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmEncoding", "GeoAlarmICalendar", "GeoAlarmListCache", "GeoAlarmOwnTracks", "GeoAlarmPipeline",
                 "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -91,7 +100,7 @@ let package = Package(
         // Adapter: the SQLite state store (inside/outside per reminder, event history).
         .target(
             name: "GeoAlarmStore",
-            dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTasks", "CSQLite", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmListCache", "CSQLite", .product(name: "Logging", package: "swift-log")]
         ),
         // libmosquitto, through a header that only includes it and checks its version.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -116,7 +125,7 @@ let package = Package(
         // Adapter: CalDAV task lists over HTTP (libcurl on the event loop), their changes and writes.
         .target(
             name: "GeoAlarmCalDAV",
-            dependencies: ["CCurl", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmWebDAV"]
+            dependencies: ["CCurl", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmListCache", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmWebDAV"]
         ),
         // Adapter: an MQTT broker, its keys of [mqtt], and what goes through it: an outbox, the
         // OwnTracks and Home Assistant sinks over one link, and OwnTracks devices as a fix source.
@@ -147,7 +156,7 @@ let package = Package(
         .target(
             name: "GeoAlarmMap",
             dependencies: [
-                "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmScanners", "GeoAlarmStore",
+                "GeoAlarmConfig", "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmICalendar", "GeoAlarmScanners", "GeoAlarmStore",
                 "GeoAlarmSystem", "GeoAlarmTasks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -159,7 +168,7 @@ let package = Package(
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmConfig", "GeoAlarmReplay", "GeoAlarmOutput", "GeoAlarmGPSD", "GeoAlarmPipeline",
                 "GeoAlarmAgent", "GeoAlarmHooks", "GeoAlarmNotify", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmMQTT",
-                "GeoAlarmEncoding", "GeoAlarmMap", "GeoAlarmTasks", "GeoAlarmCalDAV", "GeoAlarmGeoClue", "GeoAlarmTOML",
+                "GeoAlarmEncoding", "GeoAlarmMap", "GeoAlarmTasks", "GeoAlarmICalendar", "GeoAlarmListCache", "GeoAlarmCalDAV", "GeoAlarmGeoClue", "GeoAlarmTOML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -171,19 +180,19 @@ let package = Package(
                 "GeoAlarmCore", "GeoAlarmTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig", "GeoAlarmTOML", "GeoAlarmTestSupport"]),
+        .testTarget(name: "GeoAlarmConfigTests", dependencies: ["GeoAlarmConfig", "GeoAlarmICalendar", "GeoAlarmTOML", "GeoAlarmTestSupport"]),
         // The iCalendar reader and writer, the vdir, and task lists as reminders.
         .testTarget(
             name: "GeoAlarmTasksTests",
             dependencies: [
-                "GeoAlarmTasks", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTestSupport",
+                "GeoAlarmICalendar", "GeoAlarmTasks", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         // The WebDAV reader, and the CalDAV client against Radicale and against a hostile server.
         .testTarget(
             name: "GeoAlarmCalDAVTests",
-            dependencies: ["GeoAlarmCalDAV", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmTestSupport", "GeoAlarmWebDAV"]
+            dependencies: ["GeoAlarmCalDAV", "GeoAlarmCore", "GeoAlarmICalendar", "GeoAlarmListCache", "GeoAlarmSystem", "GeoAlarmTasks", "GeoAlarmTestSupport", "GeoAlarmWebDAV"]
         ),
         // The system-call layer and the event loop.
         .testTarget(
@@ -211,7 +220,7 @@ let package = Package(
         .testTarget(
             name: "GeoAlarmStoreTests",
             dependencies: [
-                "GeoAlarmStore", "GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log"),
+                "GeoAlarmStore", "GeoAlarmCore", "GeoAlarmICalendar", "GeoAlarmListCache", "GeoAlarmSystem", "GeoAlarmTestSupport", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "GeoAlarmNotifyTests", dependencies: ["GeoAlarmNotify", "GeoAlarmCore"]),

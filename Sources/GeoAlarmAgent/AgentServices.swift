@@ -1,5 +1,6 @@
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmICalendar
 import GeoAlarmSystem
 import GeoAlarmTasks
 import Glibc

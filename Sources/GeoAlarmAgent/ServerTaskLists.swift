@@ -2,6 +2,7 @@ import FoundationEssentials
 import GeoAlarmCalDAV
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmListCache
 import GeoAlarmSystem
 import GeoAlarmTasks
 import Logging

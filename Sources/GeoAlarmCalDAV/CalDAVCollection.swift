@@ -1,6 +1,7 @@
 import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmListCache
 import GeoAlarmTasks
 import GeoAlarmWebDAV
 

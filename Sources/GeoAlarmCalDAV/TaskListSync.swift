@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GeoAlarmCore
+import GeoAlarmListCache
 import GeoAlarmTasks
 import GeoAlarmWebDAV
 

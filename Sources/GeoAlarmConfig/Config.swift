@@ -1,4 +1,5 @@
 import GeoAlarmCore
+import GeoAlarmListCache
 import GeoAlarmSystem
 import GeoAlarmTasks
 import GeoAlarmTOML

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GeoAlarmCore
+import GeoAlarmListCache
 import GeoAlarmSystem
 import GeoAlarmTasks
 import GeoAlarmTOML

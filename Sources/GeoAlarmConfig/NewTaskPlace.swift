@@ -1,4 +1,5 @@
 import GeoAlarmCore
+import GeoAlarmICalendar
 import GeoAlarmTasks
 
 /// What `add --list` was told of where a new task is, as typed: a position, or a name of

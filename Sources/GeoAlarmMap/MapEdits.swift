@@ -2,6 +2,7 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmICalendar
 import GeoAlarmScanners
 import GeoAlarmStore
 import GeoAlarmTasks

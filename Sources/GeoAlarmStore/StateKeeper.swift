@@ -1,6 +1,6 @@
 import FoundationEssentials
 import GeoAlarmCore
-import GeoAlarmTasks
+import GeoAlarmListCache
 import Logging
 import Synchronization
 

@@ -1,4 +1,4 @@
-import GeoAlarmTasks
+import GeoAlarmListCache
 
 /// The state file as a ``TaskListCache``: the copy of each server's task list in its own tables,
 /// the writes waiting for the servers in the durable queue ``writesQueue``.

@@ -1,5 +1,7 @@
 import FoundationEssentials
 import GeoAlarmCore
+import GeoAlarmICalendar
+import GeoAlarmListCache
 import GeoAlarmSystem
 
 /// A `[[tasklist]]` of the config: a synced task list whose location reminders geoalarm fires.

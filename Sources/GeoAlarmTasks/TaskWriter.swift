@@ -1,5 +1,7 @@
 import FoundationEssentials
 import GeoAlarmCore
+import GeoAlarmICalendar
+import GeoAlarmListCache
 import GeoAlarmSystem
 import Synchronization
 

@@ -1,4 +1,5 @@
 import GeoAlarmCore
+import GeoAlarmICalendar
 import GeoAlarmSystem
 import Glibc
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import GeoAlarmAgent
 import GeoAlarmConfig
+import GeoAlarmListCache
 import GeoAlarmMQTT
 import GeoAlarmStore
 import GeoAlarmSystem

@@ -3,6 +3,7 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmGPSD
+import GeoAlarmICalendar
 import GeoAlarmStore
 import GeoAlarmSystem
 import GeoAlarmTasks

@@ -3,6 +3,8 @@ import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
 import GeoAlarmEncoding
+import GeoAlarmICalendar
+import GeoAlarmListCache
 import GeoAlarmStore
 import GeoAlarmSystem
 import GeoAlarmTasks

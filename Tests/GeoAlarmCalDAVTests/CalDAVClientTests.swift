@@ -1,5 +1,6 @@
 import Foundation
 @testable import GeoAlarmCalDAV
+import GeoAlarmListCache
 import GeoAlarmWebDAV
 import GeoAlarmSystem
 @testable import GeoAlarmTasks

@@ -1,5 +1,7 @@
 import Foundation
 @testable import GeoAlarmCalDAV
+import GeoAlarmICalendar
+import GeoAlarmListCache
 @testable import GeoAlarmTasks
 import GeoAlarmTestSupport
 import Testing

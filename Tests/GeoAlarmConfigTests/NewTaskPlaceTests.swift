@@ -1,5 +1,6 @@
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmICalendar
 import GeoAlarmTasks
 import Testing
 

@@ -1,4 +1,6 @@
 import Foundation
+import GeoAlarmICalendar
+import GeoAlarmListCache
 import GeoAlarmStore
 @testable import GeoAlarmTasks
 import GeoAlarmTestSupport

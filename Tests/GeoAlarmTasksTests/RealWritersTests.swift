@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+@testable import GeoAlarmICalendar
 @testable import GeoAlarmTasks
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAlarmCore
+@testable import GeoAlarmICalendar
 import GeoAlarmSystem
 @testable import GeoAlarmTasks
 import GeoAlarmTestSupport

@@ -7,6 +7,7 @@ import CLibFuzzer
 import Foundation
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmICalendar
 import GeoAlarmMap
 import GeoAlarmMQTT
 import GeoAlarmOwnTracks

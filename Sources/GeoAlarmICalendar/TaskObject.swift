@@ -195,7 +195,7 @@ public struct TaskPlace: Sendable, Equatable {
     }
 
     /// Whether two are one place written twice (within a metre, the same radius).
-    func isSamePlace(as other: TaskPlace) -> Bool {
+    public func isSamePlace(as other: TaskPlace) -> Bool {
         Haversine.distance(coordinate, other.coordinate) < 1 && radius == other.radius
     }
 }
