@@ -109,115 +109,16 @@ public final class AlarmAgent: Service {
         logger.info("stopped")
     }
 
+    /// One input, handed to its handler: each says what the agent does when that comes.
     private func handle(_ input: AgentInput, _ current: inout AgentState) {
         switch input {
-        case .source(.connected):
-            if current.connection != .connected {
-                logger.info("connected to \(current.sourceInUse ?? sourceName)")
-                current.connection = .connected
-                tellServiceManager(&current)
-            }
-        case .source(.unavailable(let reason)):
-            if current.connection != .unavailable(reason) {
-                logger.warning("\(current.sourceInUse ?? sourceName) unavailable: \(reason); retrying")
-                current.connection = .unavailable(reason)
-                tellServiceManager(&current)
-            }
-        case .source(.failed(let reason)):
-            logger.error("\(sourceName): \(reason)")
-        case .source(.warning(let text)):
-            logger.warning("\(sourceName): \(text)")
-        case .source(.ignored(let kind, let reason, let device)):
-            // The first of each kind is logged, the others counted: a flood of junk must not flood
-            // the log. A device's own fault is said once for each device (up to a bound).
-            if let device {
-                if current.devicesWarned.count < Self.trackersShown, current.devicesWarned.insert(device).inserted {
-                    logger.warning("\(sourceName): ignored \(reason) (\(kind): said once for each device, every one counted in the summary at the end)")
-                }
-            } else if current.ignored[kind, default: 0] == 0 {
-                logger.warning("\(sourceName): ignored \(reason) (\(kind): the first is logged, every one counted in the summary at the end)")
-            }
-            current.ignored[kind, default: 0] += 1
-        case .source(.fixes(let fixes, let readAt)):
-            handle(fixes, readAt: readAt, &current)
-        case .source(.switched(let name, let why, let reportsOnlyOnMovement)):
-            logger.info("fixes from \(name): \(why)")
-            (current.sourceInUse, current.sourceWhy) = (name, why)
-            current.reportsOnlyOnMovement = reportsOnlyOnMovement
-            current.connection = .connecting
-            (current.silentSince, current.lastUsable, current.coarseFixesSaid) = (nil, nil, false)
-            // A source that takes requests now (GeoClue taking over from gpsd) starts from what
-            // the engine needs where the last fix was.
-            if source.takesRequests, let fix = current.lastOwnFix { tell(after: fix, &current) }
-            rearmTimer(&current)
-            tellServiceManager(&current)
-        case .timer:
-            current.timer = nil
-            if let due = current.devices.idleDue, ContinuousClock.now >= due { letIdleDevicesGo(&current) }
-            if current.silentSince == nil, !current.reportsOnlyOnMovement, let last = current.lastUsable,
-               ContinuousClock.now - last.at >= Self.silenceBeforeNotice {
-                noticeSilence(&current)
-            }
-            current.pipeline.fireDueAlarms(now: Date())
-            rearmTimer(&current)
-        case .reminderAction(let action, let pressed):
-            guard let id = reminderID(of: pressed, current) else { return }
-            // A task is completed where it lives: its file, which its app and every device that syncs it read
-            // (once: a second Done, on a pop-up shown before, leaves its first completion). The
-            // write is made off the loop (a folder on a slow disk, a task that takes long to move
-            // on hold nothing up), and the task is silenced only once it is written.
-            if case .complete(let time) = action, !current.pipeline.isCompleted(id),
-               let task = current.config.taskOrigin(of: id) {
-                guard current.tasksBeingWritten.insert(id).inserted else { return }
-                let cache = keeper.taskListCache
-                Task.detached { [channel] in
-                    let written = Result { () throws(TaskProblem) in try TaskWriter.complete(task, at: time, cache: cache) }
-                    channel.continuation.yield(.taskCompleted(action, id: id, task: task, written))
-                }
-                return
-            }
-            apply(action, to: id, &current)
-        case .taskCompleted(let action, let id, let task, let written):
-            current.tasksBeingWritten.remove(id)
-            switch written {
-            case .success(let next):
-                let done = next.map { "moved \(id) on (it repeats) to \($0.displayText)" } ?? "completed \(id)"
-                if task.isOnServer {
-                    logger.info("\(done) in task list \(task.list): goes to the server (\(task.path))")
-                    taskSync?.writeWaits()
-                } else {
-                    logger.info("\(done) in task list \(task.list) (\(task.path))")
-                }
-                apply(action, to: id, &current)
-                // The list was read again while the Done was being written: read once more, so
-                // that what the pipeline follows is the task as written (a repeating one open again).
-                if current.tasksReadDuringWrite, current.tasksBeingWritten.isEmpty {
-                    current.tasksReadDuringWrite = false
-                    reload(&current)
-                }
-            case .failure(let problem):
-                // Never half of it: not written, not silenced; it fires here as its app shows it.
-                logger.error("""
-                    cannot complete \(id) in task list \(task.list) (\(task.path)): \(problem); it stays open, here and \
-                    there (press Done again once that is mended)
-                    """)
-            }
-        case .stateChanged:
-            // Commands (complete, snooze...) write the store; one may have fetched a server's task
-            // list into it, or left a write for the server.
-            if !current.config.serverTaskLists.isEmpty {
-                reload(&current)
-                if let waiting = try? keeper.taskListCache.waitingWrites(), !waiting.isEmpty { taskSync?.writeWaits() }
-            }
-            if let lifecycles = current.pipeline.refreshLifecycles() {
-                for tracked in current.devices.pipelines.values { tracked.takeLifecycles(lifecycles) }
-            }
-            current.pipeline.fireDueAlarms(now: Date())
-            rearmTimer(&current)
-        case .reload:
-            reload(&current)
-        case .configLoaded(let loaded):
-            take(loaded, &current)
+        case .source(let report): take(report, &current)
+        case .timer: timerFired(&current)
+        case .reminderAction(let action, let pressed): take(action, on: pressed, &current)
+        case .taskCompleted(let action, let id, let task, let written): taskWritten(action, id: id, task: task, written, &current)
+        case .stateChanged: stateFileChanged(&current)
+        case .reload: reload(&current)
+        case .configLoaded(let loaded): take(loaded, &current)
         case .configChanged:
             logger.info("\(configPath) changed")
             reload(&current)
@@ -226,6 +127,133 @@ public final class AlarmAgent: Service {
             if !current.tasksBeingWritten.isEmpty { current.tasksReadDuringWrite = true }
             reload(&current)
         }
+    }
+
+    /// What the source says: fixes, how it stands, and what it passed over.
+    private func take(_ report: SourceReport, _ current: inout AgentState) {
+        switch report {
+        case .connected:
+            if current.connection != .connected {
+                logger.info("connected to \(current.sourceInUse ?? sourceName)")
+                current.connection = .connected
+                tellServiceManager(&current)
+            }
+        case .unavailable(let reason):
+            if current.connection != .unavailable(reason) {
+                logger.warning("\(current.sourceInUse ?? sourceName) unavailable: \(reason); retrying")
+                current.connection = .unavailable(reason)
+                tellServiceManager(&current)
+            }
+        case .failed(let reason): logger.error("\(sourceName): \(reason)")
+        case .warning(let text): logger.warning("\(sourceName): \(text)")
+        case .ignored(let kind, let reason, let device): ignored(kind, reason, of: device, &current)
+        case .fixes(let fixes, let readAt): handle(fixes, readAt: readAt, &current)
+        case .switched(let name, let why, let reportsOnlyOnMovement): switched(to: name, why, reportsOnlyOnMovement, &current)
+        }
+    }
+
+    /// Something the source passed over. The first of each kind is logged, the others counted: a
+    /// flood of junk must not flood the log. A device's own fault is said once for each device
+    /// (up to a bound).
+    private func ignored(_ kind: String, _ reason: String, of device: String?, _ current: inout AgentState) {
+        if let device {
+            if current.devicesWarned.count < Self.trackersShown, current.devicesWarned.insert(device).inserted {
+                logger.warning("\(sourceName): ignored \(reason) (\(kind): said once for each device, every one counted in the summary at the end)")
+            }
+        } else if current.ignored[kind, default: 0] == 0 {
+            logger.warning("\(sourceName): ignored \(reason) (\(kind): the first is logged, every one counted in the summary at the end)")
+        }
+        current.ignored[kind, default: 0] += 1
+    }
+
+    /// The fixes come from another source now (`auto`'s hand-over), for `why`.
+    private func switched(to name: String, _ why: String, _ reportsOnlyOnMovement: Bool, _ current: inout AgentState) {
+        logger.info("fixes from \(name): \(why)")
+        (current.sourceInUse, current.sourceWhy) = (name, why)
+        current.reportsOnlyOnMovement = reportsOnlyOnMovement
+        current.connection = .connecting
+        (current.silentSince, current.lastUsable, current.coarseFixesSaid) = (nil, nil, false)
+        // A source that takes requests now (GeoClue taking over from gpsd) starts from what
+        // the engine needs where the last fix was.
+        if source.takesRequests, let fix = current.lastOwnFix { tell(after: fix, &current) }
+        rearmTimer(&current)
+        tellServiceManager(&current)
+    }
+
+    /// The one timer: idle devices let go, a silence said, time alarms fired.
+    private func timerFired(_ current: inout AgentState) {
+        current.timer = nil
+        if let due = current.devices.idleDue, ContinuousClock.now >= due { letIdleDevicesGo(&current) }
+        if current.silentSince == nil, !current.reportsOnlyOnMovement, let last = current.lastUsable,
+           ContinuousClock.now - last.at >= Self.silenceBeforeNotice {
+            noticeSilence(&current)
+        }
+        current.pipeline.fireDueAlarms(now: Date())
+        rearmTimer(&current)
+    }
+
+    /// A button pressed (a pop-up's, the map's, Home Assistant's) on the reminder `pressed` showed.
+    /// A task is completed where it lives: its file, which its app and every device that syncs it
+    /// read (once: a second Done, on a pop-up shown before, leaves its first completion). The
+    /// write is made off the loop (a folder on a slow disk, a task that takes long to move on
+    /// hold nothing up), and the task is silenced only once it is written.
+    private func take(_ action: ReminderAction, on pressed: PressedReminder, _ current: inout AgentState) {
+        guard let id = reminderID(of: pressed, current) else { return }
+        if case .complete(let time) = action, !current.pipeline.isCompleted(id),
+           let task = current.config.taskOrigin(of: id) {
+            guard current.tasksBeingWritten.insert(id).inserted else { return }
+            let cache = keeper.taskListCache
+            Task.detached { [channel] in
+                let written = Result { () throws(TaskProblem) in try TaskWriter.complete(task, at: time, cache: cache) }
+                channel.continuation.yield(.taskCompleted(action, id: id, task: task, written))
+            }
+            return
+        }
+        apply(action, to: id, &current)
+    }
+
+    /// A task's Done, written off the loop (or not): silenced once written, else said and left open.
+    private func taskWritten(
+        _ action: ReminderAction, id: String, task: TaskOrigin, _ written: Result<ICalendarTime?, TaskProblem>, _ current: inout AgentState
+    ) {
+        current.tasksBeingWritten.remove(id)
+        switch written {
+        case .success(let next):
+            let done = next.map { "moved \(id) on (it repeats) to \($0.displayText)" } ?? "completed \(id)"
+            if task.isOnServer {
+                logger.info("\(done) in task list \(task.list): goes to the server (\(task.path))")
+                taskSync?.writeWaits()
+            } else {
+                logger.info("\(done) in task list \(task.list) (\(task.path))")
+            }
+            apply(action, to: id, &current)
+            // The list was read again while the Done was being written: read once more, so
+            // that what the pipeline follows is the task as written (a repeating one open again).
+            if current.tasksReadDuringWrite, current.tasksBeingWritten.isEmpty {
+                current.tasksReadDuringWrite = false
+                reload(&current)
+            }
+        case .failure(let problem):
+            // Never half of it: not written, not silenced; it fires here as its app shows it.
+            logger.error("""
+                cannot complete \(id) in task list \(task.list) (\(task.path)): \(problem); it stays open, here and \
+                there (press Done again once that is mended)
+                """)
+        }
+    }
+
+    /// A command (complete, snooze...) wrote the state file; one may have fetched a server's task
+    /// list into it, or left a write for the server.
+    private func stateFileChanged(_ current: inout AgentState) {
+        if !current.config.serverTaskLists.isEmpty {
+            reload(&current)
+            if let waiting = try? keeper.taskListCache.waitingWrites(), !waiting.isEmpty { taskSync?.writeWaits() }
+        }
+        if let lifecycles = current.pipeline.refreshLifecycles() {
+            for tracked in current.devices.pipelines.values { tracked.takeLifecycles(lifecycles) }
+        }
+        current.pipeline.fireDueAlarms(now: Date())
+        rearmTimer(&current)
     }
 
     /// The id a pressed button's reminder has now (``Config/reminderID(of:)``); nil, said, when
