@@ -118,7 +118,10 @@ let package = Package(
         .target(name: "GeoAlarmSecretBox", dependencies: ["CSodium"]),
         // libcurl, through a header that includes it, checks its version and gives typed forms of
         // its variadic calls, which Swift cannot call.
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Not linked (no pkg-config, no `link`): loaded at the first request (LibCurl), so an
+        // agent with no server task list maps neither it nor the TLS, Kerberos, LDAP and SSH
+        // libraries it brings. Its headers come from libcurl4-openssl-dev (make deps).
+        .systemLibrary(name: "CCurl"),
         // WebDAV's multistatus answers as CalDAV servers give them: read by the CalDAV client, and
         // fuzzed without libcurl.
         .target(name: "GeoAlarmWebDAV", dependencies: ["GeoAlarmScanners"]),

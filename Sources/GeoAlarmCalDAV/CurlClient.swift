@@ -140,6 +140,7 @@ public final class CurlClient: Sendable {
 
     /// A request under way: its handle, what it received, and who waits for it.
     fileprivate final class Transfer {
+        let curl: LibCurl
         let handle: UnsafeMutableRawPointer
         let largestBody: Int
         var body: [UInt8] = []
@@ -157,7 +158,8 @@ public final class CurlClient: Sendable {
         let errorWords = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         var done: (@Sendable (WebResponse) -> Void)?
 
-        init(handle: UnsafeMutableRawPointer, largestBody: Int) {
+        init(curl: LibCurl, handle: UnsafeMutableRawPointer, largestBody: Int) {
+            self.curl = curl
             self.handle = handle
             self.largestBody = largestBody
             errorWords.initialize(to: 0)
@@ -169,7 +171,7 @@ public final class CurlClient: Sendable {
 
         /// Why the transfer failed: libcurl's own words when it gave some, else the code's.
         func reason(_ code: CURLcode) -> String {
-            errorWords.pointee != 0 ? String(cString: errorWords) : String(cString: curl_easy_strerror(code))
+            errorWords.pointee != 0 ? String(cString: errorWords) : curl.words(code)
         }
     }
 
@@ -177,15 +179,13 @@ public final class CurlClient: Sendable {
         self.loop = loop
         state = Confined(State(), on: loop)
         multi = Mutex(nil)
-        _ = Self.globalInit
     }
 
-    /// libcurl's global set-up (SSL), once for the process, before any handle.
-    private static let globalInit: Void = { _ = curl_global_init(3) }()
-
     deinit {
-        for kept in keptHandles.withLock({ $0.values }) { curl_easy_cleanup(kept.handle) }
-        if let multi = multi.withLock({ $0 }) { curl_multi_cleanup(multi) }
+        // Handles exist only once libcurl is loaded.
+        guard case .success(let curl) = LibCurl.loaded else { return }
+        for kept in keptHandles.withLock({ $0.values }) { curl.easyCleanup(kept.handle) }
+        if let multi = multi.withLock({ $0 }) { _ = curl.multiCleanup(multi) }
     }
 
     /// Sends `request` and returns the answer.
@@ -258,11 +258,16 @@ public final class CurlClient: Sendable {
         _ request: WebRequest, settings: WebSettings, reusing: Bool, done: @escaping @Sendable (WebResponse, Bool) -> Void
     ) {
         let reuseKey = Self.reuseKey(request, settings: settings)
+        let curl: LibCurl
+        switch LibCurl.loaded {
+        case .success(let loaded): curl = loaded
+        case .failure(let failure): return done(.failure(.unanswered(failure.reason)), false)
+        }
         let kept = reusing ? reuseKey.flatMap(takeKept) : nil
-        guard let multi = multiHandle(), let handle = kept ?? curl_easy_init() else {
+        guard let multi = multiHandle(curl), let handle = kept ?? curl.easyInit() else {
             return done(.failure(.unanswered("libcurl could not start a request")), false)
         }
-        let transfer = Transfer(handle: handle, largestBody: settings.largestBody)
+        let transfer = Transfer(curl: curl, handle: handle, largestBody: settings.largestBody)
         if settings.username != nil { transfer.credentialsServer = ServerAddress.origin(of: request.url) }
         transfer.reuseKey = reuseKey
         let wasReused = kept != nil
@@ -274,10 +279,10 @@ public final class CurlClient: Sendable {
             return
         }
         state.value.transfers[number] = transfer
-        let added = curl_multi_add_handle(multi, handle)
+        let added = curl.multiAddHandle(multi, handle)
         if added != CURLM_OK {
             state.value.transfers[number] = nil
-            finish(transfer, number: number, with: .failure(.unanswered(String(cString: curl_multi_strerror(added)))), multi: nil)
+            finish(transfer, number: number, with: .failure(.unanswered(curl.words(added))), multi: nil)
         }
     }
 
@@ -286,14 +291,14 @@ public final class CurlClient: Sendable {
     /// body, the redirects) are set for every request; the credentials and the authority file
     /// are the same for every request on it (``reuseKey(_:settings:)``).
     private func configure(_ transfer: Transfer, number: UInt, request: WebRequest, settings: WebSettings) -> String? {
-        let handle = transfer.handle
+        let handle = transfer.handle, curl = transfer.curl
         var failure: CURLcode = CURLE_OK
         func long(_ option: CURLoption, _ value: Int) {
-            if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_long(handle, option, value) }
+            if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_long(curl.easySetopt, handle, option, value) }
         }
         func text(_ option: CURLoption, _ value: String) {
             // libcurl copies every string it is given (since 7.17).
-            if failure == CURLE_OK { failure = value.withCString { geoalarm_curl_easy_setopt_pointer(handle, option, $0) } }
+            if failure == CURLE_OK { failure = value.withCString { geoalarm_curl_easy_setopt_pointer(curl.easySetopt, handle, option, $0) } }
         }
         text(CURLOPT_URL, request.url)
         // Without a body below, a kept handle's last one is not sent again.
@@ -329,41 +334,41 @@ public final class CurlClient: Sendable {
         text(CURLOPT_USERAGENT, "geoalarm")
         // A body (PUT, PROPFIND, REPORT), copied by libcurl, with its size.
         if !request.body.isEmpty || request.method == "PUT" {
-            if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)) }
+            if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_offset(curl.easySetopt, handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)) }
             if failure == CURLE_OK {
                 failure = (request.body.isEmpty ? [0] : request.body).withUnsafeBytes {
-                    geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress)
+                    geoalarm_curl_easy_setopt_pointer(curl.easySetopt, handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress)
                 }
             }
         }
         var headers: UnsafeMutablePointer<curl_slist>?
-        for (name, value) in request.headers { headers = curl_slist_append(headers, "\(name): \(value)") }
+        for (name, value) in request.headers { headers = curl.slistAppend(headers, "\(name): \(value)") }
         // No "Expect: 100-continue" wait before a body.
-        headers = curl_slist_append(headers, "Expect:")
+        headers = curl.slistAppend(headers, "Expect:")
         transfer.headerList = headers
-        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeRawPointer(headers)) }
-        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, transfer.errorWords) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(curl.easySetopt, handle, CURLOPT_HTTPHEADER, UnsafeRawPointer(headers)) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(curl.easySetopt, handle, CURLOPT_ERRORBUFFER, transfer.errorWords) }
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_write(handle, CURLOPT_WRITEFUNCTION, receiveBody) }
-        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context) }
-        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_write(handle, CURLOPT_HEADERFUNCTION, receiveHeader) }
-        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_write(curl.easySetopt, handle, CURLOPT_WRITEFUNCTION, receiveBody) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(curl.easySetopt, handle, CURLOPT_WRITEDATA, context) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_write(curl.easySetopt, handle, CURLOPT_HEADERFUNCTION, receiveHeader) }
+        if failure == CURLE_OK { failure = geoalarm_curl_easy_setopt_pointer(curl.easySetopt, handle, CURLOPT_HEADERDATA, context) }
         if failure == CURLE_OK {
-            failure = geoalarm_curl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, UnsafeRawPointer(bitPattern: number))
+            failure = geoalarm_curl_easy_setopt_pointer(curl.easySetopt, handle, CURLOPT_PRIVATE, UnsafeRawPointer(bitPattern: number))
         }
-        return failure == CURLE_OK ? nil : String(cString: curl_easy_strerror(failure))
+        return failure == CURLE_OK ? nil : curl.words(failure)
     }
 
     /// The multi handle, made and given its callbacks the first time.
-    private func multiHandle() -> UnsafeMutableRawPointer? {
+    private func multiHandle(_ curl: LibCurl) -> UnsafeMutableRawPointer? {
         multi.withLock { multi in
             if let multi { return multi }
-            guard let made = curl_multi_init() else { return nil }
+            guard let made = curl.multiInit() else { return nil }
             let context = Unmanaged.passUnretained(self).toOpaque()
-            _ = geoalarm_curl_multi_setopt_socket(made, socketChanged)
-            _ = geoalarm_curl_multi_setopt_pointer(made, CURLMOPT_SOCKETDATA, context)
-            _ = geoalarm_curl_multi_setopt_timer(made, timerChanged)
-            _ = geoalarm_curl_multi_setopt_pointer(made, CURLMOPT_TIMERDATA, context)
+            _ = geoalarm_curl_multi_setopt_socket(curl.multiSetopt, made, socketChanged)
+            _ = geoalarm_curl_multi_setopt_pointer(curl.multiSetopt, made, CURLMOPT_SOCKETDATA, context)
+            _ = geoalarm_curl_multi_setopt_timer(curl.multiSetopt, made, timerChanged)
+            _ = geoalarm_curl_multi_setopt_pointer(curl.multiSetopt, made, CURLMOPT_TIMERDATA, context)
             multi = made
             return made
         }
@@ -407,15 +412,16 @@ public final class CurlClient: Sendable {
 
     /// Lets libcurl move on `socket` (or its timers), then finishes what it finished.
     private func act(on socket: Int32, _ mask: Int32) {
-        guard let multi = multi.withLock({ $0 }) else { return }
+        // A multi handle exists only once libcurl is loaded.
+        guard let multi = multi.withLock({ $0 }), case .success(let curl) = LibCurl.loaded else { return }
         var running: Int32 = 0
-        _ = curl_multi_socket_action(multi, socket, mask, &running)
+        _ = curl.multiSocketAction(multi, socket, mask, &running)
         var left: Int32 = 0
-        while let message = curl_multi_info_read(multi, &left) {
+        while let message = curl.multiInfoRead(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
             let result = message.pointee.data.result
             var pointer: UnsafeMutableRawPointer?
-            _ = geoalarm_curl_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &pointer)
+            _ = geoalarm_curl_easy_getinfo_pointer(curl.easyGetinfo, handle, CURLINFO_PRIVATE, &pointer)
             let number = UInt(bitPattern: pointer)
             guard let transfer = state.value.transfers.removeValue(forKey: number) else { continue }
             let response: WebResponse
@@ -430,26 +436,26 @@ public final class CurlClient: Sendable {
                 response = .failure(.unanswered(transfer.reason(result)))
             } else {
                 var status = 0
-                _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+                _ = geoalarm_curl_easy_getinfo_long(curl.easyGetinfo, handle, CURLINFO_RESPONSE_CODE, &status)
                 var headers = transfer.headers
                 headers[WebResponse.reachedKey] = Self.reached(by: transfer)
                 response = Self.credentialsLeftBehind(transfer, status: status)
                     ?? .response(status: status, headers: headers, body: transfer.body)
             }
-            count(handle)
+            count(handle, curl)
             finish(transfer, number: number, with: response, multi: multi)
         }
     }
 
     /// Adds a finished transfer's requests and bytes to ``traffic``.
-    private func count(_ handle: UnsafeMutableRawPointer) {
+    private func count(_ handle: UnsafeMutableRawPointer, _ curl: LibCurl) {
         var requestBytes = 0, headerBytes = 0, redirects = 0
         var uploaded: curl_off_t = 0, downloaded: curl_off_t = 0
-        _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &requestBytes)
-        _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_HEADER_SIZE, &headerBytes)
-        _ = geoalarm_curl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects)
-        _ = geoalarm_curl_easy_getinfo_offset(handle, CURLINFO_SIZE_UPLOAD_T, &uploaded)
-        _ = geoalarm_curl_easy_getinfo_offset(handle, CURLINFO_SIZE_DOWNLOAD_T, &downloaded)
+        _ = geoalarm_curl_easy_getinfo_long(curl.easyGetinfo, handle, CURLINFO_REQUEST_SIZE, &requestBytes)
+        _ = geoalarm_curl_easy_getinfo_long(curl.easyGetinfo, handle, CURLINFO_HEADER_SIZE, &headerBytes)
+        _ = geoalarm_curl_easy_getinfo_long(curl.easyGetinfo, handle, CURLINFO_REDIRECT_COUNT, &redirects)
+        _ = geoalarm_curl_easy_getinfo_offset(curl.easyGetinfo, handle, CURLINFO_SIZE_UPLOAD_T, &uploaded)
+        _ = geoalarm_curl_easy_getinfo_offset(curl.easyGetinfo, handle, CURLINFO_SIZE_DOWNLOAD_T, &downloaded)
         counted.withLock { traffic in
             traffic.requests += 1 + redirects
             traffic.sent += requestBytes + Int(uploaded)
@@ -469,15 +475,15 @@ public final class CurlClient: Sendable {
     /// The address a finished transfer ended at, after the redirects it followed.
     private static func reached(by transfer: Transfer) -> String? {
         var reached: UnsafeMutablePointer<CChar>?
-        guard geoalarm_curl_easy_getinfo_text(transfer.handle, CURLINFO_EFFECTIVE_URL, &reached) == CURLE_OK, let reached
+        guard geoalarm_curl_easy_getinfo_text(transfer.curl.easyGetinfo, transfer.handle, CURLINFO_EFFECTIVE_URL, &reached) == CURLE_OK, let reached
         else { return nil }
         return String(cString: reached)
     }
 
     private func finish(_ transfer: Transfer, number: UInt, with response: WebResponse, multi: UnsafeMutableRawPointer?) {
-        if let multi { curl_multi_remove_handle(multi, transfer.handle) }
-        if !keep(transfer, answered: response) { curl_easy_cleanup(transfer.handle) }
-        curl_slist_free_all(transfer.headerList)
+        if let multi { _ = transfer.curl.multiRemoveHandle(multi, transfer.handle) }
+        if !keep(transfer, answered: response) { transfer.curl.easyCleanup(transfer.handle) }
+        transfer.curl.slistFreeAll(transfer.headerList)
         let done = transfer.done
         transfer.done = nil
         done?(response)
@@ -493,7 +499,7 @@ public final class CurlClient: Sendable {
         else { return false }
         // What pointed into the transfer, freed once it is done, points nowhere while the handle waits.
         for option in [CURLOPT_ERRORBUFFER, CURLOPT_HTTPHEADER, CURLOPT_WRITEDATA, CURLOPT_HEADERDATA] {
-            guard geoalarm_curl_easy_setopt_pointer(transfer.handle, option, nil) == CURLE_OK else { return false }
+            guard geoalarm_curl_easy_setopt_pointer(transfer.curl.easySetopt, transfer.handle, option, nil) == CURLE_OK else { return false }
         }
         precondition(loop.isCurrent, "a libcurl handle kept off the loop's thread")
         let handle = KeptHandle(handle: transfer.handle)
