@@ -102,8 +102,10 @@ let package = Package(
             name: "GeoAlarmStore",
             dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "GeoAlarmListCache", "CSQLite", .product(name: "Logging", package: "swift-log")]
         ),
-        // libmosquitto, through a header that only includes it and checks its version.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // libmosquitto, through a header that only includes it and checks its version. Not linked
+        // (no pkg-config, no `link`): loaded when the first client connects (LibMosquitto), so an
+        // agent with no [mqtt] maps neither it nor OpenSSL. Its headers come from libmosquitto-dev.
+        .systemLibrary(name: "CMosquitto"),
         // libsodium, through a header that only includes it and checks its version.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // OwnTracks: its messages read (as the apps publish them) and written (transitions,

@@ -1,6 +1,8 @@
 /*
  * geoalarm's view of libmosquitto: the include, and a check of its API version.
- * Everything is called from Swift (Sources/GeoAlarmMQTT/MQTTClient.swift).
+ * libmosquitto is not linked: it is loaded when the first client connects
+ * (Sources/GeoAlarmMQTT/LibMosquitto.swift). Everything is called from Swift
+ * (Sources/GeoAlarmMQTT/MQTTClient.swift).
  */
 #ifndef GEOALARM_CMOSQUITTO_SHIM_H
 #define GEOALARM_CMOSQUITTO_SHIM_H

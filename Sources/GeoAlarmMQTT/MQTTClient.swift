@@ -92,8 +92,6 @@ public final class MQTTClient: Sendable {
     /// Seconds between keepalive pings when nothing else is sent.
     static let keepalive: Int32 = 60
 
-    private static let libraryReady: Bool = mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue
-
     /// A client for `settings`'s broker on `loop`; `will` is what the broker publishes if the
     /// connection is lost without a goodbye; `subscriptions` are subscribed at QoS `settings.qos`
     /// on every connect; with `persistentSession` the broker keeps the session of `clientID`
@@ -136,10 +134,10 @@ public final class MQTTClient: Sendable {
     /// writes it when the socket takes it.
     @discardableResult
     public func publish(_ message: MQTTMessage) -> PublishResult {
-        guard session.value.phase == .connected, let handle = session.value.handle else { return .notConnected }
+        guard session.value.phase == .connected, let handle = session.value.handle, let mosq = LibMosquitto.library else { return .notConnected }
         var id: Int32 = 0
         let result = message.payload.withUnsafeBytes { bytes in
-            mosquitto_publish(
+            mosq.publish(
                 handle, &id, message.topic, Int32(clamping: bytes.count), bytes.baseAddress, Int32(settings.qos), message.retain)
         }
         switch result {
@@ -163,7 +161,7 @@ public final class MQTTClient: Sendable {
             case .connected:
                 session.value.phase = .stopping
                 session.value.goodbyes.append(done)
-                if let handle = session.value.handle { mosquitto_disconnect(handle) }
+                if let handle = session.value.handle, let mosq = LibMosquitto.library { _ = mosq.disconnect(handle) }
                 session.value.goodbyeTimer = loop.schedule(at: .now + .seconds(Self.goodbyeWait)) { [self] in
                     session.value.goodbyeTimer = nil
                     endConnection()
@@ -198,13 +196,17 @@ public final class MQTTClient: Sendable {
     private func connect() {
         session.value.reconnection.retrying()
         guard session.value.phase == .idle || session.value.phase == .waiting else { return }
-        guard Self.libraryReady else { return handler(.unavailable("libmosquitto could not be initialised")) }
+        let mosq: LibMosquitto
+        switch LibMosquitto.loaded {
+        case .success(let loaded): mosq = loaded
+        case .failure(let failure): return handler(.unavailable(failure.reason))
+        }
         let callbacks = CallbackBox(client: self)
-        guard let handle = mosquitto_new(clientID, !persistentSession, Unmanaged.passUnretained(callbacks).toOpaque()) else {
+        guard let handle = mosq.new(clientID, !persistentSession, Unmanaged.passUnretained(callbacks).toOpaque()) else {
             return lost("cannot make a libmosquitto client: \(SystemError(call: "mosquitto_new", code: System.lastError).reason)")
         }
-        if let problem = configure(handle) {
-            mosquitto_destroy(handle)
+        if let problem = configure(handle, mosq) {
+            mosq.destroy(handle)
             return lost(problem)
         }
         session.value.handle = handle
@@ -215,14 +217,21 @@ public final class MQTTClient: Sendable {
         let address = UInt(bitPattern: handle)
         let version5 = session.value.version5, keepsSession = persistentSession
         do {
-            try loop.runOnThread(named: "mqtt connect", { [settings] () -> Int32 in
+            // The connecting thread's errno goes with the result: errno is the thread's own, and
+            // read on the loop it says nothing ("Success" for a refused connection).
+            try loop.runOnThread(named: "mqtt connect", { [settings, mosq] () -> ConnectResult in
                 let handle = OpaquePointer(bitPattern: address)
-                guard version5 else { return mosquitto_connect(handle, settings.host, Int32(settings.port), Self.keepalive) }
+                guard version5 else {
+                    let code = mosq.connect(handle, settings.host, Int32(settings.port), Self.keepalive)
+                    return ConnectResult(code: code, errno: System.lastError)
+                }
                 // In MQTT 5 a session outlasts the connection only for its expiry interval: never, for a reader's.
                 var properties: OpaquePointer?
-                if keepsSession { _ = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), UInt32.max) }
-                defer { mosquitto_property_free_all(&properties) }
-                return mosquitto_connect_bind_v5(handle, settings.host, Int32(settings.port), Self.keepalive, nil, properties)
+                if keepsSession { _ = mosq.propertyAddInt32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), UInt32.max) }
+                let code = mosq.connectBindV5(handle, settings.host, Int32(settings.port), Self.keepalive, nil, properties)
+                let error = System.lastError
+                mosq.propertyFreeAll(&properties)
+                return ConnectResult(code: code, errno: error)
             }) { [self] result in connectFinished(result) }
         } catch {
             endConnection()
@@ -231,14 +240,21 @@ public final class MQTTClient: Sendable {
     }
 
     /// The connecting thread's result (that thread has ended).
-    private func connectFinished(_ result: Int32) {
-        guard let handle = session.value.handle, let callbacks = session.value.callbacks else { return }
+    /// What `mosquitto_connect` returned on the connecting thread, with that thread's errno.
+    private struct ConnectResult: Sendable {
+        let code: Int32
+        let errno: SystemError.Code
+    }
+
+    private func connectFinished(_ connected: ConnectResult) {
+        let result = connected.code
+        guard let handle = session.value.handle, let callbacks = session.value.callbacks, let mosq = LibMosquitto.library else { return }
         guard session.value.phase == .connecting else {
             // Stopped meanwhile.
             return endConnection()
         }
         guard result == MOSQ_ERR_SUCCESS.rawValue else {
-            let reason = callbacks.reason(for: result)
+            let reason = callbacks.reason(for: result, errno: connected.errno)
             endConnection()
             return lost(reason)
         }
@@ -246,7 +262,7 @@ public final class MQTTClient: Sendable {
         session.value.phase = .connected
         session.value.lastRead = .now
         session.value.lastWrite = .now
-        session.value.watch = loop.watch(mosquitto_socket(handle), for: interest(of: handle)) { [self] _ in serve() }
+        session.value.watch = loop.watch(mosq.socket(handle), for: interest(of: handle)) { [self] _ in serve() }
         armKeepalive()
     }
 
@@ -265,15 +281,15 @@ public final class MQTTClient: Sendable {
     /// fill the broker's queue for this client; writes what waits, and acts on what the
     /// callbacks noted.
     private func serve() {
-        guard let handle = session.value.handle, let callbacks = session.value.callbacks else { return }
-        var result = mosquitto_loop_read(handle, 1)
+        guard let handle = session.value.handle, let callbacks = session.value.callbacks, let mosq = LibMosquitto.library else { return }
+        var result = mosq.loopRead(handle, 1)
         var packets = 1
         while result == MOSQ_ERR_SUCCESS.rawValue, packets < Self.packetsPerWake, session.value.handle != nil {
             // The acknowledgements of what was read go at once: the broker sends a QoS 1
             // subscriber only so many unacknowledged messages (20 by default) at a time.
-            if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 64) }
-            guard result == MOSQ_ERR_SUCCESS.rawValue, System.isReadable(mosquitto_socket(handle)) else { break }
-            result = mosquitto_loop_read(handle, 1)
+            if mosq.wantWrite(handle) { result = mosq.loopWrite(handle, 64) }
+            guard result == MOSQ_ERR_SUCCESS.rawValue, System.isReadable(mosq.socket(handle)) else { break }
+            result = mosq.loopRead(handle, 1)
             packets += 1
         }
         session.value.lastRead = .now
@@ -286,15 +302,15 @@ public final class MQTTClient: Sendable {
         if callbacks.takeNewlyAccepted() {
             session.value.reconnection.connected()
             callbacks.subscriptionsPending = subscriptions.count
-            for filter in subscriptions { _ = mosquitto_subscribe(handle, nil, filter, Int32(settings.qos)) }
+            for filter in subscriptions { _ = mosq.subscribe(handle, nil, filter, Int32(settings.qos)) }
         }
         if callbacks.takeNewlySubscribed() { handler(.connected) }
-        if result == MOSQ_ERR_SUCCESS.rawValue, session.value.handle != nil, mosquitto_want_write(handle) {
-            result = mosquitto_loop_write(handle, 64)
+        if result == MOSQ_ERR_SUCCESS.rawValue, session.value.handle != nil, mosq.wantWrite(handle) {
+            result = mosq.loopWrite(handle, 64)
             session.value.lastWrite = .now
         }
         guard session.value.handle != nil else { return }
-        if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle) < 0 {
+        if result != MOSQ_ERR_SUCCESS.rawValue || mosq.socket(handle) < 0 {
             // Lost, or (after a stop's DISCONNECT was written) closed by libmosquitto.
             var reason = callbacks.reason(for: result)
             let stopping = session.value.phase == .stopping
@@ -316,7 +332,7 @@ public final class MQTTClient: Sendable {
     }
 
     private func interest(of handle: OpaquePointer) -> EventLoop.Interest {
-        mosquitto_want_write(handle) ? [.readable, .writable] : .readable
+        LibMosquitto.library?.wantWrite(handle) == true ? [.readable, .writable] : .readable
     }
 
     /// Sets the timer for the next keepalive check: libmosquitto pings once the connection has
@@ -327,9 +343,10 @@ public final class MQTTClient: Sendable {
         let due = max(quietSince + .seconds(Int(Self.keepalive)) + .seconds(1), .now + .seconds(1))
         session.value.keepaliveTimer = loop.schedule(at: due) { [self] in
             session.value.keepaliveTimer = nil
-            guard let handle = session.value.handle, session.value.phase == .connected || session.value.phase == .stopping
+            guard let handle = session.value.handle, let mosq = LibMosquitto.library,
+                  session.value.phase == .connected || session.value.phase == .stopping
             else { return }
-            let result = mosquitto_loop_misc(handle)
+            let result = mosq.loopMisc(handle)
             if result != MOSQ_ERR_SUCCESS.rawValue {
                 let reason = session.value.callbacks?.reason(for: result) ?? Self.describe(result)
                 endConnection()
@@ -346,7 +363,7 @@ public final class MQTTClient: Sendable {
         if let timer = session.value.keepaliveTimer { loop.cancel(timer) }
         session.value.watch = nil
         session.value.keepaliveTimer = nil
-        if let handle = session.value.handle { mosquitto_destroy(handle) }
+        if let handle = session.value.handle { LibMosquitto.library?.destroy(handle) }
         session.value.handle = nil
         session.value.callbacks = nil
         if session.value.phase == .connecting || session.value.phase == .connected { session.value.phase = .idle }
@@ -372,47 +389,47 @@ public final class MQTTClient: Sendable {
     }
 
     /// Sets credentials, TLS, the will and the protocol; why it failed, or nil.
-    private func configure(_ handle: OpaquePointer) -> String? {
+    private func configure(_ handle: OpaquePointer, _ mosq: LibMosquitto) -> String? {
         if session.value.version5, let receiveMaximum {
-            _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
-            _ = mosquitto_int_option(handle, MOSQ_OPT_RECEIVE_MAXIMUM, Int32(receiveMaximum))
+            _ = mosq.intOption(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
+            _ = mosq.intOption(handle, MOSQ_OPT_RECEIVE_MAXIMUM, Int32(receiveMaximum))
         } else {
-            _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+            _ = mosq.intOption(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
         }
-        _ = mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, Int32(Self.sendMaximum))
+        _ = mosq.intOption(handle, MOSQ_OPT_SEND_MAXIMUM, Int32(Self.sendMaximum))
         // Packets published are queued, and written by the loop: never from inside `publish`,
         // where a callback could run while its caller holds a lock.
-        _ = mosquitto_threaded_set(handle, true)
-        mosquitto_connect_callback_set(handle) { _, context, code in
+        _ = mosq.threadedSet(handle, true)
+        mosq.connectCallbackSet(handle) { _, context, code in
             CallbackBox.from(context).connected(code)
         }
-        mosquitto_subscribe_callback_set(handle) { _, context, _, _, _ in
+        mosq.subscribeCallbackSet(handle) { _, context, _, _, _ in
             CallbackBox.from(context).subscribed()
         }
-        mosquitto_publish_callback_set(handle) { _, context, id in
+        mosq.publishCallbackSet(handle) { _, context, id in
             CallbackBox.from(context).client.handler(.acknowledged(id))
         }
-        mosquitto_message_callback_set(handle) { _, context, message in
+        mosq.messageCallbackSet(handle) { _, context, message in
             guard let message else { return }
             CallbackBox.from(context).received(message.pointee)
         }
         // Only OpenSSL's reason for a failed handshake ("certificate verify failed") is taken from
         // the library's log; its result code says no more than "a TLS error occurred".
-        mosquitto_log_callback_set(handle) { _, context, level, text in
+        mosq.logCallbackSet(handle) { _, context, level, text in
             guard level == MOSQ_LOG_ERR, let text else { return }
             CallbackBox.from(context).noteError(String(cString: text))
         }
         if let username = settings.username {
-            let result = mosquitto_username_pw_set(handle, username, settings.password)
+            let result = mosq.usernamePasswordSet(handle, username, settings.password)
             if result != MOSQ_ERR_SUCCESS.rawValue { return "username: \(Self.describe(result))" }
         }
         if settings.usesTLS {
-            let result = mosquitto_tls_set(handle, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
+            let result = mosq.tlsSet(handle, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
             if result != MOSQ_ERR_SUCCESS.rawValue { return "TLS with cafile \(settings.caFile ?? "-"): \(Self.describe(result))" }
         }
         if let will {
             let result = will.payload.withUnsafeBytes { bytes in
-                mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, Int32(settings.qos), will.retain)
+                mosq.willSet(handle, will.topic, Int32(bytes.count), bytes.baseAddress, Int32(settings.qos), will.retain)
             }
             if result != MOSQ_ERR_SUCCESS.rawValue { return "will on \(will.topic): \(Self.describe(result))" }
         }
@@ -420,11 +437,11 @@ public final class MQTTClient: Sendable {
     }
 
     /// libmosquitto's words for a result code (the system's for an errno one).
-    static func describe(_ code: Int32) -> String {
-        if code == MOSQ_ERR_ERRNO.rawValue { return SystemError(call: "libmosquitto", code: System.lastError).reason }
+    static func describe(_ code: Int32, errno: SystemError.Code? = nil) -> String {
+        if code == MOSQ_ERR_ERRNO.rawValue { return SystemError(call: "libmosquitto", code: errno ?? System.lastError).reason }
         if code == MOSQ_ERR_NO_CONN.rawValue || code == MOSQ_ERR_CONN_LOST.rawValue { return "connection lost" }
         // "A TLS error occurred." without its full stop, as it goes inside a sentence.
-        var words = String(cString: mosquitto_strerror(code))
+        var words = LibMosquitto.library?.strerror(code).map { String(cString: $0) } ?? "libmosquitto error \(code)"
         if words.hasSuffix(".") { words.removeLast() }
         return words
     }
@@ -454,7 +471,8 @@ public final class MQTTClient: Sendable {
 
         func connected(_ code: Int32) {
             guard code == 0 else {
-                refusal = "the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))"
+                let words = LibMosquitto.library?.connackString(code).map { String(cString: $0) } ?? "code \(code)"
+                refusal = "the broker refused the connection: \(words)"
                 // 1: MQTT 3.1.1's unacceptable protocol version; 132: MQTT 5's unsupported one.
                 refusedVersion = code == 1 || code == 132
                 return
@@ -470,10 +488,12 @@ public final class MQTTClient: Sendable {
         }
 
         /// Why a connection failed with `code`: the broker's refusal, OpenSSL's reason, or the code's words.
-        func reason(for code: Int32) -> String {
+        /// Why the connection failed or ended with `code`; `errno`, when given, is the one the
+        /// failing call left (on another thread: this one's says nothing of it).
+        func reason(for code: Int32, errno: SystemError.Code? = nil) -> String {
             if let refusal { return refusal }
             if code == MOSQ_ERR_TLS.rawValue, let tlsProblem { return "TLS: \(tlsProblem)" }
-            return MQTTClient.describe(code)
+            return MQTTClient.describe(code, errno: errno)
         }
 
         /// Whether the broker accepted the connection since the last call.

@@ -695,6 +695,17 @@ struct MQTTTests {
         #expect(refused.exitStatus() == 0)
     }
 
+    /// A broker that is not there is said with the system's reason: the connecting thread's errno
+    /// (read on the loop, it said "Success").
+    @Test func aBrokerThatIsNotThereIsSaidWithTheSystemsReason() throws {
+        let nothingListens = try GPSFake()
+        let config = try Command.temporaryFile("[mqtt]\nurl = \"mqtt://127.0.0.1:\(nothingListens.port)\"\n")
+        let doctor = try Command.run(["doctor", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:1", "--wait", "0"])
+        #expect(doctor.stdoutLines.contains {
+            $0.hasPrefix("FAIL  mqtt: mqtt://127.0.0.1:\(nothingListens.port): Connection refused")
+        }, "\(doctor.stdout)")
+    }
+
     @Test func aTLSBrokerIsReachedWithTheCAFileAndAnUnknownAuthorityIsRefused() throws {
         let broker = try Mosquitto(tls: true)
         let authority = try #require(broker.certificates).authority
