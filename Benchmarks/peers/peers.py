@@ -215,9 +215,10 @@ def main():
         if not agree:
             print(f"events differ: geoalarm {len(ours)}, STRtree {len(results['strtree'])}, NumPy {len(results['numpy'])}",
                   file=sys.stderr)
-    print("goal (issue 42): geoalarm at least 100x faster per fix than the strongest Python peer; "
-          "per track: " + ", ".join(f"{track.split('/')[-1]} {ratio:.0f}x {'met' if ratio >= 100 else 'NOT met'}"
-                                     for track, ratio in ratios))
+    # Issue 42's goal of 100x, withdrawn by issue 79 (no user waits on a replay): the ratio is
+    # reported, not judged.
+    print("geoalarm per fix against the strongest Python peer: "
+          + ", ".join(f"{track.split('/')[-1]} {ratio:.0f}x" for track, ratio in ratios))
     for track, goal, parsing in floors:
         print(f"{track.split('/')[-1]}: 100x the best peer is {goal:,.0f} ns a fix, parse and fences; "
               f"the peers' parsing alone takes {parsing:,.0f} ns a fix ({parsing / goal:.0f} times that)")
