@@ -67,10 +67,28 @@ struct HomeAssistantDiscovery {
     func distanceTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "distance") }
     /// A reminder's direction of travel sensor's state.
     func directionTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "direction") }
-    /// Where a reminder's buttons are pressed: the payload is the button's name (``ReminderButton``).
+    /// Where a reminder's buttons are pressed: the payload is ``pressPayload(_:taskKey:)``.
     func pressTopic(ofReminder id: String) -> String { topic(kind: "reminder", object: Self.objectID(id), "press") }
     /// Every reminder's press topic.
     var pressFilter: String { topic(kind: "reminder", object: "+", "press") }
+
+    /// What a reminder's button sends when pressed: the button's name (``ReminderButton``), and
+    /// for a task's reminder its task's key after a colon (`done:UID`), so that a press acts on
+    /// the task the button was made for, even one that Home Assistant still shows under an id
+    /// another task of its list has come to take.
+    static func pressPayload(_ button: ReminderButton, taskKey: String?) -> String {
+        taskKey.map { "\(button.rawValue):\($0)" } ?? button.rawValue
+    }
+
+    /// The button a press's payload names, and the task key after it if any; nil for none of the
+    /// buttons.
+    static func pressed(_ payload: [UInt8]) -> (button: ReminderButton, taskKey: String?)? {
+        let text = String(decoding: payload, as: UTF8.self)
+        guard let colon = text.firstIndex(of: ":") else { return ReminderButton(rawValue: text).map { ($0, nil) } }
+        let key = String(text[text.index(after: colon)...])
+        guard let button = ReminderButton(rawValue: String(text[..<colon])), !key.isEmpty else { return nil }
+        return (button, key)
+    }
 
     /// The object id of the reminder whose press topic `topic` is; nil for any other topic.
     func pressedObject(_ topic: String) -> Substring? {
@@ -150,7 +168,7 @@ struct HomeAssistantDiscovery {
             for button in ReminderButton.allCases {
                 var payload = entity(name: "\(reminder.title): \(button.label(snooze: buttonSnooze))", object: "\(button.rawValue)_\(object)")
                 payload.add("command_topic", pressTopic(ofReminder: reminder.id))
-                payload.add("payload_press", button.rawValue)
+                payload.add("payload_press", Self.pressPayload(button, taskKey: reminder.taskKey))
                 payload.add("icon", button == .done ? "mdi:check-circle-outline" : "mdi:alarm-snooze")
                 result["\(prefix)/button/\(node)/\(button.rawValue)_\(object)/config"] = payload.text
             }

@@ -26,7 +26,7 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
     private let loop: EventLoop
     private let logger: Logger
     private let state: Confined<State>
-    private let onPress: @Sendable (ReminderButton, String) -> Void
+    private let onPress: @Sendable (ReminderButton, PressedReminder) -> Void
 
     /// The state file's set of the discovery topics published (to remove those of reminders gone
     /// while the agent was stopped).
@@ -54,11 +54,11 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
 
     /// A sink for the agent connecting as `clientID`, with `settings`; `keeper` keeps the set of
     /// discovery topics published (none: memory). With `settings.buttons`, whose Snooze lasts
-    /// `snooze` seconds, a press is given to `onPress` (on the loop) with the reminder's id.
+    /// `snooze` seconds, a press is given to `onPress` (on the loop) with the reminder it acts on.
     public init(
         settings: HomeAssistantSettings, clientID: String, softwareVersion: String, ownPosition: Bool, locationInterval: Double,
         unknownError: Double, snooze: Double, keeper: StateKeeper?, loop: EventLoop, logger: Logger,
-        onPress: @escaping @Sendable (ReminderButton, String) -> Void
+        onPress: @escaping @Sendable (ReminderButton, PressedReminder) -> Void
     ) {
         discovery = HomeAssistantDiscovery(
             prefix: settings.discoveryPrefix, clientID: clientID, availabilityTopic: MQTTLink.availabilityTopic(clientID: clientID),
@@ -192,17 +192,26 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
     }
 
     /// A press on the press topic of the reminder `object` names: its button, for a reminder
-    /// shown and a button it has. A retained one is an old press, whoever left it.
+    /// shown and a button it has. One naming a task's key acts on that task's reminder, whatever
+    /// id it has now (the button's may be another task's since); its task gone, it is refused.
+    /// A retained one is an old press, whoever left it.
     private func press(_ message: MQTTMessage, object: Substring) {
         let topic = DisplayText.excerpt(message.topic.utf8, limit: 200)
         guard !message.retain else { return pressProblem("retained", "a retained press on \(topic) (a press is never kept)") }
-        guard let reminder = state.value.shown.reminders.first(where: { HomeAssistantDiscovery.objectID($0.id) == object }) else {
-            return pressProblem("unknown", "a press on \(topic): no reminder of this agent has it")
-        }
-        guard let button = ReminderButton(rawValue: String(decoding: message.payload, as: UTF8.self)) else {
+        guard let (button, taskKey) = HomeAssistantDiscovery.pressed(message.payload) else {
             return pressProblem("payload", "a press of \"\(DisplayText.excerpt(message.payload))\" on \(topic): the buttons are done and snooze")
         }
-        onPress(button, reminder.id)
+        let shown = state.value.shown.reminders
+        if let taskKey {
+            guard let reminder = shown.first(where: { $0.taskKey == taskKey }) else {
+                return pressProblem("gone", "a press on \(topic) for task \(DisplayText.excerpt(taskKey.utf8, limit: 200)): it is no longer in its list")
+            }
+            return onPress(button, PressedReminder(id: reminder.id, taskKey: taskKey))
+        }
+        guard let reminder = shown.first(where: { HomeAssistantDiscovery.objectID($0.id) == object }) else {
+            return pressProblem("unknown", "a press on \(topic): no reminder of this agent has it")
+        }
+        onPress(button, PressedReminder(id: reminder.id, taskKey: reminder.taskKey))
     }
 
     /// Says an unusable press of `kind` the first time only.

@@ -105,7 +105,7 @@ struct Run: AsyncParsableCommand {
                     settings: settings, clientID: clientID, softwareVersion: GeoAlarm.configuration.version, ownPosition: source != .owntracks,
                     locationInterval: mqtt.ownTracks.locationInterval, unknownError: unknownError, snooze: snooze, keeper: keeper,
                     loop: loop, logger: logger
-                ) { pressed($0, PressedReminder(id: $1), "homeassistant: ") }
+                ) { pressed($0, $1, "homeassistant: ") }
             }
             // After the pop-ups (seen at once), before the hooks; Home Assistant's state before the
             // OwnTracks location that names the same regions.

@@ -669,6 +669,58 @@ struct MQTTTests {
         #expect(agent.exitStatus() == 0)
     }
 
+    /// A task's Done button names its task: pressed as Home Assistant still shows it after
+    /// another member's task came to take the id it was made with (a press can cross the new
+    /// discovery on its way), it completes the task it was made for, never theirs.
+    @Test func aTasksDoneButtonActsOnTheTaskItWasMadeFor() throws {
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe(["homeassistant/#"])
+        let folder = try TaskListLiveTests.newFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let mine = TaskListLiveTests.object(["UID:pickupthekids-2026", "SUMMARY:Pick up the kids"] + TaskListLiveTests.appleArrive("47.0", "8.0", radius: 100))
+        try mine.write(toFile: folder + "/mine.ics", atomically: true, encoding: .utf8)
+        let config = try Command.temporaryFile("""
+            [[tasklist]]
+            name = "Errands"
+            vdir = "\(folder)"
+
+            [mqtt]
+            url = "\(broker.url)"
+            client_id = "\(Self.clientID)"
+            owntracks_topic = "\(Self.ownTopic)"
+            homeassistant = true
+            homeassistant_buttons = true
+            """)
+        let nothingListens = try GPSFake()
+        let agent = try Background(["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(nothingListens.port)"])
+        let button = "homeassistant/button/\(Self.clientID)/done_errands_pickupth_"
+        let doneButtons = { (output: String) in MQTTLines(output).messages.filter { $0.topic.hasPrefix(button) && !$0.payload.isEmpty } }
+        #expect(subscriber.waitUntil { doneButtons($0.stdout).count == 1 }, "\(subscriber.stdout)")
+        let shown = try #require(doneButtons(subscriber.stdout).first)
+        let made = try #require(try JSONSerialization.jsonObject(with: Data(shown.payload.utf8)) as? [String: Any])
+        let pressTopic = try #require(made["command_topic"] as? String)
+        let pressPayload = try #require(made["payload_press"] as? String)
+        #expect(pressPayload == "done:pickupthekids-2026")
+        #expect(agent.waitUntil { $0.stderr.contains("connected to \(broker.url)") }, "\(agent.stderr)")
+        // Theirs takes the id the button was made with; its button is published in its place.
+        let theirs = TaskListLiveTests.object(["UID:pickupth", "SUMMARY:Pick up the kids"] + TaskListLiveTests.appleArrive("46.0", "8.0", radius: 100))
+        try theirs.write(toFile: folder + "/theirs.ics", atomically: true, encoding: .utf8)
+        #expect(subscriber.waitUntil { doneButtons($0.stdout).contains { $0.topic == shown.topic && $0.payload.contains(#""done:pickupth""#) } },
+                "\(subscriber.stdout)")
+        try broker.publish(pressTopic, pressPayload)
+        #expect(agent.waitUntil { $0.stderr.contains("completed errands/pickupthekids2026 in task list Errands") }, "\(agent.stderr)")
+        #expect(try String(contentsOfFile: folder + "/mine.ics", encoding: .utf8).contains("STATUS:COMPLETED"))
+        #expect(try String(contentsOfFile: folder + "/theirs.ics", encoding: .utf8) == theirs, "theirs is as they wrote it")
+        // Pressed again once its task is gone from the list: refused, and said.
+        try FileManager.default.removeItem(atPath: folder + "/mine.ics")
+        #expect(agent.waitUntil { $0.stderr.contains("reloaded \(config): 1 reminder") }, "\(agent.stderr)")
+        try broker.publish(pressTopic, pressPayload)
+        #expect(agent.waitUntil { $0.stderr.contains("for task pickupthekids-2026: it is no longer in its list") }, "\(agent.stderr)")
+        #expect(try String(contentsOfFile: folder + "/theirs.ics", encoding: .utf8) == theirs)
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+    }
+
     @Test func aBrokerWithPasswordsTakesTheOneFromThePasswordFile() throws {
         let broker = try Mosquitto(passwords: ["agent": "s3cret words"])
         let subscriber = try broker.subscribe(["owntracks/#"], user: ("agent", "s3cret words"))

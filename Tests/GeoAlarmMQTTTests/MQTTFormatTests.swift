@@ -162,6 +162,29 @@ struct MQTTFormatTests {
         }
     }
 
+    /// A task's reminder's buttons name its task's key after the button, so that a press acts on
+    /// the task the button was made for; a press payload is read back to its button and key,
+    /// and anything else is no press.
+    @Test func aTasksButtonsNameItsTask() throws {
+        var task = Reminder(id: "errands/pickupth", title: "Pick up the kids", geometry: .circle(center: Coordinate(latitude: 1, longitude: 1), radius: 50))
+        task.taskKey = "pickupthekids-2026"
+        let discovery = HomeAssistantDiscovery(
+            prefix: "homeassistant", clientID: "geoalarm-pi", availabilityTopic: "geoalarm/geoalarm-pi/availability",
+            softwareVersion: "0.2.0", buttonSnooze: 1200)
+        let configs = discovery.configs(reminders: [task, Self.bakery], collections: [])
+        let done = try Self.object(configs["homeassistant/button/geoalarm-pi/done_\(HomeAssistantDiscovery.objectID(task.id))/config"])
+        #expect(done["payload_press"] as? String == "done:pickupthekids-2026")
+        let plain = try Self.object(configs["homeassistant/button/geoalarm-pi/snooze_bakery/config"])
+        #expect(plain["payload_press"] as? String == "snooze")
+        let pressed = { (payload: String) in HomeAssistantDiscovery.pressed(Array(payload.utf8)).map { "\($0.button) \($0.taskKey ?? "-")" } }
+        #expect(pressed("done:pickupthekids-2026") == "done pickupthekids-2026")
+        #expect(pressed("snooze:a:b") == "snooze a:b", "the key is all after the first colon")
+        #expect(pressed("done") == "done -")
+        for refused in ["Done", "done:", ":key", "later:key", "", "done key"] {
+            #expect(pressed(refused) == nil, "\(refused)")
+        }
+    }
+
     /// An announcement as Home Assistant's event: its kind as `event_type`, and what a `--json`
     /// event line says of it.
     @Test func anAnnouncementIsAnEventWithWhatItsLineSays() throws {
