@@ -12,7 +12,11 @@ enum Entry {
         // instead of killing the process.
         System.ignoreBrokenPipes()
         let arguments = Array(CommandLine.arguments.dropFirst())
-        Task(executorPreference: EventLoop.main) {
+        // At the default priority: a task made from the main thread would take its priority
+        // from the thread's, and libdispatch would then ask for a raised priority (a nice value
+        // below 0) for each worker thread that runs its children, which a service without
+        // CAP_SYS_NICE is refused, logged at every such thread.
+        Task(executorPreference: EventLoop.main, priority: .medium) {
             if let (word, asHelp) = GeoAlarm.misreadWord(arguments) {
                 Diagnostics.error(
                     "\(DisplayText.escaped(word)) would be read as the options \(word.dropFirst().map { "-\($0)" }.joined(separator: " "))"

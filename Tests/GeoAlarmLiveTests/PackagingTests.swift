@@ -61,13 +61,13 @@ struct PackagingTests {
             environment: environment, executable: "/usr/bin/systemd-analyze")
         #expect(user.status == 0, "\(user.stdout)\(user.stderr)")
         // Hardened: systemd's own rating of the exposure, at most 1.5 for the headless unit and
-        // 2.1 for the desktop's (`--threshold` is ten times the rating).
+        // 2.2 for the desktop's (`--threshold` is ten times the rating).
         let headlessRating = try Command.run(
             ["security", "--offline=yes", "--threshold=15", "\(prefix)/lib/systemd/system/geoalarm-headless.service"],
             environment: environment, executable: "/usr/bin/systemd-analyze")
         #expect(headlessRating.status == 0, "\(headlessRating.stdout.split(separator: "\n").last ?? "")\(headlessRating.stderr)")
         let userRating = try Command.run(
-            ["--user", "security", "--offline=yes", "--threshold=21", "\(prefix)/lib/systemd/user/geoalarm.service"],
+            ["--user", "security", "--offline=yes", "--threshold=22", "\(prefix)/lib/systemd/user/geoalarm.service"],
             environment: environment, executable: "/usr/bin/systemd-analyze")
         #expect(userRating.status == 0, "\(userRating.stdout.split(separator: "\n").last ?? "")\(userRating.stderr)")
         let bash = try String(contentsOfFile: "\(prefix)/share/bash-completion/completions/geoalarm", encoding: .utf8)
