@@ -479,9 +479,10 @@ public final class AlarmAgent: Service {
             logger.info("reloaded \(configPath): \(Self.describe(engine)), \(engine.keptStates) kept their state")
             let waiting = initialConfig.restartOnlyChanges(in: config)
             if !waiting.isEmpty {
+                let restart = serviceManager?.unit.map { " (\($0.restartCommand))" } ?? ""
                 logger.warning("""
                     \(waiting.joined(separator: ", ")) changed: read only at start, kept as they were until the agent \
-                    restarts (systemctl --user restart geoalarm)
+                    restarts\(restart)
                     """)
             }
             keeper.pruneHistory(keep: config.historyKeep, now: Date())
