@@ -26,7 +26,8 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 # SQLite for the state store (and its command-line shell for the tests), libmosquitto for the
 # MQTT adapter and mosquitto with its clients for the tests against a real broker, libsodium for
 # OwnTracks' encrypted payloads.
-# dpkg-dev, binutils, lintian and debootstrap build the Debian package and test installing it.
+# dpkg-dev, binutils, lintian and debootstrap build the Debian package and test installing it;
+# systemd-container boots that root to run the units under a real systemd.
 # Leaflet draws `geoalarm map`'s page; Chromium and a Python venv (Playwright) test it.
 # Radicale (a CalDAV server), vdirsyncer and todoman are the other side of the task-list tests;
 # util-linux's unshare gives the state-file tests a disk of their own to fill.
@@ -36,7 +37,7 @@ BINARY ?= .build/$(INSTALL_CONFIGURATION)/geoalarm
 APT_PACKAGES = libgps-dev gpsd gpsd-clients python3 systemd man-db \
 	libnotify-dev libnotify-bin dunst xvfb dbus-daemon dbus-bin libglib2.0-bin libsqlite3-dev sqlite3 \
 	libmosquitto-dev mosquitto mosquitto-clients openssl libsodium-dev libcurl4-openssl-dev \
-	dpkg-dev binutils lintian debootstrap \
+	dpkg-dev binutils lintian debootstrap systemd-container \
 	libjs-leaflet chromium python3-venv \
 	radicale vdirsyncer todoman util-linux tzdata \
 	geoclue-2.0 libgeoclue-2-dev python3-gi desktop-file-utils appstream
