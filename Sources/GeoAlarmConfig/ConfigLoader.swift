@@ -227,7 +227,7 @@ struct ConfigReader: TableReading {
     private mutating func readGPSD(_ table: TOMLTable, into config: inout Config) {
         checkKeys(of: table, allowed: Self.gpsdKeys, context: "gpsd")
         if let port = typed(table, "port", context: "gpsd", expected: "a port number", { $0.int }) {
-            if HostAndPort.ports.contains(port) { config.gpsdPort = port } else { report(in: table, "gpsd", "port", "\(port) is not 1-65535") }
+            if NetworkAddress.ports.contains(port) { config.gpsdPort = port } else { report(in: table, "gpsd", "port", "\(port) is not 1-65535") }
         }
         if let host = string(table, "host", context: "gpsd"), let endpoint = gpsdHost(host, in: table) {
             config.gpsdHost = endpoint.host
@@ -357,26 +357,27 @@ struct ConfigReader: TableReading {
     /// (reported) when it is none.
     private mutating func gpsdHost(_ text: String, in table: TOMLTable) -> (host: String, port: Int?)? {
         let shown = DisplayText.escaped(text)
-        switch HostAndPort.split(Substring(text)) {
-        case .failure(let problem):
-            report(in: table, "gpsd", "host", "\(shown) \(problem)")
-        case .success(let parts):
-            guard !parts.host.isEmpty, !parts.host.contains(where: \.isWhitespace) else {
-                report(in: table, "gpsd", "host", "\"\(shown)\" is no host name or address")
-                return nil
-            }
-            guard let portText = parts.port else { return (String(parts.host), nil) }
-            guard table["port"] == nil else {
-                report(in: table, "gpsd", "host", "\(shown) gives a port, and so does port: give it once")
-                return nil
-            }
-            guard let port = HostAndPort.portNumber(portText) else {
-                report(in: table, "gpsd", "host", "\(shown): port \"\(DisplayText.escaped(String(portText)))\" is not 1-65535")
-                return nil
-            }
-            return (String(parts.host), port)
+        let address: NetworkAddress
+        do {
+            address = try NetworkAddress(authority: Substring(text))
+        } catch {
+            report(in: table, "gpsd", "host", "\(shown) \(error)")
+            return nil
         }
-        return nil
+        guard !address.host.isEmpty, !address.host.contains(where: \.isWhitespace) else {
+            report(in: table, "gpsd", "host", "\"\(shown)\" is no host name or address")
+            return nil
+        }
+        guard let portText = address.portText else { return (String(address.host), nil) }
+        guard table["port"] == nil else {
+            report(in: table, "gpsd", "host", "\(shown) gives a port, and so does port: give it once")
+            return nil
+        }
+        guard let port = address.port else {
+            report(in: table, "gpsd", "host", "\(shown): port \"\(DisplayText.escaped(String(portText)))\" is not 1-65535")
+            return nil
+        }
+        return (String(address.host), port)
     }
 
     private mutating func activeWindow(_ table: TOMLTable, context: String) -> ActiveWindow? {

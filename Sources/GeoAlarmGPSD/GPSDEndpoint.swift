@@ -14,14 +14,10 @@ public struct GPSDEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads `HOST`, `HOST:PORT`, `[IPv6]:PORT` or a bare IPv6 address; nil when the port is not 1-65535.
     public init?(parsing text: String) {
-        guard case .success(let parts) = HostAndPort.split(Substring(text)) else { return nil }
-        var port = Self.defaultPort
-        if let portText = parts.port {
-            guard let number = HostAndPort.portNumber(portText) else { return nil }
-            port = number
-        }
-        guard !parts.host.isEmpty else { return nil }
-        self.init(host: String(parts.host), port: port)
+        guard let address = try? NetworkAddress(authority: Substring(text)), !address.host.isEmpty,
+              address.portText == nil || address.port != nil
+        else { return nil }
+        self.init(host: String(address.host), port: address.port ?? Self.defaultPort)
     }
 
     /// The endpoint in force: `--gpsd`, else `[gpsd]` in the config, else `GPSD_HOST`/`GPSD_PORT`, else localhost:2947.
@@ -32,7 +28,7 @@ public struct GPSDEndpoint: Sendable, Equatable, CustomStringConvertible {
         if let config { return config }
         var endpoint = GPSDEndpoint()
         if let host = environment["GPSD_HOST"], !host.isEmpty { endpoint.host = host }
-        if let port = environment["GPSD_PORT"].flatMap(HostAndPort.portNumber) { endpoint.port = port }
+        if let port = environment["GPSD_PORT"].flatMap(NetworkAddress.portNumber) { endpoint.port = port }
         return endpoint
     }
 

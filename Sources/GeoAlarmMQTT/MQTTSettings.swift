@@ -209,29 +209,30 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Paho clients' `tcp://` and `ssl://` too): host, port and TLS, or why not.
     public static func parseURL(_ text: String) -> Result<(host: String, port: Int, tls: Bool), URLProblem> {
         let schemes = [("mqtt://", false), ("tcp://", false), ("mqtts://", true), ("ssl://", true)]
-        guard let (scheme, tls) = schemes.first(where: { text.hasPrefix($0.0) }) else {
+        guard let (_, tls) = schemes.first(where: { text.hasPrefix($0.0) }) else {
             let websocket = text.hasPrefix("ws://") || text.hasPrefix("wss://")
             return .failure(URLProblem(websocket
                 ? "is a WebSocket address, which geoalarm does not speak: give the broker's MQTT port (mqtt://HOST:1883, mqtts://HOST:8883)"
                 : "must start with mqtt:// or mqtts://"))
         }
-        let rest = text.dropFirst(scheme.count)
-        var authority = rest
-        if authority.hasSuffix("/") { authority = authority.dropLast() }
-        if authority.contains("@") { return .failure(URLProblem("must not hold credentials: use username and password_file")) }
-        if authority.contains("/") || authority.contains("?") { return .failure(URLProblem("must not have a path")) }
-        let host: Substring, portText: Substring?
-        switch HostAndPort.split(authority) {
-        case .success(let parts): (host, portText) = (parts.host, parts.port)
-        case .failure(let problem): return .failure(URLProblem(problem.description))
+        let address: NetworkAddress
+        do {
+            address = try NetworkAddress(url: Substring(text))
+        } catch {
+            return .failure(URLProblem(error.description))
         }
+        if address.userInfo != nil { return .failure(URLProblem("must not hold credentials: use username and password_file")) }
+        if !["", "/"].contains(address.path) || address.query != nil || address.fragment != nil {
+            return .failure(URLProblem("must not have a path"))
+        }
+        let host = address.host
         guard !host.isEmpty else { return .failure(URLProblem("has no host")) }
         guard host.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
             return .failure(URLProblem("has a host with spaces or non-ASCII characters"))
         }
         var port = tls ? defaultTLSPort : defaultPort
-        if let portText {
-            guard let number = HostAndPort.portNumber(portText) else {
+        if let portText = address.portText {
+            guard let number = address.port else {
                 return .failure(URLProblem("port \"\(portText)\" is not 1-65535"))
             }
             port = number

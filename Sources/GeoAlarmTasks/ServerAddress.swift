@@ -1,13 +1,12 @@
 import GeoAlarmEncoding
+import GeoAlarmSystem
 
-/// The parts of a server's address a task list needs.
+/// The parts of a server's address a task list needs, each read through ``NetworkAddress``.
 public enum ServerAddress {
-    /// `https://cloud.example.org:8443` of `https://cloud.example.org:8443/dav/ana/tasks/`.
+    /// `https://cloud.example.org:8443` of `https://cloud.example.org:8443/dav/ana/tasks/`;
+    /// `url` itself when it is no URL.
     public static func origin(of url: String) -> String {
-        let schemeEnd = url.hasPrefix("https://") ? 8 : url.hasPrefix("http://") ? 7 : 0
-        let rest = url.dropFirst(schemeEnd)
-        let end = rest.firstIndex(of: "/") ?? rest.endIndex
-        return String(url[..<end])
+        (try? NetworkAddress(url: Substring(url)))?.origin ?? url
     }
 
     /// The server of `url` written one way: its origin in lower case, without the scheme's own
@@ -29,8 +28,7 @@ public enum ServerAddress {
 
     /// `/dav/ana/tasks/` of the same, ending in `/`.
     public static func path(of url: String) -> String {
-        let origin = origin(of: url)
-        let path = String(url.dropFirst(origin.count))
+        let path = (try? NetworkAddress(url: Substring(url))).map { String($0.path) } ?? ""
         return path.isEmpty ? "/" : (path.hasSuffix("/") ? path : path + "/")
     }
 
@@ -61,10 +59,10 @@ public enum ServerAddress {
     /// `address` with its scheme in lower case, when it is an http or https URL with the scheme
     /// written in any case (RFC 3986 3.1: `HTTPS://` is `https://`); nil when it is not one.
     public static func httpURL(_ address: String) -> String? {
-        for scheme in ["http://", "https://"] where address.prefix(scheme.count).lowercased() == scheme {
-            return scheme + address.dropFirst(scheme.count)
+        guard let url = try? NetworkAddress(url: Substring(address)), let scheme = url.scheme, ["http", "https"].contains(scheme) else {
+            return nil
         }
-        return nil
+        return scheme + address.dropFirst(scheme.count)
     }
 
     /// The path of `href` (a whole URL, a path, or one relative to the collection) when it names

@@ -91,9 +91,8 @@ public struct ServerSettings: Sendable, Equatable {
     /// than this machine (`localhost`, a loopback address).
     public var sendsCredentialsUnencrypted: Bool {
         guard username != nil, url.hasPrefix("http://") else { return false }
-        guard case .success(let authority) = HostAndPort.split(ServerAddress.origin(of: url).dropFirst("http://".count))
-        else { return true }
-        return !IPAddress.isThisMachine(authority.host)
+        guard let address = try? NetworkAddress(url: Substring(url)) else { return true }
+        return !IPAddress.isThisMachine(address.host)
     }
 }
 
@@ -102,10 +101,14 @@ extension ServerSettings {
     /// when it can.
     public static func urlProblem(_ url: String) -> String? {
         guard url.hasPrefix("https://") || url.hasPrefix("http://") else { return "must start with https:// (or http://)" }
-        let origin = ServerAddress.origin(of: url)
-        let authority = origin.dropFirst(url.hasPrefix("https://") ? 8 : 7)
-        if authority.contains("@") { return "must not hold credentials: use username and password_file (or password_command)" }
-        if authority.isEmpty || authority.hasPrefix(":") { return "has no host" }
+        let address: NetworkAddress
+        do {
+            address = try NetworkAddress(url: Substring(url))
+        } catch {
+            return error.description
+        }
+        if address.userInfo != nil { return "must not hold credentials: use username and password_file (or password_command)" }
+        if address.host.isEmpty { return "has no host" }
         if url.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
             return "has spaces or control characters in it: write a space as %20"
         }

@@ -100,9 +100,9 @@ struct ListenAddress: ExpressibleByArgument {
 
     /// "PORT", "ADDRESS:PORT", "[IPv6]:PORT"; `localhost` is 127.0.0.1.
     init?(argument: String) {
-        guard case .success(let parts) = HostAndPort.split(Substring(argument)) else { return nil }
+        guard let address = try? NetworkAddress(authority: Substring(argument)) else { return nil }
         // A port alone is one on 127.0.0.1.
-        let (host, portText) = parts.port.map { (String(parts.host), $0) } ?? ("127.0.0.1", parts.host)
+        let (host, portText) = address.portText.map { (String(address.host), $0) } ?? ("127.0.0.1", address.host)
         guard let port = UInt16(portText) else { return nil }
         let resolved = host == "localhost" ? "127.0.0.1" : host
         guard IPAddress(resolved) != nil else { return nil }
