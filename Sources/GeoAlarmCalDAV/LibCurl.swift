@@ -1,5 +1,5 @@
 internal import CCurl
-import Glibc
+import GeoAlarmSystem
 
 /// libcurl's functions, loaded from `libcurl.so.4` when the first client is made, not linked:
 /// an agent with no task list on a server never maps libcurl, nor the TLS, Kerberos, LDAP, SSH
@@ -32,47 +32,38 @@ struct LibCurl: @unchecked Sendable {
     static let loaded: Result<LibCurl, CurlLoadFailure> = load()
 
     private static func load() -> Result<LibCurl, CurlLoadFailure> {
-        guard let library = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
-            let why = dlerror().map { String(cString: $0) } ?? "not found"
-            return .failure(CurlLoadFailure(reason: "cannot load \(soname) (\(why)): install libcurl4 for task lists on servers"))
-        }
-        var missing: [String] = []
-        func symbol(_ name: String) -> UnsafeMutableRawPointer? {
-            guard let address = dlsym(library, name) else {
-                missing.append(name)
-                return nil
-            }
-            return address
-        }
-        func function<F>(_ name: String, as type: F.Type) -> F? {
-            symbol(name).map { unsafeBitCast($0, to: type) }
+        let library: DynamicLibrary
+        do {
+            library = try DynamicLibrary(soname: soname)
+        } catch {
+            return .failure(CurlLoadFailure(reason: "cannot load \(soname) (\(error)): install libcurl4 for task lists on servers"))
         }
         guard
-            let globalInit = function("curl_global_init", as: (@convention(c) (Int) -> CURLcode).self),
-            let easyInit = function("curl_easy_init", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
-            let easyCleanup = function("curl_easy_cleanup", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
-            let easyStrerror = function("curl_easy_strerror", as: (@convention(c) (CURLcode) -> UnsafePointer<CChar>?).self),
-            let multiInit = function("curl_multi_init", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
-            let multiCleanup = function("curl_multi_cleanup", as: (@convention(c) (UnsafeMutableRawPointer?) -> CURLMcode).self),
-            let multiAddHandle = function(
+            let globalInit = library.function("curl_global_init", as: (@convention(c) (Int) -> CURLcode).self),
+            let easyInit = library.function("curl_easy_init", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
+            let easyCleanup = library.function("curl_easy_cleanup", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
+            let easyStrerror = library.function("curl_easy_strerror", as: (@convention(c) (CURLcode) -> UnsafePointer<CChar>?).self),
+            let multiInit = library.function("curl_multi_init", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
+            let multiCleanup = library.function("curl_multi_cleanup", as: (@convention(c) (UnsafeMutableRawPointer?) -> CURLMcode).self),
+            let multiAddHandle = library.function(
                 "curl_multi_add_handle", as: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLMcode).self),
-            let multiRemoveHandle = function(
+            let multiRemoveHandle = library.function(
                 "curl_multi_remove_handle", as: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLMcode).self),
-            let multiStrerror = function("curl_multi_strerror", as: (@convention(c) (CURLMcode) -> UnsafePointer<CChar>?).self),
-            let multiSocketAction = function(
+            let multiStrerror = library.function("curl_multi_strerror", as: (@convention(c) (CURLMcode) -> UnsafePointer<CChar>?).self),
+            let multiSocketAction = library.function(
                 "curl_multi_socket_action",
                 as: (@convention(c) (UnsafeMutableRawPointer?, curl_socket_t, Int32, UnsafeMutablePointer<Int32>?) -> CURLMcode).self),
-            let multiInfoRead = function(
+            let multiInfoRead = library.function(
                 "curl_multi_info_read",
                 as: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<CURLMsg>?).self),
-            let slistAppend = function(
+            let slistAppend = library.function(
                 "curl_slist_append",
                 as: (@convention(c) (UnsafeMutablePointer<curl_slist>?, UnsafePointer<CChar>?) -> UnsafeMutablePointer<curl_slist>?).self),
-            let slistFreeAll = function("curl_slist_free_all", as: (@convention(c) (UnsafeMutablePointer<curl_slist>?) -> Void).self),
-            let easySetopt = symbol("curl_easy_setopt"), let easyGetinfo = symbol("curl_easy_getinfo"),
-            let multiSetopt = symbol("curl_multi_setopt")
+            let slistFreeAll = library.function("curl_slist_free_all", as: (@convention(c) (UnsafeMutablePointer<curl_slist>?) -> Void).self),
+            let easySetopt = library.symbol("curl_easy_setopt"), let easyGetinfo = library.symbol("curl_easy_getinfo"),
+            let multiSetopt = library.symbol("curl_multi_setopt")
         else {
-            return .failure(CurlLoadFailure(reason: "\(soname) lacks \(missing.joined(separator: ", ")): geoalarm needs libcurl 7.85 or later"))
+            return .failure(CurlLoadFailure(reason: "\(soname) lacks \(library.missing.joined(separator: ", ")): geoalarm needs libcurl 7.85 or later"))
         }
         // SSL and Win32 socket set-up (CURL_GLOBAL_ALL), once, before any handle.
         let initialised = globalInit(3)

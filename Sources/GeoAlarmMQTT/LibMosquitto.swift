@@ -1,5 +1,5 @@
 internal import CMosquitto
-import Glibc
+import GeoAlarmSystem
 
 /// libmosquitto's functions, loaded from `libmosquitto.so.1` when the first client connects, not
 /// linked: an agent with no `[mqtt]` never maps libmosquitto, nor OpenSSL's libssl and libcrypto,
@@ -55,52 +55,46 @@ struct LibMosquitto: @unchecked Sendable {
     static var library: LibMosquitto? { try? loaded.get() }
 
     private static func load() -> Result<LibMosquitto, MosquittoLoadFailure> {
-        guard let library = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
-            let why = dlerror().map { String(cString: $0) } ?? "not found"
-            return .failure(MosquittoLoadFailure(reason: "cannot load \(soname) (\(why)): install libmosquitto1 for [mqtt]"))
-        }
-        var missing: [String] = []
-        func function<F>(_ name: String, as type: F.Type) -> F? {
-            guard let address = dlsym(library, name) else {
-                missing.append(name)
-                return nil
-            }
-            return unsafeBitCast(address, to: type)
+        let library: DynamicLibrary
+        do {
+            library = try DynamicLibrary(soname: soname)
+        } catch {
+            return .failure(MosquittoLoadFailure(reason: "cannot load \(soname) (\(error)): install libmosquitto1 for [mqtt]"))
         }
         typealias Handle = OpaquePointer?
         typealias Text = UnsafePointer<CChar>?
         guard
-            let libInit = function("mosquitto_lib_init", as: (@convention(c) () -> Int32).self),
-            let new = function("mosquitto_new", as: (@convention(c) (Text, Bool, UnsafeMutableRawPointer?) -> Handle).self),
-            let destroy = function("mosquitto_destroy", as: (@convention(c) (Handle) -> Void).self),
-            let intOption = function("mosquitto_int_option", as: (@convention(c) (Handle, mosq_opt_t, Int32) -> Int32).self),
-            let threadedSet = function("mosquitto_threaded_set", as: (@convention(c) (Handle, Bool) -> Int32).self),
-            let usernamePasswordSet = function("mosquitto_username_pw_set", as: (@convention(c) (Handle, Text, Text) -> Int32).self),
-            let tlsSet = function("mosquitto_tls_set", as: (@convention(c) (Handle, Text, Text, Text, Text, PasswordCallback?) -> Int32).self),
-            let willSet = function("mosquitto_will_set", as: (@convention(c) (Handle, Text, Int32, UnsafeRawPointer?, Int32, Bool) -> Int32).self),
-            let connect = function("mosquitto_connect", as: (@convention(c) (Handle, Text, Int32, Int32) -> Int32).self),
-            let connectBindV5 = function("mosquitto_connect_bind_v5", as: (@convention(c) (Handle, Text, Int32, Int32, Text, Handle) -> Int32).self),
-            let disconnect = function("mosquitto_disconnect", as: (@convention(c) (Handle) -> Int32).self),
-            let publish = function(
+            let libInit = library.function("mosquitto_lib_init", as: (@convention(c) () -> Int32).self),
+            let new = library.function("mosquitto_new", as: (@convention(c) (Text, Bool, UnsafeMutableRawPointer?) -> Handle).self),
+            let destroy = library.function("mosquitto_destroy", as: (@convention(c) (Handle) -> Void).self),
+            let intOption = library.function("mosquitto_int_option", as: (@convention(c) (Handle, mosq_opt_t, Int32) -> Int32).self),
+            let threadedSet = library.function("mosquitto_threaded_set", as: (@convention(c) (Handle, Bool) -> Int32).self),
+            let usernamePasswordSet = library.function("mosquitto_username_pw_set", as: (@convention(c) (Handle, Text, Text) -> Int32).self),
+            let tlsSet = library.function("mosquitto_tls_set", as: (@convention(c) (Handle, Text, Text, Text, Text, PasswordCallback?) -> Int32).self),
+            let willSet = library.function("mosquitto_will_set", as: (@convention(c) (Handle, Text, Int32, UnsafeRawPointer?, Int32, Bool) -> Int32).self),
+            let connect = library.function("mosquitto_connect", as: (@convention(c) (Handle, Text, Int32, Int32) -> Int32).self),
+            let connectBindV5 = library.function("mosquitto_connect_bind_v5", as: (@convention(c) (Handle, Text, Int32, Int32, Text, Handle) -> Int32).self),
+            let disconnect = library.function("mosquitto_disconnect", as: (@convention(c) (Handle) -> Int32).self),
+            let publish = library.function(
                 "mosquitto_publish", as: (@convention(c) (Handle, UnsafeMutablePointer<Int32>?, Text, Int32, UnsafeRawPointer?, Int32, Bool) -> Int32).self),
-            let subscribe = function("mosquitto_subscribe", as: (@convention(c) (Handle, UnsafeMutablePointer<Int32>?, Text, Int32) -> Int32).self),
-            let loopRead = function("mosquitto_loop_read", as: (@convention(c) (Handle, Int32) -> Int32).self),
-            let loopWrite = function("mosquitto_loop_write", as: (@convention(c) (Handle, Int32) -> Int32).self),
-            let loopMisc = function("mosquitto_loop_misc", as: (@convention(c) (Handle) -> Int32).self),
-            let socket = function("mosquitto_socket", as: (@convention(c) (Handle) -> Int32).self),
-            let wantWrite = function("mosquitto_want_write", as: (@convention(c) (Handle) -> Bool).self),
-            let connectCallbackSet = function("mosquitto_connect_callback_set", as: (@convention(c) (Handle, CodeCallback?) -> Void).self),
-            let publishCallbackSet = function("mosquitto_publish_callback_set", as: (@convention(c) (Handle, CodeCallback?) -> Void).self),
-            let messageCallbackSet = function("mosquitto_message_callback_set", as: (@convention(c) (Handle, MessageCallback?) -> Void).self),
-            let subscribeCallbackSet = function("mosquitto_subscribe_callback_set", as: (@convention(c) (Handle, SubscribeCallback?) -> Void).self),
-            let logCallbackSet = function("mosquitto_log_callback_set", as: (@convention(c) (Handle, LogCallback?) -> Void).self),
-            let strerror = function("mosquitto_strerror", as: (@convention(c) (Int32) -> Text).self),
-            let connackString = function("mosquitto_connack_string", as: (@convention(c) (Int32) -> Text).self),
-            let propertyAddInt32 = function(
+            let subscribe = library.function("mosquitto_subscribe", as: (@convention(c) (Handle, UnsafeMutablePointer<Int32>?, Text, Int32) -> Int32).self),
+            let loopRead = library.function("mosquitto_loop_read", as: (@convention(c) (Handle, Int32) -> Int32).self),
+            let loopWrite = library.function("mosquitto_loop_write", as: (@convention(c) (Handle, Int32) -> Int32).self),
+            let loopMisc = library.function("mosquitto_loop_misc", as: (@convention(c) (Handle) -> Int32).self),
+            let socket = library.function("mosquitto_socket", as: (@convention(c) (Handle) -> Int32).self),
+            let wantWrite = library.function("mosquitto_want_write", as: (@convention(c) (Handle) -> Bool).self),
+            let connectCallbackSet = library.function("mosquitto_connect_callback_set", as: (@convention(c) (Handle, CodeCallback?) -> Void).self),
+            let publishCallbackSet = library.function("mosquitto_publish_callback_set", as: (@convention(c) (Handle, CodeCallback?) -> Void).self),
+            let messageCallbackSet = library.function("mosquitto_message_callback_set", as: (@convention(c) (Handle, MessageCallback?) -> Void).self),
+            let subscribeCallbackSet = library.function("mosquitto_subscribe_callback_set", as: (@convention(c) (Handle, SubscribeCallback?) -> Void).self),
+            let logCallbackSet = library.function("mosquitto_log_callback_set", as: (@convention(c) (Handle, LogCallback?) -> Void).self),
+            let strerror = library.function("mosquitto_strerror", as: (@convention(c) (Int32) -> Text).self),
+            let connackString = library.function("mosquitto_connack_string", as: (@convention(c) (Int32) -> Text).self),
+            let propertyAddInt32 = library.function(
                 "mosquitto_property_add_int32", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, Int32, UInt32) -> Int32).self),
-            let propertyFreeAll = function("mosquitto_property_free_all", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Void).self)
+            let propertyFreeAll = library.function("mosquitto_property_free_all", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Void).self)
         else {
-            return .failure(MosquittoLoadFailure(reason: "\(soname) lacks \(missing.joined(separator: ", ")): geoalarm needs libmosquitto 1.6 or later"))
+            return .failure(MosquittoLoadFailure(reason: "\(soname) lacks \(library.missing.joined(separator: ", ")): geoalarm needs libmosquitto 1.6 or later"))
         }
         guard libInit() == MOSQ_ERR_SUCCESS.rawValue else { return .failure(MosquittoLoadFailure(reason: "libmosquitto could not be initialised")) }
         return .success(LibMosquitto(

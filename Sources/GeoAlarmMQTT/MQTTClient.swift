@@ -66,11 +66,15 @@ public final class MQTTClient: Sendable {
     private let loop: EventLoop
     private let session: Confined<Session>
 
+    /// A libmosquitto client handle and the library whose functions take it.
+    private typealias Client = (handle: OpaquePointer, library: LibMosquitto)
+
     /// What the client keeps between the loop's callbacks.
     private struct Session {
         var phase = Phase.idle
-        /// The libmosquitto client of the current connection, and what its callbacks reach.
-        var handle: OpaquePointer?
+        /// The libmosquitto client of the current connection, with the library it came from, and
+        /// what its callbacks reach.
+        var client: Client?
         var callbacks: CallbackBox?
         var watch: EventLoop.Watch?
         var keepaliveTimer: EventLoop.Timer?
@@ -134,7 +138,7 @@ public final class MQTTClient: Sendable {
     /// writes it when the socket takes it.
     @discardableResult
     public func publish(_ message: MQTTMessage) -> PublishResult {
-        guard session.value.phase == .connected, let handle = session.value.handle, let mosq = LibMosquitto.library else { return .notConnected }
+        guard session.value.phase == .connected, let (handle, mosq) = session.value.client else { return .notConnected }
         var id: Int32 = 0
         let result = message.payload.withUnsafeBytes { bytes in
             mosq.publish(
@@ -161,7 +165,7 @@ public final class MQTTClient: Sendable {
             case .connected:
                 session.value.phase = .stopping
                 session.value.goodbyes.append(done)
-                if let handle = session.value.handle, let mosq = LibMosquitto.library { _ = mosq.disconnect(handle) }
+                if let (handle, mosq) = session.value.client { _ = mosq.disconnect(handle) }
                 session.value.goodbyeTimer = loop.schedule(at: .now + .seconds(Self.goodbyeWait)) { [self] in
                     session.value.goodbyeTimer = nil
                     endConnection()
@@ -209,7 +213,7 @@ public final class MQTTClient: Sendable {
             mosq.destroy(handle)
             return lost(problem)
         }
-        session.value.handle = handle
+        session.value.client = (handle, mosq)
         session.value.callbacks = callbacks
         session.value.phase = .connecting
         // The handle goes to the connecting thread and comes back with its result: the loop
@@ -248,7 +252,7 @@ public final class MQTTClient: Sendable {
 
     private func connectFinished(_ connected: ConnectResult) {
         let result = connected.code
-        guard let handle = session.value.handle, let callbacks = session.value.callbacks, let mosq = LibMosquitto.library else { return }
+        guard let (handle, mosq) = session.value.client, let callbacks = session.value.callbacks else { return }
         guard session.value.phase == .connecting else {
             // Stopped meanwhile.
             return endConnection()
@@ -262,7 +266,7 @@ public final class MQTTClient: Sendable {
         session.value.phase = .connected
         session.value.lastRead = .now
         session.value.lastWrite = .now
-        session.value.watch = loop.watch(mosq.socket(handle), for: interest(of: handle)) { [self] _ in serve() }
+        session.value.watch = loop.watch(mosq.socket(handle), for: interest(of: handle, mosq)) { [self] _ in serve() }
         armKeepalive()
     }
 
@@ -281,10 +285,10 @@ public final class MQTTClient: Sendable {
     /// fill the broker's queue for this client; writes what waits, and acts on what the
     /// callbacks noted.
     private func serve() {
-        guard let handle = session.value.handle, let callbacks = session.value.callbacks, let mosq = LibMosquitto.library else { return }
+        guard let (handle, mosq) = session.value.client, let callbacks = session.value.callbacks else { return }
         var result = mosq.loopRead(handle, 1)
         var packets = 1
-        while result == MOSQ_ERR_SUCCESS.rawValue, packets < Self.packetsPerWake, session.value.handle != nil {
+        while result == MOSQ_ERR_SUCCESS.rawValue, packets < Self.packetsPerWake, session.value.client != nil {
             // The acknowledgements of what was read go at once: the broker sends a QoS 1
             // subscriber only so many unacknowledged messages (20 by default) at a time.
             if mosq.wantWrite(handle) { result = mosq.loopWrite(handle, 64) }
@@ -305,11 +309,11 @@ public final class MQTTClient: Sendable {
             for filter in subscriptions { _ = mosq.subscribe(handle, nil, filter, Int32(settings.qos)) }
         }
         if callbacks.takeNewlySubscribed() { handler(.connected) }
-        if result == MOSQ_ERR_SUCCESS.rawValue, session.value.handle != nil, mosq.wantWrite(handle) {
+        if result == MOSQ_ERR_SUCCESS.rawValue, session.value.client != nil, mosq.wantWrite(handle) {
             result = mosq.loopWrite(handle, 64)
             session.value.lastWrite = .now
         }
-        guard session.value.handle != nil else { return }
+        guard session.value.client != nil else { return }
         if result != MOSQ_ERR_SUCCESS.rawValue || mosq.socket(handle) < 0 {
             // Lost, or (after a stop's DISCONNECT was written) closed by libmosquitto.
             var reason = callbacks.reason(for: result)
@@ -322,17 +326,17 @@ public final class MQTTClient: Sendable {
             }
             return lost(reason)
         }
-        if let watch = session.value.watch { loop.update(watch, interest: interest(of: handle)) }
+        if let watch = session.value.watch { loop.update(watch, interest: interest(of: handle, mosq)) }
     }
 
     /// Has the loop wake for writing when libmosquitto has something to write.
     private func followWrites() {
-        guard let handle = session.value.handle, let watch = session.value.watch else { return }
-        loop.update(watch, interest: interest(of: handle))
+        guard let (handle, mosq) = session.value.client, let watch = session.value.watch else { return }
+        loop.update(watch, interest: interest(of: handle, mosq))
     }
 
-    private func interest(of handle: OpaquePointer) -> EventLoop.Interest {
-        LibMosquitto.library?.wantWrite(handle) == true ? [.readable, .writable] : .readable
+    private func interest(of handle: OpaquePointer, _ mosq: LibMosquitto) -> EventLoop.Interest {
+        mosq.wantWrite(handle) ? [.readable, .writable] : .readable
     }
 
     /// Sets the timer for the next keepalive check: libmosquitto pings once the connection has
@@ -343,7 +347,7 @@ public final class MQTTClient: Sendable {
         let due = max(quietSince + .seconds(Int(Self.keepalive)) + .seconds(1), .now + .seconds(1))
         session.value.keepaliveTimer = loop.schedule(at: due) { [self] in
             session.value.keepaliveTimer = nil
-            guard let handle = session.value.handle, let mosq = LibMosquitto.library,
+            guard let (handle, mosq) = session.value.client,
                   session.value.phase == .connected || session.value.phase == .stopping
             else { return }
             let result = mosq.loopMisc(handle)
@@ -363,8 +367,8 @@ public final class MQTTClient: Sendable {
         if let timer = session.value.keepaliveTimer { loop.cancel(timer) }
         session.value.watch = nil
         session.value.keepaliveTimer = nil
-        if let handle = session.value.handle { LibMosquitto.library?.destroy(handle) }
-        session.value.handle = nil
+        if let (handle, mosq) = session.value.client { mosq.destroy(handle) }
+        session.value.client = nil
         session.value.callbacks = nil
         if session.value.phase == .connecting || session.value.phase == .connected { session.value.phase = .idle }
     }

@@ -1,0 +1,41 @@
+import Glibc
+
+/// A C library opened by its soname when a feature first needs it, not linked (libcurl for task
+/// lists on servers, libmosquitto for `[mqtt]`), and never closed: its functions are looked up
+/// by name, each cast to the type its header declares, and the names it lacks are gathered for
+/// one message ("lacks curl_multi_socket_action: ... needs 7.85 or later").
+public final class DynamicLibrary {
+    public let soname: String
+    private let handle: UnsafeMutableRawPointer
+    /// The names looked up that the library lacks, in the order asked.
+    public private(set) var missing: [String] = []
+
+    /// Why a library cannot be opened: the dynamic loader's words.
+    public struct OpenError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Opens `soname` with every symbol bound at once and kept to itself (`RTLD_NOW | RTLD_LOCAL`).
+    public init(soname: String) throws(OpenError) {
+        guard let handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
+            throw OpenError(description: dlerror().map { String(cString: $0) } ?? "not found")
+        }
+        self.soname = soname
+        self.handle = handle
+    }
+
+    /// The address of `name`; nil (and noted in ``missing``) when the library lacks it.
+    public func symbol(_ name: String) -> UnsafeMutableRawPointer? {
+        guard let address = dlsym(handle, name) else {
+            missing.append(name)
+            return nil
+        }
+        return address
+    }
+
+    /// The function `name` as `type`, which must be the C declaration's own (a
+    /// `@convention(c)` function type); nil (noted in ``missing``) when the library lacks it.
+    public func function<Function>(_ name: String, as type: Function.Type) -> Function? {
+        symbol(name).map { unsafeBitCast($0, to: type) }
+    }
+}
