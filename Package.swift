@@ -106,8 +106,10 @@ let package = Package(
         // (no pkg-config, no `link`): loaded when the first client connects (LibMosquitto), so an
         // agent with no [mqtt] maps neither it nor OpenSSL. Its headers come from libmosquitto-dev.
         .systemLibrary(name: "CMosquitto"),
-        // libsodium, through a header that only includes it and checks its version.
-        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // libsodium, through a header that only includes it and checks its version. Not linked:
+        // loaded when OwnTracks' encryption is first used (LibSodium), so an agent with no secret
+        // never maps it. Its header comes from libsodium-dev (make deps).
+        .systemLibrary(name: "CSodium"),
         // OwnTracks: its messages read (as the apps publish them) and written (transitions,
         // locations, regions, the will), sealed and opened with the secrets, which device a topic
         // names, and its keys of [mqtt]; pure but for libsodium's secretbox, and fuzzed without a
@@ -117,7 +119,7 @@ let package = Package(
             dependencies: ["GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmScanners", "GeoAlarmSecretBox", "GeoAlarmSystem", "GeoAlarmTOML"]
         ),
         // Adapter: OwnTracks' payload encryption (libsodium's secretbox).
-        .target(name: "GeoAlarmSecretBox", dependencies: ["CSodium"]),
+        .target(name: "GeoAlarmSecretBox", dependencies: ["CSodium", "GeoAlarmSystem"]),
         // libcurl, through a header that includes it, checks its version and gives typed forms of
         // its variadic calls, which Swift cannot call.
         // Not linked (no pkg-config, no `link`): loaded at the first request (LibCurl), so an
@@ -137,7 +139,7 @@ let package = Package(
         .target(
             name: "GeoAlarmMQTT",
             dependencies: [
-                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTOML", "CMosquitto",
+                "GeoAlarmCore", "GeoAlarmEncoding", "GeoAlarmOwnTracks", "GeoAlarmSecretBox", "GeoAlarmStore", "GeoAlarmSystem", "GeoAlarmTOML", "CMosquitto",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmOwnTracks
+import GeoAlarmSecretBox
 import GeoAlarmStore
 import GeoAlarmSystem
 import Logging
@@ -39,6 +40,8 @@ public final class OwnTracksSink: EventSink, MQTTParticipant {
         var locationDue: String?
         /// The waypoints last published (retained), to publish only a change.
         var waypointsSent: String?
+        /// Whether a message that could not be sealed was said (once: each one after is dropped as well).
+        var sealFailureSaid = false
     }
 
     /// A sink publishing on `topic` with `settings`; `keeper` keeps the regions' times (none:
@@ -84,7 +87,7 @@ public final class OwnTracksSink: EventSink, MQTTParticipant {
             let tid = tracked.map { change.fix.trackerLabel ?? OwnTracksMessages.trackerID(of: $0) } ?? trackerID
             let text = OwnTracksMessages.transition(change, wtst: regionTime(of: change.reminder.id), tid: tid, unknownError: unknownError)
             let eventTopic = tracked.map(trackedTopics.eventTopic(of:)) ?? "\(topic)/event"
-            outbox.append(topic: eventTopic, payload: secrets.payload(text, for: tracked))
+            if let payload = sealed(text, for: tracked) { outbox.append(topic: eventTopic, payload: payload) }
         }
         guard tracked == nil else { return }
         state.value.regions.note(change)
@@ -125,6 +128,20 @@ public final class OwnTracksSink: EventSink, MQTTParticipant {
 
     // MARK: Parts
 
+    /// `text` as published for `tracker` (``OwnTracksSecrets/payload(_:for:)``); nil, said the
+    /// first time, when its secret cannot seal it: nothing that has a secret goes in the clear.
+    private func sealed(_ text: String, for tracker: String?) -> [UInt8]? {
+        if let payload = secrets.payload(text, for: tracker) { return payload }
+        if !state.value.sealFailureSaid {
+            state.value.sealFailureSaid = true
+            logger.error("""
+                owntracks: cannot seal messages with the secret (\(SecretBox.unavailability ?? "libsodium failed")): \
+                none is sent, and none in the clear
+                """)
+        }
+        return nil
+    }
+
     /// The reminders as OwnTracks regions, retained on `TOPIC/waypoints`, when connected and
     /// changed: never an empty list (which a phone would take as "no regions"; with none left,
     /// the retained list is cleared).
@@ -134,7 +151,7 @@ public final class OwnTracksSink: EventSink, MQTTParticipant {
         let text = reminders.isEmpty ? "" : OwnTracksMessages.waypoints(reminders, firstSeen: state.value.regionTimes)
         guard text != state.value.waypointsSent else { return }
         if text.isEmpty, state.value.waypointsSent == nil { return }
-        let payload = text.isEmpty ? [] : secrets.payload(text, for: nil)
+        guard let payload = text.isEmpty ? [] : sealed(text, for: nil) else { return }
         link.publish(MQTTMessage(topic: "\(topic)/waypoints", payload: payload, retain: true))
         state.value.waypointsSent = text
     }
@@ -143,7 +160,8 @@ public final class OwnTracksSink: EventSink, MQTTParticipant {
         guard let link = state.value.link else { return }
         let text = OwnTracksMessages.location(
             fix, tid: trackerID, trigger: trigger, inside: state.value.regions.inside, unknownError: unknownError)
-        link.publish(MQTTMessage(topic: topic, payload: secrets.payload(text, for: nil)))
+        guard let payload = sealed(text, for: nil) else { return }
+        link.publish(MQTTMessage(topic: topic, payload: payload))
         state.value.lastLocationSent = .now
     }
 

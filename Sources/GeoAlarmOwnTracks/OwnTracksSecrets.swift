@@ -22,9 +22,11 @@ public struct OwnTracksSecrets: Sendable {
     }
 
     /// `text` as published for `tracker` (nil: this machine): sealed in an `encrypted` message
-    /// when it has a secret, else as it is.
-    public func payload(_ text: String, for tracker: String?) -> [UInt8] {
-        guard let box = box(of: tracker), let sealed = box.seal(Array(text.utf8)) else { return Array(text.utf8) }
+    /// when it has a secret, else as it is; nil when it has one that cannot seal (libsodium
+    /// cannot be had): what has a secret never goes in the clear.
+    public func payload(_ text: String, for tracker: String?) -> [UInt8]? {
+        guard let box = box(of: tracker) else { return Array(text.utf8) }
+        guard let sealed = box.seal(Array(text.utf8)) else { return nil }
         var object = JSONObject()
         object.add("_type", "encrypted")
         object.add("data", sealed)

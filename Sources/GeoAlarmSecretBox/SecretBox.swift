@@ -1,8 +1,7 @@
-internal import CSodium
 import FoundationEssentials
 
 /// The encryption of OwnTracks payloads: libsodium's secretbox (XSalsa20 with a Poly1305
-/// tag), the one place libsodium is called from.
+/// tag), the one place libsodium is called from (``LibSodium``, loaded on first use).
 ///
 /// The apps, the Recorder and Home Assistant make the 32-byte key from a shared secret the same
 /// way: its UTF-8 bytes, cut at 32 or padded with zero bytes; and they carry a sealed message as
@@ -19,50 +18,59 @@ public struct SecretBox: Sendable {
         case tooShort(Int)
         /// The tag does not match: another key sealed it, or it was changed on the way.
         case notAuthentic
-        /// libsodium could not be initialised.
-        case unavailable
+        /// libsodium cannot be loaded or initialised: why.
+        case unavailable(String)
 
         public var description: String {
             switch self {
             case .notBase64: "data that is not base64"
             case .tooShort(let count): "data of \(count) bytes, too short to be sealed"
             case .notAuthentic: "data that the key does not open (another key, or changed on the way)"
-            case .unavailable: "libsodium could not be initialised"
+            case .unavailable(let reason): reason
             }
         }
     }
 
-    private static let ready: Bool = sodium_init() >= 0
+    /// secretbox's key length (libsodium's `crypto_secretbox_KEYBYTES`).
+    private static let keyLength = 32
 
     /// A box keyed from `secret` as OwnTracks makes its key.
     public init(secret: String) {
-        let length = crypto_secretbox_keybytes()
-        let bytes = Array(secret.utf8.prefix(length))
-        key = bytes + [UInt8](repeating: 0, count: length - bytes.count)
+        let bytes = Array(secret.utf8.prefix(Self.keyLength))
+        key = bytes + [UInt8](repeating: 0, count: Self.keyLength - bytes.count)
+    }
+
+    /// Why libsodium cannot be had, once it was tried; nil while it works (or was not needed yet).
+    public static var unavailability: String? {
+        if case .failure(let failure) = LibSodium.loaded { failure.reason } else { nil }
     }
 
     /// The plaintext sealed in `text` (base64 of nonce and ciphertext).
     public func open(_ text: some StringProtocol) throws(OpenError) -> [UInt8] {
-        guard Self.ready else { throw .unavailable }
+        let sodium: LibSodium
+        switch LibSodium.loaded {
+        case .success(let loaded): sodium = loaded
+        case .failure(let failure): throw .unavailable(failure.reason)
+        }
         guard let data = Data(base64Encoded: String(text), options: .ignoreUnknownCharacters) else { throw .notBase64 }
         let sealed = [UInt8](data)
-        let nonceLength = crypto_secretbox_noncebytes(), tagLength = crypto_secretbox_macbytes()
+        let nonceLength = sodium.nonceBytes, tagLength = sodium.macBytes
         guard sealed.count >= nonceLength + tagLength else { throw .tooShort(sealed.count) }
         let nonce = Array(sealed.prefix(nonceLength))
         let cipher = Array(sealed.dropFirst(nonceLength))
         var plain = [UInt8](repeating: 0, count: cipher.count - tagLength)
-        let result = crypto_secretbox_open_easy(&plain, cipher, UInt64(cipher.count), nonce, key)
+        let result = sodium.open(&plain, cipher, UInt64(cipher.count), nonce, key)
         guard result == 0 else { throw .notAuthentic }
         return plain
     }
 
     /// `plain` sealed with a new random nonce, as base64 text; nil when libsodium is unavailable.
     public func seal(_ plain: [UInt8]) -> String? {
-        guard Self.ready else { return nil }
-        var nonce = [UInt8](repeating: 0, count: crypto_secretbox_noncebytes())
-        randombytes_buf(&nonce, nonce.count)
-        var cipher = [UInt8](repeating: 0, count: plain.count + crypto_secretbox_macbytes())
-        guard crypto_secretbox_easy(&cipher, plain, UInt64(plain.count), nonce, key) == 0 else { return nil }
+        guard case .success(let sodium) = LibSodium.loaded else { return nil }
+        var nonce = [UInt8](repeating: 0, count: sodium.nonceBytes)
+        sodium.random(&nonce, nonce.count)
+        var cipher = [UInt8](repeating: 0, count: plain.count + sodium.macBytes)
+        guard sodium.seal(&cipher, plain, UInt64(plain.count), nonce, key) == 0 else { return nil }
         return Data(nonce + cipher).base64EncodedString()
     }
 }

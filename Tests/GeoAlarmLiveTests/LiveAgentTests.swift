@@ -318,11 +318,13 @@ struct ThreadTests {
         #expect(Self.threads(of: agent.pid) == [Self.mainThread], "\(agent.stderr)")
         // With no task list on a server, libcurl is never loaded (nor what it brings: TLS,
         // Kerberos, LDAP, SSH): it is loaded at a server list's first request (CalDAVLiveTests);
-        // with no [mqtt], neither libmosquitto nor OpenSSL (MQTTTests load them).
+        // with no [mqtt], neither libmosquitto nor OpenSSL (MQTTTests load them); with no
+        // OwnTracks secret, no libsodium.
         // Read to its end (a /proc file says it is empty, which a reader by size believes).
         let maps = String(decoding: try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(agent.pid)/maps")).readToEnd() ?? Data(), as: UTF8.self)
         #expect(maps.contains("libc.so") && !maps.contains("libcurl"), "\(maps)")
         #expect(!maps.contains("libmosquitto") && !maps.contains("libssl") && !maps.contains("libcrypto"), "\(maps)")
+        #expect(!maps.contains("libsodium"), "\(maps)")
         agent.signal(SIGTERM)
         #expect(agent.exitStatus() == 0)
     }

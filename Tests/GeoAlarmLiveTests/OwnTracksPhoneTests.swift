@@ -128,6 +128,37 @@ struct OwnTracksPhoneTests {
         #expect(lines.messages.filter { $0.topic.hasPrefix(MQTTTests.ownTopic) }.allSatisfy { $0.payload.hasPrefix(#"{"_type":"encrypted""#) })
     }
 
+    /// Where libsodium cannot be had (here a library of its name that lacks its functions, found
+    /// first through LD_LIBRARY_PATH, as libsodium is loaded when first used), a machine with a
+    /// secret sends nothing on its OwnTracks topics, never a message in the clear, says why once,
+    /// and goes on with its events.
+    @Test func withoutLibsodiumNothingGoesOutInTheClear() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-nosodium-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let empty = try Command.run(["cc", "-shared", "-o", folder + "/libsodium.so.23", "-x", "c", "/dev/null"], executable: "/usr/bin/env")
+        #expect(empty.status == 0, "\(empty.stderr)")
+        let broker = try Mosquitto()
+        let subscriber = try broker.subscribe([MQTTTests.ownTopic, MQTTTests.ownTopic + "/#"])
+        let gpsd = try GPSFake()
+        try gpsd.load(LiveAgentTests.walk)
+        let config = try MQTTTests.demoConfig(broker, homeAssistant: false, extra: "secret_file = \"\(try Self.secretFile("the pi's secret"))\"")
+        let agent = try Background(
+            ["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
+            environment: ProcessInfo.processInfo.environment.merging(["LD_LIBRARY_PATH": folder]) { $1 })
+        #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
+        let events = try LiveAgentTests.replayedEvents()
+        #expect(agent.waitUntil { $0.stdoutLines.count >= events.count }, "\(agent.stdout)\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0)
+        let said = "owntracks: cannot seal messages with the secret (libsodium.so.23 lacks sodium_init"
+        #expect(agent.stderr.components(separatedBy: said).count == 2, "said once: \(agent.stderr)")
+        #expect(agent.stderr.contains("none is sent, and none in the clear"), "\(agent.stderr)")
+        // The broker got nothing on this machine's topics (a clean stop leaves no will).
+        let sent = MQTTLines(subscriber.stdout).messages.filter { $0.topic.hasPrefix(MQTTTests.ownTopic) }
+        #expect(sent.isEmpty, "\(sent)")
+    }
+
     /// The source's session outlives the agent: what a phone publishes while the agent is
     /// stopped waits at the broker, and is read, in order, when the agent returns.
     @Test func aPhoneMovingWhileTheAgentIsStoppedIsReadWhenItReturns() throws {

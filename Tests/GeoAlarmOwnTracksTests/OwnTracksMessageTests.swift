@@ -79,7 +79,7 @@ struct OwnTracksMessageTests {
             #expect(problem.kind == kind, "\(problem)")
         }
         // What the agent publishes for a device with a secret opens with it, and only with it.
-        let published = OwnTracksSecrets(secret: "mine", deviceSecrets: [:]).payload(location, for: nil)
+        let published = try #require(OwnTracksSecrets(secret: "mine", deviceSecrets: [:]).payload(location, for: nil))
         #expect(String(decoding: published, as: UTF8.self).hasPrefix(#"{"_type":"encrypted","data":""#))
         #expect(try OwnTracksSecrets(secret: "mine", deviceSecrets: [:]).fix(in: published, tracker: "me/pi").get().trackerLabel == "al")
         guard case .failure(let wrong) = OwnTracksSecrets(secret: "yours", deviceSecrets: [:]).fix(in: published, tracker: "me/pi") else {

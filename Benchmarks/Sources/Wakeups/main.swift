@@ -53,13 +53,15 @@ func memoryByMapping(_ pid: pid_t) -> [(name: String, resident: Double, privateK
     return totals.map { ($0.key, $0.value.resident, $0.value.privateKB) }.sorted { $0.resident > $1.resident }
 }
 
-/// Starts a fresh agent (or gpxlogger) on `port`, under perf.
-func start(_ program: URL, port: Int) throws -> Measured {
+/// Starts a fresh agent (or gpxlogger) on `port`, under perf: on gpsd alone, as gpxlogger reads
+/// it, unless `source` says otherwise (`auto`, the default of `run`, also turns to GeoClue
+/// while gpsd gives no fix).
+func start(_ program: URL, port: Int, source: String = "gpsd") throws -> Measured {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("wakeups-\(UUID().uuidString)/state.sqlite").path
     if program == gpxlogger {
         return try Measured(program, ["-e", "sockets", "-r", "-f", "/dev/null", "localhost:\(port)"])
     }
-    return try Measured(program, ["run", "-c", config, "--headless", "--state", state, "--gpsd", "localhost:\(port)"])
+    return try Measured(program, ["run", "-c", config, "--headless", "--state", state, "--gpsd", "localhost:\(port)", "--source", source])
 }
 
 /// What a program did in the measured window, and its memory at the end when it was asked for.
@@ -121,8 +123,10 @@ for rate in [1.0, 10.0] {
 /// Idle: gpsd down (nothing listens; measured after the back-off has grown to its longest), then
 /// gpsd up with no receiver (a control socket keeps it running without a device).
 let closedPort = try GPSFake().port
-let down = measure([try start(geoalarm, port: closedPort), try start(gpxlogger, port: closedPort)], settle: 130, window: 120)
-for (name, result) in zip(["geoalarm", "gpxlogger"], down) {
+let down = measure(
+    [try start(geoalarm, port: closedPort), try start(geoalarm, port: closedPort, source: "auto"), try start(gpxlogger, port: closedPort)],
+    settle: 130, window: 120)
+for (name, result) in zip(["geoalarm", "geoalarm, source auto", "gpxlogger"], down) {
     rows.append(String(format: "| %@ | gpsd down | %.1f wake-ups per minute | %.3f CPU s per hour |", name,
                        result.switches / 2, result.cpuSeconds * 30))
 }
@@ -131,8 +135,8 @@ let idlePort = try GPSFake().port
 let control = FileManager.default.temporaryDirectory.appendingPathComponent("gpsd-\(UUID().uuidString).sock").path
 let gpsdAlone = try Background(["-N", "-S", String(idlePort), "-F", control], executable: URL(fileURLWithPath: "/usr/sbin/gpsd"))
 Thread.sleep(forTimeInterval: 1)
-var idlePrograms = [try start(geoalarm, port: idlePort), try start(gpxlogger, port: idlePort)]
-var idleNames = ["geoalarm", "gpxlogger"]
+var idlePrograms = [try start(geoalarm, port: idlePort), try start(geoalarm, port: idlePort, source: "auto"), try start(gpxlogger, port: idlePort)]
+var idleNames = ["geoalarm", "geoalarm, source auto", "gpxlogger"]
 if let packaged {
     idlePrograms.append(try start(packaged, port: idlePort))
     idleNames.append("package")
