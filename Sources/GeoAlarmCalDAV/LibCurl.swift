@@ -29,15 +29,10 @@ struct LibCurl: @unchecked Sendable {
     static let soname = "libcurl.so.4"
 
     /// The process's libcurl, or why it cannot be had (not installed, too old), loaded on first use.
-    static let loaded: Result<LibCurl, CurlLoadFailure> = load()
+    static let loaded = Result<LibCurl, DynamicLibrary.Unavailable> { () throws(DynamicLibrary.Unavailable) in try load() }
 
-    private static func load() -> Result<LibCurl, CurlLoadFailure> {
-        let library: DynamicLibrary
-        do {
-            library = try DynamicLibrary(soname: soname)
-        } catch {
-            return .failure(CurlLoadFailure(reason: "cannot load \(soname) (\(error)): install libcurl4 for task lists on servers"))
-        }
+    private static func load() throws(DynamicLibrary.Unavailable) -> LibCurl {
+        let library = try DynamicLibrary(soname: soname, package: "libcurl4", for: "task lists on servers")
         guard
             let globalInit = library.function("curl_global_init", as: (@convention(c) (Int) -> CURLcode).self),
             let easyInit = library.function("curl_easy_init", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
@@ -63,19 +58,19 @@ struct LibCurl: @unchecked Sendable {
             let easySetopt = library.symbol("curl_easy_setopt"), let easyGetinfo = library.symbol("curl_easy_getinfo"),
             let multiSetopt = library.symbol("curl_multi_setopt")
         else {
-            return .failure(CurlLoadFailure(reason: "\(soname) lacks \(library.missing.joined(separator: ", ")): geoalarm needs libcurl 7.85 or later"))
+            throw library.lacking("geoalarm needs libcurl 7.85 or later")
         }
         // SSL and Win32 socket set-up (CURL_GLOBAL_ALL), once, before any handle.
         let initialised = globalInit(3)
         guard initialised == CURLE_OK else {
             let words = easyStrerror(initialised).map { String(cString: $0) } ?? "error \(initialised.rawValue)"
-            return .failure(CurlLoadFailure(reason: "libcurl could not set itself up: \(words)"))
+            throw DynamicLibrary.Unavailable("libcurl could not set itself up: \(words)")
         }
-        return .success(LibCurl(
+        return LibCurl(
             easyInit: easyInit, easyCleanup: easyCleanup, easyStrerror: easyStrerror, multiInit: multiInit, multiCleanup: multiCleanup,
             multiAddHandle: multiAddHandle, multiRemoveHandle: multiRemoveHandle, multiStrerror: multiStrerror,
             multiSocketAction: multiSocketAction, multiInfoRead: multiInfoRead, slistAppend: slistAppend, slistFreeAll: slistFreeAll,
-            easySetopt: easySetopt, easyGetinfo: easyGetinfo, multiSetopt: multiSetopt))
+            easySetopt: easySetopt, easyGetinfo: easyGetinfo, multiSetopt: multiSetopt)
     }
 
     /// libcurl's words for `code`.
@@ -83,9 +78,4 @@ struct LibCurl: @unchecked Sendable {
 
     /// libcurl's words for a multi handle's `code`.
     func words(_ code: CURLMcode) -> String { multiStrerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)" }
-}
-
-/// Why libcurl cannot be used: a task list on a server cannot be read, and says so.
-struct CurlLoadFailure: Error, Sendable {
-    let reason: String
 }

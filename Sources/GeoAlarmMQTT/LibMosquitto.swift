@@ -48,19 +48,14 @@ struct LibMosquitto: @unchecked Sendable {
     static let soname = "libmosquitto.so.1"
 
     /// The process's libmosquitto, or why it cannot be had, loaded on first use.
-    static let loaded: Result<LibMosquitto, MosquittoLoadFailure> = load()
+    static let loaded = Result<LibMosquitto, DynamicLibrary.Unavailable> { () throws(DynamicLibrary.Unavailable) in try load() }
 
     /// The library once loaded; nil before (no client has connected) or when it cannot be had. A
     /// client handle exists only once it is loaded, so whatever holds one finds it here.
     static var library: LibMosquitto? { try? loaded.get() }
 
-    private static func load() -> Result<LibMosquitto, MosquittoLoadFailure> {
-        let library: DynamicLibrary
-        do {
-            library = try DynamicLibrary(soname: soname)
-        } catch {
-            return .failure(MosquittoLoadFailure(reason: "cannot load \(soname) (\(error)): install libmosquitto1 for [mqtt]"))
-        }
+    private static func load() throws(DynamicLibrary.Unavailable) -> LibMosquitto {
+        let library = try DynamicLibrary(soname: soname, package: "libmosquitto1", for: "[mqtt]")
         typealias Handle = OpaquePointer?
         typealias Text = UnsafePointer<CChar>?
         guard
@@ -94,20 +89,15 @@ struct LibMosquitto: @unchecked Sendable {
                 "mosquitto_property_add_int32", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, Int32, UInt32) -> Int32).self),
             let propertyFreeAll = library.function("mosquitto_property_free_all", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Void).self)
         else {
-            return .failure(MosquittoLoadFailure(reason: "\(soname) lacks \(library.missing.joined(separator: ", ")): geoalarm needs libmosquitto 1.6 or later"))
+            throw library.lacking("geoalarm needs libmosquitto 1.6 or later")
         }
-        guard libInit() == MOSQ_ERR_SUCCESS.rawValue else { return .failure(MosquittoLoadFailure(reason: "libmosquitto could not be initialised")) }
-        return .success(LibMosquitto(
+        guard libInit() == MOSQ_ERR_SUCCESS.rawValue else { throw DynamicLibrary.Unavailable("libmosquitto could not be initialised") }
+        return LibMosquitto(
             new: new, destroy: destroy, intOption: intOption, threadedSet: threadedSet, usernamePasswordSet: usernamePasswordSet,
             tlsSet: tlsSet, willSet: willSet, connect: connect, connectBindV5: connectBindV5, disconnect: disconnect, publish: publish,
             subscribe: subscribe, loopRead: loopRead, loopWrite: loopWrite, loopMisc: loopMisc, socket: socket, wantWrite: wantWrite,
             connectCallbackSet: connectCallbackSet, publishCallbackSet: publishCallbackSet, messageCallbackSet: messageCallbackSet,
             subscribeCallbackSet: subscribeCallbackSet, logCallbackSet: logCallbackSet, strerror: strerror, connackString: connackString,
-            propertyAddInt32: propertyAddInt32, propertyFreeAll: propertyFreeAll))
+            propertyAddInt32: propertyAddInt32, propertyFreeAll: propertyFreeAll)
     }
-}
-
-/// Why libmosquitto cannot be used: the broker cannot be reached, and says so.
-struct MosquittoLoadFailure: Error, Sendable {
-    let reason: String
 }

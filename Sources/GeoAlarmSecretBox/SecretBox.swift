@@ -1,3 +1,4 @@
+internal import CSodium
 import FoundationEssentials
 
 /// The encryption of OwnTracks payloads: libsodium's secretbox (XSalsa20 with a Poly1305
@@ -31,8 +32,11 @@ public struct SecretBox: Sendable {
         }
     }
 
-    /// secretbox's key length (libsodium's `crypto_secretbox_KEYBYTES`).
-    private static let keyLength = 32
+    /// The lengths of secretbox's key, nonce and tag (sodium.h's constants: only the header is
+    /// read here, the library is loaded when a message is first sealed or opened).
+    private static let keyLength = Int(crypto_secretbox_KEYBYTES)
+    private static let nonceLength = Int(crypto_secretbox_NONCEBYTES)
+    private static let tagLength = Int(crypto_secretbox_MACBYTES)
 
     /// A box keyed from `secret` as OwnTracks makes its key.
     public init(secret: String) {
@@ -54,7 +58,7 @@ public struct SecretBox: Sendable {
         }
         guard let data = Data(base64Encoded: String(text), options: .ignoreUnknownCharacters) else { throw .notBase64 }
         let sealed = [UInt8](data)
-        let nonceLength = sodium.nonceBytes, tagLength = sodium.macBytes
+        let nonceLength = Self.nonceLength, tagLength = Self.tagLength
         guard sealed.count >= nonceLength + tagLength else { throw .tooShort(sealed.count) }
         let nonce = Array(sealed.prefix(nonceLength))
         let cipher = Array(sealed.dropFirst(nonceLength))
@@ -67,9 +71,9 @@ public struct SecretBox: Sendable {
     /// `plain` sealed with a new random nonce, as base64 text; nil when libsodium is unavailable.
     public func seal(_ plain: [UInt8]) -> String? {
         guard case .success(let sodium) = LibSodium.loaded else { return nil }
-        var nonce = [UInt8](repeating: 0, count: sodium.nonceBytes)
+        var nonce = [UInt8](repeating: 0, count: Self.nonceLength)
         sodium.random(&nonce, nonce.count)
-        var cipher = [UInt8](repeating: 0, count: plain.count + sodium.macBytes)
+        var cipher = [UInt8](repeating: 0, count: plain.count + Self.tagLength)
         guard sodium.seal(&cipher, plain, UInt64(plain.count), nonce, key) == 0 else { return nil }
         return Data(nonce + cipher).base64EncodedString()
     }

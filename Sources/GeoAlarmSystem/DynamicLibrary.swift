@@ -10,18 +10,31 @@ public final class DynamicLibrary {
     /// The names looked up that the library lacks, in the order asked.
     public private(set) var missing: [String] = []
 
-    /// Why a library cannot be opened: the dynamic loader's words.
-    public struct OpenError: Error, Sendable, CustomStringConvertible {
-        public var description: String
+    /// Why a library cannot be had, said for the feature that needs it.
+    public struct Unavailable: Error, Sendable {
+        public let reason: String
+
+        public init(_ reason: String) {
+            self.reason = reason
+        }
     }
 
-    /// Opens `soname` with every symbol bound at once and kept to itself (`RTLD_NOW | RTLD_LOCAL`).
-    public init(soname: String) throws(OpenError) {
+    /// Opens `soname` with every symbol bound at once and kept to itself (`RTLD_NOW | RTLD_LOCAL`);
+    /// when it cannot, says the loader's words and what to install for what ("cannot load
+    /// libcurl.so.4 (...): install libcurl4 for task lists on servers").
+    public init(soname: String, package: String, for feature: String) throws(Unavailable) {
         guard let handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
-            throw OpenError(description: dlerror().map { String(cString: $0) } ?? "not found")
+            let why = dlerror().map { String(cString: $0) } ?? "not found"
+            throw Unavailable("cannot load \(soname) (\(why)): install \(package) for \(feature)")
         }
         self.soname = soname
         self.handle = handle
+    }
+
+    /// Why the library cannot serve: the names it lacks, and what is needed (`geoalarm needs
+    /// libcurl 7.85 or later`), when said.
+    public func lacking(_ need: String? = nil) -> Unavailable {
+        Unavailable("\(soname) lacks \(missing.joined(separator: ", "))" + (need.map { ": " + $0 } ?? ""))
     }
 
     /// The address of `name`; nil (and noted in ``missing``) when the library lacks it.
