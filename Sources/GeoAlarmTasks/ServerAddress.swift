@@ -49,9 +49,10 @@ public enum ServerAddress {
             return ["http", "https"].contains(scheme.lowercased()) ? scheme.lowercased() + location.dropFirst(scheme.count) : nil
         }
         if location.hasPrefix("//") { return (url.hasPrefix("https://") ? "https:" : "http:") + location }
-        let origin = origin(of: url)
+        let base = try? NetworkAddress(url: Substring(url))
+        let origin = base?.origin ?? url
         if location.hasPrefix("/") { return origin + location }
-        let path = url.dropFirst(origin.count).prefix { $0 != "?" && $0 != "#" }
+        let path = base?.path ?? ""
         let directory = path.lastIndex(of: "/").map { path[...$0] } ?? "/"
         return origin + directory + location
     }
@@ -74,10 +75,11 @@ public enum ServerAddress {
     /// inside a collection within it, a query or fragment, or bytes no path holds.
     public static func member(_ href: String, of collection: String) -> String? {
         // Read as a reference from the collection (a whole URL, `//host/...`, a path, or one beside it).
-        guard let absolute = redirect(href, from: collection), isSameServer(absolute, collection) else { return nil }
-        let path = absolute.dropFirst(origin(of: absolute).count)
+        guard let absolute = redirect(href, from: collection), isSameServer(absolute, collection),
+              let address = try? NetworkAddress(url: Substring(absolute)), address.query == nil, address.fragment == nil
+        else { return nil }
         // The collection's path ends in `/`: its segments but the empty last one.
-        guard !path.contains("?"), !path.contains("#"), let segments = decodedSegments(path),
+        guard let segments = decodedSegments(address.path),
               let own = decodedSegments(Substring(self.path(of: collection)))?.dropLast(),
               segments.count == own.count + 1, segments.starts(with: own), let name = segments.last, !name.isEmpty
         else { return nil }
