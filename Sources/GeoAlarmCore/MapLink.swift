@@ -103,30 +103,14 @@ public enum MapLink {
         var fragment: Substring = ""
 
         init?(_ text: String) {
-            let scheme = text.prefix(8).lowercased()
-            let rest: Substring
-            if scheme.hasPrefix("https://") {
-                rest = text.dropFirst(8)
-            } else if scheme.hasPrefix("http://") {
-                rest = text.dropFirst(7)
-            } else {
+            guard let address = try? NetworkAddress(url: Substring(text)), address.scheme == "http" || address.scheme == "https" else {
                 return nil
             }
-            let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-            var remaining = rest[authority.endIndex...]
-            if let mark = remaining.firstIndex(of: "#") {
-                fragment = remaining[remaining.index(after: mark)...]
-                remaining = remaining[..<mark]
-            }
-            if let mark = remaining.firstIndex(of: "?") {
-                query = remaining[remaining.index(after: mark)...]
-                remaining = remaining[..<mark]
-            }
-            path = remaining
-            var host = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-            host = host.prefix { $0 != ":" }
-            host = host.lowercased().hasPrefix("www.") ? host.dropFirst(4) : host
-            self.host = host.lowercased()
+            path = address.path
+            query = address.query ?? ""
+            fragment = address.fragment ?? ""
+            let host = address.host.lowercased()
+            self.host = host.hasPrefix("www.") ? String(host.dropFirst(4)) : host
         }
 
         /// The value of `name` in the query, decoded.

@@ -1,3 +1,4 @@
+import GeoAlarmCore
 import GeoAlarmSystem
 
 /// Where gpsd listens.

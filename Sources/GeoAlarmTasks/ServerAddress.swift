@@ -1,5 +1,5 @@
 import GeoAlarmEncoding
-import GeoAlarmSystem
+import GeoAlarmCore
 
 /// The parts of a server's address a task list needs, each read through ``NetworkAddress``.
 public enum ServerAddress {

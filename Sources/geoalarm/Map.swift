@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import GeoAlarmConfig
+import GeoAlarmCore
 import GeoAlarmMap
 import GeoAlarmStore
 import GeoAlarmSystem

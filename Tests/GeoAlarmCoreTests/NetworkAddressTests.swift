@@ -1,4 +1,4 @@
-import GeoAlarmSystem
+import GeoAlarmCore
 import Testing
 
 /// Every address the program is given is read by one type: a URL (a task list's server, the
