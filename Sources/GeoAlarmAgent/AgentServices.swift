@@ -118,13 +118,16 @@ public struct WatcherService: Service {
 public struct SignalService: Service {
     private let channel: AgentChannel
     private let loop: EventLoop
+    private let logger: Logger
 
     /// The signals the agent handles itself; block them first (``System/blockSignals(_:)``).
     public static let blockedSignals = [SIGTERM, SIGINT, SIGHUP]
 
-    public init(channel: AgentChannel, loop: EventLoop) {
+    /// Says on `logger` which signal stops the agent (what is under way ends first).
+    public init(channel: AgentChannel, loop: EventLoop, logger: Logger) {
         self.channel = channel
         self.loop = loop
+        self.logger = logger
     }
 
     public func run() async throws {
@@ -140,6 +143,7 @@ public struct SignalService: Service {
                 if signal == SIGHUP {
                     channel.continuation.yield(.reload)
                 } else {
+                    logger.info("stopping (\(signal == SIGINT ? "SIGINT" : "SIGTERM")): what is under way ends first")
                     return
                 }
             }

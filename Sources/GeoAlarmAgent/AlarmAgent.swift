@@ -34,8 +34,8 @@ public final class AlarmAgent: Service {
     private let logger: Logger
     /// Records, per fix, the time from the source reading it to its events being emitted.
     private let latency: (@Sendable (Duration) -> Void)?
-    /// Keeps the task lists on servers in step (nil without any).
-    private let taskSync: TaskListSyncService?
+    /// Writes a task's Done where it lives, and keeps the task lists on servers in step.
+    private let taskLists: TaskListService
     /// systemd, told that the agent is ready, how it stands and that it stops (nil when it
     /// did not start the agent as a notify service).
     private let serviceManager: ServiceManager?
@@ -48,19 +48,19 @@ public final class AlarmAgent: Service {
     static let lastFixInterval: TimeInterval = 10
 
     /// Events go to `sinks` in order (the stdout log first); `latency`, when given, hears each
-    /// fix's delay; `taskSync` hears of the writes a pop-up's Done leaves for a server, and of the
-    /// lists of each reloaded config; `serviceManager`, when given, hears that the agent is ready,
+    /// fix's delay; `taskLists` writes a task's Done, and hears of the writes a command left for a
+    /// server and of the lists of each reloaded config; `serviceManager`, when given, hears that the agent is ready,
     /// each change of how it stands, and that it stops; `ownTracks` (`[mqtt]`'s, when given)
     /// says how many of OwnTracks' devices are tracked, and for how long.
     public init<Source: FixSource>(
         source: Source, channel: AgentChannel, loop: EventLoop, config: Config, state: StateKeeper, sinks: [any EventSink],
-        logger: Logger, latency: (@Sendable (Duration) -> Void)? = nil, taskSync: TaskListSyncService? = nil,
+        taskLists: TaskListService, logger: Logger, latency: (@Sendable (Duration) -> Void)? = nil,
         serviceManager: ServiceManager? = nil, ownTracks: OwnTracksSettings? = nil
     ) {
         let ownTracks = ownTracks ?? OwnTracksSettings()
         deviceLimits = TrackedDevices.Limits(
             most: ownTracks.maxDevices, named: Set(ownTracks.deviceSecrets.keys), idle: .seconds(ownTracks.deviceIdle))
-        self.taskSync = taskSync
+        self.taskLists = taskLists
         self.serviceManager = serviceManager
         self.channel = channel
         eventLoop = loop
@@ -195,24 +195,23 @@ public final class AlarmAgent: Service {
     /// A button pressed (a pop-up's, the map's, Home Assistant's) on the reminder `pressed` showed.
     /// A task is completed where it lives: its file, which its app and every device that syncs it
     /// read (once: a second Done, on a pop-up shown before, leaves its first completion). The
-    /// write is made off the loop (a folder on a slow disk, a task that takes long to move on
-    /// hold nothing up), and the task is silenced only once it is written.
+    /// task-list service writes it off the loop, and the task is silenced only once it is written.
     private func take(_ action: ReminderAction, on pressed: PressedReminder, _ current: inout AgentState) {
         guard let id = reminderID(of: pressed, current) else { return }
         if case .complete(let time) = action, !current.pipeline.isCompleted(id),
            let task = current.config.taskOrigin(of: id) {
-            guard current.tasksBeingWritten.insert(id).inserted else { return }
-            let cache = keeper.taskListCache
-            Task.detached { [channel] in
-                let written = Result { () throws(TaskProblem) in try TaskWriter.complete(task, at: time, cache: cache) }
-                channel.continuation.yield(.taskCompleted(action, id: id, task: task, written))
+            guard !current.tasksBeingWritten.contains(id) else { return }
+            if taskLists.complete(task, at: time, for: action, id: id) {
+                current.tasksBeingWritten.insert(id)
+            } else {
+                logger.warning("Done on \(id) comes as the agent stops: not written; it stays open in task list \(task.list)")
             }
             return
         }
         apply(action, to: id, &current)
     }
 
-    /// A task's Done, written off the loop (or not): silenced once written, else said and left open.
+    /// A task's Done, written by the task-list service (or not): silenced once written, else said and left open.
     private func taskWritten(
         _ action: ReminderAction, id: String, task: TaskOrigin, _ written: Result<ICalendarTime?, TaskProblem>, _ current: inout AgentState
     ) {
@@ -222,7 +221,6 @@ public final class AlarmAgent: Service {
             let done = next.map { "moved \(id) on (it repeats) to \($0.displayText)" } ?? "completed \(id)"
             if task.isOnServer {
                 logger.info("\(done) in task list \(task.list): goes to the server (\(task.path))")
-                taskSync?.writeWaits()
             } else {
                 logger.info("\(done) in task list \(task.list) (\(task.path))")
             }
@@ -247,7 +245,7 @@ public final class AlarmAgent: Service {
     private func stateFileChanged(_ current: inout AgentState) {
         if !current.config.serverTaskLists.isEmpty {
             reload(&current)
-            if let waiting = try? keeper.taskListCache.waitingWrites(), !waiting.isEmpty { taskSync?.writeWaits() }
+            if let waiting = try? keeper.taskListCache.waitingWrites(), !waiting.isEmpty { taskLists.writeWaits() }
         }
         if let lifecycles = current.pipeline.refreshLifecycles() {
             for tracked in current.devices.pipelines.values { tracked.takeLifecycles(lifecycles) }
@@ -471,7 +469,7 @@ public final class AlarmAgent: Service {
         switch loaded {
         case .success(let config):
             Self.logSources(of: config, to: logger)
-            taskSync?.follow(config.serverTaskLists.map(\.settings))
+            taskLists.follow(config.serverTaskLists.map(\.settings))
             current.config = config
             current.pipeline.reload(config.reminderSet)
             for tracked in current.devices.pipelines.values { tracked.reload(following: current.pipeline) }

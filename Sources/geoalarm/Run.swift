@@ -143,7 +143,7 @@ struct Run: AsyncParsableCommand {
         // Shut down in reverse order: the source stops first, then the agent, the hooks, MQTT and
         // the notifier's loop last. The signal service ends the group when SIGTERM or SIGINT comes.
         let signals = ServiceGroupConfiguration.ServiceConfiguration(
-            service: SignalService(channel: channel, loop: loop), successTerminationBehavior: .gracefullyShutdownGroup)
+            service: SignalService(channel: channel, loop: loop, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup)
         var configuration = ServiceGroupConfiguration(
             services: [signals] + services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }, logger: logger)
         configuration.maximumCancellationDuration = nil
@@ -156,7 +156,7 @@ struct Run: AsyncParsableCommand {
         source: Source, channel: AgentChannel, config: Config, keeper: StateKeeper, sinks: [any EventSink]
     ) -> [any Service] {
         let logger = Diagnostics.logger
-        let taskSync = TaskListSyncService(
+        let taskLists = TaskListService(
             servers: ServerTaskLists(cache: keeper.taskListCache, loop: .main), lists: config.serverTaskLists.map(\.settings),
             channel: channel, loop: .main, logger: logger)
         var serviceManager: ServiceManager?
@@ -167,12 +167,12 @@ struct Run: AsyncParsableCommand {
         }
         return [
             AlarmAgent(
-                source: source, channel: channel, loop: .main, config: config, state: keeper, sinks: sinks, logger: logger,
-                taskSync: taskSync, serviceManager: serviceManager, ownTracks: config.section(MQTTSetup.self)?.ownTracks),
+                source: source, channel: channel, loop: .main, config: config, state: keeper, sinks: sinks, taskLists: taskLists,
+                logger: logger, serviceManager: serviceManager, ownTracks: config.section(MQTTSetup.self)?.ownTracks),
             WatcherService(
                 configPath: config.path, statePath: keeper.isPersisting ? stateOptions.path : nil,
                 taskFolders: config.taskListSettings.compactMap(\.folder), channel: channel, loop: .main, logger: logger),
-            taskSync,
+            taskLists,
             SourceService(source: source, channel: channel),
         ]
     }

@@ -515,6 +515,29 @@ struct TaskListLiveTests {
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
 
+    /// A Done being written as SIGTERM comes (held inside the open of its task file, fanotify)
+    /// is written before the agent ends: the task-list service stops only once its writes are
+    /// made, and the agent, which stops after it, still hears that the task is completed.
+    @Test func aDoneUnderWayAtTheStopIsWrittenBeforeTheAgentEnds() throws {
+        let task = ["UID:bread", "SUMMARY:Buy bread"] + Self.appleArrive(Self.bakery, Self.bakeryLon, radius: 30)
+        let walk = try DoneAtTheBakery(task: task, file: "bread.ics", pressingDoneOn: "Buy bread")
+        let agent = try walk.agent()
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("watching 1 reminder") }, "\(agent.stderr)")
+        let gate = try OpenGate(walk.folder)
+        defer { gate.close() }
+        try walk.walkAndPressDone(agent)
+        #expect(gate.nextOpen() == "bread.ics", "the Done did not open its task file: \(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.waitUntil { $0.stderr.contains("stopping (SIGTERM)") }, "\(agent.stderr)")
+        #expect(!agent.stderr.contains("completed errands/bread"), "\(agent.stderr)")
+        gate.close()
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+        #expect(agent.stderr.contains("completed errands/bread in task list Errands"), "\(agent.stderr)")
+        let text = try String(contentsOfFile: walk.folder + "/bread.ics", encoding: .utf8)
+        #expect(text.contains("STATUS:COMPLETED"), "\(text)")
+    }
+
     /// The same on a full disk: the folder a 64 KiB tmpfs of the agent's own (a mount namespace),
     /// the task copied onto it and the rest filled. The temporary file cannot be written: the
     /// task stays as it was, open, and the agent says so.

@@ -32,9 +32,12 @@ func measure(reminders: [Reminder]) async throws -> (delays: [Duration], events:
     defer { loop.stop() }
     let source = GPSDSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port), loop: loop)
     let channel = AgentChannel()
+    let keeper = StateKeeper(path: nil, logger: logger)
+    let taskLists = TaskListService(
+        servers: ServerTaskLists(cache: keeper.taskListCache, loop: loop), lists: [], channel: channel, loop: loop, logger: logger)
     let agent = AlarmAgent(
-        source: source, channel: channel, loop: loop, config: config, state: StateKeeper(path: nil, logger: logger),
-        sinks: [EventLog(format: .text, writer: sink), counter], logger: logger,
+        source: source, channel: channel, loop: loop, config: config, state: keeper,
+        sinks: [EventLog(format: .text, writer: sink), counter], taskLists: taskLists, logger: logger,
         latency: { delay in delays.withLock { $0.append(delay) } })
     let feeding = Task { for await report in source.reports() { channel.continuation.yield(.source(report)) } }
     let running = Task { try await agent.run() }

@@ -1,20 +1,27 @@
 import FoundationEssentials
 import GeoAlarmConfig
 import GeoAlarmCore
+import GeoAlarmICalendar
 import GeoAlarmSystem
 import GeoAlarmTasks
 import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// Keeps the agent's task lists on servers in step: looks at each every `poll` seconds (and at
-/// once when a write waits: a pop-up's Done), sends the writes waiting for it, and tells the agent
-/// when a copy changed (``AgentInput/tasksChanged``), which reads its reminders again.
+/// The agent's task lists: writes a task's Done where the task lives, and keeps the lists on
+/// servers in step.
 ///
-/// Between looks nothing runs: one timer on the loop for the next list due. A server away, or
-/// refusing the credentials, is said once (and its return), and the list's copy in the state file
-/// goes on serving its reminders.
-public final class TaskListSyncService: Service {
+/// A Done (``complete(_:at:for:id:)``) is written off the loop, in a child task of its own on
+/// Swift's global executor (a folder on a slow disk holds nothing up), and its outcome goes back to the agent as
+/// ``AgentInput/taskCompleted``; one for a server is queued in the state file and sent at once.
+/// The service stops only once the writes under way are made.
+///
+/// Each server's list is looked at every `poll` seconds (and at once when a write waits), its
+/// waiting writes sent, and the agent told when a copy changed (``AgentInput/tasksChanged``),
+/// which reads its reminders again. Between looks nothing runs: one timer on the loop for the
+/// next list due. A server away, or refusing the credentials, is said once (and its return), and
+/// the list's copy in the state file goes on serving its reminders.
+public final class TaskListService: Service {
     private let servers: ServerTaskLists
     private let channel: AgentChannel
     private let loop: EventLoop
@@ -31,6 +38,16 @@ public final class TaskListSyncService: Service {
         case now
         /// A look at a list ended.
         case looked(TaskListSettings, ServerTaskLists.Outcome)
+        /// A task's Done to write.
+        case complete(Completion)
+    }
+
+    /// A Done pressed on a task's reminder, to write in its list.
+    private struct Completion: Sendable {
+        let task: TaskOrigin
+        let time: Date
+        let action: ReminderAction
+        let id: String
     }
 
     /// Keeps `lists` (each a server's) in step through `servers`.
@@ -52,9 +69,17 @@ public final class TaskListSyncService: Service {
         if changed { wakeUp.yield(.now) }
     }
 
-    /// A write waits for a server: every list is looked at now.
+    /// A write waits for a server (a command left it): every list is looked at now.
     public func writeWaits() {
         wakeUp.yield(.now)
+    }
+
+    /// Writes `action`'s Done at `time` on `task`, the reminder `id`, where the task lives; the
+    /// agent hears how it went (``AgentInput/taskCompleted``). Returns false when the service is
+    /// stopping and no longer writes.
+    public func complete(_ task: TaskOrigin, at time: Date, for action: ReminderAction, id: String) -> Bool {
+        if case .enqueued = wakeUp.yield(.complete(Completion(task: task, time: time, action: action, id: id))) { return true }
+        return false
     }
 
     /// Each list is looked at on its own (a server that is slow to answer, or a password command
@@ -77,12 +102,24 @@ public final class TaskListSyncService: Service {
                     }
                     group.addTask { [servers, wakeUp] in wakeUp.yield(.looked(list, await servers.sync(list))) }
                 }
+                /// Writes `done` in its list; one for a server is sent at once. The write blocks in
+                /// its file system calls, so it runs on Swift's global executor, not on the loop
+                /// (whose preference child tasks inherit), and the service still waits for it.
+                func write(_ done: Completion) {
+                    group.addTask(executorPreference: globalConcurrentExecutor) { [cache = servers.cache, channel, wakeUp] in
+                        let written = Result { () throws(TaskProblem) in try TaskWriter.complete(done.task, at: done.time, cache: cache) }
+                        channel.continuation.yield(.taskCompleted(done.action, id: done.id, task: done.task, written))
+                        if done.task.isOnServer, case .success = written { wakeUp.yield(.now) }
+                    }
+                }
                 for await wake in wakes {
                     if let timer { loop.cancel(timer) }
                     timer = nil
                     let current = lists.withLock { $0 }
                     due = due.filter { name, _ in current.contains { $0.name == name } }
                     switch wake {
+                    case .complete(let done):
+                        write(done)
                     case .looked(let list, let outcome):
                         looking.remove(list.name)
                         // A look the stop ended says nothing.
