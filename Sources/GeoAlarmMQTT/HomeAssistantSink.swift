@@ -297,7 +297,7 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
 
     private func publishedConfigs() -> Set<String> {
         do {
-            if let kept = try keeper?.withStore({ store throws(StoreError) in try store.strings(named: Self.discoverySet) }) { return kept }
+            if let kept = try keeper?.withStore({ store throws(StoreError) in try store.stringSet(named: Self.discoverySet).values() }) { return kept }
         } catch {
             logger.error("\(error); reminders removed while the agent was stopped may stay in Home Assistant")
         }
@@ -307,7 +307,7 @@ public final class HomeAssistantSink: EventSink, MQTTParticipant {
     private func notePublishedConfigs(_ topics: Set<String>) {
         state.value.publishedInMemory = topics
         do {
-            _ = try keeper?.withStore { store throws(StoreError) in try store.setStrings(topics, named: Self.discoverySet) }
+            _ = try keeper?.withStore { store throws(StoreError) in try store.stringSet(named: Self.discoverySet).replace(with: topics) }
         } catch {
             logger.error("\(error); removed reminders' discovery may stay in Home Assistant")
         }

@@ -173,7 +173,7 @@ public final class OwnTracksSink: EventSink, MQTTParticipant {
         guard !missing.isEmpty else { return }
         let times = Dictionary(uniqueKeysWithValues: missing.map { ($0, now) })
         do {
-            if let kept = try keeper?.withStore({ store throws(StoreError) in try store.noteFirstSeen(times) }) {
+            if let kept = try keeper?.withStore({ store throws(StoreError) in try store.lifecycles.noteFirstSeen(times) }) {
                 state.value.regionTimes = kept
                 return
             }

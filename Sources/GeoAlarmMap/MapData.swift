@@ -23,7 +23,7 @@ struct MapData: Sendable {
         var lifecycles: [String: Lifecycle] = [:]
         var lastFix: Fix?
         /// The most recent arrivals, departures and approaches, newest last.
-        var history: [StateStore.HistoryEntry] = []
+        var history: [EventHistory.Entry] = []
     }
 
     /// How many past events the page lists.
@@ -37,10 +37,10 @@ struct MapData: Sendable {
     /// Reads what the map shows of `store`.
     static func read(_ store: StateStore) throws(StoreError) -> SavedState {
         // This machine's own events at a place (a time alarm has none; tracked devices' are theirs).
-        let history = try store.history(last: historyShown * 2).filter { $0.coordinate != nil && $0.device == nil }.suffix(historyShown)
+        let history = try store.history.entries(last: historyShown * 2).filter { $0.coordinate != nil && $0.device == nil }.suffix(historyShown)
         return SavedState(
-            presence: try store.savedPresence(), proximities: try store.savedProximities(), lifecycles: try store.lifecycles(),
-            lastFix: try store.lastFix(),
+            presence: try store.sides.saved(), proximities: try store.sides.proximities(), lifecycles: try store.lifecycles.all(),
+            lastFix: try store.sides.lastFix(),
             history: Array(history))
     }
 
@@ -153,7 +153,7 @@ struct MapData: Sendable {
     }
 
     /// An event as `geoalarm history --json` prints it (the agent's event log's JSON object).
-    private static func eventJSON(_ entry: StateStore.HistoryEntry) -> String {
+    private static func eventJSON(_ entry: EventHistory.Entry) -> String {
         EventFormat.json.line(for: EventRecord(
             time: entry.time, kind: entry.kind, reminderID: entry.reminderID, title: entry.title,
             coordinate: entry.coordinate, distance: entry.distance, device: entry.device))

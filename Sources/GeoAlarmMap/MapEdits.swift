@@ -156,7 +156,7 @@ enum MapEdits {
             try TaskWriter.create(
                 TaskEdits.NewTask(uid: uid, title: title, notes: nil, location: .place(TaskPlace(
                     coordinate: Coordinate(latitude: latitude, longitude: longitude), radius: radius, name: nil), trigger)),
-                in: settings, at: Date(), cache: store)
+                in: settings, at: Date(), cache: store?.taskLists)
         } catch {
             throw Refusal(description: "task list \(name) (\(settings.location)): \(error)")
         }
@@ -164,7 +164,7 @@ enum MapEdits {
         let fresh = TaskLists.load(settings, defaults: TaskLists.Defaults(
             template: config.taskDefaults.template, radius: config.taskDefaults.radius, zones: .utc,
             places: config.places, collections: config.collections),
-            cache: store)
+            cache: store?.taskLists)
         return fresh.tasks.first { $0.value.uid == uid }?.key ?? uid
     }
 
@@ -199,7 +199,7 @@ enum MapEdits {
     static func remove(_ change: MapChange, from config: Config, store: StateStore?) throws(Refusal) {
         if let id = change.id, let task = config.taskOrigin(of: id) {
             do {
-                try TaskWriter.delete(task, cache: store)
+                try TaskWriter.delete(task, cache: store?.taskLists)
             } catch {
                 throw Refusal(description: "task \(task.title) of list \(task.list): \(error)")
             }
@@ -240,9 +240,9 @@ enum MapEdits {
         if let task = config.taskOrigin(of: id), action != .snooze {
             do {
                 if action == .complete {
-                    try TaskWriter.complete(task, at: now, cache: store)
+                    try TaskWriter.complete(task, at: now, cache: store?.taskLists)
                 } else {
-                    try TaskWriter.uncomplete(task, at: now, cache: store)
+                    try TaskWriter.uncomplete(task, at: now, cache: store?.taskLists)
                 }
             } catch {
                 throw Refusal(description: "task \(task.title) of list \(task.list): \(error)")
@@ -252,8 +252,8 @@ enum MapEdits {
         guard let store else { throw Refusal(description: "there is no state file to write to") }
         do {
             switch action {
-            case .complete: try store.complete(id, at: now)
-            case .uncomplete: try store.uncomplete(id)
+            case .complete: try store.lifecycles.complete(id, at: now)
+            case .uncomplete: try store.lifecycles.uncomplete(id)
             case .snooze:
                 guard let seconds = change.seconds, seconds.isFinite, seconds >= 0, seconds <= Span.maximum else {
                     throw Refusal(description: "a snooze lasts 0 seconds to a year (365 days)")
@@ -262,9 +262,9 @@ enum MapEdits {
                 // snoozed with its whole collection is unsnoozed with it.
                 let snoozed = config.taskAtPlaces(of: id) ?? id
                 if seconds > 0 {
-                    try store.snooze(snoozed, until: Lifecycle.snoozeEnd(after: seconds, from: now))
+                    try store.lifecycles.snooze(snoozed, until: Lifecycle.snoozeEnd(after: seconds, from: now))
                 } else {
-                    try store.endSnooze(of: snoozed)
+                    try store.lifecycles.endSnooze(of: snoozed)
                 }
             }
         } catch let refusal as Refusal {

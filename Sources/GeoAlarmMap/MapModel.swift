@@ -86,7 +86,7 @@ final class MapModel: Sendable {
     func reloadConfig() {
         let config: Config
         do {
-            config = try ConfigLoader.load(path: configPath, taskCache: store)
+            config = try ConfigLoader.load(path: configPath, taskCache: store?.taskLists)
         } catch {
             logger.error("\(configPath) changed but cannot be used, the map keeps showing the last good one:")
             logger.error("\(error)")

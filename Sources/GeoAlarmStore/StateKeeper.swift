@@ -70,7 +70,7 @@ public final class StateKeeper: StateLedger {
     /// This machine's saved proximity of each reminder (none in memory).
     public func savedProximities() -> [String: SavedProximity] {
         guard device == nil else { return [:] }
-        return file.read([:]) { store throws(StoreError) in try store.savedProximities() }
+        return file.read([:]) { store throws(StoreError) in try store.sides.proximities() }
     }
 
     /// Logs how many fences took up their saved side.
@@ -84,7 +84,7 @@ public final class StateKeeper: StateLedger {
     /// Deletes history older than `keep` seconds before `now` (nothing when `keep` is nil).
     public func pruneHistory(keep: Double?, now: Date) {
         guard let keep, let path = file.path else { return }
-        let removed = file.read(0) { store throws(StoreError) in try store.prune(before: now.addingTimeInterval(-keep)) }
+        let removed = file.read(0) { store throws(StoreError) in try store.history.prune(before: now.addingTimeInterval(-keep)) }
         if removed > 0 { file.logger.info("pruned \(DisplayText.counted(removed, "event")) older than the history's keep from \(path)") }
     }
 
@@ -195,12 +195,12 @@ private final class StateFile: Sendable {
 
     /// The sides saved for `device` (nil: this machine).
     func readSides(of device: String?) -> [String: SavedPresence] {
-        read([:]) { store throws(StoreError) in try store.savedPresence(device: device) }
+        read([:]) { store throws(StoreError) in try store.sides.saved(device: device) }
     }
 
     /// The lifecycles saved, which the agent now holds.
     func readLifecycles() -> [String: Lifecycle] {
-        guard let lifecycles = readIfOpen({ store throws(StoreError) in try store.lifecycles() }) else {
+        guard let lifecycles = readIfOpen({ store throws(StoreError) in try store.lifecycles.all() }) else {
             return held.withLock { $0.lifecycles }
         }
         held.withLock { $0.lifecycles = lifecycles }
@@ -313,7 +313,7 @@ private final class StateFile: Sendable {
         // Read from the file that left, still open: every device's sides it holds.
         var sides: [String?: [String: SavedPresence]] = [:]
         do {
-            sides = try store.everySide()
+            sides = try store.sides.every()
         } catch {
             logger.error("\(error); the sides it held are not carried over")
         }
@@ -409,7 +409,7 @@ extension StateFile.Held {
 private struct KeptTaskLists: TaskListCache {
     let file: StateFile
 
-    private var current: any TaskListCache { file.store ?? file.taskListsInMemory }
+    private var current: any TaskListCache { file.store?.taskLists ?? file.taskListsInMemory }
 
     func cachedList(_ name: String) throws -> CachedList? { try current.cachedList(name) }
     func updateCachedList(_ name: String, _ update: CachedList.Update) throws { try current.updateCachedList(name, update) }

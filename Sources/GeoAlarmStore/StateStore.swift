@@ -9,10 +9,11 @@ import Synchronization
 /// mode 0600, since a location history is private). Every write is one transaction, so a
 /// `kill -9` at any moment leaves the file consistent.
 ///
-/// This file opens, migrates and guards the file; what it keeps has a file each: lifecycles
-/// (`StateStore+Lifecycles`), the last fix and the sides (`+Sides`), the history (`+History`),
-/// the agent's batches of writes (`+Writes`, ``StateWrite``), the queues and sets other modules
-/// keep (`+Sets`), and the task lists' copies (`TaskListStore`).
+/// This type opens, migrates and guards the file, and makes the writes that span its parts
+/// (``apply(_:)``, ``follow(taskKeys:)``, ``forget(_:)``); what it keeps is read and written
+/// through a part each, on the same connection: ``sides``, ``lifecycles``, ``history``,
+/// ``taskLists``, and the queues and sets other modules name (``queue(named:)``,
+/// ``stringSet(named:)``).
 public final class StateStore: Sendable {
     public let path: String
     /// The one connection to the file, used under `lock` only (it checks so itself).
@@ -160,6 +161,22 @@ public final class StateStore: Sendable {
             }
         }
     }
+
+    /// The last fix, the sides of the fences and the proximities.
+    public var sides: SideRecords { SideRecords(file: self) }
+    /// Each reminder's completion, snooze, last firing and first sighting.
+    public var lifecycles: LifecycleRecords { LifecycleRecords(file: self) }
+    /// The history of events.
+    public var history: EventHistory { EventHistory(file: self) }
+    /// The copies of the task lists on servers, and the writes waiting for them.
+    public var taskLists: TaskListCopies { TaskListCopies(file: self) }
+
+    /// The durable queue called `name` (made on first use): what a sink must not lose before it
+    /// is delivered (the MQTT publisher's outbox).
+    public func queue(named name: String) -> DurableQueue { DurableQueue(file: self, name: name) }
+
+    /// The set of strings called `name` (empty until one is kept).
+    public func stringSet(named name: String) -> StringSet { StringSet(file: self, name: name) }
 
     /// How many schema changes this build knows (the newest schema's number).
     public static var knownSchemaVersion: Int { Schema.changes.count }

@@ -131,10 +131,10 @@ struct FetchedTaskLists {
     /// memory of one it may only read (the copies then last as long as the command); whether it
     /// is the file.
     private static func taskListCache(at path: String, for names: [String]) -> (any TaskListCache, isKept: Bool) {
-        if let store = try? StateStore(path: path) { return (store, true) }
+        if let store = try? StateStore(path: path) { return (store.taskLists, true) }
         var lists: [String: CachedList] = [:]
         if let store = (try? StateStore(readingFrom: path)) ?? nil {
-            for name in names { lists[name] = (try? store.cachedList(name)) ?? nil }
+            for name in names { lists[name] = (try? store.taskLists.cachedList(name)) ?? nil }
         }
         return (MemoryTaskListCache(lists: lists), false)
     }

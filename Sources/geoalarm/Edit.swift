@@ -207,7 +207,7 @@ struct Add: AsyncParsableCommand {
         }
         let lastFix: Fix?
         do {
-            lastFix = try stateOptions.openForReading()?.lastFix()
+            lastFix = try stateOptions.openForReading()?.sides.lastFix()
         } catch let error as StoreError {
             Diagnostics.error(error.description)
             lastFix = nil

@@ -67,10 +67,10 @@ struct History: AsyncParsableCommand {
             Diagnostics.error("state file \(stateOptions.path) does not exist yet: no event has been recorded (or pass --state)")
             throw ExitCode.failure
         }
-        let entries: [StateStore.HistoryEntry]
+        let entries: [EventHistory.Entry]
         do {
             let now = Date()
-            entries = try store.history(
+            entries = try store.history.entries(
                 since: since.flatMap { Self.moment($0, now: now) }, until: until.flatMap { Self.moment($0, now: now) }, reminder: reminder)
         } catch {
             Diagnostics.error(error.description)

@@ -104,7 +104,7 @@ struct Complete: AsyncParsableCommand {
             }
             return
         }
-        if let earlier = try reminder.stateOptions.open().complete(found.id, at: Date()) {
+        if let earlier = try reminder.stateOptions.open().lifecycles.complete(found.id, at: Date()) {
             try Console.line("\(found.id) (\"\(found.title)\") was already completed, at \(Timestamp.iso8601(earlier, in: SystemTimeZone()))")
             return
         }
@@ -132,7 +132,7 @@ struct Uncomplete: AsyncParsableCommand {
             try Console.line("uncompleted \(found.id) (\"\(found.title)\") in task list \(task.list)\(standing)")
             return
         }
-        guard try reminder.stateOptions.open().uncomplete(found.id) else {
+        guard try reminder.stateOptions.open().lifecycles.uncomplete(found.id) else {
             try Console.line("\(found.id) (\"\(found.title)\") is not completed")
             return
         }
@@ -163,14 +163,14 @@ struct Snooze: AsyncParsableCommand {
         let id = found.config.taskAtPlaces(of: found.id) ?? found.id
         let store = try reminder.stateOptions.open()
         guard let until else {
-            let ended = try store.endSnooze(of: id)
+            let ended = try store.lifecycles.endSnooze(of: id)
             let whole = ended.first { $0 != id }
             try Console.line(
                 ended.isEmpty ? "\(id) was not snoozed"
                     : "\(id) is no longer snoozed" + (whole.map { " (nor is any place of \($0): it was snoozed whole)" } ?? ""))
             return
         }
-        try store.snooze(id, until: until)
+        try store.lifecycles.snooze(id, until: until)
         // In local time, as the time may have been typed ("18:00"), with its offset from UTC.
         try Console.line("snoozed \(id) until \(Timestamp.iso8601(until, in: SystemTimeZone()))")
     }

@@ -52,7 +52,7 @@ struct List: AsyncParsableCommand {
         let store = try stateOptions.openForReading()
         let recorded: Fix?
         do {
-            recorded = try store?.lastFix()
+            recorded = try store?.sides.lastFix()
         } catch {
             Diagnostics.error(error.description)
             throw ExitCode.failure
@@ -69,7 +69,7 @@ struct List: AsyncParsableCommand {
     /// Ids of completed reminders, from the state file when there is one.
     private func completedIDs() throws -> Set<String> {
         guard System.exists(stateOptions.path) else { return [] }
-        return Set(try stateOptions.open().lifecycles().filter { $0.value.completedAt != nil }.keys)
+        return Set(try stateOptions.open().lifecycles.all().filter { $0.value.completedAt != nil }.keys)
     }
 }
 

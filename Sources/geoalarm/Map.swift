@@ -35,7 +35,7 @@ struct Map: AsyncParsableCommand {
         let logger = Diagnostics.logger
         let store = openStore(logger: logger)
         // A server's task list is drawn from the copy the agent keeps; its changes wait there for the agent.
-        let config = try options.load(taskCache: store)
+        let config = try options.load(taskCache: store?.taskLists)
         guard System.exists(MapService.leafletFolder + "/leaflet.js") else {
             Diagnostics.error("Leaflet is not installed in \(MapService.leafletFolder): install Debian's libjs-leaflet")
             throw ExitCode.failure

@@ -32,11 +32,11 @@ struct Status: AsyncParsableCommand {
         let lastFix: Fix?
         let proximities: [String: SavedProximity]
         do {
-            saved = try store?.savedPresence(device: device) ?? [:]
+            saved = try store?.sides.saved(device: device) ?? [:]
             // A tracked device's proximities and last fix are not kept: its sides are.
-            proximities = device == nil ? try store?.savedProximities() ?? [:] : [:]
-            lifecycles = try store?.lifecycles() ?? [:]
-            lastFix = device == nil ? try store?.lastFix() : nil
+            proximities = device == nil ? try store?.sides.proximities() ?? [:] : [:]
+            lifecycles = try store?.lifecycles.all() ?? [:]
+            lastFix = device == nil ? try store?.sides.lastFix() : nil
         } catch {
             Diagnostics.error(error.description)
             throw ExitCode.failure
@@ -46,7 +46,7 @@ struct Status: AsyncParsableCommand {
             proximities: proximities, lifecycles: lifecycles, lastFix: lastFix, now: Date(), timeZone: SystemTimeZone())
         // The devices are named only where this table shows none of their sides. A file that
         // could be read above but not here names none: the hint is left out, not the table.
-        let devices = { (try? store?.trackedDevices()) ?? [] }
+        let devices = { (try? store?.sides.trackedDevices()) ?? [] }
         if let device, saved.isEmpty {
             Diagnostics.logger.warning("\(Self.noSides(of: device, devices: devices()))")
         }

@@ -182,7 +182,7 @@ struct CLITests {
         #expect(noFix.status == 64)
         #expect(noFix.stderr == "geoalarm: error: --sort distance: \(state) holds no fix to measure from; give --from LAT,LON\n")
         // The agent's last fix, by the river: the ferry is nearest.
-        try StateStore(path: state).setLastFix(Fix(time: Date(), coordinate: Coordinate(latitude: 38.7063, longitude: -9.1357)))
+        try StateStore(path: state).sides.setLastFix(Fix(time: Date(), coordinate: Coordinate(latitude: 38.7063, longitude: -9.1357)))
         let fromHere = try Command.run(["list", "-c", "config/demo.toml", "--sort", "distance", "--state", state])
         #expect(fromHere.status == 0, "\(fromHere.stderr)")
         #expect(fromHere.stdoutLines.dropFirst().first?.hasPrefix("ferry ") == true, "\(fromHere.stdout)")

@@ -48,12 +48,12 @@ struct LifecycleCommandTests {
         #expect(listed.stdoutLines.contains { $0.hasPrefix("post-the-letter ") })
 
         #expect(try Command.run(["complete", "post-the-letter", "-c", config, "--state", state]).status == 0)
-        let completedAt = try #require(try StateStore(readingFrom: state)?.lifecycles()["post-the-letter"]?.completedAt)
+        let completedAt = try #require(try StateStore(readingFrom: state)?.lifecycles.all()["post-the-letter"]?.completedAt)
         let again = try Command.run(["complete", "post-the-letter", "-c", config, "--state", state])
         #expect(again.status == 0 && again.stdout.wholeMatch(
             of: /post-the-letter \("Post the letter"\) was already completed, at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n/) != nil,
                 "\(again.stdout)")
-        #expect(try StateStore(readingFrom: state)?.lifecycles()["post-the-letter"]?.completedAt == completedAt, "the first completion stands")
+        #expect(try StateStore(readingFrom: state)?.lifecycles.all()["post-the-letter"]?.completedAt == completedAt, "the first completion stands")
         let hidden = try Command.run(["list", "-c", config, "--state", state])
         #expect(!hidden.stdoutLines.contains { $0.hasPrefix("post-the-letter ") }, "completed reminders are hidden")
         let all = try Command.run(["list", "-c", config, "--state", state, "--all"])
@@ -80,7 +80,7 @@ struct LifecycleCommandTests {
                 "\(statusInBerlin.stdout)")
         #expect(try Command.run(["snooze", "bread", "0", "-c", config, "--state", state]).stdoutLines == ["bread is no longer snoozed"])
         #expect(try Command.run(["snooze", "bread", "0", "-c", config, "--state", state]).stdoutLines == ["bread was not snoozed"])
-        #expect(try StateStore(readingFrom: state)?.lifecycles()["bread"]?.snoozedUntil == nil)
+        #expect(try StateStore(readingFrom: state)?.lifecycles.all()["bread"]?.snoozedUntil == nil)
         #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).status == 0)
         #expect(try Command.run(["uncomplete", "post-the-letter", "-c", config, "--state", state]).stdoutLines == [
             "post-the-letter (\"Post the letter\") is not completed",

@@ -164,7 +164,7 @@ struct MapBrowserTests {
         let browser = try session.start("snooze", Self.json(["id": "bread", "label": "Snooze 20 min", "other": "parcel"]), stdin: read)
         System.close(read)
         #expect(browser.waitUntil { $0.stdoutLines.contains("snoozed bread") }, "\(browser.stderr)\n\(session.server.stderr)")
-        let until = try #require(try StateStore(readingFrom: session.statePath)?.lifecycles()["bread"]?.snoozedUntil)
+        let until = try #require(try StateStore(readingFrom: session.statePath)?.lifecycles.all()["bread"]?.snoozedUntil)
         #expect(until >= pressed.addingTimeInterval(1199) && until <= Date().addingTimeInterval(1201), "\(until)")
         try Data(session.configText.replacingOccurrences(of: "snooze = \"20m\"", with: "snooze = \"45m\"").utf8)
             .write(to: URL(fileURLWithPath: session.configPath), options: .atomic)
@@ -215,8 +215,8 @@ struct MapBrowserTests {
             if number > 0 { try gpsd.load(Command.temporaryFile(half, named: "second.nmea")) }
             #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
             let store = try #require(try StateStore(readingFrom: session.statePath))
-            let fix = try #require(try store.lastFix())
-            let events = try store.history().filter { $0.coordinate != nil && $0.device == nil }
+            let fix = try #require(try store.sides.lastFix())
+            let events = try store.history.entries().filter { $0.coordinate != nil && $0.device == nil }
             let last = try #require(events.last, "the walk's half crosses a fence")
             try System.writeAll(write, Array(
                 "\(fix.coordinate.latitude) \(fix.coordinate.longitude) \(events.count) \(last.kind.rawValue)\n".utf8))

@@ -467,15 +467,15 @@ struct MQTTFormatTests {
             reminder: Self.bakery, presence: .inside, fix: Fix(time: Date(timeIntervalSince1970: 10), coordinate: Self.bakery.center),
             distance: 0, isInitial: false)
         try store.record([change], events: [], device: "alice/phone")
-        #expect(try store.savedPresence(device: "alice/phone")["bakery"]?.presence == .inside)
-        #expect(try store.savedPresence(device: "bob/car").isEmpty)
-        #expect(try store.savedPresence().isEmpty, "this machine's own side is apart")
+        #expect(try store.sides.saved(device: "alice/phone")["bakery"]?.presence == .inside)
+        #expect(try store.sides.saved(device: "bob/car").isEmpty)
+        #expect(try store.sides.saved().isEmpty, "this machine's own side is apart")
         // A device's engine is a copy of the shared one, restored from its own rows.
         let engine = GeofenceEngine(reminders: [Self.bakery], settings: EngineSettings())
-        let alice = engine.copyForTrackedDevice(restoring: try store.savedPresence(device: "alice/phone"))
+        let alice = engine.copyForTrackedDevice(restoring: try store.sides.saved(device: "alice/phone"))
         #expect(alice.presence(of: "bakery") == .inside)
         #expect(engine.presence(of: "bakery") == .unknown)
         try store.forget("bakery")
-        #expect(try store.savedPresence(device: "alice/phone").isEmpty)
+        #expect(try store.sides.saved(device: "alice/phone").isEmpty)
     }
 }

@@ -85,10 +85,10 @@ struct MapDataTests {
         var data = MapData(config: try Self.config())
         let at = Coordinate(latitude: 38.7104, longitude: -9.1365)
         data.state.history = [
-            StateStore.HistoryEntry(
+            EventHistory.Entry(
                 time: Date(timeIntervalSince1970: 1_800_000_000), kind: .arrive, reminderID: "bread", title: "Buy bread",
                 coordinate: at, distance: 12.34),
-            StateStore.HistoryEntry(
+            EventHistory.Entry(
                 time: Date(timeIntervalSince1970: 1_800_000_600), kind: .leave, reminderID: "block", title: "The block",
                 coordinate: at, distance: 80),
         ]

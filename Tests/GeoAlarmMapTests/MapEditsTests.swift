@@ -108,15 +108,15 @@ struct MapEditsTests {
         let store = try StateStore(path: Command.scratchState())
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         try MapEdits.apply(.complete, MapChange(id: "bread"), in: config, store: store, now: now)
-        #expect(try store.lifecycles()["bread"]?.completedAt == now)
+        #expect(try store.lifecycles.all()["bread"]?.completedAt == now)
         try MapEdits.apply(.complete, MapChange(id: "bread"), in: config, store: store, now: now.addingTimeInterval(60))
-        #expect(try store.lifecycles()["bread"]?.completedAt == now, "the first completion stands")
+        #expect(try store.lifecycles.all()["bread"]?.completedAt == now, "the first completion stands")
         try MapEdits.apply(.snooze, MapChange(id: "water-the-plants", seconds: 600), in: config, store: store, now: now)
-        #expect(try store.lifecycles()["water-the-plants"]?.snoozedUntil == now.addingTimeInterval(600))
+        #expect(try store.lifecycles.all()["water-the-plants"]?.snoozedUntil == now.addingTimeInterval(600))
         #expect(throws: MapEdits.Refusal.self) { try MapEdits.apply(.snooze, MapChange(id: "bread", seconds: -1), in: config, store: store, now: now) }
         #expect(throws: MapEdits.Refusal.self) { try MapEdits.apply(.complete, MapChange(id: "nope"), in: config, store: store, now: now) }
         try MapEdits.remove(MapChange(id: "bread"), from: config, store: store)
-        #expect(try store.lifecycles()["bread"] == nil, "its state forgotten, as geoalarm remove does")
+        #expect(try store.lifecycles.all()["bread"] == nil, "its state forgotten, as geoalarm remove does")
         #expect(try ConfigLoader.load(path: path).reminders.map(\.id) == ["water-the-plants"])
     }
 
@@ -166,7 +166,7 @@ struct MapEditsTests {
                 "\(error)".contains("its places are grid/1 to grid/2500")
             }
         }
-        #expect(try store.lifecycles().keys.sorted() == ["grid/1"])
+        #expect(try store.lifecycles.all().keys.sorted() == ["grid/1"])
     }
 
     /// Unsnooze on a place the map shows snoozed with its whole collection wakes the collection.
@@ -174,9 +174,9 @@ struct MapEditsTests {
         let config = try MapDataTests.config()
         let store = try StateStore(path: Command.scratchState())
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        try store.snooze("grid", until: now.addingTimeInterval(3600))
+        try store.lifecycles.snooze("grid", until: now.addingTimeInterval(3600))
         try MapEdits.apply(.snooze, MapChange(id: "grid/7", seconds: 0), in: config, store: store, now: now)
-        #expect(try store.lifecycles()["grid"]?.snoozedUntil == nil)
+        #expect(try store.lifecycles.all()["grid"]?.snoozedUntil == nil)
     }
 
     /// A task at a collection's places ("Shops"): the map's Snooze on one place is the task's, at
@@ -195,7 +195,7 @@ struct MapEditsTests {
         let store = try StateStore(path: Command.scratchState())
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         try MapEdits.apply(.snooze, MapChange(id: "\(task)/2", seconds: 600), in: config, store: store, now: now)
-        #expect(try store.lifecycles()[task]?.snoozedUntil == now.addingTimeInterval(600) && store.lifecycles()["\(task)/2"] == nil)
+        #expect(try store.lifecycles.all()[task]?.snoozedUntil == now.addingTimeInterval(600) && store.lifecycles.all()["\(task)/2"] == nil)
         try MapEdits.apply(.complete, MapChange(id: "\(task)/1"), in: config, store: store, now: now)
         config = try ConfigLoader.load(path: path)
         #expect(!config.collections.contains { $0.id == task } && config.taskOrigin(of: task)?.isClosed == true)
@@ -219,7 +219,7 @@ struct MapEditsTests {
         try MapEdits.apply(.complete, MapChange(id: id), in: config, store: store, now: Date())
         config = try ConfigLoader.load(path: path)
         #expect(!config.reminders.contains { $0.id == id } && config.taskOrigin(of: id)?.isClosed == true)
-        #expect(try store.lifecycles()[id] == nil, "a task's completion is not the state file's")
+        #expect(try store.lifecycles.all()[id] == nil, "a task's completion is not the state file's")
         try MapEdits.apply(.uncomplete, MapChange(id: id), in: config, store: store, now: Date())
         config = try ConfigLoader.load(path: path)
         #expect(config.reminders.contains { $0.id == id })

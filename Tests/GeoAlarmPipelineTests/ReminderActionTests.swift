@@ -39,12 +39,12 @@ struct ReminderActionTests {
         #expect(recorder.completed.withLock { $0 } == ["shop"])
         #expect(recorder.lifecycles.withLock { $0.last?["shop"]?.completedAt } == pressed)
         // Written for other processes (`geoalarm status`), and not again told as completed.
-        #expect(try StateStore(path: path).lifecycles()["shop"]?.completedAt == pressed)
+        #expect(try StateStore(path: path).lifecycles.all()["shop"]?.completedAt == pressed)
         let again = pipeline.apply(.complete(at: pressed.addingTimeInterval(5)), to: "shop")
         #expect(recorder.completed.withLock { $0 } == ["shop"], "a pop-up of a completed reminder is closed once")
         // Done on a pop-up shown before: the first completion stands, here and in the file.
         #expect(again["shop"]?.completedAt == pressed)
-        #expect(try StateStore(path: path).lifecycles()["shop"]?.completedAt == pressed)
+        #expect(try StateStore(path: path).lifecycles.all()["shop"]?.completedAt == pressed)
     }
 
     /// A task at a collection's places ("any supermarket"): Done at one of them is the task's,
@@ -64,7 +64,7 @@ struct ReminderActionTests {
         let pressed = Date(timeIntervalSince1970: 1_800_000_000)
         _ = pipeline.apply(.complete(at: pressed), to: "errands/milk/1")
         #expect(pipeline.isCompleted("errands/milk/1") && recorder.completed.withLock { $0 } == ["errands/milk/1"])
-        #expect(try StateStore(path: path).lifecycles()["errands/milk/1"] == nil, "its completion lives in its task")
+        #expect(try StateStore(path: path).lifecycles.all()["errands/milk/1"] == nil, "its completion lives in its task")
         // The list read again still has it (reopened there, or the completion not yet written): it speaks again.
         pipeline.reload(watched)
         #expect(!pipeline.isCompleted("errands/milk/1"))
@@ -84,7 +84,7 @@ struct ReminderActionTests {
             state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [recorder], timeZone: FixedOffset.utc)
         let until = Date(timeIntervalSince1970: 1_800_003_600)
         _ = pipeline.apply(.snooze(until: until), to: "errands/milk/1")
-        #expect(try StateStore(path: path).lifecycles()["errands/milk"]?.snoozedUntil == until)
+        #expect(try StateStore(path: path).lifecycles.all()["errands/milk"]?.snoozedUntil == until)
         let between = Coordinate(latitude: 38.7152, longitude: -9.1366)
         var silenced: [Silence] = []
         for (second, place) in [between, between, other, other].enumerated() {
@@ -129,10 +129,10 @@ struct ReminderActionTests {
         #expect(pipeline.engine.presence(of: "shopping/milk/2") == .inside)
         keeper.flush()
         let store = try StateStore(path: path)
-        let sides = try store.savedPresence()
+        let sides = try store.sides.saved()
         #expect(sides["shopping/milk/2"]?.presence == .inside && sides["errands/milk/2"] == nil, "\(sides)")
-        #expect(try store.history(reminder: "shopping/milk/2").map(\.kind) == [.arrive])
-        #expect(try store.history(reminder: "errands/milk/2").isEmpty)
+        #expect(try store.history.entries(reminder: "shopping/milk/2").map(\.kind) == [.arrive])
+        #expect(try store.history.entries(reminder: "errands/milk/2").isEmpty)
         // Restarted on the renamed list: still inside, still snoozed.
         let restarted = FixPipeline(
             watching: milk(in: "shopping"), state: StateKeeper(path: path, logger: Logger(label: "test")), sinks: [], timeZone: FixedOffset.utc)
@@ -147,7 +147,7 @@ struct ReminderActionTests {
         let until = Date(timeIntervalSince1970: 1_800_003_600)
         _ = pipeline.apply(.snooze(until: until), to: "shop")
         #expect(pipeline.announcer.lifecycles["shop"]?.snoozedUntil == until)
-        #expect(try StateStore(path: path).lifecycles()["shop"]?.snoozedUntil == until)
+        #expect(try StateStore(path: path).lifecycles.all()["shop"]?.snoozedUntil == until)
         #expect(recorder.completed.withLock { $0 }.isEmpty)
         // Arriving during the snooze is recorded, not announced (the first side, outside, is learnt).
         let far = Coordinate(latitude: 38.7200, longitude: -9.1366)

@@ -69,12 +69,12 @@ struct StateStoreTests {
 
     @Test func aStringSetIsReplacedWhole() throws {
         let store = try StateStore(path: Self.path())
-        #expect(try store.strings(named: "topics").isEmpty)
-        try store.setStrings(["a", "b"], named: "topics")
-        try store.setStrings(["x"], named: "others")
-        try store.setStrings(["b", "c"], named: "topics")
-        #expect(try store.strings(named: "topics") == ["b", "c"])
-        #expect(try store.strings(named: "others") == ["x"])
+        #expect(try store.stringSet(named: "topics").values().isEmpty)
+        try store.stringSet(named: "topics").replace(with: ["a", "b"])
+        try store.stringSet(named: "others").replace(with: ["x"])
+        try store.stringSet(named: "topics").replace(with: ["b", "c"])
+        #expect(try store.stringSet(named: "topics").values() == ["b", "c"])
+        #expect(try store.stringSet(named: "others").values() == ["x"])
     }
 
     /// A file of schema 5 kept the MQTT outbox and discovery topics in tables of their own:
@@ -102,7 +102,7 @@ struct StateStoreTests {
         #expect(carried.map { String(decoding: $0.payload, as: UTF8.self) } == ["first", "second"])
         #expect(carried.allSatisfy { $0.key == "geoalarm/a/event" })
         #expect(try outbox.append([QueuedMessage(key: "k", payload: [])], limit: 10).numbers == [21], "after the highest number given")
-        #expect(try store.strings(named: "mqtt-discovery")
+        #expect(try store.stringSet(named: "mqtt-discovery").values()
                 == ["homeassistant/device_tracker/a/config", "homeassistant/sensor/b/config"])
         #expect(store.schemaVersion() == StateStore.knownSchemaVersion)
     }
@@ -111,11 +111,11 @@ struct StateStoreTests {
     @Test func aRemindersFirstSightingIsKeptUntilItIsForgotten() throws {
         let store = try StateStore(path: Self.path())
         let first = Date(timeIntervalSince1970: 1_800_000_000)
-        #expect(try store.noteFirstSeen(["office": first, "home": first]) == ["office": first, "home": first])
+        #expect(try store.lifecycles.noteFirstSeen(["office": first, "home": first]) == ["office": first, "home": first])
         let later = first.addingTimeInterval(3600)
-        #expect(try store.noteFirstSeen(["office": later, "shop": later]) == ["office": first, "home": first, "shop": later])
+        #expect(try store.lifecycles.noteFirstSeen(["office": later, "shop": later]) == ["office": first, "home": first, "shop": later])
         _ = try store.forget("office")
-        #expect(try store.noteFirstSeen(["office": later])["office"] == later, "added again: a new region")
+        #expect(try store.lifecycles.noteFirstSeen(["office": later])["office"] == later, "added again: a new region")
     }
 
     @Test func changesAndEventsAreKeptAndRead() throws {
@@ -127,21 +127,21 @@ struct StateStoreTests {
         }
         try store.record([change(Self.event(.arrive, at: 10))], events: [Self.event(.arrive, at: 10)])
         try store.record([change(Self.event(.leave, at: 60))], events: [Self.event(.leave, at: 60)])
-        #expect(try store.savedPresence() == ["office": SavedPresence(
+        #expect(try store.sides.saved() == ["office": SavedPresence(
             presence: .outside, time: time.addingTimeInterval(50), fenceKey: Self.office.fenceKey)])
-        let history = try store.history()
+        let history = try store.history.entries()
         #expect(history.map(\.kind) == [.arrive, .leave])
-        #expect(history.first == StateStore.HistoryEntry(
+        #expect(history.first == EventHistory.Entry(
             time: time, kind: .arrive, reminderID: "office", title: "Office",
             coordinate: Coordinate(latitude: 38.7227, longitude: -9.1094), distance: 11.1))
-        #expect(try store.history(since: time.addingTimeInterval(1)).map(\.kind) == [.leave])
-        #expect(try store.history(until: time.addingTimeInterval(50)).map(\.kind) == [.arrive], "before, not at, until")
-        #expect(try store.history(since: time, until: time.addingTimeInterval(51)).map(\.kind) == [.arrive, .leave])
-        #expect(try store.history(reminder: "elsewhere").isEmpty)
-        #expect(try store.history(last: 1).map(\.kind) == [.leave], "the latest one")
-        #expect(try store.history(last: 5).map(\.kind) == [.arrive, .leave], "oldest first")
-        #expect(try store.prune(before: time.addingTimeInterval(1)) == 1)
-        #expect(try store.history().count == 1)
+        #expect(try store.history.entries(since: time.addingTimeInterval(1)).map(\.kind) == [.leave])
+        #expect(try store.history.entries(until: time.addingTimeInterval(50)).map(\.kind) == [.arrive], "before, not at, until")
+        #expect(try store.history.entries(since: time, until: time.addingTimeInterval(51)).map(\.kind) == [.arrive, .leave])
+        #expect(try store.history.entries(reminder: "elsewhere").isEmpty)
+        #expect(try store.history.entries(last: 1).map(\.kind) == [.leave], "the latest one")
+        #expect(try store.history.entries(last: 5).map(\.kind) == [.arrive, .leave], "oldest first")
+        #expect(try store.history.prune(before: time.addingTimeInterval(1)) == 1)
+        #expect(try store.history.entries().count == 1)
     }
 
     /// The map draws the last fix with its error circle.
@@ -151,16 +151,16 @@ struct StateStoreTests {
     @Test func endingAPlacesSnoozeEndsItsCollectionsToo() throws {
         let store = try StateStore(path: Self.path())
         let until = Date(timeIntervalSince1970: 1_800_003_600)
-        for id in ["shops", "shops/2", "shop", "bakeries"] { try store.snooze(id, until: until) }
-        #expect(try store.endSnooze(of: "shops/2") == ["shops/2", "shops"])
-        #expect(try store.lifecycles().filter { $0.value.snoozedUntil != nil }.keys.sorted() == ["bakeries", "shop"])
-        #expect(try store.endSnooze(of: "shops/2").isEmpty, "nothing left to end")
-        try store.snooze("shops", until: until)
-        #expect(try store.endSnooze(of: "shops/7") == ["shops"])
-        #expect(try store.endSnooze(of: "shop") == ["shop"])
-        try store.snooze("errands", until: until)
-        #expect(try store.endSnooze(of: "errands/milk").isEmpty, "a task of list Errands is no place of the reminder errands")
-        #expect(try store.lifecycles().filter { $0.value.snoozedUntil != nil }.keys.sorted() == ["bakeries", "errands"])
+        for id in ["shops", "shops/2", "shop", "bakeries"] { try store.lifecycles.snooze(id, until: until) }
+        #expect(try store.lifecycles.endSnooze(of: "shops/2") == ["shops/2", "shops"])
+        #expect(try store.lifecycles.all().filter { $0.value.snoozedUntil != nil }.keys.sorted() == ["bakeries", "shop"])
+        #expect(try store.lifecycles.endSnooze(of: "shops/2").isEmpty, "nothing left to end")
+        try store.lifecycles.snooze("shops", until: until)
+        #expect(try store.lifecycles.endSnooze(of: "shops/7") == ["shops"])
+        #expect(try store.lifecycles.endSnooze(of: "shop") == ["shop"])
+        try store.lifecycles.snooze("errands", until: until)
+        #expect(try store.lifecycles.endSnooze(of: "errands/milk").isEmpty, "a task of list Errands is no place of the reminder errands")
+        #expect(try store.lifecycles.all().filter { $0.value.snoozedUntil != nil }.keys.sorted() == ["bakeries", "errands"])
     }
 
     /// Completions made at once through stores of their own (as the agent, a task list's sync
@@ -168,23 +168,23 @@ struct StateStoreTests {
     /// time, which is the one kept. Then only the first of two un-completions undoes it.
     @Test func ofCompletionsAtOnceTheFirstStandsAndTheOthersAreToldIt() throws {
         let path = Self.path()
-        try StateStore(path: path).snooze("office", until: nil)
+        try StateStore(path: path).lifecycles.snooze("office", until: nil)
         let stores = try (0..<8).map { _ throws in try StateStore(path: path) }
         let answers = Mutex<[Int: Result<Date?, StoreError>]>([:])
         DispatchQueue.concurrentPerform(iterations: stores.count) { index in
             let answer = Result { () throws(StoreError) in
-                try stores[index].complete("office", at: Date(timeIntervalSince1970: 1_800_000_000 + Double(index)))
+                try stores[index].lifecycles.complete("office", at: Date(timeIntervalSince1970: 1_800_000_000 + Double(index)))
             }
             answers.withLock { $0[index] = answer }
         }
         let all = try answers.withLock { $0 }.mapValues { try $0.get() }
         let winners = all.filter { $0.value == nil }.map(\.key)
         #expect(all.count == stores.count && winners.count == 1, "\(all)")
-        let kept = try #require(try StateStore(path: path).lifecycles()["office"]?.completedAt)
+        let kept = try #require(try StateStore(path: path).lifecycles.all()["office"]?.completedAt)
         #expect(winners.first.map { Date(timeIntervalSince1970: 1_800_000_000 + Double($0)) } == kept)
         #expect(all.values.compactMap { $0 }.allSatisfy { $0 == kept }, "\(all)")
-        #expect(try stores[0].uncomplete("office") && !stores[1].uncomplete("office"))
-        #expect(try StateStore(path: path).lifecycles()["office"]?.completedAt == nil)
+        #expect(try stores[0].lifecycles.uncomplete("office") && !stores[1].lifecycles.uncomplete("office"))
+        #expect(try StateStore(path: path).lifecycles.all()["office"]?.completedAt == nil)
     }
 
     /// The agent's Done, pressed before it has read a command's completion, keeps that earlier
@@ -193,23 +193,23 @@ struct StateStoreTests {
         let path = Self.path()
         let keeper = StateKeeper(path: path, logger: CapturingLog().logger)
         _ = keeper.lifecycles()
-        try StateStore(path: path).complete("office", at: Date(timeIntervalSince1970: 1_800_000_000))
+        try StateStore(path: path).lifecycles.complete("office", at: Date(timeIntervalSince1970: 1_800_000_000))
         keeper.apply(.complete(at: Date(timeIntervalSince1970: 1_800_000_500)), to: "office")
-        #expect(try StateStore(path: path).lifecycles()["office"]?.completedAt == Date(timeIntervalSince1970: 1_800_000_000))
-        try StateStore(path: path).uncomplete("office")
+        #expect(try StateStore(path: path).lifecycles.all()["office"]?.completedAt == Date(timeIntervalSince1970: 1_800_000_000))
+        try StateStore(path: path).lifecycles.uncomplete("office")
         keeper.apply(.complete(at: Date(timeIntervalSince1970: 1_800_000_900)), to: "office")
-        #expect(try StateStore(path: path).lifecycles()["office"]?.completedAt == Date(timeIntervalSince1970: 1_800_000_900))
+        #expect(try StateStore(path: path).lifecycles.all()["office"]?.completedAt == Date(timeIntervalSince1970: 1_800_000_900))
     }
 
     @Test func theLastFixKeepsItsErrorEstimate() throws {
         let store = try StateStore(path: Self.path())
-        #expect(try store.lastFix() == nil)
+        #expect(try store.sides.lastFix() == nil)
         let fix = Fix(time: Date(timeIntervalSince1970: 1_800_000_000), coordinate: Coordinate(latitude: 38.71, longitude: -9.13), horizontalError: 7.5)
-        try store.setLastFix(fix)
-        #expect(try store.lastFix() == fix)
+        try store.sides.setLastFix(fix)
+        #expect(try store.sides.lastFix() == fix)
         let unknown = Fix(time: nil, coordinate: Coordinate(latitude: 1, longitude: 2))
-        try store.setLastFix(unknown)
-        #expect(try store.lastFix() == unknown)
+        try store.sides.setLastFix(unknown)
+        #expect(try store.sides.lastFix() == unknown)
     }
 
     /// A last fix on no map, as a file edited by hand may hold, is none: `status`, `list`,
@@ -217,9 +217,9 @@ struct StateStoreTests {
     @Test(arguments: ["lat = 1e300", "lat = 91", "lon = -181", "lon = 9e999"])
     func aLastFixOnNoMapIsNone(edit: String) throws {
         let path = Self.path()
-        try StateStore(path: path).setLastFix(Fix(time: nil, coordinate: Coordinate(latitude: 38.71, longitude: -9.13)))
+        try StateStore(path: path).sides.setLastFix(Fix(time: nil, coordinate: Coordinate(latitude: 38.71, longitude: -9.13)))
         _ = try Command.run([path, "UPDATE last_fix SET \(edit);"], executable: "/usr/bin/sqlite3")
-        #expect(try StateStore(path: path).lastFix() == nil)
+        #expect(try StateStore(path: path).sides.lastFix() == nil)
     }
 
     @Test func anUnusableFileIsNamedWithWhatToDo() throws {
@@ -300,7 +300,7 @@ struct StateStoreTests {
         keeper.commit([FixRecord(proximities: outcome(Proximity(distance: 4200, direction: .towards, closingSpeed: 14, eta: 300), second: 60).proximities)])
         // A tracked device's record carries none (FixPipeline keeps this machine's only): its side is kept under its name.
         keeper.scoped(to: "alice/phone").commit([FixRecord(device: "alice/phone")])
-        let saved = try #require(try StateStore(readingFrom: path)).savedProximities()
+        let saved = try #require(try StateStore(readingFrom: path)).sides.proximities()
         #expect(saved == ["office": SavedProximity(
             proximity: Proximity(distance: 4200, direction: .towards, eta: 300), time: Date(timeIntervalSince1970: 1_800_000_060),
             fenceKey: Self.office.fenceKey)])
@@ -319,7 +319,7 @@ struct StateStoreTests {
         let written = try Command.run([path, "SELECT reminder, direction FROM proximity ORDER BY reminder;"], executable: "/usr/bin/sqlite3")
         #expect(written.stdout == "home|away\noffice|away\n")
         _ = try Command.run([path, "UPDATE proximity SET direction = 'away_from' WHERE reminder = 'home';"], executable: "/usr/bin/sqlite3")
-        let saved = try #require(try StateStore(readingFrom: path)).savedProximities()
+        let saved = try #require(try StateStore(readingFrom: path)).sides.proximities()
         #expect(saved["home"]?.proximity.direction == .away && saved["office"]?.proximity.direction == .away)
     }
 
@@ -400,14 +400,14 @@ struct StateStoreTests {
 
     /// What ``olderFile(schema:)`` holds, as `store` answers it.
     static func expectOlderFilesState(_ store: StateStore) throws {
-        #expect(try store.savedPresence()["office"]?.presence == .inside)
-        #expect(try store.history().map(\.reminderID) == ["office"])
-        #expect(try store.savedProximities().isEmpty)
-        #expect(try store.lifecycles().mapValues(\.lastFired) == [
+        #expect(try store.sides.saved()["office"]?.presence == .inside)
+        #expect(try store.history.entries().map(\.reminderID) == ["office"])
+        #expect(try store.sides.proximities().isEmpty)
+        #expect(try store.lifecycles.all().mapValues(\.lastFired) == [
             "office": Date(timeIntervalSince1970: 1_800_000_001), "call": Date(timeIntervalSince1970: 1_800_000_002),
         ])
-        #expect(try store.savedPresence().keys.sorted() == ["office"], "a lifecycle's placeholder row is no side")
-        _ = try store.lastFix()
+        #expect(try store.sides.saved().keys.sorted() == ["office"], "a lifecycle's placeholder row is no side")
+        _ = try store.sides.lastFix()
     }
 
     /// A tracked device's sides are carried into the file made after a deletion: read from the
@@ -425,9 +425,9 @@ struct StateStoreTests {
         keeper.commit([FixRecord(lastFix: fix)])
         let store = try #require(try StateStore(readingFrom: path))
         for device in ["alice/phone", "bob/phone"] {
-            #expect(try store.savedPresence(device: device)["office"] == SavedPresence(presence: .inside, time: time, fenceKey: Self.office.fenceKey))
+            #expect(try store.sides.saved(device: device)["office"] == SavedPresence(presence: .inside, time: time, fenceKey: Self.office.fenceKey))
         }
-        #expect(try store.trackedDevices() == ["alice/phone", "bob/phone"])
+        #expect(try store.sides.trackedDevices() == ["alice/phone", "bob/phone"])
     }
 
     /// Writes beyond what waits in memory for a file that cannot be written: the oldest go, but
@@ -450,8 +450,8 @@ struct StateStoreTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         keeper.commit([FixRecord(lastFix: Fix(time: time.addingTimeInterval(200_000), coordinate: Self.office.center))])
         let store = try #require(try StateStore(readingFrom: path))
-        #expect(try store.savedPresence()["office"]?.presence == .inside)
-        #expect(try store.lastFix()?.time == time.addingTimeInterval(200_000))
+        #expect(try store.sides.saved()["office"]?.presence == .inside)
+        #expect(try store.sides.lastFix()?.time == time.addingTimeInterval(200_000))
         #expect(log.messages.contains { $0.contains("2 older ones did not fit in memory and are lost, but for the sides they set") }, "\(log.messages)")
     }
 
@@ -472,21 +472,21 @@ struct StateStoreTests {
         }
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         // A command completes a reminder meanwhile: it makes a new file at the path.
-        try StateStore(path: path).complete("office", at: Date(timeIntervalSince1970: 1_800_000_100))
+        try StateStore(path: path).lifecycles.complete("office", at: Date(timeIntervalSince1970: 1_800_000_100))
         #expect(keeper.changedByOthers(), "another file at the path is one to read")
         let lifecycles = keeper.lifecycles()
         #expect(lifecycles["office"]?.completedAt == Date(timeIntervalSince1970: 1_800_000_100), "the command's completion is read")
         #expect(lifecycles["home"]?.snoozedUntil == Date(timeIntervalSince1970: 1_900_000_000), "the keeper's snooze carried over")
         keeper.commit([FixRecord(lastFix: Fix(time: Date(timeIntervalSince1970: 1_800_000_200), coordinate: Coordinate(latitude: 38.7, longitude: -9.1)))])
         let store = try #require(try StateStore(readingFrom: path))
-        #expect(try store.savedPresence()["office"]?.presence == .inside && store.savedPresence()["home"]?.presence == .outside)
-        #expect(try store.lastFix()?.time == Date(timeIntervalSince1970: 1_800_000_200))
+        #expect(try store.sides.saved()["office"]?.presence == .inside && store.sides.saved()["home"]?.presence == .outside)
+        #expect(try store.sides.lastFix()?.time == Date(timeIntervalSince1970: 1_800_000_200))
         #expect(log.messages.filter { $0.contains("was deleted or replaced") }.count == 1, "\(log.messages)")
         // Deleted again, with nothing made in its place: the next write makes it.
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         keeper.commit([FixRecord(lastFix: Fix(time: Date(timeIntervalSince1970: 1_800_000_300), coordinate: Coordinate(latitude: 38.7, longitude: -9.1)))])
         let again = try #require(try StateStore(readingFrom: path))
-        #expect(try again.savedPresence()["office"]?.presence == .inside && again.lifecycles()["office"]?.completedAt != nil)
-        #expect(try again.lastFix()?.time == Date(timeIntervalSince1970: 1_800_000_300))
+        #expect(try again.sides.saved()["office"]?.presence == .inside && again.lifecycles.all()["office"]?.completedAt != nil)
+        #expect(try again.sides.lastFix()?.time == Date(timeIntervalSince1970: 1_800_000_300))
     }
 }

@@ -40,7 +40,7 @@ struct TaskListCacheTests {
 
     @Test func theStateFileKeepsWhatMemoryKeeps() throws {
         try Self.exercise(MemoryTaskListCache())
-        try Self.exercise(try StateStore(path: Command.scratchState()))
+        try Self.exercise(try StateStore(path: Command.scratchState()).taskLists)
     }
 
     /// The copy and the queue outlast the process that wrote them.
@@ -48,16 +48,16 @@ struct TaskListCacheTests {
         let path = Command.scratchState()
         do {
             let store = try StateStore(path: path)
-            try store.updateCachedList("Errands", CachedList.Update(url: "https://dav.example/t/", ctag: "7", syncToken: nil, put: [
+            try store.taskLists.updateCachedList("Errands", CachedList.Update(url: "https://dav.example/t/", ctag: "7", syncToken: nil, put: [
                 "/t/a.ics": .init(etag: "\"1\"", bytes: Array("BEGIN:VCALENDAR".utf8)),
             ]))
-            try store.enqueue(TaskListWrite(list: "Errands", kind: .delete, uid: "a", href: "/t/a.ics", time: 0))
+            try store.taskLists.enqueue(TaskListWrite(list: "Errands", kind: .delete, uid: "a", href: "/t/a.ics", time: 0))
         }
         let again = try StateStore(path: path)
-        #expect(try again.cachedList("Errands")?.objects["/t/a.ics"]?.bytes == Array("BEGIN:VCALENDAR".utf8))
-        #expect(try again.waitingWrites().map(\.kind) == [.delete])
+        #expect(try again.taskLists.cachedList("Errands")?.objects["/t/a.ics"]?.bytes == Array("BEGIN:VCALENDAR".utf8))
+        #expect(try again.taskLists.waitingWrites().map(\.kind) == [.delete])
         let reader = try #require(try StateStore(readingFrom: path))
-        #expect(try reader.cachedList("Errands")?.ctag == "7")
+        #expect(try reader.taskLists.cachedList("Errands")?.ctag == "7")
     }
 
     /// A Done on a server's task changes the copy and queues the write in one transaction: a
@@ -68,7 +68,7 @@ struct TaskListCacheTests {
         let task = "BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nUID:a\r\nSUMMARY:Buy bread\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
         do {
             let store = try StateStore(path: path)
-            try store.updateCachedList("Errands", CachedList.Update(url: "https://dav.example/t/", ctag: "7", syncToken: nil, put: [
+            try store.taskLists.updateCachedList("Errands", CachedList.Update(url: "https://dav.example/t/", ctag: "7", syncToken: nil, put: [
                 "/t/a.ics": .init(etag: "\"1\"", bytes: Array(task.utf8)),
             ]))
         }
@@ -78,12 +78,12 @@ struct TaskListCacheTests {
         #expect(refuse.status == 0, "\(refuse.stderr)")
         let store = try StateStore(path: path)
         let origin = TaskOrigin(list: "Errands", path: "/t/a.ics", isOnServer: true, uid: "a", title: "Buy bread", isClosed: false)
-        #expect(throws: TaskProblem.self) { try TaskWriter.complete(origin, at: Date(timeIntervalSince1970: 1_800_000_000), cache: store) }
-        #expect(try store.cachedList("Errands")?.objects["/t/a.ics"]?.bytes == Array(task.utf8), "the copy holds a Done never sent")
-        #expect(try store.waitingWrites().isEmpty)
+        #expect(throws: TaskProblem.self) { try TaskWriter.complete(origin, at: Date(timeIntervalSince1970: 1_800_000_000), cache: store.taskLists) }
+        #expect(try store.taskLists.cachedList("Errands")?.objects["/t/a.ics"]?.bytes == Array(task.utf8), "the copy holds a Done never sent")
+        #expect(try store.taskLists.waitingWrites().isEmpty)
         _ = try Command.run([path, "DROP TRIGGER full;"], executable: "/usr/bin/sqlite3")
-        try TaskWriter.complete(origin, at: Date(timeIntervalSince1970: 1_800_000_000), cache: store)
-        #expect(try store.waitingWrites().map(\.kind) == [.complete])
-        #expect(String(decoding: try store.cachedList("Errands")?.objects["/t/a.ics"]?.bytes ?? [], as: UTF8.self).contains("STATUS:COMPLETED"))
+        try TaskWriter.complete(origin, at: Date(timeIntervalSince1970: 1_800_000_000), cache: store.taskLists)
+        #expect(try store.taskLists.waitingWrites().map(\.kind) == [.complete])
+        #expect(String(decoding: try store.taskLists.cachedList("Errands")?.objects["/t/a.ics"]?.bytes ?? [], as: UTF8.self).contains("STATUS:COMPLETED"))
     }
 }

@@ -1,15 +1,18 @@
 import GeoAlarmListCache
 
-/// The state file as a ``TaskListCache``: the copy of each server's task list in its own tables,
-/// the writes waiting for the servers in the durable queue ``writesQueue``.
-extension StateStore: TaskListCache {
+/// What the state file keeps of the task lists on servers, as a ``TaskListCache``: the copy of
+/// each list in its own tables (`task_lists`, `task_objects`), the writes waiting for the
+/// servers in the durable queue ``writesQueue``. It reads no task: it keeps the bytes it is given.
+public struct TaskListCopies: TaskListCache {
+    let file: StateStore
+
     /// The queue of task-list writes.
     static let writesQueue = "tasklist-writes"
     /// How many writes wait at most (the oldest dropped beyond, and counted by the queue).
     static let mostWrites = 100_000
 
     public func cachedList(_ name: String) throws -> CachedList? {
-        try reading { db throws(SQLiteError) -> CachedList? in
+        try file.reading { db throws(SQLiteError) -> CachedList? in
             var list: CachedList?
             try db.execute("SELECT url, ctag, sync_token FROM task_lists WHERE list = ?", [name]) { (row: borrowing SQLiteRow) throws(SQLiteError) in
                 list = CachedList(url: try row.value("url"), ctag: row.optional("ctag"), syncToken: row.optional("sync_token"))
@@ -23,7 +26,7 @@ extension StateStore: TaskListCache {
     }
 
     public func updateCachedList(_ name: String, _ update: CachedList.Update) throws {
-        try writing { db throws(SQLiteError) in try Self.apply(update, toList: name, in: db) }
+        try file.writing { db throws(SQLiteError) in try Self.apply(update, toList: name, in: db) }
     }
 
     /// Makes `update` of the copy of list `name` within the transaction `db` holds.
@@ -42,14 +45,14 @@ extension StateStore: TaskListCache {
     @discardableResult
     public func enqueue(_ write: TaskListWrite, updating copy: CachedList.Update?) throws -> Int64 {
         let message = QueuedMessage(key: write.list, payload: Self.encode(write))
-        return try writing { db throws(SQLiteError) in
+        return try file.writing { db throws(SQLiteError) in
             if let copy { try Self.apply(copy, toList: write.list, in: db) }
-            return try Self.append([message], toQueue: Self.writesQueue, limit: Self.mostWrites, in: db).numbers[0]
+            return try DurableQueue.append([message], to: Self.writesQueue, limit: Self.mostWrites, in: db).numbers[0]
         }
     }
 
     public func waitingWrites() throws -> [TaskListWrite] {
-        try queue(named: Self.writesQueue).all().compactMap { message in
+        try file.queue(named: Self.writesQueue).all().compactMap { message in
             Self.decode(message.payload, list: message.key).map { write in
                 var write = write
                 write.number = message.number
@@ -59,7 +62,7 @@ extension StateStore: TaskListCache {
     }
 
     public func dropWrite(_ number: Int64) throws {
-        try queue(named: Self.writesQueue).remove([number])
+        try file.queue(named: Self.writesQueue).remove([number])
     }
 
     /// `kind NUL uid NUL href NUL time NUL bytes`: a UID and an address hold no NUL (the

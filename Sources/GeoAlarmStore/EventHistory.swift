@@ -2,10 +2,12 @@ import FoundationEssentials
 import GeoAlarmCore
 import GeoAlarmSystem
 
-/// The history of events.
-extension StateStore {
+/// What the state file keeps of the past: the history of events (table `history`).
+public struct EventHistory: Sendable {
+    let file: StateStore
+
     /// One past event.
-    public struct HistoryEntry: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
         public var time: Date?
         public var kind: EventKind
         public var reminderID: String
@@ -20,8 +22,8 @@ extension StateStore {
 
     /// Past events, oldest first: those at or after `since` and before `until`, of `reminder`
     /// only when given, the `last` latest of them only when given.
-    public func history(since: Date? = nil, until: Date? = nil, reminder: String? = nil, last: Int? = nil) throws(StoreError) -> [HistoryEntry] {
-        try reading { db throws(SQLiteError) in
+    public func entries(since: Date? = nil, until: Date? = nil, reminder: String? = nil, last: Int? = nil) throws(StoreError) -> [Entry] {
+        try file.reading { db throws(SQLiteError) in
             var conditions: [String] = []
             var arguments: [any SQLiteArgument] = []
             if let since {
@@ -42,10 +44,10 @@ extension StateStore {
                 query = "SELECT * FROM (SELECT * FROM history\(filter) ORDER BY time DESC, id DESC LIMIT ?) ORDER BY time, id"
                 arguments.append(last)
             }
-            return try db.fetchAll(query, arguments) { (row: borrowing SQLiteRow) throws(SQLiteError) -> HistoryEntry? in
+            return try db.fetchAll(query, arguments) { (row: borrowing SQLiteRow) throws(SQLiteError) -> Entry? in
                 guard let kind = EventKind(rawValue: try row.value("event")) else { return nil }
                 let lat: Double? = row.optional("lat"), lon: Double? = row.optional("lon")
-                return HistoryEntry(
+                return Entry(
                     time: row.optional("time").map(Date.init(timeIntervalSince1970:)), kind: kind,
                     reminderID: try row.value("reminder"), title: try row.value("title"),
                     coordinate: lat.flatMap { lat in lon.map { Coordinate(latitude: lat, longitude: $0) } },
@@ -57,9 +59,25 @@ extension StateStore {
     /// Deletes events older than `cutoff`; how many went.
     @discardableResult
     public func prune(before cutoff: Date) throws(StoreError) -> Int {
-        try writing { db throws(SQLiteError) in
+        try file.writing { db throws(SQLiteError) in
             try db.execute("DELETE FROM history WHERE time < ?", [cutoff.timeIntervalSince1970])
             return db.changesCount
         }
+    }
+
+    /// A row of the history, within a transaction a batch holds (``StateStore/apply(_:)``).
+    static func insert(
+        _ kind: EventKind, of id: String, titled title: String, time: Date?, coordinate: Coordinate?, distance: Double?,
+        device: String?, in db: SQLiteConnection
+    ) throws(SQLiteError) {
+        // Only a corrupt value would not be finite: stored as unknown.
+        func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
+        try db.execute(
+            """
+            INSERT INTO history (time, event, reminder, title, lat, lon, distance_m, device)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [time?.timeIntervalSince1970, kind.rawValue, id, title, finite(coordinate?.latitude), finite(coordinate?.longitude),
+             finite(distance), device])
     }
 }
