@@ -83,18 +83,28 @@ let package = Package(
             ]
         ),
         // libnotify and the bit of GLib it needs: a header that includes it and checks its API version.
-        .systemLibrary(name: "CLibNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+        // Not linked (no pkg-config, no `link`): loaded when pop-ups start (LibNotify), so a
+        // headless agent maps neither it nor GLib. Its headers come from libnotify-dev (make deps),
+        // found where Debian keeps them (`glibHeaders`).
+        .systemLibrary(name: "CLibNotify"),
         // Adapter: desktop pop-ups as an event sink.
         .target(
             name: "GeoAlarmNotify",
             dependencies: [
                 "GeoAlarmCore", "GeoAlarmSystem", "CLibNotify", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            swiftSettings: [.unsafeFlags(glibHeaders(["gdk-pixbuf-2.0"]))]
         ),
-        .systemLibrary(name: "CGeoClue", pkgConfig: "libgeoclue-2.0", providers: [.apt(["libgeoclue-2-dev"])]),
+        // libgeoclue-2 and, through it, GLib and GIO: a header that includes it and checks the API
+        // versions. Not linked either: loaded when GeoClue is first wanted (LibGeoClue), so an
+        // agent that gpsd feeds maps none of them. Its headers come from libgeoclue-2-dev.
+        .systemLibrary(name: "CGeoClue"),
         // Adapter: fixes from GeoClue2 (the system bus's location service: Wi-Fi, a phone's modem GPS).
-        .target(name: "GeoAlarmGeoClue", dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "CGeoClue"]),
+        .target(
+            name: "GeoAlarmGeoClue", dependencies: ["GeoAlarmCore", "GeoAlarmSystem", "CGeoClue"],
+            swiftSettings: [.unsafeFlags(glibHeaders(["libgeoclue-2.0"]))]
+        ),
         // SQLite, through a header that only includes it and checks its version.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Adapter: the SQLite state store (inside/outside per reminder, event history).
@@ -270,3 +280,23 @@ let package = Package(
         ),
     ]
 )
+
+/// The compiler's flags that find GLib's headers, and those of `libraries` beside them, where
+/// Debian installs them: what pkg-config's `--cflags` says, without the `--libs` that a
+/// `pkgConfig` system library would link, for libraries loaded on use. GLib's `glibconfig.h` is
+/// in the machine's multiarch folder.
+func glibHeaders(_ libraries: [String]) -> [String] {
+    #if arch(x86_64)
+    let multiarch = "x86_64-linux-gnu"
+    #elseif arch(arm64)
+    let multiarch = "aarch64-linux-gnu"
+    #elseif arch(arm)
+    let multiarch = "arm-linux-gnueabihf"
+    #elseif arch(i386)
+    let multiarch = "i386-linux-gnu"
+    #else
+    let multiarch = "unknown"
+    #endif
+    let folders = libraries.map { "/usr/include/\($0)" } + ["/usr/include/glib-2.0", "/usr/lib/\(multiarch)/glib-2.0/include"]
+    return folders.flatMap { ["-Xcc", "-I\($0)"] }
+}

@@ -7,12 +7,13 @@ import Synchronization
 /// Live fixes from GeoClue2, the system bus's location service (Wi-Fi positioning on a laptop,
 /// the modem's GPS on a Linux phone), as a ``FixSource``.
 ///
-/// libgeoclue-2's proxies run on a GLib main context of the source's own, iterated by a thread
-/// of its own (`geoclue`): GDBus delivers every reply and signal to the context that made the
-/// call, and a thread blocked in that context's poll costs nothing between two updates. The
-/// reports go to the agent's loop through the source's stream, its requests (``request(_:)``,
-/// ``pause()``, ``resume()``, ``stop()``) come in as calls run on that context: the only ways
-/// between the two threads.
+/// libgeoclue-2 is loaded when the source is first wanted (``LibGeoClue``): an agent that gpsd
+/// feeds never maps it, nor GLib. Its proxies run on a GLib main context of their own, iterated
+/// by a thread of its own (`geoclue`, a ``GeoClueSession``): GDBus delivers every reply and
+/// signal to the context that made the call, and a thread blocked in that context's poll costs
+/// nothing between two updates. The reports go to the agent's loop through the source's stream,
+/// its requests (``request(_:)``, ``pause()``, ``resume()``, ``stop()``) come in as calls run on
+/// that context: the only ways between the two threads.
 ///
 /// The source follows the daemon's name on the bus: it asks for a client once GeoClue is there
 /// (starting it where the bus can), says `unavailable` when it leaves (a restart, an upgrade)
@@ -28,49 +29,19 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     /// How long GeoClue may take to give a first location once started (or at a lower level):
     /// longer, and it has no source for what was asked.
     public static let firstLocationWait: Duration = .seconds(15)
-    private let state = Mutex(Shared())
-    /// The GLib main context the source's calls are made and answered on.
-    private let context: MainContext
-    private let glib: Confined<GLibState>
+    fileprivate let state = Mutex(Shared())
 
-    /// What both threads touch: the stream, and what the agent last asked.
-    private struct Shared {
+    /// What both threads touch: the stream, the GLib thread's session, and what the agent last asked.
+    fileprivate struct Shared {
         var continuation: AsyncStream<SourceReport>.Continuation?
-        /// Whether the GLib thread was started (it is only once the source is first wanted).
-        var isRunning = false
+        /// The GLib thread's work while it runs (it is started only once the source is first wanted).
+        var session: GeoClueSession?
         var request = GeoClueRequest.everyUpdate
         var isPaused = false
     }
 
-    /// What only the GLib thread touches.
-    private struct GLibState {
-        var loop: OpaquePointer?
-        var watch: guint = 0
-        /// Bumped each time the daemon leaves: replies to an earlier connection's calls are dropped.
-        var generation = 0
-        var manager: OpaquePointer?
-        var client: OpaquePointer?
-        var started = false
-        /// What the client was last given (its threshold 0 while a first location is awaited).
-        var sent: GeoClueRequest?
-        /// The lowest level asked for: exact once a lower one gave no location.
-        var levelFloor = GeoClueAccuracy.neighborhood
-        /// Set from a start, or a lower level asked, until a location comes.
-        var awaitingLocation = false
-        /// The one deadline pending (GeoClue's answer to GetClient, its first location), and
-        /// what it does when reached.
-        var deadline: guint = 0
-        var atDeadline: ((GeoClueSource) -> Void)?
-        /// Whether the daemon was there at the last look (nil: not looked yet).
-        var present: Bool?
-    }
-
     public init(desktopID: String = DesktopEntry.id) {
         self.desktopID = desktopID
-        let context = MainContext()
-        self.context = context
-        // The thread that iterates the context owns it (g_main_loop_run acquires it).
-        glib = Confined(GLibState()) { g_main_context_is_owner(context.pointer) != 0 }
     }
 
     public var name: String { "GeoClue" }
@@ -79,8 +50,8 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     public var takesRequests: Bool { true }
 
     /// Starts the GLib thread, which looks for GeoClue on the system bus (once resumed, when
-    /// paused before: an agent that gpsd feeds starts no thread, opens no bus); the sequence
-    /// ends after ``stop()``.
+    /// paused before: an agent that gpsd feeds loads no library, starts no thread, opens no bus);
+    /// the sequence ends after ``stop()``.
     public func reports() -> AsyncStream<SourceReport> {
         let (stream, continuation) = AsyncStream.makeStream(of: SourceReport.self)
         let paused = state.withLock { shared in
@@ -91,37 +62,45 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         return stream
     }
 
+    /// Loads libgeoclue-2 (the first time) and starts the GLib thread, unless it runs; a library
+    /// or thread that cannot be had ends the sequence, saying why.
     private func startThread() {
-        let start = state.withLock { shared in
-            defer { shared.isRunning = true }
-            return !shared.isRunning && shared.continuation != nil
-        }
-        guard start else { return }
-        do {
-            try System.startThread(named: "geoclue") { [self] in runContext() }
-        } catch {
-            let continuation = state.withLock { shared in
-                defer { (shared.continuation, shared.isRunning) = (nil, false) }
-                return shared.continuation
+        let session = state.withLock { shared -> Result<GeoClueSession, DynamicLibrary.Unavailable>? in
+            guard shared.session == nil, shared.continuation != nil else { return nil }
+            return LibGeoClue.loaded.map { library in
+                let session = GeoClueSession(source: self, library: library)
+                shared.session = session
+                return session
             }
-            continuation?.yield(.failed("cannot start GeoClue's thread: \(error.reason)"))
-            continuation?.finish()
         }
+        let failure: String
+        switch session {
+        case nil: return
+        case .failure(let unavailable): failure = unavailable.reason
+        case .success(let session):
+            do {
+                try System.startThread(named: "geoclue") { session.run() }
+                return
+            } catch {
+                failure = "cannot start GeoClue's thread: \(error.reason)"
+            }
+        }
+        let continuation = state.withLock { shared in
+            defer { (shared.continuation, shared.session) = (nil, nil) }
+            return shared.continuation
+        }
+        continuation?.yield(.failed(failure))
+        continuation?.finish()
     }
 
     /// Ends the client (GeoClue stops its sources when no client is left) and the sequence.
     public func stop() {
         let neverStarted = state.withLock { shared in
-            defer { if !shared.isRunning { shared.continuation = nil } }
-            return shared.isRunning ? nil : shared.continuation
+            defer { if shared.session == nil { shared.continuation = nil } }
+            return shared.session == nil ? shared.continuation : nil
         }
         neverStarted?.finish()
-        onGLibThread { source in
-            source.dropClient()
-            if source.glib.value.watch != 0 { g_bus_unwatch_name(source.glib.value.watch) }
-            source.glib.value.watch = 0
-            source.glib.value.loop.map { g_main_loop_quit($0) }
-        }
+        onGLibThread { $0.end() }
     }
 
     /// Asks GeoClue for the updates that can matter now (``GeoClueRequest/init(need:)``); sent at
@@ -149,49 +128,118 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         onGLibThread { $0.startClient() }
     }
 
-    // MARK: The GLib thread
+    fileprivate func report(_ report: SourceReport) {
+        _ = state.withLock { $0.continuation }?.yield(report)
+    }
+
+    /// Runs `work` once on the GLib thread, while it runs.
+    private func onGLibThread(_ work: @escaping @Sendable (GeoClueSession) -> Void) {
+        state.withLock { $0.session }?.post(work)
+    }
+}
+
+/// The GLib thread's side of a ``GeoClueSource``: the context it iterates, the proxies made on
+/// it, and what it last gave GeoClue. Made with the library loaded, when the thread is started;
+/// let go when the thread ends. Only ``post(_:)`` is called from another thread.
+final class GeoClueSession: @unchecked Sendable {
+    private let source: GeoClueSource
+    private let library: LibGeoClue
+    /// The GLib main context the session's calls are made and answered on, its own.
+    private let context: OpaquePointer?
+    private let glib: Confined<GLibState>
+
+    /// What only the GLib thread touches.
+    private struct GLibState {
+        var loop: OpaquePointer?
+        var watch: guint = 0
+        /// Bumped each time the daemon leaves: replies to an earlier connection's calls are dropped.
+        var generation = 0
+        var manager: OpaquePointer?
+        var client: OpaquePointer?
+        var started = false
+        /// What the client was last given (its threshold 0 while a first location is awaited).
+        var sent: GeoClueRequest?
+        /// The lowest level asked for: exact once a lower one gave no location.
+        var levelFloor = GeoClueAccuracy.neighborhood
+        /// Set from a start, or a lower level asked, until a location comes.
+        var awaitingLocation = false
+        /// The one deadline pending (GeoClue's answer to GetClient, its first location), and
+        /// what it does when reached.
+        var deadline: guint = 0
+        var atDeadline: ((GeoClueSession) -> Void)?
+        /// Whether the daemon was there at the last look (nil: not looked yet).
+        var present: Bool?
+    }
+
+    fileprivate init(source: GeoClueSource, library: LibGeoClue) {
+        self.source = source
+        self.library = library
+        let context = library.mainContextNew()
+        self.context = context
+        // The thread that iterates the context owns it (g_main_loop_run acquires it).
+        let owned = ContextAddress(pointer: context)
+        glib = Confined(GLibState()) { library.mainContextIsOwner(owned.pointer) != 0 }
+    }
+
+    deinit {
+        library.mainContextUnref(context)
+    }
+
+    /// A context's address, which the check of its owner takes to whichever thread asks (it
+    /// only asks GLib about it).
+    private struct ContextAddress: @unchecked Sendable {
+        let pointer: OpaquePointer?
+    }
 
     private static let busName = "org.freedesktop.GeoClue2"
     private static let managerPath = "/org/freedesktop/GeoClue2/Manager"
 
     /// The thread's work: the context as its thread-default one (GDBus answers there), iterated
-    /// until ``stop()``.
-    private func runContext() {
-        g_main_context_push_thread_default(context.pointer)
-        let loop = g_main_loop_new(context.pointer, 0)
+    /// until ``end()``; then the source's sequence ends.
+    fileprivate func run() {
+        library.mainContextPushThreadDefault(context)
+        let loop = library.mainLoopNew(context, 0)
         glib.value.loop = loop
         let me = Unmanaged.passUnretained(self).toOpaque()
-        glib.value.watch = g_bus_watch_name(
+        glib.value.watch = library.busWatchName(
             G_BUS_TYPE_SYSTEM, Self.busName, G_BUS_NAME_WATCHER_FLAGS_AUTO_START,
-            { _, _, _, me in Unmanaged<GeoClueSource>.fromOpaque(me!).takeUnretainedValue().appeared() },
-            { connection, _, me in Unmanaged<GeoClueSource>.fromOpaque(me!).takeUnretainedValue().vanished(hasBus: connection != nil) },
+            { _, _, _, me in Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().appeared() },
+            { connection, _, me in Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().vanished(hasBus: connection != nil) },
             me, nil)
-        g_main_loop_run(loop)
-        g_main_loop_unref(loop)
+        library.mainLoopRun(loop)
+        library.mainLoopUnref(loop)
         glib.value.loop = nil
-        g_main_context_pop_thread_default(context.pointer)
-        let continuation = state.withLock { shared in
-            defer { (shared.continuation, shared.isRunning) = (nil, false) }
+        library.mainContextPopThreadDefault(context)
+        let continuation = source.state.withLock { shared in
+            defer { (shared.continuation, shared.session) = (nil, nil) }
             return shared.continuation
         }
         continuation?.finish()
     }
 
+    /// Drops the client, stops following the daemon's name and ends the thread's loop.
+    fileprivate func end() {
+        dropClient()
+        if glib.value.watch != 0 { library.busUnwatchName(glib.value.watch) }
+        glib.value.watch = 0
+        glib.value.loop.map { library.mainLoopQuit($0) }
+    }
+
     private func report(_ report: SourceReport) {
-        _ = state.withLock { $0.continuation }?.yield(report)
+        source.report(report)
     }
 
     /// GeoClue is on the bus: its manager, then a client.
     private func appeared() {
         glib.value.present = true
         let call = Reply(self)
-        gclue_manager_proxy_new_for_bus(
+        library.managerProxyNew(
             G_BUS_TYPE_SYSTEM, G_DBUS_PROXY_FLAGS_NONE, Self.busName, Self.managerPath, nil,
             { _, result, call in
-                Reply.take(call) { source in
+                Reply.take(call) { session in
                     var error: UnsafeMutablePointer<GError>?
-                    let manager = gclue_manager_proxy_new_for_bus_finish(result, &error)
-                    source.managerMade(manager, error: GeoClueSource.message(&error))
+                    let manager = session.library.managerProxyFinish(result, &error)
+                    session.managerMade(manager, error: session.message(&error))
                 }
             }, call.pointer)
     }
@@ -201,18 +249,18 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         glib.value.manager = manager
         // GeoClue 2.6 answers GetClient only once an agent is registered for this user: the
         // call waits as long as it takes (no D-Bus timeout), and the want is said meanwhile.
-        g_dbus_proxy_set_default_timeout(UnsafeMutablePointer(manager), gint(Int32.max))
-        setDeadline(after: Self.agentWait) { $0.noAgentYet() }
+        library.proxySetDefaultTimeout(UnsafeMutablePointer(manager), gint(Int32.max))
+        setDeadline(after: GeoClueSource.agentWait) { $0.noAgentYet() }
         let call = Reply(self)
-        gclue_manager_call_get_client(
+        library.managerGetClient(
             manager, nil,
             { manager, result, call in
-                Reply.take(call) { source in
+                Reply.take(call) { session in
                     var path: UnsafeMutablePointer<gchar>?
                     var error: UnsafeMutablePointer<GError>?
-                    let got = gclue_manager_call_get_client_finish(OpaquePointer(manager), &path, result, &error)
-                    defer { g_free(path) }
-                    source.clientNamed(got != 0 ? path.map { String(cString: $0) } : nil, error: GeoClueSource.message(&error))
+                    let got = session.library.managerGetClientFinish(OpaquePointer(manager), &path, result, &error)
+                    defer { session.library.free(path) }
+                    session.clientNamed(got != 0 ? path.map { String(cString: $0) } : nil, error: session.message(&error))
                 }
             }, call.pointer)
     }
@@ -229,13 +277,13 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         cancelDeadline()
         guard let path else { return report(.unavailable("GeoClue gave no client: \(error ?? "no reason given")")) }
         let call = Reply(self)
-        gclue_client_proxy_new_for_bus(
+        library.clientProxyNew(
             G_BUS_TYPE_SYSTEM, G_DBUS_PROXY_FLAGS_NONE, Self.busName, path, nil,
             { _, result, call in
-                Reply.take(call) { source in
+                Reply.take(call) { session in
                     var error: UnsafeMutablePointer<GError>?
-                    let client = gclue_client_proxy_new_for_bus_finish(result, &error)
-                    source.clientMade(client, error: GeoClueSource.message(&error))
+                    let client = session.library.clientProxyFinish(result, &error)
+                    session.clientMade(client, error: session.message(&error))
                 }
             }, call.pointer)
     }
@@ -243,30 +291,30 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     private func clientMade(_ client: OpaquePointer?, error: String?) {
         guard let client else { return report(.unavailable("GeoClue's client cannot be reached: \(error ?? "no reason given")")) }
         glib.value.client = client
-        gclue_client_set_desktop_id(client, desktopID)
+        library.clientSetDesktopID(client, source.desktopID)
         sendRequest()
         let updated: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<gchar>?, UnsafePointer<gchar>?, UnsafeMutableRawPointer?) -> Void = {
             _, _, new, me in
             guard let new else { return }
-            Unmanaged<GeoClueSource>.fromOpaque(me!).takeUnretainedValue().locationUpdated(String(cString: new))
+            Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().locationUpdated(String(cString: new))
         }
-        g_signal_connect_data(
+        _ = library.signalConnectData(
             UnsafeMutableRawPointer(client), "location-updated", unsafeBitCast(updated, to: GCallback.self), Unmanaged.passUnretained(self).toOpaque(), nil,
             GConnectFlags(0))
-        if !state.withLock({ $0.isPaused }) { startClient() }
+        if !source.state.withLock({ $0.isPaused }) { startClient() }
     }
 
-    private func startClient() {
+    fileprivate func startClient() {
         guard let client = glib.value.client, !glib.value.started else { return }
         glib.value.started = true
         let call = Reply(self)
-        gclue_client_call_start(
+        library.clientStart(
             client, nil,
             { client, result, call in
-                Reply.take(call) { source in
+                Reply.take(call) { session in
                     var error: UnsafeMutablePointer<GError>?
-                    let started = gclue_client_call_start_finish(OpaquePointer(client), result, &error)
-                    source.clientStarted(started != 0, error: GeoClueSource.message(&error))
+                    let started = session.library.clientStartFinish(OpaquePointer(client), result, &error)
+                    session.clientStarted(started != 0, error: session.message(&error))
                 }
             }, call.pointer)
     }
@@ -285,7 +333,7 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         // comes, none is set, and its want is said after a while.
         glib.value.awaitingLocation = true
         sendRequest()
-        setDeadline(after: Self.firstLocationWait) { $0.noLocationYet() }
+        setDeadline(after: GeoClueSource.firstLocationWait) { $0.noLocationYet() }
     }
 
     /// No location since the client started, or since a lower level was asked for.
@@ -295,59 +343,59 @@ public final class GeoClueSource: PausableFixSource, Sendable {
             // No Wi-Fi positioning here (or no network for its lookups): exact from now on.
             glib.value.levelFloor = .exact
             report(.warning("""
-                GeoClue gave no location in \(Self.firstLocationWait) at the \(level) level (no Wi-Fi positioning here, or no \
+                GeoClue gave no location in \(GeoClueSource.firstLocationWait) at the \(level) level (no Wi-Fi positioning here, or no \
                 network for its lookups): geoalarm asks it for exact locations from now on
                 """))
             sendRequest()
-            return setDeadline(after: Self.firstLocationWait) { $0.noLocationYet() }
+            return setDeadline(after: GeoClueSource.firstLocationWait) { $0.noLocationYet() }
         }
         report(.warning("""
-            GeoClue gave no location in \(Self.firstLocationWait) since it started: it has no source for one (a GPS, Wi-Fi \
+            GeoClue gave no location in \(GeoClueSource.firstLocationWait) since it started: it has no source for one (a GPS, Wi-Fi \
             with a network), or the desktop caps geoalarm's accuracy (its location settings); the last known state holds
             """))
     }
 
-    private func stopClient() {
+    fileprivate func stopClient() {
         guard let client = glib.value.client, glib.value.started else { return }
         glib.value.started = false
         cancelDeadline()
-        gclue_client_call_stop(client, nil, nil, nil)
+        library.clientStop(client, nil, nil, nil)
     }
 
     /// Gives the client what the agent asked last (never below the level floor), when it
     /// differs from what it has. A lower level than before is asked with no threshold, until a
     /// location at that level comes (GeoClue passes over one within the threshold of the last):
-    /// none in ``firstLocationWait``, and the floor is raised to exact.
-    private func sendRequest() {
+    /// none in ``GeoClueSource/firstLocationWait``, and the floor is raised to exact.
+    fileprivate func sendRequest() {
         guard let client = glib.value.client else { return }
-        var wanted = state.withLock { $0.request }
+        var wanted = source.state.withLock { $0.request }
         wanted.accuracy = max(wanted.accuracy, glib.value.levelFloor)
         let sent = glib.value.sent
         if let sent, wanted.accuracy < sent.accuracy, glib.value.started, !glib.value.awaitingLocation {
             glib.value.awaitingLocation = true
-            setDeadline(after: Self.firstLocationWait) { $0.noLocationYet() }
+            setDeadline(after: GeoClueSource.firstLocationWait) { $0.noLocationYet() }
         }
         if glib.value.awaitingLocation { wanted.distanceThreshold = 0 }
         guard wanted != sent else { return }
-        if wanted.accuracy != sent?.accuracy { gclue_client_set_requested_accuracy_level(client, wanted.accuracy.rawValue) }
-        if wanted.distanceThreshold != sent?.distanceThreshold { gclue_client_set_distance_threshold(client, wanted.distanceThreshold) }
+        if wanted.accuracy != sent?.accuracy { library.clientSetAccuracyLevel(client, wanted.accuracy.rawValue) }
+        if wanted.distanceThreshold != sent?.distanceThreshold { library.clientSetDistanceThreshold(client, wanted.distanceThreshold) }
         glib.value.sent = wanted
     }
 
     private func locationUpdated(_ path: String) {
         let call = Reply(self)
-        gclue_location_proxy_new_for_bus(
+        library.locationProxyNew(
             G_BUS_TYPE_SYSTEM, G_DBUS_PROXY_FLAGS_NONE, Self.busName, path, nil,
             { _, result, call in
-                Reply.take(call) { source in
+                Reply.take(call) { session in
                     var error: UnsafeMutablePointer<GError>?
-                    guard let location = gclue_location_proxy_new_for_bus_finish(result, &error) else {
+                    guard let location = session.library.locationProxyFinish(result, &error) else {
                         // The daemon drops a location once two newer ones came: nothing to read.
-                        g_clear_error(&error)
+                        session.library.clearError(&error)
                         return
                     }
-                    defer { g_object_unref(UnsafeMutableRawPointer(location)) }
-                    source.read(location)
+                    defer { session.library.objectUnref(UnsafeMutableRawPointer(location)) }
+                    session.read(location)
                 }
             }, call.pointer)
     }
@@ -355,17 +403,17 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     private func read(_ location: OpaquePointer) {
         // Timestamp is "(tt)": seconds and microseconds.
         var time: [UInt64] = []
-        if let stamp = gclue_location_get_timestamp(location), String(cString: g_variant_get_type_string(stamp)) == "(tt)" {
+        if let stamp = library.timestamp(location), library.variantTypeString(stamp).map({ String(cString: $0) }) == "(tt)" {
             time = (0..<2).map { index in
-                let part = g_variant_get_child_value(stamp, gsize(index))
-                defer { g_variant_unref(part) }
-                return UInt64(g_variant_get_uint64(part))
+                let part = library.variantChild(stamp, gsize(index))
+                defer { library.variantUnref(part) }
+                return UInt64(library.variantUInt64(part))
             }
         }
         let reading = GeoClueReading(
-            latitude: gclue_location_get_latitude(location), longitude: gclue_location_get_longitude(location),
-            accuracy: gclue_location_get_accuracy(location), altitude: gclue_location_get_altitude(location),
-            speed: gclue_location_get_speed(location), heading: gclue_location_get_heading(location),
+            latitude: library.latitude(location), longitude: library.longitude(location),
+            accuracy: library.accuracy(location), altitude: library.altitude(location),
+            speed: library.speed(location), heading: library.heading(location),
             seconds: time.first ?? 0, microseconds: time.last ?? 0)
         switch reading.fix() {
         case .success(let fix): report(.fixes([fix], readAt: .now))
@@ -398,10 +446,10 @@ public final class GeoClueSource: PausableFixSource, Sendable {
         cancelDeadline()
         glib.value.awaitingLocation = false
         if let client = glib.value.client {
-            if glib.value.started { gclue_client_call_stop(client, nil, nil, nil) }
-            g_object_unref(UnsafeMutableRawPointer(client))
+            if glib.value.started { library.clientStop(client, nil, nil, nil) }
+            library.objectUnref(UnsafeMutableRawPointer(client))
         }
-        if let manager = glib.value.manager { g_object_unref(UnsafeMutableRawPointer(manager)) }
+        if let manager = glib.value.manager { library.objectUnref(UnsafeMutableRawPointer(manager)) }
         glib.value.client = nil
         glib.value.manager = nil
         glib.value.started = false
@@ -409,83 +457,73 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     }
 
     /// Runs `work` after `wait`, unless cancelled (or another deadline is set) before.
-    private func setDeadline(after wait: Duration, _ work: @escaping (GeoClueSource) -> Void) {
+    private func setDeadline(after wait: Duration, _ work: @escaping (GeoClueSession) -> Void) {
         cancelDeadline()
-        let timer = g_timeout_source_new_seconds(guint(wait.components.seconds))
-        g_source_set_callback(timer, { me in
-            let source = Unmanaged<GeoClueSource>.fromOpaque(me!).takeUnretainedValue()
-            let work = source.glib.value.atDeadline
-            (source.glib.value.deadline, source.glib.value.atDeadline) = (0, nil)
-            work?(source)
+        let timer = library.timeoutSourceNewSeconds(guint(wait.components.seconds))
+        library.sourceSetCallback(timer, { me in
+            let session = Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue()
+            let work = session.glib.value.atDeadline
+            (session.glib.value.deadline, session.glib.value.atDeadline) = (0, nil)
+            work?(session)
             return 0
         }, Unmanaged.passUnretained(self).toOpaque(), nil)
-        glib.value.deadline = g_source_attach(timer, context.pointer)
+        glib.value.deadline = library.sourceAttach(timer, context)
         glib.value.atDeadline = work
-        g_source_unref(timer)
+        library.sourceUnref(timer)
     }
 
     private func cancelDeadline() {
-        if glib.value.deadline != 0, let timer = g_main_context_find_source_by_id(context.pointer, glib.value.deadline) {
-            g_source_destroy(timer)
+        if glib.value.deadline != 0, let timer = library.mainContextFindSource(context, glib.value.deadline) {
+            library.sourceDestroy(timer)
         }
         (glib.value.deadline, glib.value.atDeadline) = (0, nil)
     }
 
-    /// Runs `work` once on the GLib thread (an idle source of its context, which removes itself).
-    private func onGLibThread(_ work: @escaping @Sendable (GeoClueSource) -> Void) {
-        guard state.withLock({ $0.isRunning }) else { return }
-        let call = Unmanaged.passRetained(GLibCall(source: self, work: work)).toOpaque()
-        let idle = g_idle_source_new()
-        g_source_set_callback(idle, { call in
+    /// Runs `work` once on the GLib thread (an idle source of the context, which removes itself).
+    fileprivate func post(_ work: @escaping @Sendable (GeoClueSession) -> Void) {
+        let call = Unmanaged.passRetained(GLibCall(session: self, work: work)).toOpaque()
+        let idle = library.idleSourceNew()
+        library.sourceSetCallback(idle, { call in
             let call = Unmanaged<GLibCall>.fromOpaque(call!).takeRetainedValue()
-            call.work(call.source)
+            call.work(call.session)
             return 0
         }, call, nil)
-        g_source_attach(idle, context.pointer)
-        g_source_unref(idle)
+        _ = library.sourceAttach(idle, context)
+        library.sourceUnref(idle)
     }
 
     /// The message of `error`, which is cleared.
-    private static func message(_ error: inout UnsafeMutablePointer<GError>?) -> String? {
-        defer { g_clear_error(&error) }
+    private func message(_ error: inout UnsafeMutablePointer<GError>?) -> String? {
+        defer { library.clearError(&error) }
         return error.map { String(cString: $0.pointee.message) }
     }
 
-    /// A call's reply, handed to the source only while the connection it was made on lasts.
+    /// A call's reply, handed to the session only while the connection it was made on lasts.
     private final class Reply {
-        let source: GeoClueSource
+        let session: GeoClueSession
         let generation: Int
 
-        init(_ source: GeoClueSource) {
-            self.source = source
-            generation = source.glib.value.generation
+        init(_ session: GeoClueSession) {
+            self.session = session
+            generation = session.glib.value.generation
         }
 
         /// Retained until ``take(_:_:)`` (its reply comes exactly once).
         var pointer: UnsafeMutableRawPointer { Unmanaged.passRetained(self).toOpaque() }
 
-        static func take(_ pointer: UnsafeMutableRawPointer?, _ body: (GeoClueSource) -> Void) {
+        static func take(_ pointer: UnsafeMutableRawPointer?, _ body: (GeoClueSession) -> Void) {
             let reply = Unmanaged<Reply>.fromOpaque(pointer!).takeRetainedValue()
-            guard reply.generation == reply.source.glib.value.generation else { return }
-            body(reply.source)
-        }
-    }
-
-    /// A GLib main context of the source's own (made at init, freed with the source).
-    private final class MainContext: @unchecked Sendable {
-        let pointer = g_main_context_new()
-
-        deinit {
-            g_main_context_unref(pointer)
+            guard reply.generation == reply.session.glib.value.generation else { return }
+            body(reply.session)
         }
     }
 
     private final class GLibCall: Sendable {
-        let source: GeoClueSource
-        let work: @Sendable (GeoClueSource) -> Void
+        let session: GeoClueSession
+        let work: @Sendable (GeoClueSession) -> Void
 
-        init(source: GeoClueSource, work: @escaping @Sendable (GeoClueSource) -> Void) {
-            self.source = source
+        init(session: GeoClueSession, work: @escaping @Sendable (GeoClueSession) -> Void) {
+            self.session = session
             self.work = work
         }
     }

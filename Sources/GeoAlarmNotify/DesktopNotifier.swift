@@ -16,7 +16,8 @@ import Synchronization
 /// says), which go straight to `onAction`.
 /// The queue in and `onAction` out are the only ways between the agent's loop and that thread.
 /// Without a session bus or notification server, the first failure is logged once and every
-/// later event tries again, since the server may have started since.
+/// later event tries again, since the server may have started since. libnotify is loaded when
+/// the service starts (``LibNotify``); without it, the agent logs why once and runs headless.
 public final class DesktopNotifier: EventSink, Service, Sendable {
     /// How many pop-ups may wait while the server is slow.
     public static let queueLimit = 32
@@ -32,7 +33,7 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
     /// Reminders whose pop-ups are to be closed.
     private let closing = Mutex<[String]>([])
     /// What only the GLib thread touches (the thread that owns GLib's default context).
-    private let glib = Confined(GLibState()) { g_main_context_is_owner(g_main_context_default()) != 0 }
+    private let glib = Confined(GLibState()) { if case .success(let notify) = LibNotify.loaded { notify.ownsDefaultContext } else { false } }
 
     private struct GLibState {
         var server: ServerState = .unknown
@@ -59,21 +60,29 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
     /// Runs the GLib loop on a thread of its own until graceful shutdown; pop-ups still on screen
     /// stay there. Announcements queued before it starts are shown once it runs.
     public func run() async throws {
+        let notify: LibNotify
+        switch LibNotify.loaded {
+        case .success(let loaded): notify = loaded
+        case .failure(let failure):
+            logger.warning("no pop-ups: \(failure.reason); continuing headless")
+            try? await gracefulShutdown()
+            return
+        }
         let (ended, end) = AsyncStream.makeStream(of: Void.self)
         try System.startThread(named: "notifications") { [self] in
-            let context = g_main_context_default()
-            g_main_context_acquire(context)
-            NotificationServer.initialize()
-            let loop = g_main_loop_new(nil, 0)
+            let context = notify.mainContextDefault()
+            _ = notify.mainContextAcquire(context)
+            NotificationServer.initialize(notify)
+            let loop = notify.mainLoopNew(nil, 0)
             glib.value.loop = loop
-            g_main_loop_run(loop)
-            g_main_loop_unref(loop)
+            notify.mainLoopRun(loop)
+            notify.mainLoopUnref(loop)
             glib.value.loop = nil
-            g_main_context_release(context)
+            notify.mainContextRelease(context)
             end.finish()
         }
         try? await gracefulShutdown()
-        onLoop { notifier in notifier.glib.value.loop.map { g_main_loop_quit($0) } }
+        onLoop { notifier, notify in notifier.glib.value.loop.map { notify.mainLoopQuit($0) } }
         for await _ in ended {}
     }
 
@@ -85,11 +94,11 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
             return true
         }
         if overflow { dropped.withLock { $0 += 1 } }
-        onLoop { notifier in notifier.sendWaiting() }
+        onLoop { notifier, notify in notifier.sendWaiting(notify) }
     }
 
     /// Sends every queued announcement (on the GLib thread).
-    private func sendWaiting() {
+    private func sendWaiting(_ notify: LibNotify) {
         let announcements = waiting.withLock { queue in
             defer { queue.removeAll() }
             return queue
@@ -99,18 +108,18 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
             return count
         }
         if lost > 0 { logger.warning("notification server too slow; \(lost) pop-ups dropped (the events were logged)") }
-        for announcement in announcements { send(announcement) }
+        for announcement in announcements { send(announcement, notify) }
     }
 
-    private func send(_ announcement: Announcement) {
-        if glib.value.server == .unknown || glib.value.server == .missing { lookForServer() }
+    private func send(_ announcement: Announcement, _ notify: LibNotify) {
+        if glib.value.server == .unknown || glib.value.server == .missing { lookForServer(notify) }
         guard case .available(let actions, let markup) = glib.value.server else { return }
         let content = NotificationContent(announcement: announcement, markup: markup)
-        let notification = notify_notification_new(content.summary, content.body, content.icon)
-        notify_notification_set_urgency(notification, NotifyUrgency(UInt32(content.urgency)))
-        notify_notification_set_timeout(notification, content.timeoutMilliseconds)
-        notify_notification_set_category(notification, content.category)
-        notify_notification_set_hint(notification, "desktop-entry", g_variant_new_string(DesktopEntry.id))
+        let notification = notify.notificationNew(content.summary, content.body, content.icon)
+        notify.setUrgency(notification, NotifyUrgency(UInt32(content.urgency)))
+        notify.setTimeout(notification, content.timeoutMilliseconds)
+        notify.setCategory(notification, content.category)
+        notify.setHint(notification, "desktop-entry", notify.variantNewString(DesktopEntry.id))
         var binding: ActionBinding?
         if actions {
             // Both buttons share one binding, released with the notification's actions (when
@@ -123,34 +132,34 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
                 let binding = Unmanaged<ActionBinding>.fromOpaque(context).takeUnretainedValue()
                 binding.notifier.onAction(kind, binding.reminder)
             }
-            notify_notification_add_action(
+            notify.addAction(
                 notification, ReminderButton.done.rawValue, ReminderButton.done.label(snooze: snooze), pressed, context
             ) { context in
                 let binding = Unmanaged<ActionBinding>.fromOpaque(context!)
                 binding.takeUnretainedValue().notifier.forget(binding.takeUnretainedValue())
                 binding.release()
             }
-            notify_notification_add_action(
+            notify.addAction(
                 notification, ReminderButton.snooze.rawValue, ReminderButton.snooze.label(snooze: snooze), pressed, context, nil)
             binding = shared
         }
         var error: UnsafeMutablePointer<GError>?
-        guard notify_notification_show(notification, &error) != 0 else {
+        guard notify.show(notification, &error) != 0 else {
             let reason = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
-            g_clear_error(&error)
-            g_object_unref(notification)
+            notify.clearError(&error)
+            notify.objectUnref(notification)
             serverLost(reason)
             return
         }
         guard let binding else {
-            g_object_unref(notification)
+            notify.objectUnref(notification)
             return
         }
-        // Kept until the server closes it, so that its buttons still work.
-        let closed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { notification, _ in
-            g_object_unref(notification)
-        }
-        g_signal_connect_data(notification, "closed", unsafeBitCast(closed, to: GCallback.self), nil, nil, GConnectFlags(0))
+        // Kept until the server closes it, so that its buttons still work: "closed" calls
+        // g_object_unref with the notification (and the handler's data, which it ignores, as
+        // GLib's C handlers may).
+        _ = notify.signalConnectData(
+            notification, "closed", unsafeBitCast(notify.objectUnref, to: GCallback.self), nil, nil, GConnectFlags(0))
         binding.notification = notification
         glib.value.onScreen[announcement.id, default: []].append(notification!)
     }
@@ -158,19 +167,21 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
     /// Takes the reminder's pop-ups off the screen (it was completed), from any thread.
     public func reminderCompleted(_ id: String) {
         closing.withLock { $0.append(id) }
-        onLoop { notifier in
+        onLoop { notifier, notify in
             for id in notifier.closing.withLock({ ids in defer { ids.removeAll() }; return ids }) {
-                for notification in notifier.glib.value.onScreen[id] ?? [] { notify_notification_close(notification, nil) }
+                for notification in notifier.glib.value.onScreen[id] ?? [] { _ = notify.close(notification, nil) }
             }
         }
     }
 
-    /// Runs `work` once on the GLib thread (an idle source that removes itself).
-    private func onLoop(_ work: @escaping (DesktopNotifier) -> Void) {
-        let call = Unmanaged.passRetained(LoopCall(notifier: self, work: work)).toOpaque()
-        g_idle_add({ context in
+    /// Runs `work` once on the GLib thread (an idle source that removes itself); nothing without
+    /// libnotify (``run()`` said why).
+    private func onLoop(_ work: @escaping (DesktopNotifier, LibNotify) -> Void) {
+        guard case .success(let notify) = LibNotify.loaded else { return }
+        let call = Unmanaged.passRetained(LoopCall(notifier: self, notify: notify, work: work)).toOpaque()
+        _ = notify.idleAdd({ context in
             let call = Unmanaged<LoopCall>.fromOpaque(context!).takeRetainedValue()
-            call.work(call.notifier)
+            call.work(call.notifier, call.notify)
             return 0
         }, call)
     }
@@ -182,8 +193,8 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
         if glib.value.onScreen[binding.reminder.id]?.isEmpty == true { glib.value.onScreen[binding.reminder.id] = nil }
     }
 
-    private func lookForServer() {
-        guard let found = NotificationServer.current() else {
+    private func lookForServer(_ notify: LibNotify) {
+        guard let found = NotificationServer.current(notify) else {
             serverLost("nothing answers as org.freedesktop.Notifications")
             return
         }
@@ -207,10 +218,12 @@ public final class DesktopNotifier: EventSink, Service, Sendable {
 /// Work handed to the GLib thread.
 private final class LoopCall {
     let notifier: DesktopNotifier
-    let work: (DesktopNotifier) -> Void
+    let notify: LibNotify
+    let work: (DesktopNotifier, LibNotify) -> Void
 
-    init(notifier: DesktopNotifier, work: @escaping (DesktopNotifier) -> Void) {
+    init(notifier: DesktopNotifier, notify: LibNotify, work: @escaping (DesktopNotifier, LibNotify) -> Void) {
         self.notifier = notifier
+        self.notify = notify
         self.work = work
     }
 }

@@ -51,4 +51,12 @@ public final class DynamicLibrary {
     public func function<Function>(_ name: String, as type: Function.Type) -> Function? {
         symbol(name).map { unsafeBitCast($0, to: type) }
     }
+
+    /// The function `name` as the type asked for, which must be the C declaration's own (a
+    /// `@convention(c)` function type, inferred where the result goes); throws, naming it, when
+    /// the library lacks it.
+    public func required<Function>(_ name: String) throws(Unavailable) -> Function {
+        guard let address = symbol(name) else { throw lacking() }
+        return unsafeBitCast(address, to: Function.self)
+    }
 }

@@ -252,7 +252,13 @@ struct Doctor: AsyncParsableCommand {
     private func checkNotifications(config: Config?, environment: [String: String]) -> Finding {
         if headless { return Finding(.skip, "notifications", "--headless: no pop-ups") }
         if config?.notify == false { return Finding(.skip, "notifications", "pop-ups are off ([output] notify = false)") }
-        guard let server = NotificationServer.current() else {
+        let answer = NotificationServer.current()
+        if case .failure(let failure) = answer {
+            return Finding(
+                .fail, "notifications", failure.reason,
+                advice: "run headless if no pop-ups are wanted ([output] notify = false or run --headless)")
+        }
+        guard case .success(let server?) = answer else {
             let bus = environment["DBUS_SESSION_BUS_ADDRESS"].map { "on \($0)" } ?? "(no DBUS_SESSION_BUS_ADDRESS: no session bus)"
             return Finding(.fail, "notifications", "no notification server answers \(bus)",
                            advice: "start one (dunst, or your desktop's), or run headless ([output] notify = false or run --headless)")

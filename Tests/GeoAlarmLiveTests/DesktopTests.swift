@@ -183,12 +183,52 @@ struct DesktopTests {
         #expect(warnings.first?.hasSuffix("continuing headless") == true)
     }
 
+    /// Headless on gpsd, the agent neither opens the session bus nor loads libnotify or
+    /// libgeoclue-2, nor so GLib: none of them is in its memory while it runs.
     @Test func headlessNeverTouchesTheBus() throws {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/bus"
-        let agent = try Self.walk(config: "config/demo.toml", environment: environment, arguments: ["--headless"])
+        var mapped: Set<String> = []
+        let agent = try Self.walk(config: "config/demo.toml", environment: environment, arguments: ["--headless"]) { agent in
+            #expect(agent.waitUntil { $0.stdoutLines.count >= 1 }, "\(agent.stderr)")
+            mapped = (try? Self.librariesMapped(by: agent.pid)) ?? []
+        }
         #expect(agent.stdoutLines.count == 5)
         #expect(agent.stderr.contains("headless: events are logged, no pop-ups"))
         #expect(!agent.stderr.contains("notification server"))
+        #expect(mapped.contains { $0.hasPrefix("libgps.so") }, "read while it ran: \(mapped)")
+        let unwanted = ["libnotify.so", "libgeoclue-2.so", "libglib-2.0.so", "libgobject-2.0.so", "libgio-2.0.so"]
+        #expect(mapped.filter { library in unwanted.contains { library.hasPrefix($0) } }.isEmpty, "\(mapped)")
+    }
+
+    /// Where libnotify cannot be had (here a library of its name that lacks its functions, found
+    /// first through LD_LIBRARY_PATH, as libnotify is loaded when pop-ups start), the agent says
+    /// why once and goes on headless, every event logged.
+    @Test func withoutLibnotifyItSaysWhyOnceAndKeepsLogging() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-nonotify-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let empty = try Command.run(["cc", "-shared", "-o", folder + "/libnotify.so.4", "-x", "c", "/dev/null"], executable: "/usr/bin/env")
+        #expect(empty.status == 0, "\(empty.stderr)")
+        let desktop = try DesktopSession(dunstConfig: Self.dunstrc)
+        let agent = try Self.walk(
+            config: "config/demo.toml", environment: desktop.environment.merging(["LD_LIBRARY_PATH": folder]) { $1 })
+        #expect(agent.stdoutLines.count == 5, "\(agent.stderr)")
+        let said = agent.stderrLines.filter { $0.contains("no pop-ups: libnotify.so.4 lacks notify_is_initted; continuing headless") }
+        #expect(said.count == 1, "\(agent.stderr)")
+        #expect(desktop.shown.isEmpty, "\(desktop.shown)")
+    }
+
+    /// The file names of the shared libraries process `pid` has mapped (`/proc/PID/maps`, read to
+    /// its end: a file of /proc says no size).
+    static func librariesMapped(by pid: pid_t) throws -> Set<String> {
+        let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/maps"))
+        defer { try? file.close() }
+        let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+        return Set(maps.split(separator: "\n").compactMap { line in
+            line.split(separator: " ", omittingEmptySubsequences: true).last.flatMap { path in
+                path.hasPrefix("/") && path.contains(".so") ? String(path.split(separator: "/").last ?? "") : nil
+            }
+        })
     }
 }

@@ -166,6 +166,24 @@ struct GeoClueTests {
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
 
+    /// `auto` with no gpsd where libgeoclue-2 cannot be had (a library of its name that lacks its
+    /// functions, first on LD_LIBRARY_PATH: it is loaded only when GeoClue is wanted): the agent
+    /// says why and goes on waiting for gpsd, and stops cleanly.
+    @Test func autoWithoutLibgeoclueSaysWhyAndWaitsForGPSD() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-nogeoclue-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let empty = try Command.run(["cc", "-shared", "-o", folder + "/libgeoclue-2.so.0", "-x", "c", "/dev/null"], executable: "/usr/bin/env")
+        #expect(empty.status == 0, "\(empty.stderr)")
+        let agent = try Background(
+            ["run", "--headless", "-c", "config/demo.toml", "--state", Command.scratchState(), "--gpsd", "127.0.0.1:1"],
+            environment: ProcessInfo.processInfo.environment.merging(["LD_LIBRARY_PATH": folder]) { $1 })
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("libgeoclue-2.so.0 lacks gclue_manager_proxy_new_for_bus") }, "\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
     /// `doctor` asks GeoClue as `run` would: with --source geoclue, its line; with auto and no
     /// gpsd, gpsd's trouble as a note and the source line naming GeoClue as what feeds the agent.
     @Test(arguments: ["geoclue", "auto"])
