@@ -205,14 +205,11 @@ struct DesktopTests {
     /// first through LD_LIBRARY_PATH, as libnotify is loaded when pop-ups start), the agent says
     /// why once and goes on headless, every event logged.
     @Test func withoutLibnotifyItSaysWhyOnceAndKeepsLogging() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-nonotify-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let empty = try Command.run(["cc", "-shared", "-o", folder + "/libnotify.so.4", "-x", "c", "/dev/null"], executable: "/usr/bin/env")
-        #expect(empty.status == 0, "\(empty.stderr)")
+        let missing = try MissingLibrary("libnotify.so.4")
+        defer { missing.remove() }
         let desktop = try DesktopSession(dunstConfig: Self.dunstrc)
         let agent = try Self.walk(
-            config: "config/demo.toml", environment: desktop.environment.merging(["LD_LIBRARY_PATH": folder]) { $1 })
+            config: "config/demo.toml", environment: desktop.environment.merging(["LD_LIBRARY_PATH": missing.folder]) { $1 })
         #expect(agent.stdoutLines.count == 5, "\(agent.stderr)")
         let said = agent.stderrLines.filter { $0.contains("no pop-ups: libnotify.so.4 lacks notify_is_initted; continuing headless") }
         #expect(said.count == 1, "\(agent.stderr)")

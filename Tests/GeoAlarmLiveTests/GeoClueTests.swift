@@ -170,14 +170,11 @@ struct GeoClueTests {
     /// functions, first on LD_LIBRARY_PATH: it is loaded only when GeoClue is wanted): the agent
     /// says why and goes on waiting for gpsd, and stops cleanly.
     @Test func autoWithoutLibgeoclueSaysWhyAndWaitsForGPSD() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-nogeoclue-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let empty = try Command.run(["cc", "-shared", "-o", folder + "/libgeoclue-2.so.0", "-x", "c", "/dev/null"], executable: "/usr/bin/env")
-        #expect(empty.status == 0, "\(empty.stderr)")
+        let missing = try MissingLibrary("libgeoclue-2.so.0")
+        defer { missing.remove() }
         let agent = try Background(
             ["run", "--headless", "-c", "config/demo.toml", "--state", Command.scratchState(), "--gpsd", "127.0.0.1:1"],
-            environment: ProcessInfo.processInfo.environment.merging(["LD_LIBRARY_PATH": folder]) { $1 })
+            environment: missing.environment)
         defer { agent.stop() }
         #expect(agent.waitUntil { $0.stderr.contains("libgeoclue-2.so.0 lacks gclue_manager_proxy_new_for_bus") }, "\(agent.stderr)")
         agent.signal(SIGTERM)

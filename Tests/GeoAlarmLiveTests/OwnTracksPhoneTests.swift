@@ -133,11 +133,8 @@ struct OwnTracksPhoneTests {
     /// secret sends nothing on its OwnTracks topics, never a message in the clear, says why once,
     /// and goes on with its events.
     @Test func withoutLibsodiumNothingGoesOutInTheClear() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-nosodium-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let empty = try Command.run(["cc", "-shared", "-o", folder + "/libsodium.so.23", "-x", "c", "/dev/null"], executable: "/usr/bin/env")
-        #expect(empty.status == 0, "\(empty.stderr)")
+        let missing = try MissingLibrary("libsodium.so.23")
+        defer { missing.remove() }
         let broker = try Mosquitto()
         let subscriber = try broker.subscribe([MQTTTests.ownTopic, MQTTTests.ownTopic + "/#"])
         let gpsd = try GPSFake()
@@ -145,7 +142,7 @@ struct OwnTracksPhoneTests {
         let config = try MQTTTests.demoConfig(broker, homeAssistant: false, extra: "secret_file = \"\(try Self.secretFile("the pi's secret"))\"")
         let agent = try Background(
             ["run", "--headless", "-c", config, "--state", Command.scratchState(), "--gpsd", "localhost:\(gpsd.port)"],
-            environment: ProcessInfo.processInfo.environment.merging(["LD_LIBRARY_PATH": folder]) { $1 })
+            environment: missing.environment)
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         let events = try LiveAgentTests.replayedEvents()
         #expect(agent.waitUntil { $0.stdoutLines.count >= events.count }, "\(agent.stdout)\(agent.stderr)")
