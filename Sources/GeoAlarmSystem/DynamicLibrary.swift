@@ -1,9 +1,10 @@
 import Glibc
 
 /// A C library opened by its soname when a feature first needs it, not linked (libcurl for task
-/// lists on servers, libmosquitto for `[mqtt]`), and never closed: its functions are looked up
-/// by name, each cast to the type its header declares, and the names it lacks are gathered for
-/// one message ("lacks curl_multi_socket_action: ... needs 7.85 or later").
+/// lists on servers, libmosquitto for `[mqtt]`, libsodium for OwnTracks' secrets, libnotify for
+/// pop-ups, libgeoclue-2 for GeoClue), and never closed: its functions are looked up by name
+/// (in it and the libraries it brings), each cast to the type its header declares, and the
+/// names it lacks are said ("lacks curl_multi_socket_action: ... needs 7.85 or later").
 public final class DynamicLibrary {
     public let soname: String
     private let handle: UnsafeMutableRawPointer
