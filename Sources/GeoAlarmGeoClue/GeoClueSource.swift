@@ -169,6 +169,8 @@ final class GeoClueSession: @unchecked Sendable {
         var atDeadline: ((GeoClueSession) -> Void)?
         /// Whether the daemon was there at the last look (nil: not looked yet).
         var present: Bool?
+        /// What watches for the system bus's socket while there is no bus (inotify, through GIO).
+        var busMonitor: UnsafeMutablePointer<GFileMonitor>?
     }
 
     fileprivate init(source: GeoClueSource, library: LibGeoClue) {
@@ -200,12 +202,7 @@ final class GeoClueSession: @unchecked Sendable {
         library.mainContextPushThreadDefault(context)
         let loop = library.mainLoopNew(context, 0)
         glib.value.loop = loop
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        glib.value.watch = library.busWatchName(
-            G_BUS_TYPE_SYSTEM, Self.busName, G_BUS_NAME_WATCHER_FLAGS_AUTO_START,
-            { _, _, _, me in Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().appeared() },
-            { connection, _, me in Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().vanished(hasBus: connection != nil) },
-            me, nil)
+        watchName()
         library.mainLoopRun(loop)
         library.mainLoopUnref(loop)
         glib.value.loop = nil
@@ -220,9 +217,59 @@ final class GeoClueSession: @unchecked Sendable {
     /// Drops the client, stops following the daemon's name and ends the thread's loop.
     fileprivate func end() {
         dropClient()
+        stopWatchingForBus()
         if glib.value.watch != 0 { library.busUnwatchName(glib.value.watch) }
         glib.value.watch = 0
         glib.value.loop.map { library.mainLoopQuit($0) }
+    }
+
+    /// Follows GeoClue's name on the system bus (starting it where the bus can).
+    private func watchName() {
+        if glib.value.watch != 0 { library.busUnwatchName(glib.value.watch) }
+        glib.value.watch = library.busWatchName(
+            G_BUS_TYPE_SYSTEM, Self.busName, G_BUS_NAME_WATCHER_FLAGS_AUTO_START,
+            { _, _, _, me in Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().appeared() },
+            { connection, _, me in Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().vanished(hasBus: connection != nil) },
+            Unmanaged.passUnretained(self).toOpaque(), nil)
+    }
+
+    /// With no system bus, GLib's name watch never looks again: the bus's socket is watched for
+    /// instead (its folder, through inotify), and once it is made the name is followed anew.
+    /// An address that names no file (an abstract socket, TCP) cannot be watched so.
+    private func watchForBus() {
+        guard glib.value.busMonitor == nil,
+              let path = SystemBusAddress.socketPath(ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"])
+        else { return }
+        let file = library.fileNewForPath(path)
+        defer { library.objectUnref(UnsafeMutableRawPointer(file)) }
+        var error: UnsafeMutablePointer<GError>?
+        guard let monitor = library.fileMonitorFile(file, G_FILE_MONITOR_NONE, nil, &error) else {
+            return report(.warning("cannot watch for the system bus at \(path): \(message(&error) ?? "no reason given")"))
+        }
+        let changed: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, OpaquePointer?, GFileMonitorEvent, UnsafeMutableRawPointer?) -> Void = {
+            _, _, _, event, me in
+            guard event == G_FILE_MONITOR_EVENT_CREATED else { return }
+            Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().busAppeared()
+        }
+        _ = library.signalConnectData(
+            UnsafeMutableRawPointer(monitor), "changed", unsafeBitCast(changed, to: GCallback.self), Unmanaged.passUnretained(self).toOpaque(),
+            nil, GConnectFlags(0))
+        glib.value.busMonitor = monitor
+    }
+
+    /// The system bus's socket was made: GeoClue is looked for on it.
+    private func busAppeared() {
+        stopWatchingForBus()
+        // Not looked for on this bus yet: what the first look finds is said.
+        glib.value.present = nil
+        watchName()
+    }
+
+    private func stopWatchingForBus() {
+        guard let monitor = glib.value.busMonitor else { return }
+        _ = library.fileMonitorCancel(monitor)
+        library.objectUnref(UnsafeMutableRawPointer(monitor))
+        glib.value.busMonitor = nil
     }
 
     private func report(_ report: SourceReport) {
@@ -432,9 +479,13 @@ final class GeoClueSession: @unchecked Sendable {
         glib.value.present = false
         dropClient()
         glib.value.generation += 1
+        if !hasBus { watchForBus() }
         guard wasThere != false else { return }
         if !hasBus {
-            report(.unavailable("there is no system bus to find GeoClue on (DBUS_SYSTEM_BUS_ADDRESS, /run/dbus/system_bus_socket)"))
+            report(.unavailable("""
+                there is no system bus to find GeoClue on (DBUS_SYSTEM_BUS_ADDRESS, /run/dbus/system_bus_socket); GeoClue is \
+                looked for once the bus's socket is made
+                """))
         } else if wasThere == true {
             report(.unavailable("GeoClue left the system bus (a restart, an upgrade, or it was stopped); waiting for it to come back"))
         } else {

@@ -49,6 +49,11 @@ struct LibGeoClue: @unchecked Sendable {
         GBusType, Text?, GBusNameWatcherFlags, GBusNameAppearedCallback?, GBusNameVanishedCallback?, gpointer?, GDestroyNotify?
     ) -> guint
     let busUnwatchName: @convention(c) (guint) -> Void
+    let fileNewForPath: @convention(c) (Text?) -> OpaquePointer?
+    let fileMonitorFile: @convention(c) (
+        OpaquePointer?, GFileMonitorFlags, UnsafeMutablePointer<GCancellable>?, ErrorOut?
+    ) -> UnsafeMutablePointer<GFileMonitor>?
+    let fileMonitorCancel: @convention(c) (UnsafeMutablePointer<GFileMonitor>?) -> gboolean
     let proxySetDefaultTimeout: @convention(c) (UnsafeMutablePointer<GDBusProxy>?, gint) -> Void
     let signalConnectData: @convention(c) (gpointer?, Text?, GCallback?, gpointer?, GClosureNotify?, GConnectFlags) -> gulong
     let objectUnref: @convention(c) (gpointer?) -> Void
@@ -107,6 +112,9 @@ struct LibGeoClue: @unchecked Sendable {
         timestamp = try library.required("gclue_location_get_timestamp")
         busWatchName = try library.required("g_bus_watch_name")
         busUnwatchName = try library.required("g_bus_unwatch_name")
+        fileNewForPath = try library.required("g_file_new_for_path")
+        fileMonitorFile = try library.required("g_file_monitor_file")
+        fileMonitorCancel = try library.required("g_file_monitor_cancel")
         proxySetDefaultTimeout = try library.required("g_dbus_proxy_set_default_timeout")
         signalConnectData = try library.required("g_signal_connect_data")
         objectUnref = try library.required("g_object_unref")

@@ -166,6 +166,25 @@ struct GeoClueTests {
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
 
+    /// Started before the system bus (a machine that starts them so): the agent says there is
+    /// none, watches for the bus's socket, and once the bus and GeoClue are there takes its fixes.
+    @Test func aSystemBusThatComesLaterIsTaken() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-laterbus-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let agent = try Background(
+            ["run", "--source", "geoclue", "--headless", "-c", "config/demo.toml", "--state", Command.scratchState()],
+            environment: ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(folder)/bus"]) { $1 })
+        defer { agent.stop() }
+        #expect(agent.waitUntil { $0.stderr.contains("there is no system bus to find GeoClue on") }, "\(agent.stderr)")
+        let rig = try GeoClueRig(agent: .allow, folder: folder)
+        defer { rig.close() }
+        #expect(agent.waitUntil { $0.stderr.contains("connected to GeoClue") }, "\(agent.stderr)")
+        #expect(rig.play(LiveAgentTests.walk, first: 0, count: 600))
+        #expect(agent.waitUntil { $0.stdoutLines.count >= 2 }, "\(agent.stdout)\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.exitStatus() == 0, "\(agent.stderr)")
+    }
+
     /// `auto` with no gpsd where libgeoclue-2 cannot be had (a library of its name that lacks its
     /// functions, first on LD_LIBRARY_PATH: it is loaded only when GeoClue is wanted): the agent
     /// says why and goes on waiting for gpsd, and stops cleanly.

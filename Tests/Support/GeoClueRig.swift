@@ -20,9 +20,10 @@ public final class GeoClueRig {
     }
 
     /// Starts the bus, GeoClue (its config refusing the desktop id `denied`, when given) and the
-    /// agent; returns once GeoClue is on the bus (and the agent registered).
-    public init(agent: Agent, denied: String? = nil) throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-geoclue-\(UUID().uuidString)").path
+    /// agent, all in `folder` (the bus's socket is `folder/bus`; a new folder when none is
+    /// given); returns once GeoClue is on the bus (and the agent registered).
+    public init(agent: Agent, denied: String? = nil, folder given: String? = nil) throws {
+        folder = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-geoclue-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let (read, write) = try System.pipe()
         defer { System.close(read) }
