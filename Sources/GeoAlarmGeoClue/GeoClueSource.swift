@@ -169,8 +169,10 @@ final class GeoClueSession: @unchecked Sendable {
         var atDeadline: ((GeoClueSession) -> Void)?
         /// Whether the daemon was there at the last look (nil: not looked yet).
         var present: Bool?
-        /// What watches for the system bus's socket while there is no bus (inotify, through GIO).
+        /// What watches for the system bus's socket while there is no bus (inotify, through GIO),
+        /// and whether it watches the socket itself or the nearest of its folders that exists.
         var busMonitor: UnsafeMutablePointer<GFileMonitor>?
+        var busMonitorWatchesSocket = false
     }
 
     fileprivate init(source: GeoClueSource, library: LibGeoClue) {
@@ -234,32 +236,57 @@ final class GeoClueSession: @unchecked Sendable {
     }
 
     /// With no system bus, GLib's name watch never looks again: the bus's socket is watched for
-    /// instead (its folder, through inotify), and once it is made the name is followed anew.
-    /// An address that names no file (an abstract socket, TCP) cannot be watched so.
+    /// instead (through inotify: on its folder, or, while that is missing, on the nearest folder
+    /// of its path that exists, stepping down as they are made), and once it is made the name is
+    /// followed anew. An address that names no file (an abstract socket, TCP) cannot be watched so.
     private func watchForBus() {
         guard glib.value.busMonitor == nil,
               let path = SystemBusAddress.socketPath(ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"])
         else { return }
-        let file = library.fileNewForPath(path)
+        let folder = PathParts.split(path).folder
+        var nearest = folder
+        while nearest != "/", nearest != ".", !Self.exists(nearest) { nearest = PathParts.split(nearest).folder }
+        let watchesSocket = nearest == folder
+        let file = library.fileNewForPath(watchesSocket ? path : nearest)
         defer { library.objectUnref(UnsafeMutableRawPointer(file)) }
         var error: UnsafeMutablePointer<GError>?
-        guard let monitor = library.fileMonitorFile(file, G_FILE_MONITOR_NONE, nil, &error) else {
+        let made = watchesSocket
+            ? library.fileMonitorFile(file, G_FILE_MONITOR_NONE, nil, &error)
+            : library.fileMonitorDirectory(file, G_FILE_MONITOR_NONE, nil, &error)
+        guard let monitor = made else {
             return report(.warning("cannot watch for the system bus at \(path): \(message(&error) ?? "no reason given")"))
         }
         let changed: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, OpaquePointer?, GFileMonitorEvent, UnsafeMutableRawPointer?) -> Void = {
             _, _, _, event, me in
             guard event == G_FILE_MONITOR_EVENT_CREATED else { return }
-            Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().busAppeared()
+            Unmanaged<GeoClueSession>.fromOpaque(me!).takeUnretainedValue().busPathMade()
         }
         _ = library.signalConnectData(
             UnsafeMutableRawPointer(monitor), "changed", unsafeBitCast(changed, to: GCallback.self), Unmanaged.passUnretained(self).toOpaque(),
             nil, GConnectFlags(0))
         glib.value.busMonitor = monitor
+        glib.value.busMonitorWatchesSocket = watchesSocket
+        // A folder on the way made while the watch was being set up (`mkdir -p`) is stepped into now.
+        if !watchesSocket, Self.exists(Self.child(of: nearest, toward: folder)) {
+            busPathMade()
+        }
     }
 
-    /// The system bus's socket was made: GeoClue is looked for on it.
-    private func busAppeared() {
+    private static func exists(_ path: String) -> Bool { ((try? System.fileStatus(path)) ?? nil) != nil }
+
+    /// The folder of `path` one step below `folder`, which is one of its ancestors.
+    private static func child(of folder: String, toward path: String) -> String {
+        var step = path
+        while PathParts.split(step).folder != folder { step = PathParts.split(step).folder }
+        return step
+    }
+
+    /// The bus's socket was made, and GeoClue is looked for on it; or a folder on its way was,
+    /// and the watch steps down.
+    private func busPathMade() {
+        let socketMade = glib.value.busMonitorWatchesSocket
         stopWatchingForBus()
+        guard socketMade else { return watchForBus() }
         // Not looked for on this bus yet: what the first look finds is said.
         glib.value.present = nil
         watchName()

@@ -53,6 +53,9 @@ struct LibGeoClue: @unchecked Sendable {
     let fileMonitorFile: @convention(c) (
         OpaquePointer?, GFileMonitorFlags, UnsafeMutablePointer<GCancellable>?, ErrorOut?
     ) -> UnsafeMutablePointer<GFileMonitor>?
+    let fileMonitorDirectory: @convention(c) (
+        OpaquePointer?, GFileMonitorFlags, UnsafeMutablePointer<GCancellable>?, ErrorOut?
+    ) -> UnsafeMutablePointer<GFileMonitor>?
     let fileMonitorCancel: @convention(c) (UnsafeMutablePointer<GFileMonitor>?) -> gboolean
     let proxySetDefaultTimeout: @convention(c) (UnsafeMutablePointer<GDBusProxy>?, gint) -> Void
     let signalConnectData: @convention(c) (gpointer?, Text?, GCallback?, gpointer?, GClosureNotify?, GConnectFlags) -> gulong
@@ -114,6 +117,7 @@ struct LibGeoClue: @unchecked Sendable {
         busUnwatchName = try library.required("g_bus_unwatch_name")
         fileNewForPath = try library.required("g_file_new_for_path")
         fileMonitorFile = try library.required("g_file_monitor_file")
+        fileMonitorDirectory = try library.required("g_file_monitor_directory")
         fileMonitorCancel = try library.required("g_file_monitor_cancel")
         proxySetDefaultTimeout = try library.required("g_dbus_proxy_set_default_timeout")
         signalConnectData = try library.required("g_signal_connect_data")

@@ -166,11 +166,12 @@ struct GeoClueTests {
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
 
-    /// Started before the system bus (a machine that starts them so): the agent says there is
-    /// none, watches for the bus's socket, and once the bus and GeoClue are there takes its fixes.
+    /// Started before the system bus, even before its socket's folder (a machine that starts
+    /// them so): the agent says there is none, watches for the folder and then the socket, and
+    /// once the bus and GeoClue are there takes its fixes.
     @Test func aSystemBusThatComesLaterIsTaken() throws {
+        // The rig makes the folder.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-laterbus-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let agent = try Background(
             ["run", "--source", "geoclue", "--headless", "-c", "config/demo.toml", "--state", Command.scratchState()],
             environment: ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(folder)/bus"]) { $1 })
