@@ -41,6 +41,8 @@ public struct AgentChannel: Sendable {
 }
 
 /// A ``FixSource``'s reports into the agent's channel, until graceful shutdown stops the source.
+/// A source that ends before (it failed for good, and said why) ends the agent with
+/// ``SourceEnded``.
 public struct SourceService<Source: FixSource>: Service {
     private let source: Source
     private let channel: AgentChannel
@@ -57,7 +59,15 @@ public struct SourceService<Source: FixSource>: Service {
         } onGracefulShutdown: {
             source.stop()
         }
+        if !Task.isShuttingDownGracefully { throw SourceEnded(source: source.name) }
     }
+}
+
+/// The agent's fix source ended by itself: it can give no fix any more (why was logged).
+public struct SourceEnded: Error, CustomStringConvertible {
+    public let source: String
+
+    public var description: String { "\(source) can give no fixes any more (said above): the agent stops" }
 }
 
 /// Changes to the config file and the state file into the agent's channel (inotify), until

@@ -201,6 +201,20 @@ struct GeoClueTests {
         #expect(agent.exitStatus() == 0, "\(agent.stderr)")
     }
 
+    /// `--source geoclue` where libgeoclue-2 cannot be had: the agent says why, and that it stops
+    /// for want of fixes, in words (not the service group's), and fails.
+    @Test func geoclueWithoutLibgeoclueSaysWhyAndStops() throws {
+        let missing = try MissingLibrary("libgeoclue-2.so.0")
+        defer { missing.remove() }
+        let run = try Command.run(
+            ["run", "--headless", "--source", "geoclue", "-c", "config/demo.toml", "--state", Command.scratchState()],
+            environment: missing.environment)
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("GeoClue: libgeoclue-2.so.0 lacks gclue_manager_proxy_new_for_bus"), "\(run.stderr)")
+        #expect(run.stderr.contains("Error: GeoClue can give no fixes any more (said above): the agent stops"), "\(run.stderr)")
+        #expect(!run.stderr.contains("ServiceGroup"), "\(run.stderr)")
+    }
+
     /// `doctor` asks GeoClue as `run` would: with --source geoclue, its line; with auto and no
     /// gpsd, gpsd's trouble as a note and the source line naming GeoClue as what feeds the agent.
     @Test(arguments: ["geoclue", "auto"])
