@@ -244,8 +244,9 @@ final class GeoClueSession: @unchecked Sendable {
               let path = SystemBusAddress.socketPath(ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"])
         else { return }
         let folder = PathParts.split(path).folder
-        var nearest = folder
-        while nearest != "/", nearest != ".", !Self.exists(nearest) { nearest = PathParts.split(nearest).folder }
+        // The nearest folder of the path that exists, and the one below it on the way.
+        var nearest = folder, below = folder
+        while nearest != "/", nearest != ".", !System.exists(nearest) { (below, nearest) = (nearest, PathParts.split(nearest).folder) }
         let watchesSocket = nearest == folder
         let file = library.fileNewForPath(watchesSocket ? path : nearest)
         defer { library.objectUnref(UnsafeMutableRawPointer(file)) }
@@ -267,18 +268,7 @@ final class GeoClueSession: @unchecked Sendable {
         glib.value.busMonitor = monitor
         glib.value.busMonitorWatchesSocket = watchesSocket
         // A folder on the way made while the watch was being set up (`mkdir -p`) is stepped into now.
-        if !watchesSocket, Self.exists(Self.child(of: nearest, toward: folder)) {
-            busPathMade()
-        }
-    }
-
-    private static func exists(_ path: String) -> Bool { ((try? System.fileStatus(path)) ?? nil) != nil }
-
-    /// The folder of `path` one step below `folder`, which is one of its ancestors.
-    private static func child(of folder: String, toward path: String) -> String {
-        var step = path
-        while PathParts.split(step).folder != folder { step = PathParts.split(step).folder }
-        return step
+        if !watchesSocket, System.exists(below) { busPathMade() }
     }
 
     /// The bus's socket was made, and GeoClue is looked for on it; or a folder on its way was,
@@ -510,7 +500,7 @@ final class GeoClueSession: @unchecked Sendable {
         guard wasThere != false else { return }
         if !hasBus {
             report(.unavailable("""
-                there is no system bus to find GeoClue on (DBUS_SYSTEM_BUS_ADDRESS, /run/dbus/system_bus_socket); GeoClue is \
+                there is no system bus to find GeoClue on (DBUS_SYSTEM_BUS_ADDRESS, \(SystemBusAddress.defaultSocket)); GeoClue is \
                 looked for once the bus's socket is made
                 """))
         } else if wasThere == true {
