@@ -82,7 +82,7 @@ check: deps
 
 # The tests run in several processes at once (see Tests/run: they mostly wait for other
 # programs), each suite's output kept whole in $(SWIFT_TEST_LOG); the lines that say what failed
-# are printed at the end, so that the tail of a log names them.
+# are printed at the end (with the messages under them), so that the tail of a log names them.
 SWIFT_TEST_LOG = .build/swift-test.log
 TEST_PROCESSES ?= $(shell echo $$(( 2 * $$(nproc) )))
 # The map's browser tests drive Debian's Chromium with Playwright, from PyPI in a venv (it
@@ -108,7 +108,8 @@ swift-test: browser-deps tasks-deps
 	@SWIFT=$(SWIFT) Tests/run $(SWIFT_TEST_LOG) $(TEST_PROCESSES) '$(CHECK_FILTER)'; status=$$?; \
 	[ $$status -eq 0 ] || { \
 		echo "make test: what failed (all of it in $(SWIFT_TEST_LOG)):"; \
-		grep -E '✘|error:|[Ff]atal' $(SWIFT_TEST_LOG) | grep -v '^✘ Test run with' | cut -c1-400 | tail -40; exit 1; }
+		awk '/✘|error:|[Ff]atal|EventWait:/ && !/^✘ Test run with/ { print; said = 1; next } \
+			said && /^↳/ { print; next } { said = 0 }' $(SWIFT_TEST_LOG) | cut -c1-600 | tail -60; exit 1; }
 
 # The Debian package: a release build with the Swift runtime linked statically, laid out by
 # `make install PREFIX=/usr`, Depends from dpkg-shlibdeps, then lintian (no error or warning

@@ -456,8 +456,9 @@ struct TaskListLiveTests {
             }
             gate.allow()
         }
+        let account = gate.account
         gate.close()
-        #expect(renamedIn, "the last look was not seen: \(complete.stderr)")
+        #expect(renamedIn, "the last look was not seen: \(account); complete: \(complete.stderr)")
         #expect(complete.exitStatus() == 0, "\(complete.stderr)")
         let text = try String(contentsOfFile: folder + "/bread.ics", encoding: .utf8)
         #expect(text.contains("DESCRIPTION:the wholemeal one") && text.contains("STATUS:COMPLETED"), "\(text)")
@@ -482,7 +483,7 @@ struct TaskListLiveTests {
         defer { gate.close() }
         let far = Self.object(["UID:far", "SUMMARY:Far away"] + Self.appleArrive("38.70", "-9.40", radius: 30))
         try far.write(toFile: folder + "/far.ics", atomically: true, encoding: .utf8)
-        #expect(gate.nextOpen() != nil, "the reload did not open a task file: \(agent.stderr)")
+        #expect(gate.nextOpen() != nil, "the reload did not open a task file: \(gate.account) \(agent.stderr)")
         #expect(try gpsd.playThrough(to: agent), "\(agent.stderr)")
         #expect(agent.stdout.contains("arrive  errands/bread  "), "\(agent.stdout)\(agent.stderr)")
         #expect(!agent.stderr.contains("reloaded"), "\(agent.stderr)")
@@ -527,7 +528,7 @@ struct TaskListLiveTests {
         let gate = try OpenGate(walk.folder)
         defer { gate.close() }
         try walk.walkAndPressDone(agent)
-        #expect(gate.nextOpen() == "bread.ics", "the Done did not open its task file: \(agent.stderr)")
+        #expect(gate.nextOpen() == "bread.ics", "the Done did not open its task file: \(gate.account) \(agent.stderr)")
         agent.signal(SIGTERM)
         #expect(agent.waitUntil { $0.stderr.contains("stopping (SIGTERM)") }, "\(agent.stderr)")
         #expect(!agent.stderr.contains("completed errands/bread"), "\(agent.stderr)")

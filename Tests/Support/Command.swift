@@ -1,4 +1,5 @@
 import Foundation
+import GeoAlarmSystem
 
 /// Runs the built `geoalarm` binary and captures what it printed.
 public struct Command {
@@ -25,41 +26,33 @@ public struct Command {
     /// Runs `geoalarm ARGUMENTS` (or another executable) in the repository root, with `stdin` as
     /// standard input. A command still running after `seconds` (a bound on a failure: one that
     /// hangs) is killed, and its status is then 128 + SIGKILL.
+    ///
+    /// Started as ``Background`` starts its programs, not with Foundation's Process, which closes
+    /// and inherits descriptors by their numbers as it saw them before the spawn: with the tests
+    /// of a suite starting programs at once on other threads, that is racy.
     public static func run(
         _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, executable: String? = nil,
         seconds: Double = Deadline.failure
     ) throws -> Command {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("geoalarm-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable.map(URL.init(fileURLWithPath:)) ?? binary
-        process.arguments = arguments
-        process.currentDirectoryURL = root
-        if let environment { process.environment = environment }
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        if let stdin {
-            let inURL = scratch.appendingPathComponent("in")
-            try Data(stdin.utf8).write(to: inURL)
-            process.standardInput = try FileHandle(forReadingFrom: inURL)
+        let input = try stdin.map(Self.readable)
+        defer { input.map(System.close) }
+        let child = try Background(
+            arguments, executable: executable.map(URL.init(fileURLWithPath:)) ?? binary, environment: environment, stdin: input)
+        let status: Int32
+        if let ended = child.exitStatus(within: seconds) {
+            status = ended
         } else {
-            process.standardInput = FileHandle.nullDevice
+            child.stop()
+            status = child.exitStatus(within: 0) ?? 128 + SIGKILL
         }
-        let ended = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in ended.signal() }
-        try process.run()
-        if ended.wait(timeout: .now() + seconds) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            ended.wait()
-        }
-        return Command(
-            status: process.terminationStatus,
-            stdout: try String(contentsOf: outURL, encoding: .utf8),
-            stderr: try String(contentsOf: errURL, encoding: .utf8))
+        return Command(status: status, stdout: child.stdout, stderr: child.stderr)
+    }
+
+    /// A descriptor reading `text` from its start: a file made for it and already unlinked.
+    private static func readable(_ text: String) throws -> Int32 {
+        let path = try temporaryFile(text, named: "stdin")
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
+        return try System.open(path, O_RDONLY)
     }
 
     /// A state file path in a new temporary folder, so that runs do not share state by accident.

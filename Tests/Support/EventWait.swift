@@ -26,7 +26,12 @@ public struct EventWait {
     /// Waits until `condition` holds; false when `seconds` pass first, or when a watched process
     /// has ended and the condition still does not hold.
     public func until(seconds: Double = Deadline.failure, _ condition: () -> Bool) -> Bool {
-        guard let inotify = try? System.inotify() else { return condition() }
+        let inotify: Int32
+        do {
+            inotify = try System.inotify()
+        } catch {
+            return givingUp(error, condition)
+        }
         defer { System.close(inotify) }
         let changes = System.FileEvents(rawValue: UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE))
         for folder in folders { _ = try? System.watch(inotify, folder: folder, for: changes) }
@@ -40,11 +45,22 @@ public struct EventWait {
             if descriptors.dropFirst().contains(where: { $0.revents != 0 }) { return condition() }
             let timeout = System.pollTimeout(until: deadline, atMost: .seconds(3600))
             if timeout == 0 { return condition() }
-            guard (try? System.poll(&descriptors, milliseconds: timeout)) != nil else { return condition() }
+            do {
+                _ = try System.poll(&descriptors, milliseconds: timeout)
+            } catch {
+                return givingUp(error, condition)
+            }
             if descriptors[0].revents != 0 {
                 while ((try? System.read(inotify, into: &drain)) ?? 0) > 0 {}
             }
         }
+    }
+
+    /// The condition as it is now, when the wait cannot go on: the reason is said on stderr, so
+    /// that a failure it causes is not taken for the awaited event's not coming.
+    private func givingUp(_ error: SystemError, _ condition: () -> Bool) -> Bool {
+        FileHandle.standardError.write(Data("EventWait: cannot wait for events: \(error.call): \(error.reason)\n".utf8))
+        return condition()
     }
 
     /// Waits until the file at `path` exists and its text satisfies `complete`; the text, or nil

@@ -35,6 +35,14 @@ public final class OpenGate {
         return helper.stdoutLines[held].split(separator: " ").dropFirst().first.map(String.init)
     }
 
+    /// What the gate has seen and how its helper is, for a test's message when ``nextOpen()``
+    /// gave nil: the opens held so far, and the helper's end and stderr if it has ended.
+    public var account: String {
+        let opens = helper.stdoutLines.dropFirst().joined(separator: "; ")
+        let state = helper.isRunning ? "running" : "ended (status \(helper.exitStatus(within: 0).map(String.init) ?? "?"))"
+        return "open_gate.py \(state), held: [\(opens)] \(helper.stderr)"
+    }
+
     /// Lets the open held last go on.
     public func allow() {
         try? System.writeAll(answers, Array("allow\n".utf8))
