@@ -65,9 +65,13 @@ public final class GeoClueSource: PausableFixSource, Sendable {
     /// Loads libgeoclue-2 (the first time) and starts the GLib thread, unless it runs; a library
     /// or thread that cannot be had ends the sequence, saying why.
     private func startThread() {
+        let isWanted = { (shared: Shared) in shared.session == nil && shared.continuation != nil }
+        guard state.withLock({ isWanted($0) }) else { return }
+        // The first time, the library is opened here, outside the lock that the loop's calls take.
+        let loaded = LibGeoClue.loaded
         let session = state.withLock { shared -> Result<GeoClueSession, DynamicLibrary.Unavailable>? in
-            guard shared.session == nil, shared.continuation != nil else { return nil }
-            return LibGeoClue.loaded.map { library in
+            guard isWanted(shared) else { return nil }
+            return loaded.map { library in
                 let session = GeoClueSession(source: self, library: library)
                 shared.session = session
                 return session
