@@ -39,7 +39,7 @@ public final class OpenGate {
     /// gave nil: the opens held so far, and the helper's end and stderr if it has ended.
     public var account: String {
         let opens = helper.stdoutLines.dropFirst().joined(separator: "; ")
-        let state = helper.isRunning ? "running" : "ended (status \(helper.exitStatus(within: 0).map(String.init) ?? "?"))"
+        let state = helper.exitStatus(within: 0).map { "ended (status \($0))" } ?? "running"
         return "open_gate.py \(state), held: [\(opens)] \(helper.stderr)"
     }
 
